@@ -1,0 +1,1 @@
+"""Backends: one module per storage target (cephfs, glusterfs, localdir, ...)."""

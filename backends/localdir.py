@@ -1,0 +1,37 @@
+"""Backend ``localdir``: a plain directory on this host's disk, the control."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from backends.mounts import find_mount
+from harness.contracts import Backend, Cluster, Options, Target
+
+
+class LocalDirOptions(Options):
+    path: Path | None = Field(None, description="directory to use (default: inside the run's work dir)")
+
+
+class LocalDir(Backend):
+    name = "localdir"
+    Options = LocalDirOptions
+    options: LocalDirOptions
+
+    def open(self, cluster: Cluster, workdir: Path) -> Target:
+        base = self.options.path or workdir / "localdir"
+        base.mkdir(parents=True, exist_ok=True)
+        mount = _mount_of(base)
+        description = {"system": "local", "client": "kernel", "fs_type": mount.fstype if mount else "?",
+                       "device": mount.source if mount else "?",                        "environment": cluster.environment}
+        return Target("path", base, self.name, self.variant, description)
+
+
+def _mount_of(path: Path):  # type: ignore[no-untyped-def]
+    path = path.resolve()
+    for candidate in [path, *path.parents]:
+        entry = find_mount(candidate)
+        if entry is not None:
+            return entry
+    return None

@@ -1,0 +1,1 @@
+"""Environments: where the cluster comes from (local processes, containers, existing)."""

@@ -1,0 +1,358 @@
+"""A throwaway Ceph cluster as plain processes under one directory.
+
+1 mon, 1 mgr, N OSDs on file-backed BlueStore, 1 MDS, a CephFS, pools of size 3.
+Keys are generated here (no ceph-authtool call per key) and imported by the monitor's
+mkfs; OSD mkfs runs offline and in parallel with the monitor's; every monitor command
+goes through one long-lived session (see ceph_session.py) instead of one CLI per call.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import proc
+from harness.errors import DfsbenchError
+from harness.ledger import Ledger
+
+SESSION_SCRIPT = Path(__file__).with_name("ceph_session.py")
+
+
+@dataclass(frozen=True)
+class CephInfo:
+    """What clients need to reach the cluster, and what describes it."""
+
+    conf: str
+    keyring: str
+    mon_addr: str
+    fs_name: str
+    data_pool: str
+    metadata_pool: str
+    replicas: int
+    osds: int
+    version: str
+    log_dir: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def gen_key() -> str:
+    """A CephX secret: le16 type (1 = AES), le32 sec, le32 nsec, le16 length, 16 bytes."""
+    now = time.time()
+    header = struct.pack("<HIIH", 1, int(now), int((now % 1) * 1e9), 16)
+    return base64.b64encode(header + os.urandom(16)).decode()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def ceph_version() -> str:
+    out = proc.run(["ceph", "--version"], timeout=30).stdout.split()
+    return out[2] if len(out) > 2 else "unknown"
+
+
+class MonSession:
+    """Monitor (and manager) commands over one connection held by a helper process."""
+
+    def __init__(self, conf: Path, keyring: Path, log: Path, connect_timeout: float = 60) -> None:
+        ceph_cli = proc.require_tool("ceph", "ceph-common")
+        interpreter = _shebang_interpreter(Path(ceph_cli))
+        self.log = log
+        self._errlog = open(log, "ab")
+        self._proc = subprocess.Popen(
+            [interpreter, str(SESSION_SCRIPT), str(conf), str(keyring), str(connect_timeout)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errlog, text=True,
+            start_new_session=True)
+        hello = self._read()
+        if hello["ret"] != 0:
+            self.close()
+            raise DfsbenchError(f"cannot connect to the Ceph monitor: {hello['err']}",
+                                hint=f"see the monitor log in {log.parent}")
+
+    def _read(self) -> dict[str, Any]:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            self._proc.wait(timeout=5)
+            raise DfsbenchError("the Ceph command session ended unexpectedly",
+                                hint=f"its errors are in {self.log}:\n{proc.log_tail(self.log)}")
+        return json.loads(line)
+
+    def command(self, prefix: str, *, target: str = "mon", check: bool = True,
+                timeout: int = 30, **args: Any) -> Any:
+        """Send one command; return its parsed JSON output (or text when not JSON)."""
+        assert self._proc.stdin is not None
+        cmd = {"prefix": prefix, "format": "json", **args}
+        self._proc.stdin.write(json.dumps({"cmd": cmd, "target": target, "timeout": timeout}) + "\n")
+        self._proc.stdin.flush()
+        reply = self._read()
+        if reply["ret"] != 0:
+            if check:
+                raise DfsbenchError(f"ceph command '{prefix}' failed ({reply['ret']}): {reply['err']}")
+            return None
+        text = reply["out"].strip()
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._errlog.close()
+
+    def __enter__(self) -> MonSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _shebang_interpreter(script: Path) -> str:
+    first = script.read_bytes()[:200].split(b"\n", 1)[0].decode()
+    if first.startswith("#!"):
+        parts = first[2:].split()
+        if parts and Path(parts[0]).name != "env":
+            return parts[0]
+        if len(parts) > 1:
+            return shutil.which(parts[1]) or sys.executable
+    return sys.executable
+
+
+class CephLab:
+    """Brings a Ceph cluster up under ``root``; every resource goes into ``ledger``."""
+
+    def __init__(self, root: Path, ledger: Ledger, *, osds: int = 3, replicas: int = 3,
+                 osd_size: int = 16 << 30, osd_memory_target: int = 1536 << 20,
+                 pg_num: int = 16, ready_timeout: float = 120) -> None:
+        self.root, self.ledger = root, ledger
+        self.osds, self.replicas, self.osd_size = osds, replicas, osd_size
+        self.osd_memory_target, self.pg_num = osd_memory_target, pg_num
+        self.timeout = ready_timeout
+        self.conf = root / "ceph.conf"
+        self.keyring = root / "keyring"
+        self.log_dir = root / "log"
+        self.fsid = str(uuid.uuid4())
+        self.mon_port = free_port()
+        self._procs: dict[str, tuple[subprocess.Popen[bytes], proc.ProcessId]] = {}
+
+    # -- files --------------------------------------------------------------------------
+    def _write_conf(self) -> None:
+        r = self.root
+        conf = f"""\
+# Written by dfsbench for a throwaway lab; every path is under this directory.
+[global]
+fsid = {self.fsid}
+mon_host = [v2:127.0.0.1:{self.mon_port}]
+public_addr = 127.0.0.1
+cluster_addr = 127.0.0.1
+ms_bind_msgr1 = false
+ms_bind_ipv6 = false
+auth_cluster_required = cephx
+auth_service_required = cephx
+auth_client_required = cephx
+auth_allow_insecure_global_id_reclaim = false
+keyring = {self.keyring}
+run_dir = {r}/run
+admin_socket = {r}/run/$name.asok
+pid_file = {r}/run/$name.pid
+log_file = {self.log_dir}/$name.log
+log_to_stderr = false
+err_to_stderr = true
+mon_cluster_log_file = {self.log_dir}/cluster.log
+crash_dir = {r}/crash
+exporter_sock_dir = {r}/run
+# one host: three replicas live on three OSDs of this host
+osd_crush_chooseleaf_type = 0
+osd_pool_default_size = {self.replicas}
+osd_pool_default_min_size = {max(1, self.replicas - 1)}
+osd_pool_default_pg_num = {self.pg_num}
+osd_pool_default_pgp_num = {self.pg_num}
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_allow_pool_size_one = true
+# the lab shares its disk with the host: do not warn about the host's free space
+mon_data_avail_warn = 2
+mon_data_avail_crit = 1
+mon_warn_on_pool_no_redundancy = false
+mon_max_pg_per_osd = 1000
+
+[mon]
+mon_data = {r}/mon/$id
+
+[mgr]
+mgr_data = {r}/mgr/$id
+
+[osd]
+osd_data = {r}/osd/$id
+osd_objectstore = bluestore
+bluestore_block_path = {r}/osd-block/$id.block
+bluestore_block_create = true
+bluestore_block_size = {self.osd_size}
+bluestore_fsck_on_mkfs = false
+osd_memory_target = {self.osd_memory_target}
+
+[mds]
+mds_data = {r}/mds/$id
+"""
+        self.conf.write_text(conf)
+
+    def _write_keyring(self) -> dict[str, str]:
+        keys = {"mon.": gen_key(), "client.admin": gen_key(), "mgr.x": gen_key(),
+                "mds.a": gen_key(), **{f"osd.{i}": gen_key() for i in range(self.osds)}}
+        caps = {
+            "mon.": {"mon": "allow *"},
+            "client.admin": {"mon": "allow *", "osd": "allow *", "mds": "allow *", "mgr": "allow *"},
+            "mgr.x": {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"},
+            "mds.a": {"mon": "allow profile mds", "osd": "allow *", "mds": "allow *",
+                      "mgr": "allow profile mds"},
+        }
+        for i in range(self.osds):
+            caps[f"osd.{i}"] = {"mon": "allow profile osd", "mgr": "allow profile osd",
+                                "osd": "allow *"}
+        lines = []
+        for name, key in keys.items():
+            lines += [f"[{name}]", f"\tkey = {key}"]
+            lines += [f'\tcaps {svc} = "{cap}"' for svc, cap in caps[name].items()]
+        self.keyring.write_text("\n".join(lines) + "\n")
+        self.keyring.chmod(0o600)
+        return keys
+
+    # -- processes ----------------------------------------------------------------------
+    def _spawn(self, name: str, argv: list[str], stage: int = 0, grace: float = 15) -> None:
+        popen = proc.spawn(argv, self.log_dir / f"{name}.stdout")
+        ident = self.ledger.process(popen.pid, name, grace=grace, stage=stage)
+        self._procs[name] = (popen, ident)
+
+    def _died(self) -> str | None:
+        for name, (popen, _) in self._procs.items():
+            if popen.poll() is not None:
+                return f"{name} exited with code {popen.returncode}"
+        return None
+
+    def _mkfs_osd(self, i: int, key: str) -> str:
+        osd_uuid = str(uuid.uuid4())
+        (self.root / "osd" / str(i)).mkdir(parents=True)
+        proc.run(["ceph-osd", "-c", self.conf, "-i", str(i), "--mkfs", "--osd-uuid", osd_uuid,
+                  "--key", key, "--no-mon-config"], timeout=self.timeout,
+                 hint="BlueStore mkfs on a file failed; check free disk space")
+        return osd_uuid
+
+    def up(self) -> CephInfo:
+        for sub in ("run", "log", "mon", "mgr/x", "mds/a", "osd-block", "crash"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self._write_conf()
+        keys = self._write_keyring()
+        monmap = self.root / "monmap"
+        proc.run(["monmaptool", "--create", "--clobber", "--fsid", self.fsid,
+                  "--addv", "a", f"[v2:127.0.0.1:{self.mon_port}]", monmap])
+        (self.root / "mgr/x/keyring").write_text(f"[mgr.x]\n\tkey = {keys['mgr.x']}\n")
+        (self.root / "mds/a/keyring").write_text(f"[mds.a]\n\tkey = {keys['mds.a']}\n")
+
+        with ThreadPoolExecutor(max_workers=self.osds + 1) as pool:
+            mon_mkfs = pool.submit(proc.run, ["ceph-mon", "-c", self.conf, "--mkfs", "-i", "a",
+                                              "--monmap", monmap, "--keyring", self.keyring],
+                                   timeout=self.timeout)
+            osd_jobs = [pool.submit(self._mkfs_osd, i, keys[f"osd.{i}"]) for i in range(self.osds)]
+            mon_mkfs.result()
+            # stage 1: stopped after the daemons that report their shutdown to it
+            self._spawn("ceph-mon.a", ["ceph-mon", "-f", "-c", self.conf, "-i", "a"], stage=1)
+            self._spawn("ceph-mgr.x", ["ceph-mgr", "-f", "-c", self.conf, "-i", "x",
+                                       "--keyring", self.root / "mgr/x/keyring"])
+            # The MDS lingers for seconds after SIGTERM; once its clients are gone it has
+            # nothing to flush that a throwaway lab needs, so it gets a short grace.
+            self._spawn("ceph-mds.a", ["ceph-mds", "-f", "-c", self.conf, "-i", "a",
+                                       "--keyring", self.root / "mds/a/keyring"], grace=2)
+            osd_uuids = [job.result() for job in osd_jobs]
+
+        with MonSession(self.conf, self.keyring, self.log_dir / "session.log",
+                        connect_timeout=self.timeout) as mon:
+            # PG states reach the monitor through the mgr every 5 s by default: report
+            # every second while we wait for active+clean, then go back to the defaults.
+            for who, option in FAST_REPORTING:
+                mon.command("config set", who=who, name=option, value="1")
+            for i, osd_uuid in enumerate(osd_uuids):
+                mon.command("osd new", uuid=osd_uuid, id=i)
+                self._spawn(f"ceph-osd.{i}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(i)])
+            mon.command("osd pool create", pool="cephfs_metadata", pg_num=self.pg_num)
+            mon.command("osd pool create", pool="cephfs_data", pg_num=self.pg_num)
+            mon.command("fs new", fs_name="cephfs", metadata="cephfs_metadata", data="cephfs_data")
+            self.wait_healthy(mon)
+            for who, option in FAST_REPORTING:
+                mon.command("config rm", who=who, name=option)
+        return CephInfo(conf=str(self.conf), keyring=str(self.keyring),
+                        mon_addr=f"v2:127.0.0.1:{self.mon_port}", fs_name="cephfs",
+                        data_pool="cephfs_data", metadata_pool="cephfs_metadata",
+                        replicas=self.replicas, osds=self.osds, version=ceph_version(),
+                        log_dir=str(self.log_dir))
+
+    def wait_healthy(self, mon: MonSession) -> None:
+        proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",
+                      timeout=self.timeout, interval=0.2, alive=self._died,
+                      log=self.log_dir / "ceph-osd.0.log")
+        proc.wait_for(lambda: mds_active(mon), what="the MDS to become active",
+                      timeout=self.timeout, interval=0.2, alive=self._died,
+                      log=self.log_dir / "ceph-mds.a.log")
+        proc.wait_for(lambda: pgs_clean(mon, 2 * self.pg_num), what="all PGs active+clean",
+                      timeout=self.timeout, interval=0.25, alive=self._died,
+                      log=self.log_dir / "ceph-mgr.x.log")
+        proc.wait_for(lambda: health_ok(mon), what="HEALTH_OK",
+                      timeout=self.timeout, interval=0.25, alive=self._died,
+                      log=self.log_dir / "ceph-mgr.x.log")
+
+
+FAST_REPORTING = [("global", "mgr_stats_period"), ("osd", "osd_mon_report_interval")]
+
+
+def pgs_clean(mon: MonSession, at_least: int) -> tuple[bool, str]:
+    stat = mon.command("pg stat", target="mgr")
+    summary = stat.get("pg_summary", stat)
+    total = summary.get("num_pgs", 0)
+    by_state = {s["name"]: s["num"] for s in summary.get("num_pg_by_state", [])}
+    text = ", ".join(f"{n} {name}" for name, n in by_state.items()) or "no PG stats yet"
+    return total >= at_least and by_state.get("active+clean", 0) == total, text
+
+
+def osds_up(mon: MonSession, want: int) -> tuple[bool, str]:
+    stat = mon.command("osd stat")
+    up, inn = stat.get("num_up_osds", 0), stat.get("num_in_osds", 0)
+    return up >= want and inn >= want, f"{up} up, {inn} in of {want}"
+
+
+def mds_active(mon: MonSession) -> tuple[bool, str]:
+    dump = mon.command("fs dump")
+    states = [info.get("state", "?") for fs in dump.get("filesystems", [])
+              for info in fs.get("mdsmap", {}).get("info", {}).values()]
+    return "up:active" in states, ", ".join(states) or "no MDS in any file system yet"
+
+
+def health_ok(mon: MonSession) -> tuple[bool, str]:
+    health = mon.command("health", detail="detail")
+    status = health.get("status", "?")
+    checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"
+                       for k, v in health.get("checks", {}).items())
+    return status == "HEALTH_OK", f"{status} {checks}".strip()

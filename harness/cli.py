@@ -1,0 +1,222 @@
+"""The ``dfsbench`` command. The one place that catches DfsbenchError and picks exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness import registry
+from harness.compare import system_name, tables
+from harness.config import plan_from_file
+from harness.errors import BadInput, DfsbenchError
+from harness.progress import Progress
+from harness.render import csv_text, json_lines, markdown, terminal
+from harness.runner import execute
+from harness.store import RunInfo, Store, default_results_dir
+from harness.units import size
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own exit code is 2 too; keep its text
+        self.print_usage(sys.stderr)
+        raise BadInput(message)
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    results = argparse.ArgumentParser(add_help=False)
+    results.add_argument("--results", type=Path, default=None,
+                         help="results directory (default ./results or $DFSBENCH_RESULTS)")
+    p = _Parser(prog="dfsbench", description="Repeatable, honest comparisons of distributed file systems.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", parents=[results], help="run the workloads on every backend")
+    run.add_argument("config", nargs="?", type=Path, help="YAML config (default: built-in)")
+    run.add_argument("--scale", choices=["quick", "report"])
+    run.add_argument("--env", help="environment (local)")
+    run.add_argument("--backends", type=_csv, help="comma-separated backend names")
+    run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
+    run.add_argument("--repeat", type=int)
+    run.add_argument("--label", help="a name for the run")
+    run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+
+    lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
+    lab.add_argument("action", choices=["up", "down", "status"])
+    lab.add_argument("config", nargs="?", type=Path)
+    lab.add_argument("--env", default=None)
+
+    sub.add_parser("list", parents=[results], help="environments, backends and workloads found")
+
+    check = sub.add_parser("check", parents=[results], help="validate a config; exit 2 on error")
+    check.add_argument("config", type=Path)
+
+    cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
+    cmp_.add_argument("runs", nargs="+", metavar="RUN")
+    cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except DfsbenchError as exc:
+        print(f"dfsbench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("dfsbench: interrupted; everything measured so far is stored", file=sys.stderr)
+        return 130
+
+
+def _store(args: argparse.Namespace) -> Store:
+    return Store(args.results or default_results_dir())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.repeat is not None and args.repeat < 1:
+        raise BadInput(f"--repeat must be at least 1, not {args.repeat}")
+    overrides = {"scale": args.scale, "repeat": args.repeat, "backends": args.backends,
+                 "workloads": args.workloads,
+                 "environment": {"kind": args.env} if args.env else None}
+    plan = plan_from_file(args.config, overrides)
+    store = _store(args)
+    progress = Progress()
+    run_id, ok = execute(plan, store, progress, label=args.label)
+    print(_render(store, [run_id], args.format))
+    if args.format == "table":
+        print(f"run id: {run_id}")
+    return 0 if ok else 1
+
+
+def _env_for_lab(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    overrides = {"environment": {"kind": args.env} if args.env else None}
+    return plan_from_file(args.config, overrides)
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from environments.local import LocalEnvironment
+
+    plan = _env_for_lab(args)
+    env = plan.environment
+    if not isinstance(env, LocalEnvironment):
+        raise BadInput(f"'lab' manages labs of the 'local' environment, not '{env.name}'")
+    progress = Progress()
+    if args.action == "up":
+        with progress.step(f"lab up in {env.lab_dir}"):
+            cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
+            _attach_all(plan, cluster, progress)
+        _print_status(env.status())
+        return 0
+    if args.action == "down":
+        with progress.step(f"lab down in {env.lab_dir}"):
+            problems = env.stop()
+        if problems:
+            raise DfsbenchError("some lab resources could not be removed:\n  " + "\n  ".join(problems),
+                                hint="fix what is named above and run 'dfsbench lab down' again")
+        return 0
+    status = env.status()
+    _print_status(status)
+    healthy = status["lab"] == "up" and all(s["healthy"] for s in status["services"].values()) \
+        and all(v == "running" for v in status["processes"].values())
+    return 0 if healthy else 1
+
+
+def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
+    """Mount every backend that needs the lab, verified, and keep the mounts with the lab."""
+    for backend in plan.backends:
+        if not backend.requires:
+            continue
+        with progress.step(f"mount {backend.name}"):
+            # open without detach: the mount belongs to the lab; 'lab down' undoes it
+            target = backend.open(cluster, cluster.workdir / "mnt")
+            progress.note(f"{backend.name} at {target.path} ({target.description.get('fs_type')})")
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    from backends.mounts import find_mount
+
+    print(f"lab: {status['lab']} ({status['lab_dir']})")
+    for name, s in status.get("services", {}).items():
+        print(f"  {name}: {'healthy' if s['healthy'] else 'NOT HEALTHY'} — {s['state']}")
+    for path in status.get("mounts", []):
+        entry = find_mount(Path(path))
+        print(f"  mount {path}: {entry.fstype + ' (verified in /proc/mounts)' if entry else 'NOT MOUNTED'}")
+    procs = status.get("processes", {})
+    if procs:
+        running = sum(1 for v in procs.values() if v == "running")
+        print(f"  processes: {running} of {len(procs)} running")
+        for name, state in procs.items():
+            if state != "running":
+                print(f"    {name}: {state}")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for kind in ("environment", "backend", "workload"):
+        print(f"{kind}s:")
+        for name in registry.names(kind):
+            cls = registry.load(kind, name)
+            doc = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
+            print(f"  {name:<12} {doc[0] if doc else ''}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    plan = plan_from_file(args.config)
+    print(f"{args.config}: ok — environment {plan.environment.name}, scale {plan.config.scale}, "
+          f"repeat {plan.config.repeat}")
+    print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
+    for w in plan.workloads:
+        print(f"  workload {w.name}: {len(w.cells())} cells")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    store = _store(args)
+    ids = [store.resolve(ref) for ref in args.runs]
+    print(_render(store, ids, args.format), end="" if args.format != "table" else "\n")
+    return 0
+
+
+def _header(info: RunInfo) -> list[str]:
+    lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
+    host = info.host
+    lines.append(f"  client: {host.get('hostname')} kernel {host.get('kernel')}, {host.get('cpus')} CPUs, "
+                 f"{size(host.get('memory', 0))} RAM")
+    for (backend, variant), d in sorted(info.targets.items()):
+        bits = [d.get("version") and f"{d.get('system')} {d['version']}",
+                d.get("volume_type"), d.get("replicas") and f"{d['replicas']} replicas",
+                d.get("osds") and f"{d['osds']} OSDs", d.get("client") and f"client {d['client']}",
+                d.get("fs_type")]
+        lines.append(f"  {system_name(backend, variant)}: " + ", ".join(str(b) for b in bits if b))
+        if d.get("note"):
+            lines.append(f"    note: {d['note']}")
+    return lines
+
+
+def _render(store: Store, ids: list[str], fmt: str) -> str:
+    records = [m for run_id in ids for m in store.measurements(run_id)]
+    if fmt == "json":
+        return json_lines(records)
+    header = [line for run_id in ids for line in _header(store.run(run_id))]
+    built = tables(records)
+    if not built:
+        header.append("(no measurements stored for this run)")
+    if fmt == "markdown":
+        return markdown(built, header)
+    if fmt == "csv":
+        return csv_text(built)
+    return terminal(built, header)
+
+
+COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,
+            "compare": cmd_compare}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

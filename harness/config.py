@@ -1,0 +1,200 @@
+"""YAML config -> validated, fully expanded Plan. Parse at the edge, once.
+
+Every key is checked: the top level here, each plugin's ``options`` by that plugin's own
+Options model. Errors name the key path and what is allowed, before anything starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+
+from harness import registry
+from harness.contracts import Backend, Environment, Workload
+from harness.errors import BadInput
+
+SCALES = ("quick", "report")
+DEFAULT_BACKENDS = ["glusterfs", "cephfs", "localdir"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PluginSpec(_Strict):
+    name: str
+    variant: str = Field("default", pattern=r"^[A-Za-z0-9_.-]+$")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvironmentSpec(_Strict):
+    kind: str = "local"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def _as_spec(v: Any) -> Any:
+    return {"name": v} if isinstance(v, str) else v
+
+
+class Config(_Strict):
+    environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
+    scale: Literal["quick", "report"] = "quick"
+    repeat: PositiveInt = 1
+    backends: list[PluginSpec] = Field(default_factory=lambda: [PluginSpec(name=n) for n in DEFAULT_BACKENDS])
+    workloads: list[PluginSpec] | None = None  # None: every workload the backends support
+
+    @field_validator("environment", mode="before")
+    @classmethod
+    def _env(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @field_validator("backends", "workloads", mode="before")
+    @classmethod
+    def _specs(cls, v: Any) -> Any:
+        return [_as_spec(x) for x in v] if isinstance(v, list) else v
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a run will do, validated and expanded."""
+
+    config: Config
+    environment: Environment
+    backends: list[Backend]
+    workloads: list[Workload]
+    source: str = "built-in default"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config_hash(self) -> str:
+        text = json.dumps(self.config.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def services(self) -> set[str]:
+        return set().union(*(b.requires for b in self.backends)) if self.backends else set()
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise BadInput(f"cannot read config {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 1}, column {mark.column + 1}"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BadInput(f"{path} is not valid YAML{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: the top level must be a mapping of keys "
+                       f"(environment, scale, repeat, backends, workloads), not {type(data).__name__}")
+    return data
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _explain(exc: ValidationError, prefix: str = "") -> BadInput:
+    lines = []
+    for err in exc.errors():
+        loc = _loc(tuple(err["loc"]))
+        where = f"{prefix}.{loc}" if prefix and loc != "(top level)" else (prefix or loc)
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "missing":
+            msg = "required key is missing"
+        lines.append(f"{where}: {msg}")
+    return BadInput("invalid config:\n  " + "\n  ".join(lines))
+
+
+def _options_error(exc: ValidationError, prefix: str, model: type[BaseModel]) -> BadInput:
+    bad = _explain(exc, prefix)
+    allowed = ", ".join(model.model_fields)
+    return BadInput(bad.message, hint=f"{prefix} accepts: {allowed or '(no options)'}")
+
+
+def _select(configured: Any, names: list[str]) -> list[Any]:
+    """``--backends a,b``: keep the config's entries (with their options and variants) for
+    those names, in the order given; a name the config does not mention runs with defaults."""
+    entries = [_as_spec(x) for x in configured] if isinstance(configured, list) else []
+    chosen: list[Any] = []
+    for name in names:
+        matching = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
+        chosen += matching or [{"name": name}]
+    return chosen
+
+
+def build_plan(data: dict[str, Any], *, source: str = "built-in default",
+               overrides: dict[str, Any] | None = None) -> Plan:
+    """Validate a config mapping (plus CLI overrides) into a Plan, or raise BadInput."""
+    data = dict(data)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key in ("backends", "workloads"):
+            value = _select(data.get(key), value)
+        data[key] = value
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(exc) from exc
+
+    env_cls = registry.load("environment", config.environment.kind)
+    try:
+        environment = env_cls(env_cls.Options.model_validate(config.environment.options))
+    except ValidationError as exc:
+        raise _options_error(exc, "environment.options", env_cls.Options) from exc
+
+    backends = []
+    seen = set()
+    for i, spec in enumerate(config.backends):
+        cls = registry.load("backend", spec.name)
+        if (spec.name, spec.variant) in seen:
+            raise BadInput(f"backends[{i}]: {spec.name} variant '{spec.variant}' is listed twice",
+                           hint="give each configuration of a backend its own variant name")
+        seen.add((spec.name, spec.variant))
+        try:
+            backends.append(cls(cls.Options.model_validate(spec.options), spec.variant))
+        except ValidationError as exc:
+            raise _options_error(exc, f"backends[{i}].options", cls.Options) from exc
+    if not backends:
+        raise BadInput("no backends to run", hint=f"valid backends: {', '.join(registry.names('backend'))}")
+
+    kinds = {b.target_kind for b in backends}
+    specs = config.workloads
+    if specs is None:
+        specs = [PluginSpec(name=n) for n in registry.names("workload")
+                 if registry.load("workload", n).accepts & kinds]
+    workloads = []
+    for i, spec in enumerate(specs):
+        cls = registry.load("workload", spec.name)
+        if not cls.accepts & kinds:
+            raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(cls.accepts)} targets, "
+                           f"and none of the backends provides one")
+        merged = {**cls.defaults(config.scale), **spec.options}
+        try:
+            workloads.append(cls(cls.Options.model_validate(merged)))
+        except ValidationError as exc:
+            raise _options_error(exc, f"workloads[{i}].options", cls.Options) from exc
+    return Plan(config, environment, backends, workloads, source)
+
+
+def plan_from_file(path: Path | None, overrides: dict[str, Any] | None = None) -> Plan:
+    data = load_yaml(path) if path is not None else {}
+    return build_plan(data, source=str(path) if path else "built-in default", overrides=overrides)

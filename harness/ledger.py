@@ -1,0 +1,184 @@
+"""A ledger of every host resource dfsbench creates, and the undo of exactly those.
+
+Processes (by pid and start time), mounts, loop devices, files and directories are
+written to a JSON file the moment they exist, so a crash, a Ctrl-C or another
+invocation (``dfsbench lab down``) can undo them. Nothing is ever swept by pattern.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import proc
+
+
+@dataclass
+class Ledger:
+    path: Path
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @classmethod
+    def open(cls, path: Path) -> Ledger:
+        """Load the ledger at ``path``, or start an empty one."""
+        if path.exists():
+            saved = json.loads(path.read_text())
+            return cls(path, saved.get("entries", []), saved.get("data", {}))
+        return cls(path)
+
+    def save(self) -> None:
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"entries": self.entries, "data": self.data}, indent=1))
+            os.replace(tmp, self.path)
+
+    def _add(self, entry: dict[str, Any]) -> None:
+        entry["id"] = uuid.uuid4().hex[:12]
+        with self._lock:
+            self.entries.append(entry)
+        self.save()
+
+    def ids(self) -> frozenset[str]:
+        """The ids of the entries present now: take them before and after creating
+        something, and ``undo(only=after - before)`` undoes just that."""
+        with self._lock:
+            return frozenset(e["id"] for e in self.entries)
+
+    def process(self, pid: int, name: str, grace: float = 10.0, stage: int = 0) -> proc.ProcessId:
+        """A process we started. On undo, lower stages stop first (all of one stage at
+        once): e.g. OSDs (0) before the monitor (1) they report their shutdown to."""
+        ident = proc.ProcessId.of(pid)
+        if ident is None:
+            raise ProcessLookupError(f"{name} (pid {pid}) exited right after it started")
+        self._add({"kind": "process", "pid": pid, "start": ident.start_ticks, "name": name,
+                   "grace": grace, "stage": stage})
+        return ident
+
+    def mount(self, path: Path) -> None:
+        self._add({"kind": "mount", "path": str(path)})
+
+    def loop(self, device: str) -> None:
+        self._add({"kind": "loop", "device": device})
+
+    def tree(self, path: Path) -> None:
+        """A file or directory we created; removed (recursively) on undo."""
+        self._add({"kind": "tree", "path": str(path)})
+
+    def live_processes(self) -> list[tuple[str, proc.ProcessId, bool]]:
+        out = []
+        for e in self.entries:
+            if e["kind"] == "process":
+                ident = proc.ProcessId(e["pid"], e["start"])
+                out.append((e["name"], ident, ident.alive()))
+        return out
+
+    def undo(self, only: frozenset[str] | None = None) -> list[str]:
+        """Undo every entry. Returns problems met (empty when all went well).
+
+        Mounts go first (a busy FUSE mount blocks its daemon), then loop devices, then all
+        processes at once (SIGTERM together, so their shutdowns overlap), then files. Each
+        step is attempted even if an earlier one failed; what was undone leaves the
+        ledger, so undo can be run again after fixing a problem.
+        """
+        problems: list[str] = []
+        remaining: list[dict[str, Any]] = []
+        chosen = [e for e in self.entries if only is None or e["id"] in only]
+        newest_first = list(reversed(chosen))
+
+        def each(kind: str) -> list[dict[str, Any]]:
+            return [e for e in newest_first if e["kind"] == kind]
+
+        for entry in each("mount") + each("loop"):
+            problem = _attempt(entry)
+            if problem:
+                problems.append(problem)
+                remaining.append(entry)
+        processes = each("process")
+        for stage in sorted({e.get("stage", 0) for e in processes}):
+            batch = [e for e in processes if e.get("stage", 0) == stage]
+            idents = {id(e): proc.ProcessId(e["pid"], e["start"]) for e in batch}
+            stuck = set(proc.stop([(idents[id(e)], e.get("grace", 10.0)) for e in batch]))
+            for e in batch:
+                if idents[id(e)] in stuck:
+                    problems.append(f"process {e['name']} (pid {e['pid']}) would not stop")
+                    remaining.append(e)
+        for entry in each("tree"):
+            problem = _attempt(entry)
+            if problem:
+                problems.append(problem)
+                remaining.append(entry)
+        self.entries = [e for e in self.entries
+                        if any(e is r for r in remaining) or not any(e is c for c in chosen)]
+        if self.entries or only is not None:
+            self.save()
+        elif self.path.exists():
+            self.path.unlink()
+        return problems
+
+
+def _attempt(entry: dict[str, Any]) -> str | None:
+    try:
+        return _UNDO[entry["kind"]](entry)
+    except Exception as exc:  # keep undoing the rest; report this one
+        return f"{entry['kind']} {entry.get('path') or entry.get('device')}: {exc}"
+
+
+def mount_points() -> list[str]:
+    with open("/proc/mounts") as mounts:
+        return [_unescape(line.split()[1]) for line in mounts]
+
+
+def is_mounted(path: Path) -> bool:
+    return str(path) in mount_points()
+
+
+def _unescape(field: str) -> str:
+    return field.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _undo_mount(entry: dict[str, Any]) -> str | None:
+    path = Path(entry["path"])
+    for attempt in range(20):
+        if not is_mounted(path):
+            return None
+        result = proc.run(["umount", str(path)], check=False, timeout=60)
+        if result.returncode == 0 and not is_mounted(path):
+            return None
+        time.sleep(0.25)
+    # A mount that stays busy is detached lazily so teardown can go on; say so.
+    proc.run(["umount", "-l", str(path)], check=False, timeout=60)
+    if is_mounted(path):
+        return f"mount {path} is busy and could not be unmounted"
+    return f"mount {path} was busy; detached lazily (umount -l)"
+
+
+def _undo_loop(entry: dict[str, Any]) -> str | None:
+    result = proc.run(["losetup", "-d", entry["device"]], check=False, timeout=30)
+    if result.returncode != 0 and "No such device" not in result.stderr:
+        return f"loop device {entry['device']}: {result.stderr.strip()}"
+    return None
+
+
+def _undo_tree(entry: dict[str, Any]) -> str | None:
+    path = Path(entry["path"])
+    if path.is_dir() and not path.is_symlink():
+        inside = [m for m in mount_points() if m == str(path) or m.startswith(f"{path}/")]
+        if inside:
+            return f"{path} still holds mount point {inside[0]}; not removed"
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    return f"{path} could not be removed" if path.exists() else None
+
+
+_UNDO = {"mount": _undo_mount, "loop": _undo_loop, "tree": _undo_tree}

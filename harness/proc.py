@@ -1,0 +1,191 @@
+"""Running external programs: argv lists in, clear errors out.
+
+Three helpers: :func:`run` for a command that finishes, :func:`spawn` for a daemon we
+own, and :func:`wait_for` for a readiness condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from harness.errors import DfsbenchError, NotReady, ToolError
+
+T = TypeVar("T")
+
+
+def require_tool(name: str, package: str) -> str:
+    """Return the path of an executable or raise an error naming the package to install."""
+    found = shutil.which(name)
+    if not found:
+        raise DfsbenchError(f"'{name}' is not installed (or not on PATH)",
+                            hint=f"install the Debian package '{package}' "
+                                 "(make demo and make test install everything they need)")
+    return found
+
+
+def run(argv: Sequence[str], *, timeout: float = 120.0, check: bool = True,
+        env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
+        input: str | None = None, hint: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command to completion; a failure raises :class:`ToolError` with output tails."""
+    argv = [str(a) for a in argv]
+    full_env = None if env is None else {**os.environ, **env}
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              env=full_env, cwd=cwd, input=input,
+                              stdin=None if input is not None else subprocess.DEVNULL)
+    except FileNotFoundError as exc:
+        raise DfsbenchError(f"cannot run {argv[0]}: not found", hint=hint) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(argv, None, _text(exc.stdout), _text(exc.stderr),
+                        hint=hint, timed_out=True) from exc
+    if check and proc.returncode != 0:
+        raise ToolError(argv, proc.returncode, proc.stdout, proc.stderr, hint=hint)
+    return proc
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode(errors="replace")
+
+
+@dataclass(frozen=True)
+class ProcessId:
+    """A process identified by pid *and* start time, so a recycled pid is never killed."""
+
+    pid: int
+    start_ticks: int
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessId | None:
+        ticks = start_ticks(pid)
+        return None if ticks is None else cls(pid, ticks)
+
+    def alive(self) -> bool:
+        return start_ticks(self.pid) == self.start_ticks and not _is_zombie(self.pid)
+
+
+def start_ticks(pid: int) -> int | None:
+    """Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[19])
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def stop(procs: list[tuple[ProcessId, float]]) -> list[ProcessId]:
+    """SIGTERM processes we created, all at once; SIGKILL each one still there after its
+    own grace period (seconds). Reaps those that are our children. Returns any that
+    survived even SIGKILL."""
+    start = time.monotonic()
+    live = [(p, grace) for p, grace in procs if p.alive()]
+    for p, _ in live:
+        _signal(p.pid, signal.SIGTERM)
+    killed: set[ProcessId] = set()
+    deadline = start + max((g for _, g in live), default=0) + 5
+    while live and time.monotonic() < deadline:
+        for p, grace in live:
+            _reap(p.pid)
+            if p not in killed and time.monotonic() - start > grace and p.alive():
+                _signal(p.pid, signal.SIGKILL)
+                killed.add(p)
+        live = [(p, g) for p, g in live if p.alive()]
+        if live:
+            time.sleep(0.05)
+    return [p for p, _ in live]
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def spawn(argv: Sequence[str], log_path: Path, *, env: Mapping[str, str] | None = None,
+          cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start a long-running program in its own session, output appended to ``log_path``."""
+    argv = [str(a) for a in argv]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        try:
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    env=None if env is None else {**os.environ, **env},
+                                    cwd=cwd)
+        except FileNotFoundError as exc:
+            raise DfsbenchError(f"cannot start {argv[0]}: not found") from exc
+
+
+def log_tail(path: Path | None, lines: int = 15) -> str:
+    if path is None or not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - 16384))
+        text = f.read().decode(errors="replace")
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
+             interval: float = 0.1, log: Path | None = None, hint: str | None = None,
+             alive: Callable[[], str | None] | None = None) -> T:
+    """Poll ``check`` until it reports ready; return its last value.
+
+    ``check`` returns (ready, state): state is what we show if the wait times out.
+    ``alive`` may return a message when the process being waited on has died, which
+    ends the wait early with that message. Exceptions from ``check`` count as "not yet".
+    """
+    start = time.monotonic()
+    last: object = ""
+    while True:
+        try:
+            ready, state = check()
+            last = state
+            if ready:
+                return state
+        except DfsbenchError as exc:
+            last = exc.message
+        except OSError as exc:
+            last = str(exc)
+        if alive is not None:
+            died = alive()
+            if died:
+                raise NotReady(what, time.monotonic() - start, f"{died}; before that: {last}",
+                               log_tail(log), hint)
+        if time.monotonic() - start > timeout:
+            raise NotReady(what, time.monotonic() - start, str(last), log_tail(log), hint)
+        time.sleep(interval)

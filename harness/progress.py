@@ -1,0 +1,44 @@
+"""Progress on long steps: a live spinner with elapsed time on a terminal, plain
+timestamped lines otherwise (CI logs). Always on stderr, so stdout stays for results."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+from rich.console import Console
+
+
+class Progress:
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.console = Console(file=self.stream, highlight=False)
+        self.live = self.console.is_terminal and not quiet
+        self.quiet = quiet
+        self.t0 = time.monotonic()
+
+    def _stamp(self) -> str:
+        return f"[{time.monotonic() - self.t0:7.1f}s]"
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(f"{self._stamp()} {text}", markup=False)
+
+    @contextmanager
+    def step(self, text: str) -> Iterator[None]:
+        """Show ``text`` while the block runs, then how long it took (or that it failed)."""
+        start = time.monotonic()
+        try:
+            if self.live:
+                with self.console.status(f"{text} …", spinner="dots"):
+                    yield
+            else:
+                self.note(f"{text} …")
+                yield
+        except BaseException:
+            self.note(f"✗ {text} (failed after {time.monotonic() - start:.1f} s)")
+            raise
+        self.note(f"✓ {text} ({time.monotonic() - start:.1f} s)")

@@ -1,0 +1,77 @@
+"""The measurement record: one number, in base units, with everything that qualifies it.
+
+This is the public contract spoken by the store, ``parse``, ``import`` and
+``compare --format json`` (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.errors import BadInput
+
+UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s"})
+
+# Every flag a record can carry, with what it means and what to do; printed once under a table.
+FLAGS: dict[str, str] = {
+    "failed": "the tool failed; the cell has no value. See the raw output stored with the run.",
+    "hung": "the tool passed its deadline and was killed; the cell has no value.",
+    "incomplete": "the tool ended early; the value covers only part of the work.",
+    "no-cache-drop": "caches could not be dropped before this read (not root?); "
+                     "it may measure the client's cache, not the storage.",
+    "exceeds-network": "faster than the network allows: a cache answered.",
+    "fits-in-cache": "cached mode with a file smaller than client RAM: it measures caching.",
+    "unstable": "the coefficient of variation over repeats is above the threshold.",
+    "not-comparable": "the runs compared differ in parameters or topology.",
+}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    workload: str
+    test: str
+    metric: str
+    value: float | None
+    unit: str
+    params: dict[str, Any] = field(default_factory=dict)
+    backend: str = ""
+    variant: str = "default"
+    run_id: str = ""
+    repeat: int = 0
+    flags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.unit not in UNITS:
+            raise BadInput(f"measurement {self.workload}/{self.test}/{self.metric}: unit "
+                           f"'{self.unit}' is not one of {', '.join(sorted(UNITS))}")
+        if self.value is None:
+            if not self.flags:
+                raise BadInput(f"measurement {self.workload}/{self.test}/{self.metric} has no "
+                               "value and no flag saying why")
+        else:
+            value = float(self.value)
+            if math.isnan(value) or math.isinf(value):
+                raise BadInput(f"measurement {self.workload}/{self.test}/{self.metric}: "
+                               f"value {self.value} is not a finite number")
+            object.__setattr__(self, "value", value)
+        object.__setattr__(self, "flags", tuple(self.flags))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["flags"] = list(self.flags)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Measurement:
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        known["flags"] = tuple(known.get("flags", ()))
+        return cls(**known)
+
+    def params_key(self) -> str:
+        return json.dumps(self.params, sort_keys=True)

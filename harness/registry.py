@@ -1,0 +1,64 @@
+"""Plugins found through entry points; built-ins register exactly as a third party would.
+
+An unknown name fails with the list of valid ones; a plugin that breaks its contract
+fails at load time with an error naming the plugin and its entry point.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+
+from harness.contracts import Backend, Environment, Options, Workload
+from harness.errors import BadInput, DfsbenchError
+
+GROUPS = {
+    "environment": ("dfsbench.environments", Environment),
+    "backend": ("dfsbench.backends", Backend),
+    "workload": ("dfsbench.workloads", Workload),
+}
+
+
+class PluginError(DfsbenchError):
+    """A plugin does not meet its contract."""
+
+
+@cache
+def _entry_points(kind: str) -> dict[str, EntryPoint]:
+    group = GROUPS[kind][0]
+    return {ep.name: ep for ep in entry_points(group=group)}
+
+
+def names(kind: str) -> list[str]:
+    return sorted(_entry_points(kind))
+
+
+@cache
+def load(kind: str, name: str) -> type:
+    """The plugin class registered as ``name`` in the group of ``kind``."""
+    eps = _entry_points(kind)
+    if name not in eps:
+        valid = ", ".join(sorted(eps)) or "(none: is dfsbench installed? run 'make demo')"
+        raise BadInput(f"unknown {kind} '{name}'; valid {kind}s: {valid}")
+    ep = eps[name]
+    try:
+        cls = ep.load()
+    except Exception as exc:
+        raise PluginError(f"{kind} plugin '{name}' ({ep.value}) failed to load: {exc}") from exc
+    base = GROUPS[kind][1]
+    problems = []
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        problems.append(f"is not a subclass of {base.__module__}.{base.__name__}")
+    else:
+        if getattr(cls, "name", None) != name:
+            problems.append(f"declares name '{getattr(cls, 'name', None)}' but is registered as '{name}'")
+        opts = getattr(cls, "Options", None)
+        if not (isinstance(opts, type) and issubclass(opts, Options)):
+            problems.append("has an Options attribute that is not a harness.contracts.Options model")
+        abstract = sorted(getattr(cls, "__abstractmethods__", ()))
+        if abstract:
+            problems.append(f"does not implement {', '.join(abstract)}")
+    if problems:
+        raise PluginError(f"{kind} plugin '{name}' ({ep.value}) breaks its contract: "
+                          + "; ".join(problems))
+    return cls  # type: ignore[no-any-return]

@@ -1,0 +1,59 @@
+"""Renderers: terminal (rich), Markdown, CSV, JSON lines of measurement records."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from harness.compare import Table
+from harness.records import Measurement
+
+
+def terminal(tables: list[Table], header: list[str], width: int | None = None) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 160, highlight=False, force_terminal=False)
+    for line in header:
+        console.print(line, markup=False)
+    for t in tables:
+        console.print()
+        rt = RichTable(title=t.title, title_justify="left", show_lines=False)
+        for i, col in enumerate(t.columns):
+            rt.add_column(col, justify="left" if i < 2 or col.endswith(("vs", "error")) else "right",
+                          overflow="fold")
+        for row in t.rows:
+            rt.add_row(*row)
+        console.print(rt)
+        for note in t.notes:
+            console.print(f"  {note}", markup=False)
+    return buf.getvalue()
+
+
+def markdown(tables: list[Table], header: list[str]) -> str:
+    out = [f"- {line}" for line in header]
+    for t in tables:
+        out += ["", f"### {t.title}", "", "| " + " | ".join(t.columns) + " |",
+                "|" + "|".join("---" for _ in t.columns) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in t.rows]
+        if t.notes:
+            out.append("")
+            out += [f"{note}  " for note in t.notes]
+    return "\n".join(out) + "\n"
+
+
+def csv_text(tables: list[Table]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    for t in tables:
+        writer.writerow(["table", *t.columns])
+        for row in t.rows:
+            writer.writerow([t.title, *row])
+        writer.writerow([])
+    return buf.getvalue()
+
+
+def json_lines(records: Iterable[Measurement]) -> str:
+    return "".join(m.to_json() + "\n" for m in records)

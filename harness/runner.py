@@ -1,0 +1,118 @@
+"""Executes a Plan: environment up, each backend attached, each workload cell run, every
+measurement stored the moment it exists. A failing cell is recorded and the run goes on."""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.config import Plan
+from harness.contracts import Backend
+from harness.errors import DfsbenchError
+from harness.progress import Progress
+from harness.records import Measurement
+from harness.store import Store, new_run_id
+from harness.units import size
+
+
+def host_facts() -> dict[str, Any]:
+    uname = platform.uname()
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) * 1024
+    except OSError:
+        pass
+    return {"hostname": uname.node, "kernel": uname.release, "machine": uname.machine,
+            "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version(),
+            "dfsbench": __version__}
+
+
+def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
+    """A B, then B A, then A B … so drift over time does not favour one backend."""
+    return backends if repeat % 2 == 0 else list(reversed(backends))
+
+
+def describe_cell(cell: dict[str, Any]) -> str:
+    parts = []
+    for key, value in cell.items():
+        parts.append(f"{key}={size(value)}" if key.endswith("size") else f"{key}={value}")
+    return " ".join(parts)
+
+
+def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None) -> tuple[str, bool]:
+    """Run the plan; returns (run id, whether every cell succeeded)."""
+    run_id = new_run_id()
+    store.begin_run(run_id, plan.config.model_dump(mode="json"), plan.config_hash, host_facts(),
+                    plan.source, label)
+    progress.note(f"run {run_id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
+                  f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+    ok = True
+    status = "failed"
+    try:
+        with progress.step(f"environment '{plan.environment.name}' up ({', '.join(sorted(plan.services())) or 'no services'})"):
+            env_cm = plan.environment.up(plan.services())
+            cluster = env_cm.__enter__()
+        try:
+            if cluster.reused:
+                progress.note(f"reusing the running lab in {cluster.workdir}")
+            before = cluster.ledger.ids()
+            workdir = cluster.workdir / "runs" / run_id
+            workdir.mkdir(parents=True)
+            cluster.ledger.tree(workdir)
+            mine = cluster.ledger.ids() - before
+            try:
+                for rep in range(plan.config.repeat):
+                    for backend in order_for(plan.backends, rep):
+                        ok &= _run_backend(plan, store, progress, run_id, rep, backend, cluster, workdir)
+            finally:
+                cluster.ledger.undo(only=mine)
+        finally:
+            with progress.step("environment down" if not cluster.reused else "leaving the lab running"):
+                env_cm.__exit__(None, None, None)
+        status = "complete" if ok else "complete-with-failures"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        store.finish_run(run_id, status)
+    return run_id, ok
+
+
+def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int,
+                 backend: Backend, cluster: Any, workdir: Path) -> bool:
+    ok = True
+    tag = f"{backend.name}-{backend.variant}"
+    scratch = workdir / "scratch"
+    scratch.mkdir(exist_ok=True)
+    with progress.step(f"attach {backend.name}/{backend.variant}"):
+        attach_cm = backend.attach(cluster, workdir / tag)
+        target = attach_cm.__enter__()
+    try:
+        store.add_target(run_id, backend.name, backend.variant, target.description)
+        for workload in plan.workloads:
+            if target.kind not in workload.accepts:
+                continue
+            raw_dir = store.raw_dir(run_id, f"{tag}-r{rep}", workload.name)
+            for cell in workload.cells():
+                what = f"{workload.name} {describe_cell(cell)} on {backend.name}/{backend.variant}"
+                if plan.config.repeat > 1:
+                    what += f" (repeat {rep + 1}/{plan.config.repeat})"
+                try:
+                    with progress.step(what):
+                        for m in workload.run(target, cell, scratch, raw_dir):
+                            store.add(replace(m, run_id=run_id, repeat=rep))
+                except DfsbenchError as exc:
+                    ok = False
+                    progress.note(f"  {exc}")
+                    store.add(Measurement(workload.name, "cell", "elapsed", None, "s",
+                                          {**cell, "error": exc.message[:500]}, backend.name,
+                                          backend.variant, run_id, rep, ("failed",)))
+    finally:
+        with progress.step(f"detach {backend.name}/{backend.variant}"):
+            attach_cm.__exit__(None, None, None)
+    return ok

@@ -1,0 +1,65 @@
+"""Sizes, rates and durations as a person reads them; byte sizes as config accepts them."""
+
+from __future__ import annotations
+
+import math
+import re
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str | int) -> int:
+    """'40KiB' -> 40960, '1G' -> 2**30, '210MB' -> 210*10**6, 4096 -> 4096."""
+    if isinstance(text, int):
+        return text
+    m = _SIZE.match(text)
+    if not m:
+        raise ValueError(f"'{text}' is not a size (examples: 40KiB, 256MiB, 1GiB, 4096)")
+    number, prefix, binary = float(m.group(1)), m.group(2).lower(), m.group(3)
+    power = " kmgtp".index(prefix) if prefix else 0
+    base = 1024 if (binary or not text.strip().upper().endswith("B") or not prefix) else 1000
+    return int(number * base**power)
+
+
+def size(n: float) -> str:
+    """Bytes in binary units: 40 KiB, 256 MiB, 2.5 GiB."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def rate(v: float) -> str:
+    """Bytes per second: 105.3 MiB/s."""
+    for unit, scale in (("GiB/s", 1 << 30), ("MiB/s", 1 << 20), ("KiB/s", 1 << 10)):
+        if v >= scale:
+            return f"{v / scale:.1f} {unit}"
+    return f"{v:.0f} B/s"
+
+
+def duration(s: float) -> str:
+    """The report's style: 5'31" for minutes, 0'0.8" below ten seconds, 12.4 ms below 0.1 s."""
+    if s < 0.1:
+        return f"{s * 1000:.1f} ms" if s >= 0.001 else f"{s * 1e6:.0f} µs"
+    minutes, seconds = divmod(s, 60)
+    if minutes == 0 and seconds < 10:
+        return f"0'{seconds:.1f}\""
+    return f"{int(minutes)}'{int(round(seconds)):02d}\"" if minutes else f"0'{int(round(seconds))}\""
+
+
+def count_rate(v: float, unit: str) -> str:
+    digits = 0 if v >= 100 else 1
+    return f"{v:,.{digits}f} {unit}"
+
+
+def format_value(v: float | None, unit: str) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if unit == "B/s":
+        return rate(v)
+    if unit == "s":
+        return duration(v)
+    if unit == "B":
+        return size(v)
+    return count_rate(v, unit)

@@ -1,0 +1,16 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.records import Measurement
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+@pytest.fixture
+def quick_run() -> list[Measurement]:
+    """Records of a real quick run (glusterfs, cephfs, localdir) on the local lab."""
+    lines = (DATA / "quick-run.jsonl").read_text().splitlines()
+    return [Measurement.from_dict(json.loads(line)) for line in lines]

@@ -1,0 +1,99 @@
+from pathlib import Path
+
+import pytest
+
+from harness.config import build_plan, plan_from_file
+from harness.errors import BadInput
+from harness.cli import main
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bench.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_default_plan_is_local_quick_with_every_backend_and_workload():
+    plan = build_plan({})
+    assert plan.environment.name == "local"
+    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir"]
+    assert sorted(w.name for w in plan.workloads) == ["largefile", "smallfile"]
+    assert plan.config.scale == "quick"
+    assert plan.services() == {"ceph", "gluster"}
+
+
+def test_scale_sets_workload_defaults_and_config_overrides_them():
+    plan = build_plan({"scale": "report", "workloads": ["smallfile",
+                       {"name": "largefile", "options": {"sizes": ["64MiB"]}}]})
+    small, large = plan.workloads
+    assert small.options.files == [1024, 5000, 10000]
+    assert small.options.file_size == 40 * 1024
+    assert large.options.sizes == [64 << 20]
+
+
+def test_unknown_key_names_its_path(tmp_path):
+    path = write(tmp_path, "workloads:\n  - name: smallfile\n    options:\n      filez: [10]\n")
+    with pytest.raises(BadInput) as err:
+        plan_from_file(path)
+    assert "workloads[0].options.filez: unknown key" in str(err.value)
+    assert "files" in str(err.value)  # the hint lists what is accepted
+
+
+def test_negative_file_count_names_the_key(tmp_path):
+    path = write(tmp_path, "workloads:\n  - name: smallfile\n    options: {files: [256, -5]}\n")
+    with pytest.raises(BadInput) as err:
+        plan_from_file(path)
+    assert "workloads[0].options.files[1]" in str(err.value)
+    assert "greater than 0" in str(err.value)
+
+
+def test_unknown_top_level_key_and_bad_scale(tmp_path):
+    with pytest.raises(BadInput) as err:
+        plan_from_file(write(tmp_path, "scale: huge\nbackendz: [cephfs]\n"))
+    text = str(err.value)
+    assert "backendz: unknown key" in text
+    assert "scale" in text and "'quick'" in text and "'report'" in text
+
+
+def test_unknown_backend_lists_valid_ones():
+    with pytest.raises(BadInput) as err:
+        build_plan({"backends": ["cephfz"]})
+    assert "unknown backend 'cephfz'" in str(err.value)
+    assert "cephfs, glusterfs, localdir" in str(err.value)
+
+
+def test_yaml_syntax_error_says_where(tmp_path):
+    with pytest.raises(BadInput) as err:
+        plan_from_file(write(tmp_path, "backends: [cephfs\nscale: quick\n"))
+    assert "not valid YAML at line" in str(err.value)
+
+
+def test_sizes_accept_units_and_reject_nonsense():
+    plan = build_plan({"workloads": [{"name": "smallfile", "options": {"file_size": "4KiB"}}]})
+    assert plan.workloads[0].options.file_size == 4096
+    with pytest.raises(BadInput):
+        build_plan({"workloads": [{"name": "largefile", "options": {"sizes": ["lots"]}}]})
+
+
+def test_duplicate_backend_variant_is_refused():
+    with pytest.raises(BadInput) as err:
+        build_plan({"backends": ["cephfs", "cephfs"]})
+    assert "listed twice" in str(err.value)
+
+
+def test_cli_backends_override_keeps_configured_options():
+    plan = build_plan({"backends": [{"name": "localdir", "variant": "x"}, "cephfs"]},
+                      overrides={"backends": ["localdir"]})
+    assert [(b.name, b.variant) for b in plan.backends] == [("localdir", "x")]
+
+
+def test_cli_exit_codes_for_bad_input(tmp_path, capsys):
+    assert main(["run", "--backends", "cephfz", "--results", str(tmp_path)]) == 2
+    assert "valid backends: cephfs, glusterfs, localdir" in capsys.readouterr().err
+    assert main(["check", str(write(tmp_path, "repeat: 0\n"))]) == 2
+    assert "repeat" in capsys.readouterr().err
+    bad_yaml = write(tmp_path, "a: [\n")
+    assert main(["check", str(bad_yaml)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "not valid YAML" in err
+    assert main(["check", str(write(tmp_path, "scale: quick\n"))]) == 0

@@ -1,0 +1,1 @@
+"""Workloads: one module per tool or engine (smallfile, largefile, ...)."""

@@ -1,0 +1,194 @@
+"""Workload ``smallfile``: many small files created, listed with stat (``ls -l``), read back.
+
+The 2014 report timed ``cp`` of 1024-10000 files of ~38 KiB into the mount, ``ls`` of the
+directory and ``cp`` back out. This engine does the same operations with several worker
+processes (no GIL between them), each in its own directory, all started together; it
+times every file operation, so it reports per-operation latency percentiles as well as
+files/s and MiB/s. Caches are dropped (and the FUSE client remounted) before listing and
+before reading, as the report's author rebooted the client.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, PositiveInt, field_validator
+
+from harness.contracts import Options, Target, Workload
+from harness.errors import DfsbenchError
+from harness.records import Measurement
+from harness.stats import percentile
+from harness.units import parse_size
+
+OPERATIONS = ("create", "ls-l", "read")
+
+
+class SmallFileOptions(Options):
+    files: list[PositiveInt] = Field(description="file counts, each the total over all threads")
+    file_size: PositiveInt = Field(description="bytes per file (accepts 40KiB)")
+    threads: PositiveInt = Field(4, le=256)
+    operations: list[str] = Field(list(OPERATIONS))
+    drop_caches: bool = Field(True, description="drop caches and remount before ls-l and read")
+
+    @field_validator("file_size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+    @field_validator("operations")
+    @classmethod
+    def _ops(cls, v: list[str]) -> list[str]:
+        bad = [op for op in v if op not in OPERATIONS]
+        if bad:
+            raise ValueError(f"unknown operation(s) {bad}; allowed: {', '.join(OPERATIONS)}")
+        if ("ls-l" in v or "read" in v) and "create" not in v:
+            raise ValueError("'ls-l' and 'read' need 'create' first")
+        return [op for op in OPERATIONS if op in v]
+
+
+class SmallFile(Workload):
+    name = "smallfile"
+    Options = SmallFileOptions
+    options: SmallFileOptions
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        if scale == "report":
+            return {"files": [1024, 5000, 10000], "file_size": 40 * 1024, "threads": 4}
+        return {"files": [256, 1024], "file_size": 40 * 1024, "threads": 4}
+
+    def cells(self) -> list[dict[str, Any]]:
+        o = self.options
+        return [{"files": n, "file_size": o.file_size, "threads": min(o.threads, n)} for n in o.files]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        top = target.path / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
+        top.mkdir()
+        threads, files, size = cell["threads"], cell["files"], cell["file_size"]
+        per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
+        try:
+            for op in self.options.operations:
+                cache = "none"
+                if op != "create" and self.options.drop_caches:
+                    cache = target.drop_caches()
+                result = run_phase(op, top, per_thread, size)
+                raw = raw_dir / f"smallfile-{files}-{op}.json"
+                raw.write_text(json.dumps({**result, "cache": cache}, indent=1))
+                yield from measurements(op, result, cell, cache, target)
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
+
+
+def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
+                 target: Target) -> Iterator[Measurement]:
+    params = {**cell, "cache": cache}
+    flags: tuple[str, ...] = ("no-cache-drop",) if "no-drop_caches" in cache else ()
+    elapsed = result["elapsed"]
+    lat = result["latencies"]
+
+    def m(metric: str, value: float, unit: str) -> Measurement:
+        return Measurement("smallfile", op, metric, value, unit, params, target.backend,
+                           target.variant, flags=flags)
+
+    yield m("elapsed", elapsed, "s")
+    yield m("files_per_sec", result["files"] / elapsed, "files/s")
+    if op != "ls-l":
+        yield m("throughput", result["bytes"] / elapsed, "B/s")
+    yield m("lat_p50", percentile(lat, 50), "s")
+    yield m("lat_p99", percentile(lat, 99), "s")
+
+
+def run_phase(op: str, top: Path, per_thread: list[int], size: int) -> dict[str, Any]:
+    """Run one operation in parallel worker processes; return timings and latencies."""
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(len(per_thread))
+    pipes, workers = [], []
+    for t, count in enumerate(per_thread):
+        here, there = ctx.Pipe(duplex=False)
+        w = ctx.Process(target=_worker, args=(op, top / f"t{t:02d}", count, size, barrier, there),
+                        daemon=True)
+        w.start()
+        there.close()
+        pipes.append(here)
+        workers.append(w)
+    results = []
+    for pipe, w in zip(pipes, workers):
+        try:
+            results.append(pipe.recv())
+        except EOFError:
+            results.append({"error": f"worker exited with code {w.exitcode}"})
+    for w in workers:
+        w.join()
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        raise DfsbenchError(f"smallfile {op} failed in {top}: {errors[0]}")
+    start = min(r["start"] for r in results)
+    end = max(r["end"] for r in results)
+    latencies = [x for r in results for x in r["lat"]]
+    return {"operation": op, "elapsed": end - start, "files": sum(r["files"] for r in results),
+            "bytes": sum(r["bytes"] for r in results), "latencies": latencies,
+            "threads": [{"files": r["files"], "elapsed": r["end"] - r["start"]} for r in results]}
+
+
+def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection) -> None:
+    try:
+        if op == "create":
+            directory.mkdir()
+        data = os.urandom(size)
+        names = [str(directory / f"f{i:06d}") for i in range(count)]
+        lat: list[float] = []
+        clock = time.perf_counter
+        total = 0
+        barrier.wait(timeout=60)
+        start = clock()
+        if op == "create":
+            flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+            for name in names:
+                t0 = clock()
+                fd = os.open(name, flags, 0o644)
+                written = 0
+                while written < size:
+                    written += os.write(fd, data[written:] if written else data)
+                os.close(fd)
+                lat.append(clock() - t0)
+                total += written
+            files = count
+        elif op == "ls-l":
+            listed = os.listdir(directory)
+            for name in listed:
+                t0 = clock()
+                os.lstat(os.path.join(directory, name))
+                lat.append(clock() - t0)
+            files = len(listed)
+            if files != count:
+                raise RuntimeError(f"listed {files} files in {directory}, expected {count}")
+        else:
+            for name in names:
+                t0 = clock()
+                fd = os.open(name, os.O_RDONLY)
+                got = 0
+                while chunk := os.read(fd, 1 << 20):
+                    got += len(chunk)
+                os.close(fd)
+                lat.append(clock() - t0)
+                if got != size:
+                    raise RuntimeError(f"{name}: read {got} bytes, expected {size}")
+                total += got
+            files = count
+        end = clock()
+        out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat})
+    except BaseException as exc:  # reported to the parent, which raises it
+        barrier.abort()  # release the other workers at once instead of after the timeout
+        out.send({"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        out.close()
