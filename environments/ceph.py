@@ -43,6 +43,7 @@ class CephInfo:
     osds: int
     version: str
     log_dir: str
+    phases: dict[str, float]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -159,6 +160,11 @@ class CephLab:
         self.fsid = str(uuid.uuid4())
         self.mon_port = free_port()
         self._procs: dict[str, tuple[subprocess.Popen[bytes], proc.ProcessId]] = {}
+        self._t0 = time.monotonic()
+        self.phases: dict[str, float] = {}  # phase -> seconds since start when it ended
+
+    def _phase(self, name: str) -> None:
+        self.phases[name] = round(time.monotonic() - self._t0, 2)
 
     # -- files --------------------------------------------------------------------------
     def _write_conf(self) -> None:
@@ -288,9 +294,11 @@ mds_data = {r}/mds/$id
             self._spawn("ceph-mds.a", ["ceph-mds", "-f", "-c", self.conf, "-i", "a",
                                        "--keyring", self.root / "mds/a/keyring"], grace=2)
             osd_uuids = [job.result() for job in osd_jobs]
+        self._phase("mkfs (mon and OSDs in parallel)")
 
         with MonSession(self.conf, self.keyring, self.log_dir / "session.log",
                         connect_timeout=self.timeout) as mon:
+            self._phase("monitor answers")
             # PG states reach the monitor through the mgr every 5 s by default: report
             # every second while we wait for active+clean, then go back to the defaults.
             for who, option in FAST_REPORTING:
@@ -301,6 +309,7 @@ mds_data = {r}/mds/$id
             mon.command("osd pool create", pool="cephfs_metadata", pg_num=self.pg_num)
             mon.command("osd pool create", pool="cephfs_data", pg_num=self.pg_num)
             mon.command("fs new", fs_name="cephfs", metadata="cephfs_metadata", data="cephfs_data")
+            self._phase("OSDs created, pools and file system made")
             self.wait_healthy(mon)
             for who, option in FAST_REPORTING:
                 mon.command("config rm", who=who, name=option)
@@ -308,21 +317,25 @@ mds_data = {r}/mds/$id
                         mon_addr=f"v2:127.0.0.1:{self.mon_port}", fs_name="cephfs",
                         data_pool="cephfs_data", metadata_pool="cephfs_metadata",
                         replicas=self.replicas, osds=self.osds, version=ceph_version(),
-                        log_dir=str(self.log_dir))
+                        log_dir=str(self.log_dir), phases=self.phases)
 
     def wait_healthy(self, mon: MonSession) -> None:
         proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",
                       timeout=self.timeout, interval=0.2, alive=self._died,
                       log=self.log_dir / "ceph-osd.0.log")
+        self._phase("OSDs up")
         proc.wait_for(lambda: mds_active(mon), what="the MDS to become active",
                       timeout=self.timeout, interval=0.2, alive=self._died,
                       log=self.log_dir / "ceph-mds.a.log")
+        self._phase("MDS active")
         proc.wait_for(lambda: pgs_clean(mon, 2 * self.pg_num), what="all PGs active+clean",
                       timeout=self.timeout, interval=0.25, alive=self._died,
                       log=self.log_dir / "ceph-mgr.x.log")
+        self._phase("PGs active+clean (via mgr)")
         proc.wait_for(lambda: health_ok(mon), what="HEALTH_OK",
                       timeout=self.timeout, interval=0.25, alive=self._died,
                       log=self.log_dir / "ceph-mgr.x.log")
+        self._phase("HEALTH_OK")
 
 
 FAST_REPORTING = [("global", "mgr_stats_period"), ("osd", "osd_mon_report_interval")]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 import socket
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ class GlusterInfo:
     socket: str
     version: str
     log_dir: str
+    phases: dict[str, float]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,6 +99,11 @@ class GlusterLab:
         self.run_dir = root / "run"
         self.sock = self.run_dir / "glusterd.socket"
         self.cli = GlusterCli(self.sock, self.log_dir / "cli.log")
+        self._t0 = time.monotonic()
+        self.phases: dict[str, float] = {}
+
+    def _phase(self, name: str) -> None:
+        self.phases[name] = round(time.monotonic() - self._t0, 2)
 
     def up(self) -> GlusterInfo:
         for sub in ("state", "run", "log", "bricks"):
@@ -121,20 +128,24 @@ class GlusterLab:
 
         proc.wait_for(self.cli.answers, what="glusterd to answer its CLI", timeout=self.timeout, interval=0.1,
                       alive=died, log=self.log_dir / "glusterd.log")
+        self._phase("glusterd answers")
         bricks = [f"{host}:{self.root / 'bricks' / f'b{i}'}" for i in range(self.brick_count)]
         # 'force': the bricks are directories on the host's root file system, which
         # Gluster otherwise refuses; that is what a throwaway lab wants.
         self.cli("volume", "create", self.volume, "replica", str(self.replica),
                  "transport", "tcp", *bricks, "force")
+        self._phase("volume created")
         self.cli("volume", "start", self.volume)
         self._record_volume_processes()
         proc.wait_for(self.bricks_online, what=f"all {self.brick_count} bricks online",
                       timeout=self.timeout, interval=0.2, alive=died,
                       log=self.log_dir / "glusterd.log")
+        self._phase("volume started, bricks online")
         vtype = "replicate" if self.brick_count == self.replica else "distributed-replicate"
         return GlusterInfo(host=host, volume=self.volume, volume_type=vtype,
                            replica=self.replica, bricks=bricks, socket=str(self.sock),
-                           version=gluster_version(), log_dir=str(self.log_dir))
+                           version=gluster_version(), log_dir=str(self.log_dir),
+                           phases=self.phases)
 
     def _record_volume_processes(self) -> None:
         """Bricks and the self-heal daemon are started (daemonised) by glusterd; their pid

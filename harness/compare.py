@@ -128,11 +128,18 @@ def smallfile_table(records: Iterable[Measurement]) -> Table | None:
         cells.add(key, m)
     if not keys:
         return None
+    shapes = {(k[2], k[3]) for k in keys}
+    uniform = len(shapes) == 1
     rows = []
     for op, mode in SMALLFILE_MODES:
         for key in sorted(k for k in keys if k[0] == op):
-            rows.append((mode, key, f"{key[1]:,} × {size(key[2])} ({key[3]} thr)"))
-    return _table("Small files: time to write, list and read N files",
+            label = f"{key[1]:,}" if uniform else f"{key[1]:,} × {size(key[2])}, {key[3]} threads"
+            rows.append((mode, key, label))
+    shape = ""
+    if uniform:
+        file_size, threads = next(iter(shapes))
+        shape = f" ({size(file_size)} each, {threads} threads)"
+    return _table(f"Small files{shape}: time to write, list and read N files",
                   cells, rows, [("elapsed", "s", "time"), ("files_per_sec", "files/s", "rate")],
                   ("elapsed", "s"), ["mode", "files"])
 
