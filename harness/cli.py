@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM (e.g. a CI time limit) unwinds like Ctrl-C, so labs and mounts are undone
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
@@ -110,7 +116,11 @@ def cmd_lab(args: argparse.Namespace) -> int:
     if args.action == "up":
         with progress.step(f"lab up in {env.lab_dir}"):
             cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
-            _attach_all(plan, cluster, progress)
+            try:
+                _attach_all(plan, cluster, progress)
+            except BaseException:
+                env.stop()  # half a lab is no lab: undo everything, then report why
+                raise
         _print_status(env.status())
         return 0
     if args.action == "down":
