@@ -153,7 +153,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise _explain(exc) from exc
+        raise BadInput(_explain(exc).message,
+                       hint=f"the config's keys are: {', '.join(Config.model_fields)}") from exc
 
     env_cls = registry.load("environment", config.environment.kind)
     try:
