@@ -72,6 +72,3 @@ class Measurement:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
-
-    def params_key(self) -> str:
-        return json.dumps(self.params, sort_keys=True)

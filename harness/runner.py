@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,26 +55,31 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
     ok = True
     status = "failed"
     try:
-        with progress.step(f"environment '{plan.environment.name}' up ({', '.join(sorted(plan.services())) or 'no services'})"):
-            env_cm = plan.environment.up(plan.services())
-            cluster = env_cm.__enter__()
-        try:
+        with ExitStack() as stack:
+            services = ", ".join(sorted(plan.services())) or "no services"
+            with progress.step(f"environment '{plan.environment.name}' up ({services})"):
+                cluster = stack.enter_context(plan.environment.up(plan.services()))
+            # runs first on the way out (LIFO), so the teardown that follows is announced
+            stack.callback(progress.note, "leaving the lab running" if cluster.reused
+                           else "tearing the environment down …")
             if cluster.reused:
                 progress.note(f"reusing the running lab in {cluster.workdir}")
             before = cluster.ledger.ids()
             workdir = cluster.workdir / "runs" / run_id
             workdir.mkdir(parents=True)
             cluster.ledger.tree(workdir)
-            mine = cluster.ledger.ids() - before
-            try:
-                for rep in range(plan.config.repeat):
-                    for backend in order_for(plan.backends, rep):
+            stack.callback(cluster.ledger.undo, cluster.ledger.ids() - before)
+            for rep in range(plan.config.repeat):
+                for backend in order_for(plan.backends, rep):
+                    try:
                         ok &= _run_backend(plan, store, progress, run_id, rep, backend, cluster, workdir)
-            finally:
-                cluster.ledger.undo(only=mine)
-        finally:
-            with progress.step("environment down" if not cluster.reused else "leaving the lab running"):
-                env_cm.__exit__(None, None, None)
+                    except DfsbenchError as exc:  # attach or detach failed: the others go on
+                        ok = False
+                        progress.note(f"  {exc}")
+                        store.add(Measurement("attach", "cell", "elapsed", None, "s",
+                                              {"error": exc.message[:500]}, backend.name,
+                                              backend.variant, run_id, rep, ("failed",)))
+        progress.note("environment down" if not cluster.reused else "lab left running")
         status = "complete" if ok else "complete-with-failures"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -89,10 +95,10 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
     tag = f"{backend.name}-{backend.variant}"
     scratch = workdir / "scratch"
     scratch.mkdir(exist_ok=True)
-    with progress.step(f"attach {backend.name}/{backend.variant}"):
-        attach_cm = backend.attach(cluster, workdir / tag)
-        target = attach_cm.__enter__()
-    try:
+    with ExitStack() as stack:
+        with progress.step(f"attach {backend.name}/{backend.variant}"):
+            target = stack.enter_context(backend.attach(cluster, workdir / tag))
+        stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         store.add_target(run_id, backend.name, backend.variant, target.description)
         for workload in plan.workloads:
             if target.kind not in workload.accepts:
@@ -112,7 +118,4 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                     store.add(Measurement(workload.name, "cell", "elapsed", None, "s",
                                           {**cell, "error": exc.message[:500]}, backend.name,
                                           backend.variant, run_id, rep, ("failed",)))
-    finally:
-        with progress.step(f"detach {backend.name}/{backend.variant}"):
-            attach_cm.__exit__(None, None, None)
     return ok
