@@ -112,10 +112,11 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                     with progress.step(what):
                         for m in workload.run(target, cell, scratch, raw_dir):
                             store.add(replace(m, run_id=run_id, repeat=rep))
-                except DfsbenchError as exc:
+                except (DfsbenchError, OSError) as exc:  # e.g. ENOTCONN from a dead FUSE client
                     ok = False
-                    progress.note(f"  {exc}")
+                    message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
+                    progress.note(f"  {message}")
                     store.add(Measurement(workload.name, "cell", "elapsed", None, "s",
-                                          {**cell, "error": exc.message[:500]}, backend.name,
+                                          {**cell, "error": message[:500]}, backend.name,
                                           backend.variant, run_id, rep, ("failed",)))
     return ok
