@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness import proc
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger, _unescape
+from harness.ledger import Ledger, read_mounts
 
 FUSE_SUPER_MAGIC = 0x65735546
 
@@ -24,11 +24,9 @@ class MountEntry:
 def find_mount(path: Path) -> MountEntry | None:
     """The last (topmost) /proc/mounts entry for exactly this mount point."""
     found = None
-    with open("/proc/mounts") as mounts:
-        for line in mounts:
-            source, point, fstype, options = line.split()[:4]
-            if _unescape(point) == str(path):
-                found = MountEntry(_unescape(source), _unescape(point), fstype, options)
+    for source, point, fstype, options in read_mounts():
+        if point == str(path):
+            found = MountEntry(source, point, fstype, options)
     return found
 
 

@@ -133,9 +133,15 @@ def _attempt(entry: dict[str, Any]) -> str | None:
         return f"{entry['kind']} {entry.get('path') or entry.get('device')}: {exc}"
 
 
-def mount_points() -> list[str]:
+def read_mounts() -> list[tuple[str, str, str, str]]:
+    """(source, mount point, type, options) of every line of /proc/mounts, unescaped."""
     with open("/proc/mounts") as mounts:
-        return [_unescape(line.split()[1]) for line in mounts]
+        rows = [line.split()[:4] for line in mounts]
+    return [(_unescape(src), _unescape(point), fstype, opts) for src, point, fstype, opts in rows]
+
+
+def mount_points() -> list[str]:
+    return [point for _, point, _, _ in read_mounts()]
 
 
 def is_mounted(path: Path) -> bool:

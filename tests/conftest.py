@@ -6,7 +6,6 @@ import pytest
 from harness.records import Measurement
 
 DATA = Path(__file__).parent / "data"
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 
 @pytest.fixture
