@@ -24,7 +24,8 @@ class LocalDir(Backend):
         base.mkdir(parents=True, exist_ok=True)
         mount = _mount_of(base)
         description = {"system": "local", "client": "kernel", "fs_type": mount.fstype if mount else "?",
-                       "device": mount.source if mount else "?",                        "environment": cluster.environment}
+                       "device": mount.source if mount else "?", "environment": cluster.environment,
+                       "backing": str(base)}
         return Target("path", base, self.name, self.variant, description)
 
 

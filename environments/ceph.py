@@ -44,6 +44,9 @@ class CephInfo:
     version: str
     log_dir: str
     phases: dict[str, float]
+    backing: str = ""  # the directory holding the OSDs' block files (the raw storage)
+    client: str = "admin"
+    settings: dict[str, str] | None = None  # what differs from a stock cluster
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -222,6 +225,10 @@ bluestore_block_size = {self.osd_size}
 bluestore_fsck_on_mkfs = false
 osd_memory_target = {self.osd_memory_target}
 
+[client]
+# one admin socket per client process, so parallel clients (fio, rbd, rados) never clash
+admin_socket = {r}/run/$cluster-$name.$pid.asok
+
 [mds]
 mds_data = {r}/mds/$id
 """
@@ -317,7 +324,12 @@ mds_data = {r}/mds/$id
                         mon_addr=f"v2:127.0.0.1:{self.mon_port}", fs_name="cephfs",
                         data_pool="cephfs_data", metadata_pool="cephfs_metadata",
                         replicas=self.replicas, osds=self.osds, version=ceph_version(),
-                        log_dir=str(self.log_dir), phases=self.phases)
+                        log_dir=str(self.log_dir), phases=self.phases,
+                        backing=str(self.root / "osd-block"),
+                        settings={"osd_memory_target": f"{self.osd_memory_target >> 20} MiB",
+                                  "pg_num": str(self.pg_num), "pg_autoscale_mode": "off",
+                                  "mon_data_avail_warn": "2%",
+                                  "osd_crush_chooseleaf_type": "0 (replicas across OSDs of one host)"})
 
     def wait_healthy(self, mon: MonSession) -> None:
         proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",

@@ -16,6 +16,7 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from harness import proc
@@ -36,6 +37,7 @@ class GlusterInfo:
     version: str
     log_dir: str
     phases: dict[str, float]
+    backing: str = ""  # the directory holding the bricks (the raw storage)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,45 +131,109 @@ class GlusterLab:
         proc.wait_for(self.cli.answers, what="glusterd to answer its CLI", timeout=self.timeout, interval=0.1,
                       alive=died, log=self.log_dir / "glusterd.log")
         self._phase("glusterd answers")
-        bricks = [f"{host}:{self.root / 'bricks' / f'b{i}'}" for i in range(self.brick_count)]
-        # 'force': the bricks are directories on the host's root file system, which
-        # Gluster otherwise refuses; that is what a throwaway lab wants.
-        self.cli("volume", "create", self.volume, "replica", str(self.replica),
-                 "transport", "tcp", *bricks, "force")
+        volume = Volume(self.cli, self.ledger, self.run_dir, self.volume, host,
+                        [self.root / "bricks" / f"b{i}" for i in range(self.brick_count)],
+                        Layout("replicate" if self.brick_count == self.replica else
+                               "distributed-replicate", self.replica), timeout=self.timeout)
+        volume.create()
         self._phase("volume created")
-        self.cli("volume", "start", self.volume)
-        self._record_volume_processes()
-        proc.wait_for(self.bricks_online, what=f"all {self.brick_count} bricks online",
-                      timeout=self.timeout, interval=0.2, alive=died,
-                      log=self.log_dir / "glusterd.log")
+        volume.start(alive=died, log=self.log_dir / "glusterd.log")
         self._phase("volume started, bricks online")
-        vtype = "replicate" if self.brick_count == self.replica else "distributed-replicate"
-        return GlusterInfo(host=host, volume=self.volume, volume_type=vtype,
-                           replica=self.replica, bricks=bricks, socket=str(self.sock),
+        return GlusterInfo(host=host, volume=self.volume, volume_type=volume.layout.kind,
+                           replica=self.replica, bricks=volume.brick_specs, socket=str(self.sock),
                            version=gluster_version(), log_dir=str(self.log_dir),
-                           phases=self.phases)
+                           phases=self.phases, backing=str(self.root / "bricks"))
 
-    def _record_volume_processes(self) -> None:
+
+@dataclass(frozen=True)
+class Layout:
+    """A volume type: ``replicate`` (one replica set, the report's vr33), ``distributed-
+    replicate`` (several sets), or ``disperse`` (erasure coded, ``redundancy`` bricks may
+    fail). The report's ``stripe 3 replica 3`` was removed in Gluster 6; these two are its
+    modern stand-ins."""
+
+    kind: str
+    replica: int = 3
+    redundancy: int = 1
+
+    def create_args(self, bricks: int) -> list[str]:
+        if self.kind == "disperse":
+            if not 0 < self.redundancy < bricks / 2:
+                raise DfsbenchError(f"a disperse volume of {bricks} bricks needs 0 < redundancy < "
+                                    f"{bricks / 2:g}, not {self.redundancy}")
+            return ["disperse", str(bricks), "redundancy", str(self.redundancy)]
+        if bricks % self.replica or (self.kind == "replicate" and bricks != self.replica):
+            raise DfsbenchError(f"{bricks} bricks cannot form a {self.kind} volume of replica "
+                                f"{self.replica}")
+        return ["replica", str(self.replica)] if self.replica > 1 else []
+
+
+class Volume:
+    """One volume on a glusterd we run: created with its bricks, started, its brick
+    processes recorded in the ledger; stopped and deleted again."""
+
+    def __init__(self, cli: GlusterCli, ledger: Ledger, run_dir: Path, name: str, host: str,
+                 bricks: list[Path], layout: Layout, options: dict[str, str] | None = None,
+                 timeout: float = 60) -> None:
+        self.cli, self.ledger, self.run_dir, self.name = cli, ledger, run_dir, name
+        self.host, self.bricks, self.layout = host, bricks, layout
+        self.options = options or {}
+        self.timeout = timeout
+
+    @property
+    def brick_specs(self) -> list[str]:
+        return [f"{self.host}:{b}" for b in self.bricks]
+
+    def create(self) -> None:
+        args = self.layout.create_args(len(self.bricks))
+        for brick in self.bricks:
+            brick.mkdir(parents=True, exist_ok=True)
+        # 'force': the bricks are directories on the host's root file system (and share
+        # one host), which Gluster otherwise refuses; that is what a throwaway lab wants.
+        self.cli("volume", "create", self.name, *args, "transport", "tcp", *self.brick_specs, "force")
+        for key, value in self.options.items():
+            self.cli("volume", "set", self.name, key, str(value))
+
+    def start(self, alive: Callable[[], str | None] | None = None, log: Path | None = None) -> None:
+        self.cli("volume", "start", self.name)
+        self.record_processes()
+        proc.wait_for(lambda: volume_status(self.cli, self.name, len(self.bricks)),
+                      what=f"all {len(self.bricks)} bricks of {self.name} online",
+                      timeout=self.timeout, interval=0.2, alive=alive, log=log)
+
+    def record_processes(self) -> None:
         """Bricks and the self-heal daemon are started (daemonised) by glusterd; their pid
         files under our run directory tell us which processes are ours, and their command
         lines name the control sockets they create outside it, which we remove later."""
-        pid_files = proc.wait_for(lambda: self._pid_files(), what="brick pid files",
-                                  timeout=self.timeout, interval=0.1)
+        def pid_files() -> tuple[bool, list[Path]]:
+            files = self._pid_files(f"vols/{self.name}/*.pid") + self._pid_files("shd/*/*.pid")
+            return len(files) >= len(self.bricks) + 1, files
+
+        self._record(proc.wait_for(pid_files, what=f"pid files of {self.name}'s bricks",
+                                   timeout=self.timeout, interval=0.1))
+
+    def delete(self) -> None:
+        self.cli("volume", "stop", self.name, "force")
+        self.cli("volume", "delete", self.name)
+        # glusterd restarts the self-heal daemon when volumes come and go
+        self._record(self._pid_files("shd/*/*.pid"))
+
+    def _pid_files(self, pattern: str) -> list[Path]:
+        return [f for f in sorted(self.run_dir.glob(pattern)) if f.read_text().strip().isdigit()]
+
+    def _record(self, pid_files: list[Path]) -> None:
+        """Add the live processes these pid files name, unless the ledger has them (it
+        knows a pid by its start time, so an entry for an earlier process is harmless)."""
+        known = {(e["pid"], e.get("start")) for e in self.ledger.entries if e["kind"] == "process"}
         for pid_file in pid_files:
-            pid = int(pid_file.read_text().strip())
+            ident = proc.ProcessId.of(int(pid_file.read_text().strip()))
+            if ident is None or (ident.pid, ident.start_ticks) in known:
+                continue
             name = "glusterfsd" if "vols" in pid_file.parts else "glustershd"
-            args = proc.cmdline(pid)
-            self.ledger.process(pid, f"{name} ({pid_file.stem})", grace=10)
+            args = proc.cmdline(ident.pid)
+            self.ledger.process(ident.pid, f"{name} ({pid_file.stem})", grace=10)
             if "-S" in args:
                 self.ledger.tree(Path(args[args.index("-S") + 1]))
-
-    def _pid_files(self) -> tuple[bool, list[Path]]:
-        files = sorted(self.run_dir.glob("vols/*/*.pid")) + sorted(self.run_dir.glob("shd/*/*.pid"))
-        complete = [f for f in files if f.read_text().strip()]
-        return len(complete) >= self.brick_count + 1, complete
-
-    def bricks_online(self) -> tuple[bool, str]:
-        return volume_status(self.cli, self.volume, self.brick_count)
 
 
 def volume_status(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:

@@ -59,6 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    cmp_.add_argument("--each-repeat", action="store_true",
+                      help="iozone tables per repeat instead of the median over repeats")
+
+    tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
+    parse = sub.add_parser("parse", parents=[results],
+                           help="print a tool output's measurement records as JSON lines")
+    parse.add_argument("tool", metavar="TOOL", help=tools)
+    parse.add_argument("file", type=Path, metavar="FILE")
+
+    imp = sub.add_parser("import", parents=[results], help="store a tool output as a run")
+    imp.add_argument("tool", metavar="TOOL", help=tools)
+    imp.add_argument("file", type=Path, metavar="FILE")
+    imp.add_argument("--backend", required=True, help="the system the output was measured on")
+    imp.add_argument("--variant", default="default")
+    imp.add_argument("--label")
     return p
 
 
@@ -140,7 +155,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
 def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
     """Mount every backend that needs the lab, verified, and keep the mounts with the lab."""
     for backend in plan.backends:
-        if not backend.requires:
+        if not backend.requires or backend.kind != "path":
             continue
         with progress.step(f"mount {backend.name}"):
             # open without detach: the mount belongs to the lab; 'lab down' undoes it
@@ -189,7 +204,51 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     store = _store(args)
     ids = [store.resolve(ref) for ref in args.runs]
-    print(_render(store, ids, args.format), end="" if args.format != "table" else "\n")
+    print(_render(store, ids, args.format, args.each_repeat), end="" if args.format != "table" else "\n")
+    return 0
+
+
+def _parsed(tool: str, file: Path) -> list[Any]:
+    parsers = registry.tools()
+    if tool not in parsers:
+        raise BadInput(f"unknown tool '{tool}'; dfsbench parses: {', '.join(sorted(parsers))}")
+    try:
+        text = file.read_text(errors="replace")
+    except OSError as exc:
+        raise BadInput(f"cannot read {file}: {exc.strerror}") from None
+    records = parsers[tool].parse(text, str(file))
+    if not records:
+        raise BadInput(f"{file}: no {tool} results found in it")
+    return records
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    sys.stdout.write(json_lines(_parsed(args.tool, args.file)))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    import hashlib
+    from dataclasses import replace
+
+    from harness.store import new_run_id
+
+    records = _parsed(args.tool, args.file)
+    store = _store(args)
+    run_id = new_run_id()
+    digest = hashlib.sha256(args.file.read_bytes()).hexdigest()
+    store.begin_run(run_id, {"import": {"tool": args.tool, "file": str(args.file), "sha256": digest}},
+                    digest[:16], {"imported_from": str(args.file.resolve())}, f"import {args.tool}",
+                    args.label)
+    store.add_target(run_id, args.backend, args.variant, {"system": args.backend, "imported": True,
+                                                          "source_file": str(args.file)})
+    raw = store.raw_dir(run_id, "import") / args.file.name
+    raw.write_bytes(args.file.read_bytes())
+    n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
+                       for m in records)
+    store.finish_run(run_id, "complete")
+    print(f"imported {n} measurements from {args.file} as {args.backend}/{args.variant}")
+    print(f"run id: {run_id}")
     return 0
 
 
@@ -209,12 +268,12 @@ def _header(info: RunInfo) -> list[str]:
     return lines
 
 
-def _render(store: Store, ids: list[str], fmt: str) -> str:
+def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False) -> str:
     records = [m for run_id in ids for m in store.measurements(run_id)]
     if fmt == "json":
         return json_lines(records)
     header = [line for run_id in ids for line in _header(store.run(run_id))]
-    built = tables(records)
+    built = tables(records, each_repeat)
     if not built:
         header.append("(no measurements stored for this run)")
     if fmt == "markdown":
@@ -225,7 +284,7 @@ def _render(store: Store, ids: list[str], fmt: str) -> str:
 
 
 COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,
-            "compare": cmd_compare}
+            "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import}
 
 
 if __name__ == "__main__":

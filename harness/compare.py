@@ -16,7 +16,8 @@ from harness.records import FLAGS, Measurement
 from harness.stats import median
 from harness.units import format_value, size
 
-DISPLAY = {"glusterfs": "GlusterFS", "cephfs": "CephFS", "localdir": "local dir"}
+DISPLAY = {"glusterfs": "GlusterFS", "cephfs": "CephFS", "localdir": "local dir", "rbd": "RBD",
+           "rados": "RADOS", "blockdev": "block device"}
 CONTROL = {"localdir"}
 LOWER_IS_BETTER = {"s"}
 
@@ -68,8 +69,8 @@ def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: st
     return f"{name_a if better_a else name_b} {ratio:.1f}× faster"
 
 
-def _cell(value: float | None, unit: str, flags: set[str], seen: set[str]) -> str:
-    text = format_value(value, unit)
+def _cell(value: float | None, unit: str, flags: set[str], seen: set[str], metric: str = "") -> str:
+    text = format_value(value, unit, metric)
     if flags:
         seen.update(flags)
         text += " [" + ",".join(sorted(flags)) + "]"
@@ -85,10 +86,19 @@ def _flag_notes(seen: set[str]) -> list[str]:
     return [f"[{flag}] {FLAGS.get(flag, '')}" for flag in sorted(seen)]
 
 
+WIDE_COLUMNS = 10  # beyond this a side-by-side table stops fitting a terminal
+
+
 def _table(title: str, cells: Cells, rows: list[tuple[str, Any, str]], metrics: list[tuple[str, str, str]],
            verdict_metric: tuple[str, str], row_header: list[str]) -> Table:
-    """rows: (mode label, row key, row label); metrics: (metric, unit, column label)."""
+    """rows: (mode label, row key, row label); metrics: (metric, unit, column label).
+
+    Two systems (plus a control) side by side, as the report did, with a column saying
+    which is better; more systems than fit get one line per system instead, each compared
+    with the first."""
     systems = cells.systems
+    if len(row_header) + len(systems) * len(metrics) + 1 > WIDE_COLUMNS:
+        return _long_table(title, cells, rows, metrics, verdict_metric, row_header)
     pair = _pair(systems)
     columns = list(row_header)
     for s in systems:
@@ -104,13 +114,53 @@ def _table(title: str, cells: Cells, rows: list[tuple[str, Any, str]], metrics: 
         for s in systems:
             for metric, unit, _ in metrics:
                 value, flags = cells.get(key, s, metric)
-                line.append(_cell(value, unit, flags, seen))
+                line.append(_cell(value, unit, flags, seen, metric))
         if pair:
             metric, unit = verdict_metric
             a, _ = cells.get(key, pair[0], metric)
             b, _ = cells.get(key, pair[1], metric)
             line.append(verdict(a, b, unit, system_name(*pair[0]), system_name(*pair[1])))
         out.append(line)
+    return Table(title, columns, out, _flag_notes(seen))
+
+
+def relative(value: float | None, reference: float | None, unit: str) -> str:
+    """'1.8× faster' / '2.2× slower' than the reference, in the metric's direction."""
+    if value is None or reference is None or value <= 0 or reference <= 0:
+        return "—"
+    ratio = max(value, reference) / min(value, reference)
+    if ratio < 1.05:
+        return f"about the same ({ratio:.2f}×)"
+    better = value < reference if unit in LOWER_IS_BETTER else value > reference
+    return f"{ratio:.1f}× {'faster' if better else 'slower'}"
+
+
+def _long_table(title: str, cells: Cells, rows: list[tuple[str, Any, str]],
+                metrics: list[tuple[str, str, str]], verdict_metric: tuple[str, str],
+                row_header: list[str]) -> Table:
+    systems = cells.systems
+    compared = [s for s in systems if s[0] not in CONTROL]
+    reference = compared[0] if compared else systems[0]
+    columns = [*row_header, "system", *[label for _, _, label in metrics],
+               f"vs {system_name(*reference)}"]
+    seen: set[str] = set()
+    out = []
+    previous = None
+    metric, unit = verdict_metric
+    for mode, key, label in rows:
+        ref_value, _ = cells.get(key, reference, metric)
+        for s in systems:
+            if not any(cells.get(key, s, m)[0] is not None or cells.get(key, s, m)[1] for m, _, _ in metrics):
+                continue
+            head = [mode, label] if (mode, label) != previous else ["", ""]
+            previous = (mode, label)
+            line = [*head, system_name(*s)]
+            for m, u, _ in metrics:
+                value, flags = cells.get(key, s, m)
+                line.append(_cell(value, u, flags, seen, m))
+            value, _ = cells.get(key, s, metric)
+            line.append("" if s == reference else relative(value, ref_value, unit))
+            out.append(line)
     return Table(title, columns, out, _flag_notes(seen))
 
 
@@ -138,7 +188,7 @@ def smallfile_table(records: Iterable[Measurement]) -> Table | None:
     shape = ""
     if uniform:
         file_size, threads = next(iter(shapes))
-        shape = f" ({size(file_size)} each, {threads} threads)"
+        shape = f" ({size(file_size)} each, {threads} thread{'s' if threads != 1 else ''})"
     return _table(f"Small files{shape}: time to write, list and read N files",
                   cells, rows, [("elapsed", "s", "time"), ("files_per_sec", "files/s", "rate")],
                   ("elapsed", "s"), ["mode", "files"])
@@ -147,34 +197,178 @@ def smallfile_table(records: Iterable[Measurement]) -> Table | None:
 def largefile_table(records: Iterable[Measurement]) -> Table | None:
     cells = Cells()
     keys = set()
+    labels: dict[Any, str] = {}
     for m in records:
         if m.workload != "largefile" or m.test == "cell":
             continue
         key = (m.test, m.params.get("file_size"))
         keys.add(key)
         cells.add(key, m)
+        if "label" in m.params:  # a reference run's own row label ("2.5G")
+            labels[key] = str(m.params["label"])
     if not keys:
         return None
     rows = []
     for test in ("write", "read"):
         for key in sorted((k for k in keys if k[0] == test), key=lambda k: -(k[1] or 0)):
-            rows.append((test, key, size(key[1])))
+            rows.append((test, key, labels.get(key) or size(key[1])))
     return _table("Large files: copy one file into the mount (write) and back out (read)",
                   cells, rows, [("elapsed", "s", "time"), ("throughput", "B/s", "rate")],
                   ("elapsed", "s"), ["mode", "file size"])
 
 
+IOZONE_COLUMNS = [("write", "write"), ("rewrite", "rewrite"), ("read", "read"), ("reread", "reread"),
+                  ("random_read", "random read"), ("random_write", "random write"),
+                  ("bkwd_read", "bkwd read"), ("record_rewrite", "record rewrite"),
+                  ("stride_read", "stride read"), ("fwrite", "fwrite"), ("frewrite", "frewrite"),
+                  ("fread", "fread"), ("freread", "freread")]
+
+
+def iozone_tables(records: Iterable[Measurement], each_repeat: bool = False) -> list[Table]:
+    """One table per system and mode (and per repeat if asked), in the report's layout:
+    file size KB × record KB → write, rewrite, read, reread, random read, random write,
+    in iozone's KB/s (1024 B/s)."""
+    groups: dict[tuple[Any, ...], Cells] = defaultdict(Cells)
+    for m in records:
+        if m.workload != "iozone" or "file_size" not in m.params or "record_size" not in m.params:
+            continue
+        group = (m.backend, m.variant, bool(m.params.get("direct")),
+                 (m.run_id, m.repeat) if each_repeat else None)
+        groups[group].add((m.params["file_size"], m.params["record_size"], m.test), m)
+    out = []
+    for (backend, variant, direct, rep), cells in groups.items():  # in the order the records came
+        keys = {k for (k, _, _) in cells.values} | {k for (k, _, _) in cells.flags}
+        tests = [(t, label) for t, label in IOZONE_COLUMNS if any(k[2] == t for k in keys)]
+        shapes = sorted({(k[0], k[1]) for k in keys})
+        system = (backend, variant)
+        seen: set[str] = set()
+        rows = []
+        for fsize, rsize in shapes:
+            line = [f"{fsize // 1024}", f"{rsize // 1024}"]
+            for test, _ in tests:
+                value, flags = cells.get((fsize, rsize, test), system, "throughput")
+                text = "—" if value is None else f"{value / 1024:.0f}"
+                if flags:
+                    seen.update(flags)
+                    text += " [" + ",".join(sorted(flags)) + "]"
+                line.append(text)
+            rows.append(line)
+        mode = "O_DIRECT (-I)" if direct else "cached"
+        title = f"iozone on {system_name(backend, variant)}, {mode}, KB/s"
+        if rep is not None:
+            title += f" — run {rep[0]}, repeat {rep[1] + 1}"
+        out.append(Table(title, ["file size KB", "record KB", *[label for _, label in tests]], rows,
+                         _flag_notes(seen)))
+    return out
+
+
+def _rows_table(title: str, records: Iterable[Measurement], workload: str,
+                key_of: Any, label_of: Any, metrics: list[tuple[str, str, str]],
+                verdict_metric: tuple[str, str], row_header: list[str]) -> Table | None:
+    """A side-by-side table (one column group per system) for workloads whose rows are
+    the keys ``key_of`` gives; ``label_of`` turns a key into (mode, label)."""
+    cells = Cells()
+    keys: list[Any] = []
+    for m in records:
+        if m.workload != workload or m.test == "cell":
+            continue
+        key = key_of(m)
+        if key is None:
+            continue
+        if key not in keys:
+            keys.append(key)
+        cells.add(key, m)
+    if not keys:
+        return None
+    rows = [(*label_of(k), ) for k in keys]
+    return _table(title, cells, [(mode, k, label) for k, (mode, label) in zip(keys, rows)], metrics,
+                  verdict_metric, row_header)
+
+
+def fio_table(records: Iterable[Measurement]) -> Table | None:
+    def key(m: Measurement) -> Any:
+        host = m.params.get("host")
+        return (m.test, m.params.get("direction"), host if host not in (None, "all") else "")
+
+    def label(k: Any) -> tuple[str, str]:
+        return k[0], f"{k[1]}" + (f" on {k[2]}" if k[2] else "")
+
+    return _rows_table("fio profiles (aggregate over hosts where there are several)", records, "fio",
+                       key, label, [("iops", "op/s", "IOPS"), ("throughput", "B/s", "rate"),
+                                    ("clat_p99", "s", "p99 lat")],
+                       ("iops", "op/s"), ["job", "direction"])
+
+
+def rados_table(records: Iterable[Measurement]) -> Table | None:
+    return _rows_table("rados bench", records, "rados-bench",
+                       lambda m: (m.test, m.params.get("block_size"), m.params.get("threads")),
+                       lambda k: (k[0], f"{size(k[1] or 0)} × {k[2]} threads"),
+                       [("throughput", "B/s", "rate"), ("iops", "op/s", "IOPS"), ("lat_mean", "s", "mean lat")],
+                       ("throughput", "B/s"), ["phase", "objects"])
+
+
+def rbd_table(records: Iterable[Measurement]) -> Table | None:
+    return _rows_table("rbd bench", records, "rbd-bench",
+                       lambda m: (m.test, m.params.get("io_pattern"), m.params.get("io_size"),
+                                  m.params.get("io_threads")),
+                       lambda k: (k[0], f"{k[1]} {size(k[2] or 0)} × {k[3]} threads"),
+                       [("iops", "op/s", "IOPS"), ("throughput", "B/s", "rate")],
+                       ("throughput", "B/s"), ["io type", "pattern, size"])
+
+
+BASELINE_METRIC = {"rawdisk": ("throughput", "B/s"), "iperf3": ("throughput", "B/s"),
+                   "ioping": ("lat_mean", "s")}
+
+
+def baselines_table(records: Iterable[Measurement]) -> Table | None:
+    picked = [m for m in records if m.workload in BASELINE_METRIC
+              and m.metric == BASELINE_METRIC[m.workload][0]]
+    cells = Cells()
+    keys: list[Any] = []
+    for m in picked:
+        k = (m.workload, m.test, m.params.get("direction") or "")
+        if k not in keys:
+            keys.append(k)
+        # one column per system: the metric name is the same for every row of a workload
+        cells.add(k, Measurement(m.workload, m.test, "value", m.value, m.unit, m.params, m.backend,
+                                 m.variant, m.run_id, m.repeat, m.flags))
+    if not keys:
+        return None
+    systems = cells.systems
+    seen: set[str] = set()
+    rows = []
+    for k in keys:
+        unit = BASELINE_METRIC[k[0]][1]
+        line = [k[0], f"{k[1]} {k[2]}".strip()]
+        for s in systems:
+            value, flags = cells.get(k, s, "value")
+            line.append(_cell(value, unit, flags, seen, BASELINE_METRIC[k[0]][0]))
+        rows.append(line)
+    return Table("Baselines: raw storage under the cluster (rawdisk), network to the server (iperf3), "
+                 "request latency (ioping)", ["tool", "test", *[system_name(*s) for s in systems]],
+                 rows, _flag_notes(seen))
+
+
 def failures_table(records: Iterable[Measurement]) -> Table | None:
-    rows = [[system_name(m.backend, m.variant), m.workload,
-             ", ".join(f"{k}={v}" for k, v in m.params.items() if k != "error"),
-             m.params.get("error", "")]
-            for m in records if m.test == "cell" and m.value is None]
+    rows: list[list[str]] = []
+    for m in records:
+        if m.value is not None:
+            continue
+        cell = ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
+                         for k, v in m.params.items() if k not in ("error", "note"))
+        row = [system_name(m.backend, m.variant), m.workload if m.test == "cell" else f"{m.workload} {m.test}",
+               cell, ",".join(m.flags), m.params.get("error") or m.params.get("note", "")]
+        if row not in rows:
+            rows.append(row)
     if not rows:
         return None
-    return Table("Cells that failed (no value)", ["system", "workload", "cell", "error"], rows,
-                 _flag_notes({"failed"}))
+    flags = {f for row in rows for f in row[3].split(",") if f}
+    return Table("Cells that failed or hung (no value)", ["system", "workload", "cell", "flags", "error"],
+                 rows, _flag_notes(flags))
 
 
-def tables(records: list[Measurement]) -> list[Table]:
-    built = [smallfile_table(records), largefile_table(records), failures_table(records)]
+def tables(records: list[Measurement], each_repeat: bool = False) -> list[Table]:
+    built = [*iozone_tables(records, each_repeat), largefile_table(records), smallfile_table(records),
+             fio_table(records), rados_table(records), rbd_table(records), baselines_table(records),
+             failures_table(records)]
     return [t for t in built if t is not None]

@@ -20,7 +20,12 @@ from harness.contracts import Backend, Environment, Workload
 from harness.errors import BadInput
 
 SCALES = ("quick", "report")
-DEFAULT_BACKENDS = ["glusterfs", "cephfs", "localdir"]
+# every backend; blockdev on its own throwaway loop device, which the default allows
+# workloads to overwrite (a user's device needs its own explicit allow_destructive)
+DEFAULT_BACKENDS: list[dict[str, Any]] = [
+    {"name": "glusterfs"}, {"name": "cephfs"}, {"name": "localdir"}, {"name": "rbd"},
+    {"name": "rados"}, {"name": "blockdev", "options": {"allow_destructive": True}},
+]
 
 
 class _Strict(BaseModel):
@@ -46,7 +51,7 @@ class Config(_Strict):
     environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
     scale: Literal["quick", "report"] = "quick"
     repeat: PositiveInt = 1
-    backends: list[PluginSpec] = Field(default_factory=lambda: [PluginSpec(name=n) for n in DEFAULT_BACKENDS])
+    backends: list[PluginSpec] = Field(default_factory=lambda: [PluginSpec(**d) for d in DEFAULT_BACKENDS])
     workloads: list[PluginSpec] | None = None  # None: every workload the backends support
 
     @field_validator("environment", mode="before")
@@ -129,14 +134,16 @@ def _options_error(exc: ValidationError, prefix: str, model: type[BaseModel]) ->
     return BadInput(bad.message, hint=f"{prefix} accepts: {allowed or '(no options)'}")
 
 
-def _select(configured: Any, names: list[str]) -> list[Any]:
+def _select(configured: Any, names: list[str], defaults: list[dict[str, Any]]) -> list[Any]:
     """``--backends a,b``: keep the config's entries (with their options and variants) for
-    those names, in the order given; a name the config does not mention runs with defaults."""
+    those names, in the order given; a name the config does not mention runs as the
+    built-in default configures it."""
     entries = [_as_spec(x) for x in configured] if isinstance(configured, list) else []
     chosen: list[Any] = []
     for name in names:
         matching = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
-        chosen += matching or [{"name": name}]
+        fallback = [d for d in defaults if d["name"] == name] or [{"name": name}]
+        chosen += matching or fallback
     return chosen
 
 
@@ -148,7 +155,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         if value is None:
             continue
         if key in ("backends", "workloads"):
-            value = _select(data.get(key), value)
+            value = _select(data.get(key), value, DEFAULT_BACKENDS if key == "backends" else [])
         data[key] = value
     try:
         config = Config.model_validate(data)
@@ -177,7 +184,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     if not backends:
         raise BadInput("no backends to run", hint=f"valid backends: {', '.join(registry.names('backend'))}")
 
-    kinds = {b.target_kind for b in backends}
+    kinds = {b.kind for b in backends}
     specs = config.workloads
     if specs is None:
         specs = [PluginSpec(name=n) for n in registry.names("workload")

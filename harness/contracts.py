@@ -55,17 +55,41 @@ class Environment(ABC):
         """Bring up (or reuse) the services; undo exactly what was created on exit."""
 
 
+TARGET_KINDS = ("path", "block", "rbd", "rados")
+
+
 @dataclass
 class Target:
-    """What a backend hands to workloads: a verified mount (kind ``path``) for now."""
+    """What a backend hands to workloads, by kind:
+
+    - ``path``: a verified mount (or a local directory); ``path`` is where to work.
+    - ``block``: a block device; ``info['device']``, and ``info['destructive_ok']``,
+      which only the user's explicit ``allow_destructive: true`` sets.
+    - ``rbd``: an RBD image reached through librbd; ``info`` has pool, image, conf,
+      keyring, client.
+    - ``rados``: a RADOS pool; ``info`` has pool, conf, keyring, client.
+    """
 
     kind: str
-    path: Path
+    path: Path | None
     backend: str
     variant: str
     description: dict[str, Any] = field(default_factory=dict)
     remount: Callable[[], None] | None = None  # a fresh client, its caches gone
     detach: Callable[[], None] | None = None  # undo what open() created
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.backend}/{self.variant}"
+
+    @property
+    def directory(self) -> Path:
+        """Where a file workload works: only ``path`` targets have one."""
+        if self.kind != "path" or self.path is None:
+            from harness.errors import DfsbenchError
+            raise DfsbenchError(f"{self.key} is a {self.kind} target, not a mounted file system")
+        return self.path
 
     def drop_caches(self) -> str:
         """Flush and forget every cache between the workload and the storage.
@@ -74,6 +98,15 @@ class Target:
         """
         from harness import caches
         return caches.drop(self)
+
+    def require_destructive(self, workload: str) -> None:
+        """Refuse to write to a raw device unless the user allowed it in so many words."""
+        if not self.info.get("destructive_ok"):
+            from harness.errors import BadInput
+            raise BadInput(f"{workload} would write to the raw device {self.info.get('device')} "
+                           f"of backend {self.key}, which destroys what is on it",
+                           hint="set 'allow_destructive: true' in that backend's options if "
+                                "its contents may be lost")
 
 
 class Backend(ABC):
@@ -87,6 +120,11 @@ class Backend(ABC):
     def __init__(self, options: Options, variant: str = "default") -> None:
         self.options = options
         self.variant = variant
+
+    @property
+    def kind(self) -> str:
+        """The kind of target this backend, so configured, will hand out."""
+        return self.target_kind
 
     @abstractmethod
     def open(self, cluster: Cluster, workdir: Path) -> Target:
@@ -109,6 +147,7 @@ class Workload(ABC):
 
     name: ClassVar[str]
     accepts: ClassVar[frozenset[str]] = frozenset({"path"})
+    tool: ClassVar[str | None] = None  # the tool whose output 'dfsbench parse TOOL' reads
     Options: ClassVar[type[Options]] = NoOptions
 
     @classmethod
@@ -118,6 +157,15 @@ class Workload(ABC):
 
     def __init__(self, options: Options) -> None:
         self.options = options
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> list[Measurement]:
+        """Records from the text ``tool`` printed (for ``dfsbench parse`` and ``import``)."""
+        raise NotImplementedError(f"workload {cls.name} reads no tool output")
+
+    def supports(self, target: Target) -> bool:
+        """Whether this workload runs on the target (by default: by its kind)."""
+        return target.kind in self.accepts
 
     @abstractmethod
     def cells(self) -> list[dict[str, Any]]:

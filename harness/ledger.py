@@ -85,8 +85,9 @@ class Ledger:
     def undo(self, only: frozenset[str] | None = None) -> list[str]:
         """Undo every entry. Returns problems met (empty when all went well).
 
-        Mounts go first (a busy FUSE mount blocks its daemon), then loop devices, then all
-        processes at once (SIGTERM together, so their shutdowns overlap), then files. Each
+        Mounts and loop devices go first, newest first (a file system on a loop device on a
+        file in a FUSE mount comes apart in that order; a busy FUSE mount blocks its
+        daemon), then all processes at once (SIGTERM together, so their shutdowns overlap), then files. Each
         step is attempted even if an earlier one failed; what was undone leaves the
         ledger, so undo can be run again after fixing a problem.
         """
@@ -98,7 +99,7 @@ class Ledger:
         def each(kind: str) -> list[dict[str, Any]]:
             return [e for e in newest_first if e["kind"] == kind]
 
-        for entry in each("mount") + each("loop"):
+        for entry in [e for e in newest_first if e["kind"] in ("mount", "loop")]:
             problem = _attempt(entry)
             if problem:
                 problems.append(problem)

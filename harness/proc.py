@@ -189,3 +189,75 @@ def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
         if time.monotonic() - start > timeout:
             raise NotReady(what, time.monotonic() - start, str(last), log_tail(log), hint)
         time.sleep(interval)
+
+
+@dataclass
+class ToolRun:
+    """One run of a measuring tool: what it wrote, how it ended, how long it took."""
+
+    argv: list[str]
+    returncode: int | None  # None: killed at its deadline
+    output: str
+    errors: str
+    elapsed: float
+
+    @property
+    def hung(self) -> bool:
+        return self.returncode is None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def problem(self) -> str:
+        """A one-paragraph explanation of a run that did not end well ('' if it did)."""
+        if self.ok:
+            return ""
+        what = (f"passed its deadline after {self.elapsed:.0f} s and was killed" if self.hung
+                else f"exited with code {self.returncode}")
+        tail = "\n".join(line for line in (self.errors or self.output).strip().splitlines()[-6:])
+        return f"{' '.join(self.argv[:6])}{' …' if len(self.argv) > 6 else ''} {what}" + (
+            f":\n{tail}" if tail else "")
+
+
+def run_tool(argv: Sequence[str], *, deadline: float, output: Path,
+             env: Mapping[str, str] | None = None, cwd: Path | None = None,
+             grace: float = 5.0) -> ToolRun:
+    """Run a measuring tool in its own process group, stdout into ``output`` (kept as the
+    raw record), stderr next to it. Past ``deadline`` seconds the whole group gets SIGTERM,
+    then SIGKILL after ``grace``: a hung tool (iozone -I on a stuck client) is recorded
+    with its partial output instead of stopping the run."""
+    argv = [str(a) for a in argv]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    err_path = output.with_name(output.name + ".stderr")
+    start = time.monotonic()
+    with open(output, "wb") as out, open(err_path, "wb") as err:
+        try:
+            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                     start_new_session=True, cwd=cwd,
+                                     env=None if env is None else {**os.environ, **env})
+        except FileNotFoundError as exc:
+            raise DfsbenchError(f"cannot run {argv[0]}: not found") from exc
+        try:
+            returncode: int | None = child.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            returncode = None
+            _kill_group(child, grace)
+        except BaseException:  # Ctrl-C: take the tool down with us
+            _kill_group(child, grace)
+            raise
+    return ToolRun(argv, returncode, output.read_text(errors="replace"),
+                   err_path.read_text(errors="replace"), time.monotonic() - start)
+
+
+def _kill_group(child: subprocess.Popen[bytes], grace: float) -> None:
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            child.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

@@ -62,3 +62,13 @@ def load(kind: str, name: str) -> type:
         raise PluginError(f"{kind} plugin '{name}' ({ep.value}) breaks its contract: "
                           + "; ".join(problems))
     return cls  # type: ignore[no-any-return]
+
+
+def tools() -> dict[str, type[Workload]]:
+    """``dfsbench parse`` tools: the workloads that read a tool's output, by tool name."""
+    found = {}
+    for name in names("workload"):
+        cls = load("workload", name)
+        if getattr(cls, "tool", None):
+            found[cls.tool] = cls
+    return found

@@ -22,7 +22,8 @@ def terminal(tables: list[Table], header: list[str], width: int | None = None) -
         console.print()
         rt = RichTable(title=t.title, title_justify="left", show_lines=False)
         for i, col in enumerate(t.columns):
-            rt.add_column(col, justify="left" if i < 2 or col.endswith(("vs", "error")) else "right",
+            rt.add_column(col, justify="left" if i < 2 or col == "system" or col.startswith("vs ")
+                          or col.endswith(("vs", "error")) else "right",
                           overflow="fold")
         for row in t.rows:
             rt.add_row(*row)

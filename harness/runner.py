@@ -101,7 +101,7 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         store.add_target(run_id, backend.name, backend.variant, target.description)
         for workload in plan.workloads:
-            if target.kind not in workload.accepts:
+            if not workload.supports(target):
                 continue
             raw_dir = store.raw_dir(run_id, f"{tag}-r{rep}", workload.name)
             for cell in workload.cells():

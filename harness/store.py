@@ -129,7 +129,10 @@ class Store:
         return [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
 
     def resolve(self, ref: str) -> str:
-        """A full id, a unique prefix, or ``latest``."""
+        """A full id, a unique prefix, ``latest``, or the name of a reference run."""
+        from harness import reference
+        if ref in reference.names():
+            return ref
         ids = self.run_ids()
         if not ids:
             raise BadInput(f"no runs are stored in {self.root}",
@@ -148,6 +151,9 @@ class Store:
                        hint="give more of the id")
 
     def run(self, run_id: str) -> RunInfo:
+        from harness import reference
+        if run_id in reference.names():
+            return reference.load(run_id)[0]
         row = self.db.execute("SELECT id, started, finished, status, label, source, config,"
                               " config_hash, host FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
@@ -158,6 +164,9 @@ class Store:
                        json.loads(row[8]), targets)
 
     def measurements(self, run_id: str) -> list[Measurement]:
+        from harness import reference
+        if run_id in reference.names():
+            return list(reference.load(run_id)[1])
         rows = self.db.execute(
             "SELECT workload, test, metric, value, unit, params, backend, variant, run_id, repeat,"
             " flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))

@@ -39,13 +39,14 @@ def rate(v: float) -> str:
 
 
 def duration(s: float) -> str:
-    """The report's style: 5'31" for minutes, 0'0.8" below ten seconds, 12.4 ms below 0.1 s."""
+    """The report's style: 5'31" (whole seconds, truncated as the report did), 0'5.5" below
+    ten seconds, 12.4 ms below 0.1 s."""
     if s < 0.1:
         return f"{s * 1000:.1f} ms" if s >= 0.001 else f"{s * 1e6:.0f} µs"
     minutes, seconds = divmod(s, 60)
     if minutes == 0 and seconds < 10:
-        return f"0'{seconds:.1f}\""
-    return f"{int(minutes)}'{int(round(seconds)):02d}\"" if minutes else f"0'{int(round(seconds))}\""
+        return f"0'{math.floor(seconds * 10) / 10:.1f}\""
+    return f"{int(minutes)}'{int(seconds)}\""
 
 
 def count_rate(v: float, unit: str) -> str:
@@ -53,9 +54,20 @@ def count_rate(v: float, unit: str) -> str:
     return f"{v:,.{digits}f} {unit}"
 
 
-def format_value(v: float | None, unit: str) -> str:
+def latency(s: float) -> str:
+    """Request latencies: 211 µs, 55.7 ms, 1.20 s."""
+    if s < 0.001:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1:
+        return f"{s * 1000:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def format_value(v: float | None, unit: str, metric: str = "") -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
+    if unit == "s" and metric.startswith(("lat", "clat")):
+        return latency(v)
     if unit == "B/s":
         return rate(v)
     if unit == "s":

@@ -64,7 +64,7 @@ class LargeFile(Workload):
         tag = uuid.uuid4().hex[:8]
         source = scratch / f"largefile-{size}.src"
         digest = make_source(source, size)
-        remote = target.path / f"dfsbench-largefile-{tag}"
+        remote = target.directory / f"dfsbench-largefile-{tag}"
         back = scratch / f"largefile-{tag}.back"
         params = {"file_size": size, "block_size": bs}
         raw: dict[str, Any] = {"file_size": size, "block_size": bs}

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import Field, PositiveInt, field_validator
 
 from harness.contracts import Options, Target, Workload
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.stats import percentile
 from harness.units import parse_size
@@ -57,8 +57,13 @@ class SmallFileOptions(Options):
 
 class SmallFile(Workload):
     name = "smallfile"
+    tool = "smallfile"
     Options = SmallFileOptions
     options: SmallFileOptions
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> list[Measurement]:
+        return parse(text, source=source)
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
@@ -72,7 +77,7 @@ class SmallFile(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        top = target.path / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
+        top = target.directory / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
         top.mkdir()
         threads, files, size = cell["threads"], cell["files"], cell["file_size"]
         per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
@@ -192,3 +197,29 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         out.send({"error": f"{type(exc).__name__}: {exc}"})
     finally:
         out.close()
+
+
+def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
+    """Records from the smallfile tool's ``--output-json`` (its ``file_size`` is in KiB,
+    ``files_per_thread`` per thread; ``MiBps`` is MiB/s)."""
+    try:
+        doc = json.loads(text)
+        p, r = doc["params"], doc["results"]
+        op, threads = str(p["operation"]), int(p["threads"])
+        file_size = int(p["file_size"]) * 1024
+        files, elapsed = int(r["files"]), float(r["elapsed"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"{source} is not smallfile --output-json output ({type(exc).__name__}: {exc})",
+                       hint="run smallfile_cli.py with --output-json FILE and pass that FILE") from None
+    flags: tuple[str, ...] = ()
+    if r.get("status") not in (None, "Success") or float(r.get("pctFilesDone", 100)) < 100:
+        flags = ("incomplete",)
+    params = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
+              "threads": threads, "files_done": files}
+    out = [Measurement("smallfile", op, "elapsed", elapsed, "s", params, flags=flags),
+           Measurement("smallfile", op, "files_per_sec", float(r["filesPerSec"]), "files/s", params,
+                       flags=flags)]
+    if "MiBps" in r and op not in ("ls-l", "stat", "delete", "rename", "mkdir", "rmdir"):
+        out.append(Measurement("smallfile", op, "throughput", float(r["MiBps"]) * (1 << 20), "B/s",
+                               params, flags=flags))
+    return out

@@ -106,3 +106,75 @@ def test_run_compares_glusterfs_and_cephfs(lab_env, tmp_path):
 
     table = dfsbench("compare", "latest", "--format", "markdown", env=env)
     assert table.returncode == 0 and "| write |" in table.stdout
+
+
+SUITE = """\
+backends:
+  - glusterfs
+  - name: glusterfs
+    variant: disperse
+    options: {layout: disperse}
+  - cephfs
+  - name: cephfs
+    variant: r2
+    options: {replicas: 2}
+  - rbd
+  - name: rbd
+    variant: fs
+    options: {access: filesystem, image_size: 1GiB}
+  - rados
+  - name: blockdev
+    options: {allow_destructive: true, loop_size: 256MiB}
+workloads:
+  - name: iozone
+    options: {file_sizes: [4MiB], record_sizes: [64KiB], modes: [cached, direct]}
+  - name: fio
+    options: {size: 16MiB, runtime_s: 1, profiles: [{name: rr, rw: randread, bs: 4k, iodepth: 4},
+                                                    {name: sw, rw: write, bs: 1m, iodepth: 2}]}
+  - name: rados-bench
+    options: {seconds: 1}
+  - name: rbd-bench
+    options: {io_total: 8MiB, io_sizes: [64KiB], io_patterns: [rand]}
+  - name: rawdisk
+    options: {size: 16MiB}
+  - name: iperf3
+    options: {seconds: 1}
+  - name: ioping
+    options: {count: 3, interval_s: 0.05}
+"""
+
+
+def test_full_suite_on_every_backend(lab_env, tmp_path):
+    lab, env = lab_env
+    config = tmp_path / "suite.yaml"
+    config.write_text(SUITE)
+    run = dfsbench("run", str(config), env=env, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run_id = run.stdout.strip().splitlines()[-1].removeprefix("run id: ")
+    db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
+    rows = db.execute("SELECT backend, variant, workload, test, metric, value, params FROM measurements"
+                      " WHERE run_id=?", (run_id,)).fetchall()
+    assert all(v is not None for *_, v, _ in rows)
+    ran = {(b, var, w) for b, var, w, *_ in rows}
+    path_backends = [("glusterfs", "default"), ("glusterfs", "disperse"), ("cephfs", "default"),
+                     ("cephfs", "r2"), ("rbd", "fs")]
+    for b, var in path_backends:
+        for w in ("iozone", "fio", "ioping", "rawdisk", "iperf3"):
+            assert (b, var, w) in ran, (b, var, w)
+    assert {("rbd", "default", "fio"), ("rbd", "default", "rbd-bench"), ("rados", "default", "rados-bench"),
+            ("blockdev", "default", "fio"), ("blockdev", "default", "ioping")} <= ran
+    engines = {json.loads(p)["ioengine"] for b, var, w, *_, p in rows if (b, var, w) == ("rbd", "default", "fio")}
+    assert engines == {"rbd"}
+    directs = {json.loads(p)["direct"] for b, var, w, *_, p in rows if w == "iozone"}
+    assert directs == {True, False}
+    # the variants are what they claim: a disperse volume and a size-2 pool
+    targets = dict(((b, v), json.loads(d)) for b, v, d in db.execute(
+        "SELECT backend, variant, description FROM targets WHERE run_id=?", (run_id,)))
+    assert targets[("glusterfs", "disperse")]["volume_type"] == "disperse"
+    assert targets[("cephfs", "r2")]["replicas"] == 2
+    assert targets[("rbd", "fs")]["fs_type"] == "ext4"
+    for title in ("iozone on GlusterFS/disperse, O_DIRECT (-I), KB/s", "fio profiles", "rados bench",
+                  "rbd bench", "Baselines"):
+        assert title in run.stdout, title
+    assert_nothing_left(lab, [])
+    assert not [line for line in proc.run(["losetup", "-a"]).stdout.splitlines() if str(lab) in line]

@@ -43,3 +43,22 @@ def test_markdown_and_csv_render_every_row(quick_run):
     assert md.count("\n|") >= 6 + 4 + 4
     csv = csv_text(tables)
     assert csv.splitlines()[0].startswith("table,mode,files,GlusterFS time")
+
+
+def test_report_2014_reference_prints_the_reports_numbers(tmp_path, capsys):
+    from harness.cli import main
+
+    # addressable with an empty results directory
+    assert main(["compare", "report-2014", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for title in ("iozone on GlusterFS/sr33, cached, KB/s", "iozone on GlusterFS/sr33, O_DIRECT (-I), KB/s",
+                  "iozone on GlusterFS/vr33, cached, KB/s", "iozone on CephFS, cached, KB/s"):
+        assert title in out
+    # cells as the report printed them: iozone KB/s, copy times truncated to seconds
+    for cell in ("16996", "11943", "19587", "5'31\"", "2'27\"", "4'11\"", "1'9\"", "0'0.8\"",
+                 "0'27\"", "3'15\"", "5'21\"", "2'8\"", "0'0.5\"", "0'23\""):
+        assert cell in out, cell
+    assert "hung" in out  # iozone -I on the Ceph client
+    assert main(["compare", "report-2014", "--each-repeat", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "224863" in out and "83904" in out  # the two Ceph runs, each as printed

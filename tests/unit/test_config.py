@@ -16,8 +16,14 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_default_plan_is_local_quick_with_every_backend_and_workload():
     plan = build_plan({})
     assert plan.environment.name == "local"
-    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir"]
-    assert sorted(w.name for w in plan.workloads) == ["largefile", "smallfile"]
+    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir", "rbd", "rados",
+                                               "blockdev"]
+    assert sorted(w.name for w in plan.workloads) == [
+        "fio", "ioping", "iozone", "iperf3", "largefile", "rados-bench", "rawdisk", "rbd-bench",
+        "smallfile"]
+    # the default's own loop device may be overwritten; a user's device needs saying so
+    blockdev = plan.backends[-1]
+    assert blockdev.options.allow_destructive and blockdev.options.device is None
     assert plan.config.scale == "quick"
     assert plan.services() == {"ceph", "gluster"}
 
@@ -89,7 +95,7 @@ def test_cli_backends_override_keeps_configured_options():
 
 def test_cli_exit_codes_for_bad_input(tmp_path, capsys):
     assert main(["run", "--backends", "cephfz", "--results", str(tmp_path)]) == 2
-    assert "valid backends: cephfs, glusterfs, localdir" in capsys.readouterr().err
+    assert "valid backends: blockdev, cephfs, glusterfs, localdir, rados, rbd" in capsys.readouterr().err
     assert main(["check", str(write(tmp_path, "repeat: 0\n"))]) == 2
     assert "repeat" in capsys.readouterr().err
     bad_yaml = write(tmp_path, "a: [\n")

@@ -18,11 +18,12 @@ def test_parse_size_rejects_garbage():
 
 def test_report_style_durations():
     # the 2014 report's own cells: 5'31", 2'27", 0'34", 0'5", 0'0.8"
-    assert duration(331.654) == "5'32\""
-    assert duration(147.543) == "2'28\""
+    assert duration(331.654) == "5'31\""
+    assert duration(147.543) == "2'27\""
+    assert duration(128.483) == "2'8\""
     assert duration(34.378) == "0'34\""
     assert duration(5.543) == "0'5.5\""
-    assert duration(0.892) == "0'0.9\""
+    assert duration(0.892) == "0'0.8\""
     assert duration(0.0124) == "12.4 ms"
 
 

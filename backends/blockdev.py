@@ -1,0 +1,96 @@
+"""Backend ``blockdev``: a raw block device — one the user names (like the cloud disk of
+seed 002), or by default a loop device on a sparse file that dfsbench creates and removes.
+
+Writing to a raw device destroys what is on it, so every workload that writes refuses
+unless the backend's options say ``allow_destructive: true``. A device that is mounted
+is refused outright.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, PositiveInt, field_validator
+
+from harness import proc
+from harness.contracts import Backend, Cluster, Options, Target
+from harness.errors import BadInput
+from harness.ledger import read_mounts
+from harness.units import parse_size
+
+
+class BlockdevOptions(Options):
+    device: Path | None = Field(None, description="a block device, e.g. /dev/vdb (default: a "
+                                "loop device on a file dfsbench creates)")
+    loop_size: PositiveInt = Field(4 << 30, description="size of the default loop device's file")
+    allow_destructive: bool = Field(False, description="let workloads write to the raw device")
+
+    @field_validator("loop_size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+
+class Blockdev(Backend):
+    name = "blockdev"
+    target_kind = "block"
+    Options = BlockdevOptions
+    options: BlockdevOptions
+
+    def open(self, cluster: Cluster, workdir: Path) -> Target:
+        o = self.options
+        description: dict[str, Any] = {"system": "block device", "environment": cluster.environment}
+        mine: frozenset[str] = frozenset()
+        if o.device is None:
+            proc.require_tool("losetup", "mount")
+            workdir.mkdir(parents=True, exist_ok=True)
+            backing = workdir / "blockdev.img"
+            before = cluster.ledger.ids()
+            cluster.ledger.tree(backing)
+            with open(backing, "wb") as f:
+                f.truncate(o.loop_size)
+            device = proc.run(["losetup", "--find", "--show", "--direct-io=on", str(backing)]).stdout.strip()
+            cluster.ledger.loop(device)
+            mine = cluster.ledger.ids() - before
+            description.update({"device": device, "client": "loop device on a sparse file",
+                                "backing": str(workdir), "size": o.loop_size})
+        else:
+            device = str(o.device)
+            check_device(o.device)
+            description.update({"device": device, "client": "kernel block device",
+                                "size": _device_size(o.device)})
+
+        def detach() -> None:
+            if mine:
+                cluster.ledger.undo(only=mine)
+
+        return Target("block", None, self.name, self.variant, description, detach=detach,
+                      info={"device": device, "destructive_ok": o.allow_destructive})
+
+
+def check_device(device: Path) -> None:
+    try:
+        mode = os.stat(device).st_mode
+    except FileNotFoundError:
+        raise BadInput(f"block device {device} does not exist") from None
+    if not stat.S_ISBLK(mode):
+        raise BadInput(f"{device} is not a block device",
+                       hint="for a directory use the 'localdir' backend")
+    real = os.path.realpath(device)
+    for source, point, _, _ in read_mounts():
+        if os.path.realpath(source) == real or (source.startswith(real) and
+                                                re.fullmatch(r"p?\d+", source[len(real):])):
+            raise BadInput(f"{device} is mounted at {point}; dfsbench will not write under a file system",
+                           hint="unmount it first, or choose another device")
+
+
+def _device_size(device: Path) -> int:
+    name = os.path.basename(os.path.realpath(device))
+    try:
+        return int(Path(f"/sys/class/block/{name}/size").read_text()) * 512
+    except (OSError, ValueError):
+        return 0

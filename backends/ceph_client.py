@@ -1,0 +1,117 @@
+"""The Ceph command-line clients as a backend sees them: the cluster's conf, keyring and
+client name on every call, and the pool life cycle (create with a replica size, wait
+until its placement groups are active+clean, delete)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from pydantic import Field
+
+from harness import proc
+from harness.contracts import Cluster, Options
+from harness.errors import DfsbenchError
+
+
+class PoolOptions(Options):
+    pool: str | None = Field(None, description="use this existing pool (never deleted) instead of "
+                             "creating one")
+    replicas: int | None = Field(None, ge=1, le=12, description="size of the pool dfsbench creates "
+                                 "(default: the cluster's)")
+    pg_num: int = Field(16, ge=1, le=4096)
+
+
+def mon_host(info: dict[str, Any]) -> str:
+    """The monitor's host from an address like ``v2:127.0.0.1:3300``."""
+    addr = str(info.get("mon_addr", ""))
+    return addr.removeprefix("v2:").removeprefix("v1:").rsplit(":", 1)[0].strip("[]")
+
+
+class CephCli:
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.info = info
+        self.conf, self.keyring = info["conf"], info["keyring"]
+        self.client = info.get("client", "admin")
+
+    @classmethod
+    def of(cls, cluster: Cluster, backend: str) -> CephCli:
+        info = cluster.services.get("ceph")
+        if info is None:
+            raise DfsbenchError(f"backend '{backend}' needs a Ceph cluster, and this environment has none")
+        return cls(info)
+
+    def args(self) -> list[str]:
+        return ["-c", self.conf, "--keyring", self.keyring, "--id", self.client]
+
+    def env(self) -> dict[str, str]:
+        """For tools that take no -c (fio's rbd engine): librados reads these."""
+        return {"CEPH_CONF": self.conf, "CEPH_ARGS": f"--keyring {self.keyring} --id {self.client}"}
+
+    def run(self, tool: str, *args: str, timeout: float = 120) -> str:
+        return proc.run([tool, *self.args(), *args], timeout=timeout).stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run("ceph", *args, "--format", "json") or "null")
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": "ceph", "version": self.info.get("version"), "osds": self.info.get("osds"),
+                "server_host": mon_host(self.info), "backing": self.info.get("backing"),
+                "cluster_settings": self.info.get("settings")}
+
+    def target_info(self, **extra: Any) -> dict[str, Any]:
+        return {"conf": self.conf, "keyring": self.keyring, "client": self.client, **extra}
+
+
+class Pool:
+    """A pool a backend uses: created (and later deleted) by us unless the user named one."""
+
+    def __init__(self, cli: CephCli, options: PoolOptions, purpose: str, application: str,
+                 timeout: float = 120) -> None:
+        self.cli, self.options, self.application, self.timeout = cli, options, application, timeout
+        self.owned = options.pool is None
+        self.name = options.pool or f"dfsbench-{purpose}-{secrets.token_hex(3)}"
+        self.size = 0
+
+    def create(self) -> None:
+        o = self.options
+        if not self.owned:
+            pools = self.cli.json("osd", "pool", "ls")
+            if self.name not in pools:
+                raise DfsbenchError(f"pool '{self.name}' does not exist in this cluster",
+                                    hint=f"existing pools: {', '.join(pools) or 'none'}")
+        else:
+            self.cli.run("ceph", "osd", "pool", "create", self.name, str(o.pg_num), str(o.pg_num),
+                         "replicated")
+            try:
+                if o.replicas is not None:
+                    self.cli.run("ceph", "osd", "pool", "set", self.name, "size", str(o.replicas),
+                                 "--yes-i-really-mean-it")
+                    self.cli.run("ceph", "osd", "pool", "set", self.name, "min_size",
+                                 str(max(1, o.replicas - 1)))
+                self.cli.run("ceph", "osd", "pool", "application", "enable", self.name,
+                             self.application)
+                proc.wait_for(self.clean, what=f"pool {self.name}'s placement groups active+clean",
+                              timeout=self.timeout, interval=0.5)
+            except BaseException:
+                self.delete()
+                raise
+        self.size = int(self.cli.json("osd", "pool", "get", self.name, "size")["size"])
+
+    def clean(self) -> tuple[bool, str]:
+        data = self.cli.json("pg", "ls-by-pool", self.name)
+        stats = data.get("pg_stats", []) if isinstance(data, dict) else data or []
+        states = [pg.get("state", "") for pg in stats]
+        good = sum(1 for s in states if s == "active+clean")
+        return bool(states) and good == len(states), f"{good} of {len(states)} PGs active+clean"
+
+    def delete(self) -> None:
+        if self.owned:
+            self.cli.run("ceph", "osd", "pool", "delete", self.name, self.name,
+                         "--yes-i-really-really-mean-it")
+
+    def describe(self) -> dict[str, Any]:
+        return {"pool": self.name, "pool_size": self.size, "pool_created_by_dfsbench": self.owned,
+                "pg_num": self.options.pg_num if self.owned else None}
+

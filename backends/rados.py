@@ -1,0 +1,32 @@
+"""Backend ``rados``: a RADOS pool, the target of ``rados bench``.
+
+dfsbench creates the pool (with the replica size asked for) and deletes it afterwards,
+unless ``pool`` names an existing one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backends.ceph_client import CephCli, Pool, PoolOptions
+from harness import proc
+from harness.contracts import Backend, Cluster, Target
+
+
+class Rados(Backend):
+    name = "rados"
+    requires = frozenset({"ceph"})
+    target_kind = "rados"
+    Options = PoolOptions
+    options: PoolOptions
+
+    def open(self, cluster: Cluster, workdir: Path) -> Target:
+        proc.require_tool("rados", "ceph-common")
+        cli = CephCli.of(cluster, self.name)
+        pool = Pool(cli, self.options, "rados", "benchmark")
+        pool.create()
+        info = cli.target_info(pool=pool.name)
+        description = {**cli.describe(), "client": "librados", "replicas": pool.size,
+                       "environment": cluster.environment, **pool.describe()}
+        return Target("rados", None, self.name, self.variant, description,
+                      detach=pool.delete, info=info)

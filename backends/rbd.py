@@ -1,0 +1,157 @@
+"""Backend ``rbd``: an RBD image in a pool.
+
+``access: librbd`` (the default) hands the image itself to workloads that speak librbd:
+fio's ``rbd`` ioengine and ``rbd bench`` (as in the Ceph test notes, seed 000 §2.3-2.4).
+
+``access: filesystem`` puts a file system on the image for the file workloads. These
+machines have no kernel RBD module, so the image is exposed as a file by ``rbd-fuse``,
+attached to a loop device, formatted (ext4 or xfs) and mounted — the user-space stand-in
+for ``rbd map`` + ``mkfs`` + ``mount``. Dropping caches takes the whole chain down and
+up again, so librbd's own cache inside rbd-fuse goes too.
+
+Everything created (pool, image, rbd-fuse process and mount, loop device, mount) is in
+the ledger or undone by ``detach``, newest first.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, field_validator
+
+from backends.ceph_client import CephCli, Pool, PoolOptions
+from backends.mounts import FuseClient, verify_mount
+from harness import proc
+from harness.contracts import Backend, Cluster, Target
+from harness.errors import DfsbenchError
+from harness.ledger import Ledger
+from harness.units import parse_size
+
+
+class RbdOptions(PoolOptions):
+    image_size: PositiveInt = Field(8 << 30, description="size of the image (accepts 8GiB)")
+    access: Literal["librbd", "filesystem"] = Field("librbd", description="librbd: the image "
+                                                    "itself (fio rbd engine, rbd bench); "
+                                                    "filesystem: mkfs + mount for file workloads")
+    fs: Literal["ext4", "xfs"] = "ext4"
+
+    @field_validator("image_size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+
+class Rbd(Backend):
+    name = "rbd"
+    requires = frozenset({"ceph"})
+    target_kind = "rbd"
+    Options = RbdOptions
+    options: RbdOptions
+
+    @property
+    def kind(self) -> str:
+        return "path" if self.options.access == "filesystem" else "rbd"
+
+    def open(self, cluster: Cluster, workdir: Path) -> Target:
+        proc.require_tool("rbd", "ceph-common")
+        cli = CephCli.of(cluster, self.name)
+        pool = Pool(cli, self.options, "rbd", "rbd")
+        pool.create()
+        image = f"dfsbench-{secrets.token_hex(3)}"
+        undo: list[Any] = [pool.delete]
+
+        def detach() -> None:
+            problems = []
+            for step in reversed(undo):
+                try:
+                    step()
+                except DfsbenchError as exc:
+                    problems.append(exc.message)
+            undo.clear()
+            if problems:
+                raise DfsbenchError("could not detach rbd cleanly: " + "; ".join(problems))
+
+        try:
+            cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{self.options.image_size >> 20}M")
+            undo.append(lambda: cli.run("rbd", "rm", "--no-progress", f"{pool.name}/{image}", timeout=600))
+            description = {**cli.describe(), "client": "librbd", "replicas": pool.size,
+                           "image": image, "image_size": self.options.image_size,
+                           "access": self.options.access, "environment": cluster.environment,
+                           **pool.describe()}
+            if self.options.access == "librbd":
+                return Target("rbd", None, self.name, self.variant, description, detach=detach,
+                              info=cli.target_info(pool=pool.name, image=image))
+            fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
+            fs.up(mkfs=True)
+            undo.append(fs.down)
+            description.update(fs.describe())
+            return Target("path", fs.mountpoint, self.name, self.variant, description,
+                          remount=fs.remount, detach=detach)
+        except BaseException:
+            detach()
+            raise
+
+
+class RbdFilesystem:
+    """rbd-fuse → loop device → ext4/xfs → mount, and back down."""
+
+    def __init__(self, ledger: Ledger, cli: CephCli, pool: str, image: str, workdir: Path,
+                 fs: str) -> None:
+        self.ledger, self.cli, self.pool, self.image, self.fs = ledger, cli, pool, image, fs
+        self.fuse_dir = workdir / "rbd-fuse"
+        self.mountpoint = workdir / "rbdfs"
+        self.fuse = FuseClient(ledger, self.fuse_dir,
+                               ["rbd-fuse", *cli.args(), "-p", pool, "-r", image, "-f",
+                                str(self.fuse_dir)],
+                               "fuse.rbd-fuse", workdir / "log" / "rbd-fuse.log")
+        self._mine: frozenset[str] = frozenset()
+        self.device = ""
+
+    def up(self, mkfs: bool) -> None:
+        proc.require_tool("rbd-fuse", "rbd-fuse")
+        proc.require_tool("losetup", "mount")
+        self.fuse.mount()
+        before = self.ledger.ids()
+        try:
+            image_file = self.fuse_dir / self.image
+            if not image_file.exists():
+                raise DfsbenchError(f"rbd-fuse does not show image {self.image} in {self.fuse_dir}")
+            self.device = proc.run(["losetup", "--find", "--show", "--direct-io=on",
+                                    str(image_file)]).stdout.strip()
+            self.ledger.loop(self.device)
+            if mkfs:
+                if self.fs == "xfs":
+                    proc.run(["mkfs.xfs", "-q", "-f", "-K", self.device], timeout=600)
+                else:
+                    proc.run(["mkfs.ext4", "-q", "-F", "-E",
+                              "lazy_itable_init=0,lazy_journal_init=0,nodiscard", self.device],
+                             timeout=600)
+            self.mountpoint.mkdir(parents=True, exist_ok=True)
+            proc.run(["mount", "-t", self.fs, self.device, str(self.mountpoint)])
+            self.ledger.mount(self.mountpoint)
+            verify_mount(self.mountpoint, self.fs)
+        except BaseException:
+            self._mine = self.ledger.ids() - before
+            self.down()
+            raise
+        self._mine = self.ledger.ids() - before
+
+    def down(self) -> None:
+        problems = self.ledger.undo(only=self._mine)
+        self._mine = frozenset()
+        self.fuse.unmount()
+        if problems:
+            raise DfsbenchError("could not take the rbd file system down: " + "; ".join(problems))
+
+    def remount(self) -> None:
+        self.down()
+        self.up(mkfs=False)
+
+    def describe(self) -> dict[str, Any]:
+        dio = Path(f"/sys/block/{Path(self.device).name}/loop/dio")
+        return {"client": "rbd-fuse + loop device", "fs_type": self.fs,
+                "loop_direct_io": dio.read_text().strip() == "1" if dio.exists() else None,
+                "note": "no kernel RBD module here: the image is a file exposed by rbd-fuse, "
+                        "attached to a loop device"}

@@ -1,0 +1,200 @@
+"""Parsers on real tool outputs: captured here from fio 3.33, iozone 3.489, rados/rbd bench
+16.2, ioping 1.3 and iperf3 3.12 on a lab, the smallfile samples, and the older outputs
+transcribed in the seed documents (fio 3.28, iozone 3.397/3.408, rados bench)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.errors import BadInput
+from workloads import baselines, fio, iozone, rados_bench, rbd_bench, smallfile
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TOOLS, SEED = DATA / "tools", DATA / "seed"
+
+
+def text(path: Path) -> str:
+    return path.read_text()
+
+
+def pick(records, **want):
+    found = [m for m in records if all((getattr(m, k, None) if k in ("test", "metric") else
+                                        m.params.get(k)) == v for k, v in want.items())]
+    assert len(found) == 1, (want, found)
+    return found[0]
+
+
+# ---------------------------------------------------------------- iozone
+
+def test_iozone_3489_cached_report_in_bytes_per_second():
+    records = iozone.parse(text(TOOLS / "iozone-cached.txt"))
+    assert len(records) == 2 * 2 * 6  # 2 file sizes × 2 record sizes × 6 tests
+    w = pick(records, test="write", file_size=16 << 20, record_size=4096)
+    assert w.value == 38886 * 1024 and w.unit == "B/s" and w.params["direct"] is False
+
+
+def test_iozone_3489_direct_sets_direct():
+    records = iozone.parse(text(TOOLS / "iozone-direct.txt"))
+    assert {m.params["direct"] for m in records} == {True}
+    assert pick(records, test="random_write", file_size=32 << 20, record_size=64 << 10).value == 25806 * 1024
+
+
+def test_iozone_every_test_name_maps():
+    records = iozone.parse(text(TOOLS / "iozone-all-tests.txt"))
+    assert {m.test for m in records} == set(iozone.TEST_NAMES)
+
+
+def test_iozone_partial_table_of_a_hung_run_keeps_finished_rows():
+    full = text(TOOLS / "iozone-direct.txt")
+    cut = full[:full.index("           32768       4")]  # killed while the 32 MiB rows ran
+    records = iozone.parse(cut, tests=[0, 1, 2])
+    assert {m.params["file_size"] for m in records} == {16 << 20}
+    assert pick(records, test="reread", record_size=64 << 10).value == 190360 * 1024
+
+
+@pytest.mark.parametrize("name, first, last", [
+    ("iozone-3.408-gluster-sr33-cached.txt", 16996, 38224),
+    ("iozone-3.408-gluster-sr33-direct.txt", 11943, 19191),
+    ("iozone-3.408-gluster-vr33-cached.txt", 19587, 38215),
+    ("iozone-3.397-ceph-cached.txt", 224863, 15204),
+    ("iozone-3.397-ceph-cached-2.txt", 83904, 18511),
+])
+def test_iozone_seed_transcriptions(name, first, last):
+    records = iozone.parse(text(SEED / name))
+    assert len(records) == 4 * 3 * 6
+    assert pick(records, test="write", file_size=128 << 20, record_size=4096).value == first * 1024
+    assert pick(records, test="random_write", file_size=1 << 30, record_size=64 << 10).value == last * 1024
+    assert {m.params["direct"] for m in records} == {"direct" in name}
+
+
+def test_iozone_rejects_other_text():
+    with pytest.raises(BadInput, match="does not look like iozone"):
+        iozone.parse("hello\nworld\n")
+
+
+# ---------------------------------------------------------------- fio
+
+def test_fio_json_and_json_plus_give_the_same_metrics():
+    for name in ("fio-json.json", "fio-jsonplus.json"):
+        records = fio.parse(text(TOOLS / name))
+        assert {m.metric for m in records} == {"throughput", "iops", "lat_mean", "clat_p50", "clat_p99",
+                                              "clat_p99.9"}
+        assert {m.test for m in records} == {"randread-4k-qd16"}
+        iops = pick(records, metric="iops")
+        assert iops.params == {"rw": "randread", "bs": 4096, "iodepth": 16, "numjobs": 1,
+                               "ioengine": "libaio", "direct": True, "direction": "read"}
+    p99 = pick(fio.parse(text(TOOLS / "fio-json.json")), metric="clat_p99")
+    assert p99.value == pytest.approx(0.008454144) and p99.unit == "s"
+
+
+def test_fio_mixed_jobs_each_direction_and_instance():
+    records = fio.parse(text(TOOLS / "fio-jsonplus-mixed.json"))
+    randrw = [m for m in records if m.test == "randrw" and m.metric == "iops"]
+    assert sorted((m.params["direction"], m.params.get("instance", 1)) for m in randrw) == [
+        ("read", 1), ("read", 2), ("write", 1), ("write", 2)]
+    seq = pick(records, test="seqwrite", metric="throughput")
+    assert seq.params["bs"] == 1 << 20 and seq.params["direction"] == "write"
+
+
+def test_fio_rbd_engine():
+    records = fio.parse(text(TOOLS / "fio-rbd.json"))
+    iops = pick(records, metric="iops")
+    assert iops.params["ioengine"] == "rbd" and iops.value == pytest.approx(4444.40367)
+
+
+@pytest.mark.parametrize("name", ["fio-clientserver.json", "fio-clientserver-jsonplus.json"])
+def test_fio_client_server_per_host_and_aggregate(name):
+    records = fio.parse(text(TOOLS / name))
+    iops = [m for m in records if m.metric == "iops"]
+    hosts = {m.params["host"]: m.value for m in iops}
+    assert set(hosts) == {"127.0.0.2", "127.0.0.3", "all"}
+    assert hosts["all"] == pytest.approx(hosts["127.0.0.2"] + hosts["127.0.0.3"], rel=0.01)
+    agg = pick(records, metric="iops", host="all")
+    assert agg.test == "cs-randread" and agg.params["rw"] == "randread" and agg.params["iodepth"] == 8
+
+
+def test_fio_text_output_is_refused_with_a_hint():
+    with pytest.raises(BadInput, match="no fio JSON") as exc:
+        fio.parse("randread: (g=0): rw=randread, bs=(R) 4096B-4096B\nfio-3.28\n")
+    assert "--output-format=json" in exc.value.hint
+
+
+# ---------------------------------------------------------------- rados bench, rbd bench
+
+def test_rados_bench_16_write_seq_rand_in_mib():
+    w = rados_bench.parse(text(TOOLS / "rados-write.txt"), mode="write")
+    assert pick(w, metric="throughput").value == pytest.approx(232.428 * (1 << 20))
+    assert pick(w, metric="iops").value == 58 and pick(w, metric="lat_mean").value == 0.27195
+    seq = rados_bench.parse(text(TOOLS / "rados-seq.txt"), source="rados-seq.txt")
+    assert {m.test for m in seq} == {"seq"}
+    rand = rados_bench.parse(text(TOOLS / "rados-rand.txt"), source="rados-rand.txt")
+    assert {m.test for m in rand} == {"rand"}
+
+
+def test_rados_bench_seed_session_with_three_runs():
+    records = rados_bench.parse(text(SEED / "rados-bench-seed000.txt"))
+    assert [m.test for m in records if m.metric == "throughput"] == ["write", "seq", "rand"]
+    assert pick(records, test="seq", metric="throughput").value == pytest.approx(187.019 * (1 << 20))
+    assert pick(records, test="rand", metric="lat_min").value == 0.00127024
+
+
+def test_rbd_bench_16_uses_ops_times_io_size():
+    records = rbd_bench.parse(text(TOOLS / "rbd-bench-write.txt"))
+    t = pick(records, metric="throughput")
+    assert t.value == pytest.approx(3663.68 * 4096)
+    assert t.params["io_pattern"] == "rand" and t.params["io_threads"] == 16
+
+
+def test_rbd_bench_seed_lines_without_header():
+    records = rbd_bench.parse(text(SEED / "rbd-bench-seed000.txt"))
+    assert [m.value for m in records if m.metric == "iops"] == [8063.03, 7064.55, 7226.28]
+    assert {m.params["io_size"] for m in records} == {4096}  # 5 GiB / 1310720 ops
+
+
+# ---------------------------------------------------------------- smallfile, baselines
+
+def test_smallfile_json_samples():
+    create = smallfile.parse(text(TOOLS / "smallfile-cephfs-create.json"))
+    assert pick(create, metric="files_per_sec").value == pytest.approx(865.557, rel=1e-5)
+    assert pick(create, metric="elapsed").params == {"files": 512, "file_size": 40960, "threads": 2,
+                                                     "files_done": 512}
+    read = smallfile.parse(text(TOOLS / "smallfile-gluster-read.json"))
+    assert {m.test for m in read} == {"read"}
+
+
+def test_ioping_and_iperf3():
+    lat = baselines.parse_ioping(text(TOOLS / "ioping-cephfs.json"))
+    assert pick(lat, metric="lat_mean").value == pytest.approx(186818e-9)
+    assert baselines.parse_iperf3(text(TOOLS / "iperf3.json")) > 1e9
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_parse_command_prints_records(capsys):
+    assert main(["parse", "rados-bench", str(TOOLS / "rados-write.txt")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5 and '"workload": "rados-bench"' in lines[0]
+
+
+def test_parse_command_bad_tool_and_bad_file(tmp_path, capsys):
+    assert main(["parse", "bonnie", str(TOOLS / "rados-write.txt")]) == 2
+    assert "dfsbench parses: fio, iozone, rados-bench, rbd-bench, smallfile" in capsys.readouterr().err
+    assert main(["parse", "fio", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    garbage = tmp_path / "x.json"
+    garbage.write_text("{not json")
+    assert main(["parse", "smallfile", str(garbage)]) == 2
+
+
+def test_import_stores_a_run_that_compare_prints(tmp_path, capsys):
+    results = tmp_path / "results"
+    assert main(["import", "iozone", str(SEED / "iozone-3.408-gluster-vr33-cached.txt"),
+                 "--backend", "glusterfs", "--variant", "vr33", "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "imported 72 measurements" in out
+    assert main(["compare", "latest", "--results", str(results)]) == 0
+    table = capsys.readouterr().out
+    assert "iozone on GlusterFS/vr33, cached, KB/s" in table and "19587" in table

@@ -1,0 +1,45 @@
+"""A tool that passes its deadline is killed with its whole process group, and what it
+printed before is kept (the report's iozone -I hung on one client)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import proc
+from harness.contracts import Target
+from workloads.iozone import Iozone, IozoneOptions
+
+
+def test_run_tool_kills_the_group_and_keeps_partial_output(tmp_path):
+    marker = tmp_path / "grandchild.pid"
+    script = f"echo first line; sleep 60 & echo $! > {marker}; wait"
+    start = time.monotonic()
+    result = proc.run_tool(["sh", "-c", script], deadline=0.5, output=tmp_path / "out.txt", grace=1)
+    assert result.hung and not result.ok
+    assert result.output == "first line\n"
+    assert time.monotonic() - start < 10
+    grandchild = int(marker.read_text())
+    time.sleep(0.2)
+    assert proc.start_ticks(grandchild) is None or not proc.ProcessId.of(grandchild).alive()
+    assert "passed its deadline" in result.problem()
+
+
+@pytest.mark.skipif(shutil.which("iozone") is None, reason="iozone3 is not installed")
+def test_iozone_past_its_deadline_is_recorded_as_hung(tmp_path):
+    work = tmp_path / "target"
+    work.mkdir()
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    # 1 GiB with 4 KiB O_DIRECT records cannot finish in half a second anywhere
+    options = IozoneOptions(file_sizes=[1 << 30], record_sizes=[4096], modes=["direct"], deadline_s=0.5)
+    target = Target("path", work, "localdir", "default")
+    records = list(Iozone(options).run(target, {"mode": "direct", "file_size": 1 << 30}, tmp_path, raw))
+    assert records and all(m.value is None and m.flags == ("hung",) for m in records)
+    assert {m.test for m in records} == {"write", "rewrite", "read", "reread", "random_read", "random_write"}
+    assert "passed its deadline" in records[0].params["error"]
+    assert list(work.iterdir()) == []  # its file is removed
+    assert (raw / f"iozone-direct-{1 << 30}.txt").exists()

@@ -1,0 +1,222 @@
+"""Baselines: what the hardware under a cluster can do, stored like any measurement so
+later checks can compare the systems' numbers with them.
+
+- ``rawdisk``: sequential 1 MiB O_DIRECT write and read (fio) on the storage that backs
+  the OSDs and bricks — the ``backing`` directory a backend reports.
+- ``iperf3``: the network between the client and the target's server (in the local
+  lab that is loopback, and the record says so).
+- ``ioping``: request latency on the target (O_DIRECT reads of 4 KiB), like ``ping``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, PositiveInt, field_validator
+
+from harness import proc
+from harness.contracts import Options, Target, Workload
+from harness.errors import BadInput, DfsbenchError
+from harness.records import Measurement
+from harness.units import parse_size
+from workloads import fio
+
+
+class RawDiskOptions(Options):
+    size: PositiveInt = Field(description="bytes written then read (accepts 1GiB)")
+    block_size: PositiveInt = Field(1 << 20)
+    deadline_s: float = Field(900, gt=0)
+
+    @field_validator("size", "block_size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+
+class RawDisk(Workload):
+    name = "rawdisk"
+    accepts = frozenset({"path", "block", "rbd", "rados"})
+    Options = RawDiskOptions
+    options: RawDiskOptions
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"size": 1 << 30 if scale == "report" else 256 << 20}
+
+    def supports(self, target: Target) -> bool:
+        return bool(target.description.get("backing"))
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [{"rw": rw, "size": self.options.size, "block_size": self.options.block_size}
+                for rw in ("write", "read")]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("fio", "fio")
+        backing = Path(target.description["backing"])
+        path = backing / "dfsbench-rawdisk.data"
+        job = raw_dir / f"rawdisk-{cell['rw']}.fio"
+        job.write_text("\n".join([f"[rawdisk-{cell['rw']}]", f"filename={path}", f"rw={cell['rw']}",
+                                  f"bs={cell['block_size']}", f"size={cell['size']}", "direct=1",
+                                  "ioengine=libaio", "iodepth=16", "end_fsync=1"]) + "\n")
+        out = raw_dir / f"rawdisk-{cell['rw']}.json"
+        try:
+            result = proc.run_tool(["fio", "--output-format=json", str(job)],
+                                   deadline=self.options.deadline_s, output=out)
+        finally:
+            if cell["rw"] == "read":
+                path.unlink(missing_ok=True)
+        if not result.ok:
+            path.unlink(missing_ok=True)
+            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+        for m in fio.parse(result.output, source=str(out)):
+            if m.metric == "throughput":
+                yield Measurement("rawdisk", cell["rw"], "throughput", m.value, "B/s",
+                                  {"size": cell["size"], "block_size": cell["block_size"],
+                                   "path": str(backing), "direct": True},
+                                  target.backend, target.variant)
+
+
+class Iperf3Options(Options):
+    seconds: PositiveInt = Field(5, le=3600)
+    deadline_s: float = Field(120, gt=0)
+
+
+class Iperf3(Workload):
+    name = "iperf3"
+    accepts = frozenset({"path", "block", "rbd", "rados"})
+    Options = Iperf3Options
+    options: Iperf3Options
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"seconds": 10 if scale == "report" else 5}
+
+    def supports(self, target: Target) -> bool:
+        return bool(target.description.get("server_host"))
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [{"direction": d, "seconds": self.options.seconds} for d in ("to-server", "from-server")]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("iperf3", "iperf3")
+        host = str(target.description["server_host"])
+        if not host.startswith("127."):
+            # the server side runs on the host that serves the storage; dfsbench only
+            # starts it itself where that host is this one
+            raise DfsbenchError(f"iperf3 needs a server on {host}; dfsbench starts one only on "
+                                "this host's loopback addresses",
+                                hint="start 'iperf3 -s' there, or leave the iperf3 workload out")
+        port = _free_port(host)
+        server_log = raw_dir / f"iperf3-server-{cell['direction']}.log"
+        server = proc.spawn(["iperf3", "-s", "-1", "--forceflush", "-B", host, "-p", str(port)], server_log)
+        ident = proc.ProcessId.of(server.pid)
+        try:
+            # not probed by connecting: the one-off server (-1) would take that as its test
+            proc.wait_for(lambda: ("Server listening" in _read(server_log), "not listening yet"),
+                          what=f"iperf3 server on {host}:{port}", timeout=10, interval=0.05,
+                          log=server_log, alive=lambda: None if server.poll() is None else
+                          f"iperf3 -s exited with code {server.returncode}")
+            argv = ["iperf3", "-J", "-c", host, "-p", str(port), "-t", str(cell["seconds"])]
+            if cell["direction"] == "from-server":
+                argv.append("-R")
+            out = raw_dir / f"iperf3-{cell['direction']}.json"
+            result = proc.run_tool(argv, deadline=cell["seconds"] + self.options.deadline_s, output=out)
+            if not result.ok:
+                raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+        finally:
+            if ident is not None:
+                proc.stop([(ident, 2)])
+        bps = parse_iperf3(result.output, str(out))
+        yield Measurement("iperf3", "network", "throughput", bps / 8, "B/s",
+                          {"server": host, "direction": cell["direction"], "seconds": cell["seconds"],
+                           "loopback": host.startswith("127.")},
+                          target.backend, target.variant)
+
+
+def parse_iperf3(text: str, source: str = "iperf3 output") -> float:
+    """Bits per second received, from ``iperf3 -J``."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{source} is not iperf3 JSON output ({exc})", hint="run iperf3 with -J") from None
+    if doc.get("error"):
+        raise DfsbenchError(f"iperf3: {doc['error']}")
+    try:
+        return float(doc["end"]["sum_received"]["bits_per_second"])
+    except (KeyError, TypeError):
+        raise BadInput(f"{source}: iperf3 JSON without end.sum_received") from None
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+class IopingOptions(Options):
+    count: PositiveInt = Field(20, le=100000)
+    interval_s: float = Field(0.1, ge=0)
+    direct: bool = True
+    deadline_s: float = Field(300, gt=0)
+
+
+class Ioping(Workload):
+    name = "ioping"
+    accepts = frozenset({"path", "block"})
+    Options = IopingOptions
+    options: IopingOptions
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"count": 100 if scale == "report" else 20}
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [{"count": self.options.count, "request_size": 4096}]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("ioping", "ioping")
+        where = target.directory if target.kind == "path" else Path(target.info["device"])
+        argv = ["ioping", "-J", "-c", str(cell["count"]), "-i", str(self.options.interval_s)]
+        if self.options.direct:
+            argv.append("-D")
+        out = raw_dir / f"ioping-{uuid.uuid4().hex[:6]}.json"
+        result = proc.run_tool([*argv, str(where)], deadline=self.options.deadline_s, output=out)
+        if not result.ok:
+            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+        for m in parse_ioping(result.output, str(out)):
+            yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
+                              {**m.params, "direct": self.options.direct},
+                              target.backend, target.variant)
+
+
+def parse_ioping(text: str, source: str = "ioping output") -> list[Measurement]:
+    """``ioping -J``: a list of per-request objects, then one with the summary ``stat``
+    (times in nanoseconds)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{source} is not ioping JSON output ({exc})", hint="run ioping with -J") from None
+    stats = [d["stat"] for d in doc if isinstance(d, dict) and "stat" in d] if isinstance(doc, list) else []
+    if not stats:
+        raise BadInput(f"{source}: ioping JSON without a summary 'stat'")
+    st = stats[-1]
+    params = {"requests": st["count"], "request_size": st["size"] // max(st["count"], 1)}
+    out = [Measurement("ioping", "latency", metric, st[key] / 1e9, "s", params)
+           for metric, key in (("lat_mean", "avg"), ("lat_min", "min"), ("lat_max", "max"))]
+    out.append(Measurement("ioping", "latency", "iops", float(st["iops"]), "op/s", params))
+    return out

@@ -1,0 +1,344 @@
+"""Workload ``fio``: named profile sets from the seed documents, or a user's job file as-is,
+on a file in a mount, on a block device, or straight on an RBD image (``ioengine=rbd``).
+
+Profile sets:
+
+- ``seed000`` (default): the eight profiles of the Ceph test notes §2.5 — 4k randwrite and
+  randread at queue depth 128, 1M write and read at depth 64, and 4k randwrite, randread,
+  write, read at depth 1.
+- ``seed002``: the cloud vendor's standard single-queue (depth 1: 4k randwrite, randread,
+  randrw) and multi-queue (depth 32: the same plus 1M write, read, rw) profiles.
+
+Output is fio's ``json+``, parsed into one record per job, direction and metric. With
+``servers``, fio runs in client/server mode: every server runs the job, and records come
+per host plus the aggregate (host ``all``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+
+from harness import proc
+from harness.contracts import Options, Target, Workload
+from harness.errors import BadInput, DfsbenchError
+from harness.records import Measurement
+from harness.units import parse_size
+
+DIRECTIONS = ("read", "write", "trim")
+PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
+                "randtrim"]
+    bs: PositiveInt
+    iodepth: PositiveInt = 1
+    numjobs: PositiveInt = 1
+    rwmixread: int | None = Field(None, ge=0, le=100)
+
+    @field_validator("bs", mode="before")
+    @classmethod
+    def _bs(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+
+def _p(name: str, rw: str, bs: str, iodepth: int, **kw: Any) -> Profile:
+    return Profile(name=name, rw=rw, bs=bs, iodepth=iodepth, **kw)
+
+
+PROFILE_SETS: dict[str, list[Profile]] = {
+    "seed000": [
+        _p("randwrite-4k-qd128", "randwrite", "4k", 128),
+        _p("randread-4k-qd128", "randread", "4k", 128),
+        _p("write-1m-qd64", "write", "1m", 64),
+        _p("read-1m-qd64", "read", "1m", 64),
+        _p("randwrite-4k-qd1", "randwrite", "4k", 1),
+        _p("randread-4k-qd1", "randread", "4k", 1),
+        _p("write-4k-qd1", "write", "4k", 1),
+        _p("read-4k-qd1", "read", "4k", 1),
+    ],
+    "seed002": [
+        _p("sq-randwrite-4k", "randwrite", "4k", 1),
+        _p("sq-randread-4k", "randread", "4k", 1),
+        _p("sq-randrw-4k", "randrw", "4k", 1),
+        _p("mq-randwrite-4k", "randwrite", "4k", 32),
+        _p("mq-randread-4k", "randread", "4k", 32),
+        _p("mq-randrw-4k", "randrw", "4k", 32),
+        _p("mq-write-1m", "write", "1m", 32),
+        _p("mq-read-1m", "read", "1m", 32),
+        _p("mq-rw-1m", "rw", "1m", 32),
+    ],
+}
+
+
+class FioOptions(Options):
+    profiles: str | list[Profile] = Field("seed000", description="a named set (seed000, seed002) "
+                                          "or a list of {name, rw, bs, iodepth, numjobs, rwmixread}")
+    job_file: Path | None = Field(None, description="a .fio job file run as-is instead of profiles; "
+                                  "its filename/directory lines are kept")
+    size: PositiveInt = Field(description="bytes each job works on (accepts 1GiB)")
+    runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
+    ioengine: str = Field("libaio", description="for files and block devices; RBD images use 'rbd'")
+    direct: bool = True
+    servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
+                               "mode; they must be running 'fio --server' already")
+    deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
+
+    @field_validator("size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return parse_size(v) if isinstance(v, str) else v
+
+    @field_validator("profiles")
+    @classmethod
+    def _profiles(cls, v: str | list[Profile]) -> str | list[Profile]:
+        if isinstance(v, str) and v not in PROFILE_SETS:
+            raise ValueError(f"unknown profile set '{v}'; named sets: {', '.join(PROFILE_SETS)}")
+        return v
+
+    @field_validator("job_file")
+    @classmethod
+    def _job_file(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_file():
+            raise ValueError(f"job file {v} does not exist")
+        return v
+
+
+class Fio(Workload):
+    name = "fio"
+    tool = "fio"
+    accepts = frozenset({"path", "block", "rbd"})
+    Options = FioOptions
+    options: FioOptions
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> list[Measurement]:
+        return parse(text, source=source)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        if scale == "report":
+            return {"size": 1 << 30, "runtime_s": 60}
+        return {"size": 256 << 20, "runtime_s": 5}
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._filled: set[str] = set()
+
+    def profiles(self) -> list[Profile]:
+        p = self.options.profiles
+        return PROFILE_SETS[p] if isinstance(p, str) else p
+
+    def cells(self) -> list[dict[str, Any]]:
+        if self.options.job_file is not None:
+            return [{"job_file": str(self.options.job_file)}]
+        return [{"profile": p.name} for p in self.profiles()]
+
+    # ------------------------------------------------------------ job files
+
+    def target_lines(self, target: Target, tag: str) -> tuple[list[str], dict[str, str]]:
+        """The [global] lines that point fio at the target, and the environment it needs."""
+        if target.kind == "rbd":
+            rbd = target.info
+            return (["ioengine=rbd", f"clientname={rbd['client']}", f"pool={rbd['pool']}",
+                     f"rbdname={rbd['image']}"],
+                    {"CEPH_CONF": rbd["conf"], "CEPH_ARGS": f"--keyring {rbd['keyring']}"})
+        lines = [f"ioengine={self.options.ioengine}", f"direct={int(self.options.direct)}"]
+        if target.kind == "block":
+            target.require_destructive("fio")
+            return lines + [f"filename={target.info['device']}"], {}
+        # ${DFSBENCH_FIO_HOST} is expanded by each fio server, so hosts never share a file
+        suffix = "-${DFSBENCH_FIO_HOST}" if self.options.servers else ""
+        return lines + [f"filename={target.directory / f'dfsbench-fio-{tag}'}{suffix}"], {}
+
+    def job_text(self, profile: Profile, target: Target, tag: str) -> tuple[str, dict[str, str]]:
+        o = self.options
+        head, env = self.target_lines(target, tag)
+        lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", "time_based=1",
+                 "group_reporting=1", "", f"[{profile.name}]", f"rw={profile.rw}",
+                 f"bs={profile.bs}", f"iodepth={profile.iodepth}", f"numjobs={profile.numjobs}"]
+        if profile.rwmixread is not None:
+            lines.append(f"rwmixread={profile.rwmixread}")
+        return "\n".join(lines) + "\n", env
+
+    def fill_text(self, target: Target) -> tuple[str, dict[str, str]]:
+        """Write the whole working set once, so reads on a new image or device are not
+        answered from holes (an unwritten RBD object or sparse file reads as zeros, free)."""
+        head, env = self.target_lines(target, "fill")
+        text = "\n".join(["[global]", *head, f"size={self.options.size}", "",
+                          "[dfsbench-fill]", "rw=write", "bs=4m", "iodepth=16"]) + "\n"
+        return text, env
+
+    # ------------------------------------------------------------ running
+
+    def deadline(self) -> float:
+        o = self.options
+        # laying a file out through a slow FUSE client is part of the job
+        return o.deadline_s or o.runtime_s + 120 + o.size / (4 << 20)
+
+    def argv(self, job: Path, out_format: str = "json+") -> list[str]:
+        argv = ["fio", f"--output-format={out_format}"]
+        if not self.options.servers:
+            return argv + [str(job)]
+        for server in self.options.servers:
+            argv += [f"--client={server}", str(job)]
+        return argv
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("fio", "fio")
+        tag = uuid.uuid4().hex[:8]
+        if "job_file" in cell:
+            job, env = Path(cell["job_file"]), {}
+            if target.kind == "rbd":
+                env = self.target_lines(target, tag)[1]
+            name = job.stem
+        else:
+            profile = next(p for p in self.profiles() if p.name == cell["profile"])
+            name = profile.name
+            if target.kind in ("rbd", "block") and target.key not in self._filled:
+                text, env = self.fill_text(target)
+                fill = raw_dir / "fio-fill.fio"
+                fill.write_text(text)
+                result = proc.run_tool(["fio", str(fill)], deadline=self.deadline(),
+                                       output=raw_dir / "fio-fill.txt", env=env)
+                if not result.ok:
+                    raise DfsbenchError("could not fill the target before reading: " + result.problem())
+                self._filled.add(target.key)
+            text, env = self.job_text(profile, target, tag)
+            job = raw_dir / f"fio-{name}.fio"
+            job.write_text(text)
+        out = raw_dir / f"fio-{name}.json"
+        try:
+            result = proc.run_tool(self.argv(job), deadline=self.deadline(), output=out, env=env)
+        finally:
+            if target.kind == "path":
+                for leftover in target.directory.glob(f"dfsbench-fio-{tag}*"):
+                    leftover.unlink(missing_ok=True)
+        records: list[Measurement] = []
+        if result.output.strip():
+            try:
+                records = parse(result.output, source=str(out))
+            except BadInput:
+                if result.ok:
+                    raise
+        if not records or not result.ok:
+            flag = "hung" if result.hung else "failed"
+            if records:  # fio printed JSON and still failed: keep the numbers, flag them
+                records = [_with(m, flags=(*m.flags, "incomplete")) for m in records]
+            else:
+                raise DfsbenchError(result.problem() or "fio printed no results",
+                                    hint=f"its output is kept in {out}") if not result.hung else \
+                    DfsbenchError(f"fio {flag}: {result.problem()}")
+        for m in records:
+            yield _with(m, backend=target.backend, variant=target.variant)
+
+
+def _with(m: Measurement, **changes: Any) -> Measurement:
+    d = m.to_dict()
+    d.update(changes)
+    return Measurement.from_dict(d)
+
+
+# ---------------------------------------------------------------- parsing
+
+def _json_document(text: str, source: str) -> dict[str, Any]:
+    """fio's JSON, even when client/server mode printed ``<host> …`` lines before it."""
+    start = text.find("{")
+    while start != -1:
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].strip() == "":
+            try:
+                doc, _ = json.JSONDecoder().raw_decode(text[start:])
+                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
+                    return doc
+            except json.JSONDecodeError:
+                pass
+        start = text.find("{", start + 1)
+    raise BadInput(f"{source} holds no fio JSON output",
+                   hint="run fio with --output-format=json or json+ (the normal text output is not parsed)")
+
+
+def _number(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return parse_size(v)
+        except ValueError:
+            return v
+    return v
+
+
+def parse(text: str, source: str = "fio output") -> list[Measurement]:
+    """Records from fio's ``json`` or ``json+`` output, local or client/server.
+
+    One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
+    clat_p50, clat_p99, clat_p99.9 (s). Client/server output gives a ``host`` per record;
+    fio's own "All clients" entry becomes host ``all``.
+    """
+    doc = _json_document(text, source)
+    if "client_stats" in doc:
+        jobs = doc["client_stats"]
+    else:
+        jobs = doc.get("jobs", [])
+    if not isinstance(jobs, list) or not jobs:
+        raise BadInput(f"{source}: fio JSON without any job results")
+    global_opts = doc.get("global options", {}) or {}
+    seen: dict[tuple[str, str], int] = {}
+    out: list[Measurement] = []
+    for job in jobs:
+        name = str(job.get("jobname", "?"))
+        host = None
+        if "client_stats" in doc:
+            host = "all" if name == "All clients" else str(job.get("hostname", "?"))
+        job_opts = job.get("job options") or {}
+        if name == "All clients":  # fio's aggregate carries no options of its own
+            name, job_opts = _aggregate_of(jobs)
+        key = (name, host or "")
+        seen[key] = seen.get(key, 0) + 1
+        opts = {**global_opts, **job_opts}
+        params: dict[str, Any] = {
+            "rw": opts.get("rw", opts.get("readwrite", "read")),
+            "bs": _number(opts.get("bs", opts.get("blocksize", "4k"))),
+            "iodepth": int(_number(opts.get("iodepth", 1))),
+            "numjobs": int(_number(opts.get("numjobs", 1))),
+            "ioengine": opts.get("ioengine", "psync"),
+            "direct": str(opts.get("direct", "0")) in ("1", "true"),
+        }
+        if host is not None:
+            params["host"] = host
+        if seen[key] > 1:
+            params["instance"] = seen[key]
+        flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
+        for direction in DIRECTIONS:
+            d = job.get(direction)
+            if not d or not d.get("total_ios") and not d.get("io_bytes"):
+                continue
+            p = {**params, "direction": direction}
+            out.append(Measurement("fio", name, "throughput", float(d["bw_bytes"]), "B/s", p, flags=flags))
+            out.append(Measurement("fio", name, "iops", float(d["iops"]), "op/s", p, flags=flags))
+            lat = d.get("lat_ns") or {}
+            if lat.get("N", 1):
+                out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / 1e9, "s", p, flags=flags))
+            pct = (d.get("clat_ns") or {}).get("percentile") or {}
+            for metric, k in PERCENTILES.items():
+                if k in pct:
+                    out.append(Measurement("fio", name, metric, pct[k] / 1e9, "s", p, flags=flags))
+    return out
+
+
+def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """Name and options of the jobs fio's "All clients" entry sums, where they agree."""
+    parts = [j for j in jobs if j.get("jobname") != "All clients"]
+    names = {str(j.get("jobname")) for j in parts}
+    options = [j.get("job options") or {} for j in parts]
+    common = {k: v for k, v in options[0].items() if all(o.get(k) == v for o in options)} if options else {}
+    return (names.pop() if len(names) == 1 else "all-jobs"), common

@@ -1,0 +1,249 @@
+"""Workload ``iozone``: the report's matrix of file sizes × record sizes × tests, cached
+and with O_DIRECT (``-I``).
+
+One cell is one iozone invocation: one mode and one file size, every record size, every
+test, with ``-R`` so the output carries iozone's labelled report. Each invocation has a
+deadline: the report's author saw ``iozone -I`` hang on one client, so a tool that passes
+it is killed with its whole process group, the rows it had finished are kept and the
+rest are recorded as ``hung``.
+
+iozone's "kBytes/sec" is 1024 bytes per second; records carry B/s.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, field_validator
+
+from harness import proc
+from harness.contracts import Options, Target, Workload
+from harness.errors import BadInput, DfsbenchError
+from harness.records import Measurement
+from harness.units import parse_size
+
+KIB = 1024
+
+# Every iozone test: our name, its -i number, its column in the result table, and the
+# title of its section in the -R report.
+TESTS: list[tuple[str, int, str]] = [
+    ("write", 0, "Writer report"),
+    ("rewrite", 0, "Re-writer report"),
+    ("read", 1, "Reader report"),
+    ("reread", 1, "Re-Reader report"),
+    ("random_read", 2, "Random read report"),
+    ("random_write", 2, "Random write report"),
+    ("bkwd_read", 3, "Backward read report"),
+    ("record_rewrite", 4, "Record rewrite report"),
+    ("stride_read", 5, "Stride read report"),
+    ("fwrite", 6, "Fwrite report"),
+    ("frewrite", 6, "Re-Fwrite report"),
+    ("fread", 7, "Fread report"),
+    ("freread", 7, "Re-Fread report"),
+]
+TEST_NAMES = [t[0] for t in TESTS]
+BY_TITLE = {title.lower(): name for name, _, title in TESTS}
+TEST_NUMBERS = {name: number for name, number, _ in TESTS}
+MODES = ("cached", "direct")
+
+
+def _sizes(v: Any) -> Any:
+    return [parse_size(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
+
+
+class IozoneOptions(Options):
+    file_sizes: list[PositiveInt] = Field(description="file sizes (accepts 128MiB, 1GiB)")
+    record_sizes: list[PositiveInt] = Field(description="record sizes (accepts 4KiB, 64KiB)")
+    tests: list[int] = Field([0, 1, 2], description="iozone test numbers (-i): 0 write, 1 read, "
+                             "2 random, 3 backwards, 4 record rewrite, 5 stride, 6 fwrite, 7 fread")
+    modes: list[Literal["cached", "direct"]] = Field(["cached", "direct"],
+                                                     description="cached, and/or direct (-I, O_DIRECT)")
+    include_flush: bool = Field(False, description="-e: count fsync/fflush in the timing")
+    deadline_s: float = Field(1800, gt=0, description="seconds one iozone invocation may take")
+
+    @field_validator("file_sizes", "record_sizes", mode="before")
+    @classmethod
+    def _parse_sizes(cls, v: Any) -> Any:
+        return _sizes(v)
+
+    @field_validator("tests")
+    @classmethod
+    def _tests(cls, v: list[int]) -> list[int]:
+        bad = [t for t in v if not 0 <= t <= 7]
+        if bad:
+            raise ValueError(f"iozone test numbers are 0-7, got {bad}")
+        if 0 not in v:
+            raise ValueError("test 0 (write) must be included: the other tests read its file")
+        return sorted(set(v))
+
+    @field_validator("record_sizes")
+    @classmethod
+    def _records(cls, v: list[int]) -> list[int]:
+        bad = [r for r in v if r % KIB]
+        if bad:
+            raise ValueError(f"iozone record sizes are whole KiB, got {bad}")
+        return v
+
+
+class Iozone(Workload):
+    name = "iozone"
+    tool = "iozone"
+    Options = IozoneOptions
+    options: IozoneOptions
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> list[Measurement]:
+        return parse(text, source=source)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        if scale == "report":  # -n 128m -g 1G -r 4K -r 16K -r 64K, plus 128K
+            return {"file_sizes": [128 << 20, 256 << 20, 512 << 20, 1 << 30],
+                    "record_sizes": [4 * KIB, 16 * KIB, 64 * KIB, 128 * KIB], "deadline_s": 4 * 3600}
+        return {"file_sizes": [16 << 20, 32 << 20, 64 << 20],
+                "record_sizes": [4 * KIB, 16 * KIB, 64 * KIB], "deadline_s": 900}
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [{"mode": mode, "file_size": size} for mode in self.options.modes
+                for size in self.options.file_sizes]
+
+    def command(self, cell: dict[str, Any], path: Path) -> list[str]:
+        o = self.options
+        argv = ["iozone", "-R", "-s", f"{cell['file_size'] // KIB}k"]
+        for r in o.record_sizes:
+            argv += ["-r", f"{r // KIB}k"]
+        for t in o.tests:
+            argv += ["-i", str(t)]
+        if cell["mode"] == "direct":
+            argv.append("-I")
+        if o.include_flush:
+            argv.append("-e")
+        return argv + ["-f", str(path)]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("iozone", "iozone3 (Debian non-free)")
+        path = target.directory / f"dfsbench-iozone-{uuid.uuid4().hex[:8]}"
+        argv = self.command(cell, path)
+        out = raw_dir / f"iozone-{cell['mode']}-{cell['file_size']}.txt"
+        try:
+            result = proc.run_tool(argv, deadline=self.options.deadline_s, output=out,
+                                   cwd=scratch)
+        finally:
+            path.unlink(missing_ok=True)
+        found = parse(result.output, tests=self.options.tests) if result.output.strip() else []
+        extra = {"cache": "none (cached mode)" if cell["mode"] == "cached" else "O_DIRECT"}
+        done = set()
+        for m in found:
+            done.add((m.test, m.params["record_size"]))
+            yield _tag(m, target, extra)
+        missing = [(test, r) for r in self.options.record_sizes for test in TEST_NAMES
+                   if TEST_NUMBERS[test] in self.options.tests and (test, r) not in done]
+        if not missing:
+            if not result.ok:  # every number is there, but the tool still complained
+                raise DfsbenchError(result.problem())
+            return
+        flag = "hung" if result.hung else "failed"
+        if not found and not result.hung:
+            raise DfsbenchError(result.problem() or "iozone printed no results",
+                                hint=f"its output is kept in {out}")
+        for test, r in missing:
+            params = {"file_size": cell["file_size"], "record_size": r,
+                      "direct": cell["mode"] == "direct", **extra,
+                      "error": (result.problem() or "no result for this cell")[:300]}
+            yield Measurement("iozone", test, "throughput", None, "B/s", params,
+                              target.backend, target.variant, flags=(flag,))
+
+
+def _tag(m: Measurement, target: Target, extra: dict[str, Any]) -> Measurement:
+    return Measurement(m.workload, m.test, m.metric, m.value, m.unit, {**m.params, **extra},
+                       target.backend, target.variant, flags=m.flags)
+
+
+# ---------------------------------------------------------------- parsing
+
+_ROW = re.compile(r"^\s*(\d+)\s+(\d+)((?:\s+\d+)+)\s*$")
+_SECTION = re.compile(r'^\s*"([^"]+ report)"\s*$', re.IGNORECASE)
+_QUOTED_NUMBERS = re.compile(r'"(\d+)"')
+_COMMAND = re.compile(r"Command line used:\s*(.*)")
+
+
+def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone output") -> list[Measurement]:
+    """Measurements from iozone's output: the rows of its result table (printed as each
+    file size finishes, so a run that hung part way still has them) and the labelled
+    ``-R`` report (printed at the end), which wins where both give a cell. Old versions (3.397, 3.408) and the current one
+    (3.489) print both in the same shape; ``-I`` in the command line sets ``direct``."""
+    direct = _direct(text)
+    if tests is None:
+        tests = _tests_from_command(text)
+    columns = [name for name in TEST_NAMES if TEST_NUMBERS[name] in tests]
+    cells: dict[tuple[str, int, int], float] = {}
+    for line in text.splitlines():
+        m = _ROW.match(line)
+        if not m:
+            continue
+        values = [int(v) for v in m.group(3).split()]
+        if len(values) > len(columns):
+            raise BadInput(f"{source}: a result row has {len(values)} numbers but the tests "
+                           f"run ({', '.join(columns)}) give only {len(columns)} columns: {line.strip()}")
+        fsize, rsize = int(m.group(1)) * KIB, int(m.group(2)) * KIB
+        cells.update({(test, fsize, rsize): v for test, v in zip(columns, values)})
+    cells.update(_parse_report(text))  # labelled, so it wins where both are present
+    # iozone prints 0 for a test it did not get to (e.g. its report on SIGTERM): no number
+    cells = {k: v for k, v in cells.items() if v > 0}
+    if not cells and "iozone" not in text.lower():
+        raise BadInput(f"{source} does not look like iozone output (no result table, no -R report)",
+                       hint="pass the text iozone printed, run with -R (as 'iozone -R … | tee log')")
+    return [_record(test, fsize, rsize, v, direct) for (test, fsize, rsize), v in
+            sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][2], TEST_NAMES.index(kv[0][0])))]
+
+
+def _record(test: str, file_size: int, record_size: int, kbytes_per_s: float, direct: bool) -> Measurement:
+    return Measurement("iozone", test, "throughput", kbytes_per_s * KIB, "B/s",
+                       {"file_size": file_size, "record_size": record_size, "direct": direct})
+
+
+def _direct(text: str) -> bool:
+    if "O_DIRECT feature enabled" in text:
+        return True
+    m = _COMMAND.search(text)
+    return bool(m) and re.search(r"(?:^|\s)-I(?:\s|$)", m.group(1)) is not None
+
+
+def _tests_from_command(text: str) -> list[int]:
+    m = _COMMAND.search(text)
+    if not m:
+        return [0, 1, 2]
+    argv = m.group(1).split()
+    tests = [int(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a == "-i" and argv[i + 1].isdigit()]
+    return sorted(set(tests)) if tests else list(range(13))
+
+
+def _parse_report(text: str) -> dict[tuple[str, int, int], float]:
+    """``"Writer report"``, then a line of quoted record sizes (KiB), then one line per
+    file size: ``"16384"   2078  27659``."""
+    out: dict[tuple[str, int, int], float] = {}
+    test: str | None = None
+    records: list[int] = []
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            test = BY_TITLE.get(m.group(1).lower())
+            records = []
+            continue
+        if test is None or not line.strip():
+            continue
+        quoted = _QUOTED_NUMBERS.findall(line)
+        if not records and quoted and len(quoted) == len(line.replace('"', " ").split()):
+            records = [int(q) * KIB for q in quoted]  # the header of record sizes
+            continue
+        if records and len(quoted) == 1 and line.lstrip().startswith('"'):
+            fsize = int(quoted[0]) * KIB
+            values = line.split('"', 2)[2].split()
+            for rsize, v in zip(records, values):
+                out[(test, fsize, rsize)] = float(v)
+    return out

@@ -1,0 +1,158 @@
+"""Workload ``rbd-bench``: ``rbd bench`` on an image (seed 000 §2.3):
+``--io-type read|write --io-size --io-threads --io-total --io-pattern seq|rand``.
+
+An RBD image reads unwritten ranges as zeros without touching a disk, so before the
+first read the whole image is written once (sequential 4 MiB writes, not measured).
+Throughput is ops/s × io_size: rbd bench rounds its own bytes/sec for display.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, PositiveInt, field_validator
+
+from harness import proc
+from harness.contracts import Options, Target, Workload
+from harness.errors import BadInput, DfsbenchError
+from harness.records import Measurement
+from harness.units import parse_size
+
+PATTERNS = {"seq": "sequential", "rand": "random"}
+
+
+def _size(v: Any) -> Any:
+    return parse_size(v) if isinstance(v, str) else v
+
+
+class RbdBenchOptions(Options):
+    io_types: list[Literal["write", "read"]] = Field(["write", "read"])
+    io_sizes: list[PositiveInt] = Field([4096, 4 << 20], description="--io-size values (accepts 4KiB)")
+    io_threads: PositiveInt = Field(16, le=1024)
+    io_total: PositiveInt = Field(description="--io-total per cell (accepts 256MiB, 5GiB)")
+    io_patterns: list[Literal["seq", "rand"]] = Field(["seq", "rand"])
+    deadline_s: float = Field(1800, gt=0)
+
+    @field_validator("io_sizes", mode="before")
+    @classmethod
+    def _sizes(cls, v: Any) -> Any:
+        return [_size(x) for x in v] if isinstance(v, list) else v
+
+    @field_validator("io_total", mode="before")
+    @classmethod
+    def _total(cls, v: Any) -> Any:
+        return _size(v)
+
+
+class RbdBench(Workload):
+    name = "rbd-bench"
+    tool = "rbd-bench"
+    accepts = frozenset({"rbd"})
+    Options = RbdBenchOptions
+    options: RbdBenchOptions
+
+    @classmethod
+    def parse(cls, text: str, source: str) -> list[Measurement]:
+        return parse(text, source=source)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"io_total": 5 << 30 if scale == "report" else 256 << 20}
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._filled: set[str] = set()
+
+    def cells(self) -> list[dict[str, Any]]:
+        o = self.options
+        return [{"io_type": t, "io_size": s, "io_pattern": p, "io_threads": o.io_threads,
+                 "io_total": o.io_total}
+                for t in o.io_types for s in o.io_sizes for p in o.io_patterns]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        proc.require_tool("rbd", "ceph-common")
+        info = target.info
+        base = ["rbd", "-c", info["conf"], "--keyring", info["keyring"], "--id", info["client"],
+                "bench", f"{info['pool']}/{info['image']}"]
+        if cell["io_type"] == "read" and target.key not in self._filled:
+            size = int(target.description.get("image_size") or cell["io_total"])
+            result = proc.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
+                                    "--io-threads", "16", "--io-total", str(size),
+                                    "--io-pattern", "seq"],
+                                   deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
+            if not result.ok:
+                raise DfsbenchError("could not fill the image before reading: " + result.problem())
+            self._filled.add(target.key)
+        argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
+                "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
+                "--io-pattern", cell["io_pattern"]]
+        out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
+        result = proc.run_tool(argv, deadline=self.options.deadline_s, output=out)
+        if not result.ok:
+            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+        for m in parse(result.output, source=str(out)):
+            yield Measurement(m.workload, m.test, m.metric, m.value, m.unit, m.params,
+                              target.backend, target.variant)
+
+
+_HEADER = re.compile(r"bench\s+type\s+(\w+)\s+io_size\s+(\d+)\s+io_threads\s+(\d+)\s+"
+                     r"bytes\s+(\d+)\s+pattern\s+(\w+)")
+_SUMMARY = re.compile(r"elapsed:\s*([\d.]+)\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)\s+"
+                      r"bytes/sec:\s*([\d.]+)\s*([KMGT]?i?B)/s")
+_COMMAND = re.compile(r"--io-(type|size|threads|total|pattern)[ =](\S+)")
+
+
+def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
+    """Each run's summary line, with its parameters from the ``bench type …`` header
+    (rbd 16) or, failing that, from an ``rbd bench`` command line in the text."""
+    out: list[Measurement] = []
+    header: dict[str, Any] = {}
+    command: dict[str, str] = {}
+    for line in text.splitlines():
+        h = _HEADER.search(line)
+        if h:
+            header = {"io_type": h.group(1), "io_size": int(h.group(2)), "io_threads": int(h.group(3)),
+                      "io_total": int(h.group(4)),
+                      "io_pattern": "rand" if h.group(5).startswith("rand") else "seq"}
+            continue
+        if "rbd bench" in line:
+            command = dict(_COMMAND.findall(line))
+        s = _SUMMARY.search(line)
+        if not s:
+            continue
+        params = header or _from_command(command)
+        ops_per_sec, ops = float(s.group(3)), int(s.group(2))
+        if "io_size" not in params and params.get("io_total", 0) % max(ops, 1) == 0 and ops:
+            params["io_size"] = params["io_total"] // ops  # every op is one io_size
+        if "io_size" in params:
+            throughput = ops_per_sec * params["io_size"]
+        else:  # no header: rbd's own rounded figure is all there is
+            throughput = float(s.group(4)) * _unit(s.group(5))
+        test = params.get("io_type", "write")
+        params = {**params, "elapsed": float(s.group(1)), "ops": ops}
+        out.append(Measurement("rbd-bench", test, "iops", ops_per_sec, "op/s", params))
+        out.append(Measurement("rbd-bench", test, "throughput", throughput, "B/s", params))
+        header = {}
+    if not out:
+        raise BadInput(f"{source} holds no rbd bench summary ('elapsed: … ops/sec: …')",
+                       hint="pass the full text rbd bench printed")
+    return out
+
+
+def _from_command(command: dict[str, str]) -> dict[str, Any]:
+    params: dict[str, Any] = {"io_type": command.get("type", "write"),
+                              "io_pattern": "rand" if command.get("pattern", "seq").startswith("rand") else "seq"}
+    for key in ("size", "total"):
+        if key in command:
+            params[f"io_{key}"] = parse_size(command[key])
+    if "threads" in command:
+        params["io_threads"] = int(command["threads"])
+    return params
+
+
+def _unit(unit: str) -> float:
+    return float(1024 ** " KMGT".index(unit[0]) if unit[0] in "KMGT" else 1)
