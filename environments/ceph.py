@@ -59,13 +59,6 @@ def gen_key() -> str:
     return base64.b64encode(header + os.urandom(16)).decode()
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 def ceph_version() -> str:
     out = proc.run(["ceph", "--version"], timeout=30).stdout.split()
     return out[2] if len(out) > 2 else "unknown"
@@ -161,7 +154,7 @@ class CephLab:
         self.keyring = root / "keyring"
         self.log_dir = root / "log"
         self.fsid = str(uuid.uuid4())
-        self.mon_port = free_port()
+        self.mon_port = proc.free_port()
         self._procs: dict[str, tuple[subprocess.Popen[bytes], proc.ProcessId]] = {}
         self._t0 = time.monotonic()
         self.phases: dict[str, float] = {}  # phase -> seconds since start when it ended

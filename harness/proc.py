@@ -261,3 +261,23 @@ def _kill_group(child: subprocess.Popen[bytes], grace: float) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on at ``host`` right now."""
+    import socket
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def tcp_listening(host: str, port: int) -> bool:
+    """Whether something listens on host:port (IPv4), read from /proc/net/tcp rather than
+    by connecting, which a one-shot server would take for its client."""
+    want = f"{''.join(f'{int(b):02X}' for b in reversed(host.split('.')))}:{port:04X}"
+    try:
+        with open("/proc/net/tcp") as f:
+            next(f)
+            return any(parts[1] == want and parts[3] == "0A" for parts in (line.split() for line in f))
+    except OSError:
+        return False

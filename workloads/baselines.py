@@ -11,7 +11,6 @@ later checks can compare the systems' numbers with them.
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,7 +112,7 @@ class Iperf3(Workload):
             raise DfsbenchError(f"iperf3 needs a server on {host}; dfsbench starts one only on "
                                 "this host's loopback addresses",
                                 hint="start 'iperf3 -s' there, or leave the iperf3 workload out")
-        port = _free_port(host)
+        port = proc.free_port(host)
         server_log = raw_dir / f"iperf3-server-{cell['direction']}.log"
         server = proc.spawn(["iperf3", "-s", "-1", "--forceflush", "-B", host, "-p", str(port)], server_log)
         ident = proc.ProcessId.of(server.pid)
@@ -153,11 +152,6 @@ def parse_iperf3(text: str, source: str = "iperf3 output") -> float:
     except (KeyError, TypeError):
         raise BadInput(f"{source}: iperf3 JSON without end.sum_received") from None
 
-
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _read(path: Path) -> str:

@@ -17,12 +17,13 @@ per host plus the aggregate (host ``all``).
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from harness import proc
 from harness.contracts import Options, Target, Workload
@@ -91,6 +92,15 @@ class FioOptions(Options):
     direct: bool = True
     servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
                                "mode; they must be running 'fio --server' already")
+    local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "
+                               "host's loopback addresses and run in client/server mode (each "
+                               "stands for one load-generating host)")
+
+    @model_validator(mode="after")
+    def _one_kind_of_servers(self) -> FioOptions:
+        if self.servers and self.local_servers:
+            raise ValueError("give either 'servers' or 'local_servers', not both")
+        return self
     deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
 
     @field_validator("size", mode="before")
@@ -146,6 +156,8 @@ class Fio(Workload):
     # ------------------------------------------------------------ job files
 
     def target_lines(self, target: Target, tag: str) -> tuple[list[str], dict[str, str]]:
+        """(tag names the file; in client/server mode it ends with the host's index, so
+        hosts never share a file.)"""
         """The [global] lines that point fio at the target, and the environment it needs."""
         if target.kind == "rbd":
             rbd = target.info
@@ -156,9 +168,7 @@ class Fio(Workload):
         if target.kind == "block":
             target.require_destructive("fio")
             return lines + [f"filename={target.info['device']}"], {}
-        # ${DFSBENCH_FIO_HOST} is expanded by each fio server, so hosts never share a file
-        suffix = "-${DFSBENCH_FIO_HOST}" if self.options.servers else ""
-        return lines + [f"filename={target.directory / f'dfsbench-fio-{tag}'}{suffix}"], {}
+        return lines + [f"filename={target.directory / f'dfsbench-fio-{tag}'}"], {}
 
     def job_text(self, profile: Profile, target: Target, tag: str) -> tuple[str, dict[str, str]]:
         o = self.options
@@ -185,11 +195,11 @@ class Fio(Workload):
         # laying a file out through a slow FUSE client is part of the job
         return o.deadline_s or o.runtime_s + 120 + o.size / (4 << 20)
 
-    def argv(self, job: Path, out_format: str = "json+") -> list[str]:
+    def argv(self, jobs: list[Path], servers: list[str], out_format: str = "json+") -> list[str]:
         argv = ["fio", f"--output-format={out_format}"]
-        if not self.options.servers:
-            return argv + [str(job)]
-        for server in self.options.servers:
+        if not servers:
+            return argv + [str(jobs[0])]
+        for server, job in zip(servers, jobs):
             argv += [f"--client={server}", str(job)]
         return argv
 
@@ -197,33 +207,31 @@ class Fio(Workload):
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("fio", "fio")
         tag = uuid.uuid4().hex[:8]
-        if "job_file" in cell:
-            job, env = Path(cell["job_file"]), {}
-            if target.kind == "rbd":
-                env = self.target_lines(target, tag)[1]
-            name = job.stem
-        else:
-            profile = next(p for p in self.profiles() if p.name == cell["profile"])
-            name = profile.name
-            if target.kind in ("rbd", "block") and target.key not in self._filled:
-                text, env = self.fill_text(target)
-                fill = raw_dir / "fio-fill.fio"
-                fill.write_text(text)
-                result = proc.run_tool(["fio", str(fill)], deadline=self.deadline(),
-                                       output=raw_dir / "fio-fill.txt", env=env)
-                if not result.ok:
-                    raise DfsbenchError("could not fill the target before reading: " + result.problem())
-                self._filled.add(target.key)
-            text, env = self.job_text(profile, target, tag)
-            job = raw_dir / f"fio-{name}.fio"
-            job.write_text(text)
-        out = raw_dir / f"fio-{name}.json"
-        try:
-            result = proc.run_tool(self.argv(job), deadline=self.deadline(), output=out, env=env)
-        finally:
-            if target.kind == "path":
-                for leftover in target.directory.glob(f"dfsbench-fio-{tag}*"):
-                    leftover.unlink(missing_ok=True)
+        with FioServers(self.options.local_servers, raw_dir) as started:
+            servers = self.options.servers or started
+            hosts = max(1, len(servers))
+            env: dict[str, str] = {}
+            if "job_file" in cell:
+                jobs = [Path(cell["job_file"])] * hosts
+                env = self.target_lines(target, tag)[1] if target.kind == "rbd" else {}
+                name = jobs[0].stem
+            else:
+                profile = next(p for p in self.profiles() if p.name == cell["profile"])
+                name = profile.name
+                self.fill(target, raw_dir)
+                jobs = []
+                for h in range(hosts):
+                    text, env = self.job_text(profile, target, f"{tag}-h{h}" if servers else tag)
+                    jobs.append(raw_dir / (f"fio-{name}-h{h}.fio" if servers else f"fio-{name}.fio"))
+                    jobs[-1].write_text(text)
+            out = raw_dir / f"fio-{name}.json"
+            try:
+                result = proc.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out,
+                                       env=env)
+            finally:
+                if target.kind == "path":
+                    for leftover in target.directory.glob(f"dfsbench-fio-{tag}*"):
+                        leftover.unlink(missing_ok=True)
         records: list[Measurement] = []
         if result.output.strip():
             try:
@@ -232,15 +240,61 @@ class Fio(Workload):
                 if result.ok:
                     raise
         if not records or not result.ok:
-            flag = "hung" if result.hung else "failed"
-            if records:  # fio printed JSON and still failed: keep the numbers, flag them
-                records = [_with(m, flags=(*m.flags, "incomplete")) for m in records]
-            else:
+            if not records:
                 raise DfsbenchError(result.problem() or "fio printed no results",
-                                    hint=f"its output is kept in {out}") if not result.hung else \
-                    DfsbenchError(f"fio {flag}: {result.problem()}")
+                                    hint=f"its output is kept in {out}")
+            # fio printed results and still failed (or hung): keep the numbers, flagged
+            flag = "hung" if result.hung else "incomplete"
+            records = [_with(m, flags=(*m.flags, flag)) for m in records]
         for m in records:
             yield _with(m, backend=target.backend, variant=target.variant)
+
+    def fill(self, target: Target, raw_dir: Path) -> None:
+        if target.kind not in ("rbd", "block") or target.key in self._filled:
+            return
+        text, env = self.fill_text(target)
+        job = raw_dir / "fio-fill.fio"
+        job.write_text(text)
+        result = proc.run_tool(["fio", str(job)], deadline=self.deadline(),
+                               output=raw_dir / "fio-fill.txt", env=env)
+        if not result.ok:
+            raise DfsbenchError("could not fill the target before reading: " + result.problem())
+        self._filled.add(target.key)
+
+
+class FioServers:
+    """``fio --server`` processes on loopback addresses of this host, one per simulated
+    load-generating host, for the length of a ``with`` block."""
+
+    def __init__(self, count: int, log_dir: Path) -> None:
+        self.count, self.log_dir = count, log_dir
+        self.procs: list[proc.ProcessId] = []
+
+    def __enter__(self) -> list[str]:
+        addresses = []
+        try:
+            for i in range(self.count):
+                host = f"127.0.9.{i + 1}"
+                port = proc.free_port(host)
+                child = proc.spawn(["fio", f"--server=ip:{host},{port}"],
+                                   self.log_dir / f"fio-server-{i + 1}.log")
+                ident = proc.ProcessId.of(child.pid)
+                if ident is not None:
+                    self.procs.append(ident)
+                proc.wait_for(lambda: (proc.tcp_listening(host, port), "not listening yet"),
+                              what=f"fio server on {host}:{port}", timeout=10, interval=0.05,
+                              alive=lambda: None if child.poll() is None else
+                              f"fio --server exited with code {child.returncode}")
+                addresses.append(f"ip:{host},{port}")
+        except BaseException:
+            self.__exit__()
+            raise
+        return addresses
+
+    def __exit__(self, *exc: object) -> None:
+        proc.stop([(p, 3) for p in self.procs])
+        self.procs = []
+
 
 
 def _with(m: Measurement, **changes: Any) -> Measurement:
@@ -278,13 +332,19 @@ def _number(v: Any) -> Any:
 
 
 def parse(text: str, source: str = "fio output") -> list[Measurement]:
-    """Records from fio's ``json`` or ``json+`` output, local or client/server.
+    """Records from fio's ``json`` or ``json+`` output, local or client/server; failing
+    that, from its normal text output (as transcribed in the seed documents).
 
     One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
     clat_p50, clat_p99, clat_p99.9 (s). Client/server output gives a ``host`` per record;
     fio's own "All clients" entry becomes host ``all``.
     """
-    doc = _json_document(text, source)
+    try:
+        doc = _json_document(text, source)
+    except BadInput:
+        if _TEXT_JOB.search(text):
+            return parse_text(text, source)
+        raise
     if "client_stats" in doc:
         jobs = doc["client_stats"]
     else:
@@ -342,3 +402,56 @@ def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     options = [j.get("job options") or {} for j in parts]
     common = {k: v for k, v in options[0].items() if all(o.get(k) == v for o in options)} if options else {}
     return (names.pop() if len(names) == 1 else "all-jobs"), common
+
+
+# ---------------------------------------------------------------- normal (text) output
+
+_TEXT_JOB = re.compile(r"(?m)^\W*?(?:\d+\.?\s+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
+_TEXT_HEAD = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
+_TEXT_ENGINE = re.compile(r"ioengine=(\w+), iodepth=(\d+)")
+_TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMGT]i?B)/s")
+_TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, avg=\s*([\d.]+)")
+_TEXT_PCT_UNIT = re.compile(r"clat percentiles \((nsec|usec|msec|sec)\)")
+_TEXT_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
+_SUFFIX = {"": 1, "k": 1e3, "M": 1e6}
+
+
+def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
+    """fio's normal output, as far as it carries numbers: per job and direction, IOPS and
+    bandwidth (as rounded as fio printed them), mean latency and the clat percentiles.
+    Tolerates the line numbers and wrapped lines of a transcription."""
+    heads = {m.group(1): m for m in _TEXT_HEAD.finditer(text)}
+    engines = {name: _TEXT_ENGINE.search(text, m.end()) for name, m in heads.items()}
+    jobs = list(_TEXT_JOB.finditer(text))
+    out: list[Measurement] = []
+    for i, job in enumerate(jobs):
+        name = job.group(1)
+        body = text[job.end():jobs[i + 1].start() if i + 1 < len(jobs) else len(text)]
+        body = body.split("Run status group")[0]
+        head, engine = heads.get(name), engines.get(name)
+        params: dict[str, Any] = {"numjobs": int(job.group(2))}
+        if head:
+            params.update(rw=head.group(2), bs=parse_size(head.group(3)))
+        if engine:
+            params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
+        directions = list(_TEXT_DIRECTION.finditer(body))
+        for j, d in enumerate(directions):
+            part = body[d.end():directions[j + 1].start() if j + 1 < len(directions) else len(body)]
+            p = {**params, "direction": d.group(1)}
+            iops = float(d.group(2)) * _SUFFIX[d.group(3)]
+            bw = float(d.group(4)) * (1024 ** " KMGT".index(d.group(5)[0]) if d.group(5)[0] in "KMGT" else 1)
+            out.append(Measurement("fio", name, "iops", iops, "op/s", p))
+            out.append(Measurement("fio", name, "throughput", bw, "B/s", p))
+            lat = _TEXT_LAT.search(part)
+            if lat:
+                out.append(Measurement("fio", name, "lat_mean", float(lat.group(2)) * _TIME[lat.group(1)], "s", p))
+            unit = _TEXT_PCT_UNIT.search(part)
+            if unit:
+                pct = {k: float(v) for k, v in _TEXT_PCT.findall(part[unit.end():])}
+                for metric, key in (("clat_p50", "50.00"), ("clat_p99", "99.00"), ("clat_p99.9", "99.90")):
+                    if key in pct:
+                        out.append(Measurement("fio", name, metric, pct[key] * _TIME[unit.group(1)], "s", p))
+    if not out:
+        raise BadInput(f"{source}: fio text output without any 'read:/write: IOPS=' lines")
+    return out

@@ -116,10 +116,37 @@ def test_fio_client_server_per_host_and_aggregate(name):
     assert agg.test == "cs-randread" and agg.params["rw"] == "randread" and agg.params["iodepth"] == 8
 
 
-def test_fio_text_output_is_refused_with_a_hint():
+def test_fio_neither_json_nor_text_results_is_refused_with_a_hint():
     with pytest.raises(BadInput, match="no fio JSON") as exc:
         fio.parse("randread: (g=0): rw=randread, bs=(R) 4096B-4096B\nfio-3.28\n")
     assert "--output-format=json" in exc.value.hint
+
+
+def test_fio_328_text_transcribed_in_seed000():
+    records = fio.parse(text(SEED / "fio-3.28-seed000.txt"))
+    # the rbd-engine job of §2.4 and the eight libaio profiles of §2.5
+    assert {m.test for m in records} == {
+        "write-4M", "Rand_Write_Testing", "Rand_Read_Testing", "Write_PPS_Testing", "Read_PPS_Testing",
+        "Rand_Write_Latency_Testing", "Rand_Read_Latency_Testing"}
+    rr = pick(records, test="Rand_Read_Testing", metric="iops")
+    assert rr.value == 37900 and rr.params["iodepth"] == 128 and rr.params["bs"] == 4096
+    assert pick(records, test="Rand_Read_Testing", metric="throughput").value == 148 * (1 << 20)
+    assert pick(records, test="Rand_Read_Testing", metric="lat_mean").value == pytest.approx(3376.22e-6)
+    assert pick(records, test="Rand_Read_Testing", metric="clat_p99").value == pytest.approx(9110e-6)
+    assert pick(records, test="write-4M", metric="clat_p50").value == pytest.approx(1.854)
+    assert pick(records, test="write-4M", metric="iops").params["ioengine"] == "rbd"
+    # the table under §2.5 says 13.2k IOPS and 9.68 ms for 4k randwrite at depth 128
+    assert pick(records, test="Rand_Write_Testing", metric="iops").value == 13200
+    assert pick(records, test="Rand_Write_Testing", metric="lat_mean").value == pytest.approx(9.68e-3)
+
+
+@pytest.mark.parametrize("name, job, iops, numjobs", [
+    ("fio-3.1-seed002.txt", "iops", 19900, 1),
+    ("fio-3.28-seed003.txt", "write_iops", 214000, 8),
+])
+def test_fio_text_of_other_seeds(name, job, iops, numjobs):
+    m = pick(fio.parse(text(SEED / name)), test=job, metric="iops")
+    assert m.value == iops and m.params["numjobs"] == numjobs
 
 
 # ---------------------------------------------------------------- rados bench, rbd bench

@@ -1,0 +1,57 @@
+"""The fio workload with the real fio on a local directory: plain, client/server with
+servers dfsbench starts on loopback addresses, and a raw device it may not write to."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from harness.contracts import Target
+from harness.errors import BadInput
+from workloads.fio import Fio, FioOptions
+
+pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+
+PROFILE = [{"name": "rw-test", "rw": "randwrite", "bs": "4k", "iodepth": 2}]
+
+
+def run(tmp_path, **options):
+    work, raw = tmp_path / "target", tmp_path / "raw"
+    work.mkdir(exist_ok=True)
+    raw.mkdir(exist_ok=True)
+    fio = Fio(FioOptions(size="4MiB", runtime_s=1, direct=False, ioengine="psync", profiles=PROFILE,
+                         **options))
+    target = Target("path", work, "localdir", "default")
+    return list(fio.run(target, fio.cells()[0], tmp_path, raw)), work, raw
+
+
+def test_plain_run_records_and_cleans_up(tmp_path):
+    records, work, raw = run(tmp_path)
+    iops = [m for m in records if m.metric == "iops"]
+    assert len(iops) == 1 and iops[0].value > 0 and iops[0].params["direction"] == "write"
+    assert iops[0].backend == "localdir" and "host" not in iops[0].params
+    assert list(work.iterdir()) == []  # fio's file is removed
+    assert (raw / "fio-rw-test.fio").read_text().count("[rw-test]") == 1
+
+
+def test_client_server_with_local_servers(tmp_path):
+    records, work, raw = run(tmp_path, local_servers=2)
+    hosts = {m.params["host"]: m.value for m in records if m.metric == "iops"}
+    assert set(hosts) == {"127.0.9.1", "127.0.9.2", "all"}
+    assert hosts["all"] == pytest.approx(hosts["127.0.9.1"] + hosts["127.0.9.2"], rel=0.05)
+    # each host got its own job file and file
+    assert sorted(p.name for p in raw.glob("fio-rw-test-h*.fio")) == ["fio-rw-test-h0.fio", "fio-rw-test-h1.fio"]
+    assert list(work.iterdir()) == []
+
+
+def test_raw_device_needs_allow_destructive(tmp_path):
+    fio = Fio(FioOptions(size="4MiB", runtime_s=1, profiles=PROFILE))
+    target = Target("block", None, "blockdev", "default", info={"device": "/dev/null", "destructive_ok": False})
+    with pytest.raises(BadInput, match="allow_destructive"):
+        list(fio.run(target, fio.cells()[0], tmp_path, tmp_path))
+
+
+def test_servers_and_local_servers_exclude_each_other():
+    with pytest.raises(ValueError, match="either"):
+        FioOptions(size="4MiB", runtime_s=1, servers=["ip:127.0.0.1"], local_servers=1)
