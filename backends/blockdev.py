@@ -14,25 +14,20 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field
 
 from harness import proc
-from harness.contracts import Backend, Cluster, Options, Target
+from harness.contracts import Backend, Bytes, Cluster, Options, Target
 from harness.errors import BadInput
 from harness.ledger import read_mounts
-from harness.units import parse_size
 
 
 class BlockdevOptions(Options):
     device: Path | None = Field(None, description="a block device, e.g. /dev/vdb (default: a "
                                 "loop device on a file dfsbench creates)")
-    loop_size: PositiveInt = Field(4 << 30, description="size of the default loop device's file")
+    loop_size: Bytes = Field(4 << 30, description="size of the default loop device's file")
     allow_destructive: bool = Field(False, description="let workloads write to the raw device")
 
-    @field_validator("loop_size", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
 
 class Blockdev(Backend):

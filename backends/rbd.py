@@ -19,28 +19,24 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
 from backends.mounts import FuseClient, verify_mount
 from harness import proc
-from harness.contracts import Backend, Cluster, Target
+from harness.contracts import Backend, Bytes, Cluster, Target
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger
-from harness.units import parse_size
 
 
 class RbdOptions(PoolOptions):
-    image_size: PositiveInt = Field(8 << 30, description="size of the image (accepts 8GiB)")
+    image_size: Bytes = Field(2 << 30, description="size of the image (accepts 8GiB); "
+                                    "holds fio's working set, and is filled once before reads")
     access: Literal["librbd", "filesystem"] = Field("librbd", description="librbd: the image "
                                                     "itself (fio rbd engine, rbd bench); "
                                                     "filesystem: mkfs + mount for file workloads")
     fs: Literal["ext4", "xfs"] = "ext4"
 
-    @field_validator("image_size", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
 
 class Rbd(Backend):

@@ -11,12 +11,21 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from harness.ledger import Ledger
 from harness.records import Measurement
+
+
+def _to_bytes(v: Any) -> Any:
+    from harness.units import parse_size
+    return parse_size(v) if isinstance(v, str) else v
+
+
+# A size in bytes in any plugin's options: 4096, "40KiB", "256MiB", "1G", "210MB".
+Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0)]
 
 
 class Options(BaseModel):

@@ -16,25 +16,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt
 
 from harness import proc
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
-from harness.units import parse_size
 from workloads import fio
 
 
 class RawDiskOptions(Options):
-    size: PositiveInt = Field(description="bytes written then read (accepts 1GiB)")
-    block_size: PositiveInt = Field(1 << 20)
+    size: Bytes = Field(description="bytes written then read (accepts 1GiB)")
+    block_size: Bytes = Field(1 << 20)
     deadline_s: float = Field(900, gt=0)
 
-    @field_validator("size", "block_size", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
 
 class RawDisk(Workload):

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from harness import proc
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.units import parse_size
@@ -41,15 +41,11 @@ class Profile(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
                 "randtrim"]
-    bs: PositiveInt
+    bs: Bytes
     iodepth: PositiveInt = 1
     numjobs: PositiveInt = 1
     rwmixread: int | None = Field(None, ge=0, le=100)
 
-    @field_validator("bs", mode="before")
-    @classmethod
-    def _bs(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
 
 def _p(name: str, rw: str, bs: str, iodepth: int, **kw: Any) -> Profile:
@@ -86,7 +82,7 @@ class FioOptions(Options):
                                           "or a list of {name, rw, bs, iodepth, numjobs, rwmixread}")
     job_file: Path | None = Field(None, description="a .fio job file run as-is instead of profiles; "
                                   "its filename/directory lines are kept")
-    size: PositiveInt = Field(description="bytes each job works on (accepts 1GiB)")
+    size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
     runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
     ioengine: str = Field("libaio", description="for files and block devices; RBD images use 'rbd'")
     direct: bool = True
@@ -103,10 +99,6 @@ class FioOptions(Options):
         return self
     deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
 
-    @field_validator("size", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
     @field_validator("profiles")
     @classmethod

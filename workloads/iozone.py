@@ -18,13 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, field_validator
 
 from harness import proc
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
-from harness.units import parse_size
 
 KIB = 1024
 
@@ -51,13 +50,9 @@ TEST_NUMBERS = {name: number for name, number, _ in TESTS}
 MODES = ("cached", "direct")
 
 
-def _sizes(v: Any) -> Any:
-    return [parse_size(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
-
-
 class IozoneOptions(Options):
-    file_sizes: list[PositiveInt] = Field(description="file sizes (accepts 128MiB, 1GiB)")
-    record_sizes: list[PositiveInt] = Field(description="record sizes (accepts 4KiB, 64KiB)")
+    file_sizes: list[Bytes] = Field(description="file sizes (accepts 128MiB, 1GiB)")
+    record_sizes: list[Bytes] = Field(description="record sizes (accepts 4KiB, 64KiB)")
     tests: list[int] = Field([0, 1, 2], description="iozone test numbers (-i): 0 write, 1 read, "
                              "2 random, 3 backwards, 4 record rewrite, 5 stride, 6 fwrite, 7 fread")
     modes: list[Literal["cached", "direct"]] = Field(["cached", "direct"],
@@ -65,10 +60,6 @@ class IozoneOptions(Options):
     include_flush: bool = Field(False, description="-e: count fsync/fflush in the timing")
     deadline_s: float = Field(1800, gt=0, description="seconds one iozone invocation may take")
 
-    @field_validator("file_sizes", "record_sizes", mode="before")
-    @classmethod
-    def _parse_sizes(cls, v: Any) -> Any:
-        return _sizes(v)
 
     @field_validator("tests")
     @classmethod
@@ -246,4 +237,33 @@ def _parse_report(text: str) -> dict[tuple[str, int, int], float]:
             values = line.split('"', 2)[2].split()
             for rsize, v in zip(records, values):
                 out[(test, fsize, rsize)] = float(v)
+    return out
+
+
+def estimate_seconds(records: list[Measurement], file_sizes: list[int], record_sizes: list[int],
+                     tests: list[int], direct: bool = True) -> dict[tuple[str, str], float]:
+    """Seconds a matrix would take per (backend, variant), from measured rates.
+
+    With O_DIRECT every request waits for the storage, so a test's rate depends on the
+    record size far more than on the file size: each planned cell takes file size / the
+    median rate measured for that test and record size (or the nearest measured record
+    size, which overestimates for larger records)."""
+    rates: dict[tuple[str, str, str, int], list[float]] = {}
+    for m in records:
+        if m.workload == "iozone" and m.value and bool(m.params.get("direct")) == direct:
+            rates.setdefault((m.backend, m.variant, m.test, m.params["record_size"]), []).append(m.value)
+    out: dict[tuple[str, str], float] = {}
+    names = [t for t in TEST_NAMES if TEST_NUMBERS[t] in tests]
+    for backend, variant in sorted({(k[0], k[1]) for k in rates}):
+        total = 0.0
+        for test in names:
+            measured = sorted(k[3] for k in rates if k[:3] == (backend, variant, test))
+            if not measured:
+                continue
+            for r in record_sizes:
+                nearest = min(measured, key=lambda x: abs(x - r))
+                values = sorted(rates[(backend, variant, test, nearest)])
+                rate = values[len(values) // 2]
+                total += sum(f / rate for f in file_sizes)
+        out[(backend, variant)] = total
     return out

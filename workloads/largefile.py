@@ -18,30 +18,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field
 
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import DfsbenchError
 from harness.records import Measurement
-from harness.units import parse_size
 
 CHUNK = 1 << 20
 
 
 class LargeFileOptions(Options):
-    sizes: list[PositiveInt] = Field(description="file sizes (accepts 256MiB, 1GiB)")
-    block_size: PositiveInt = Field(CHUNK, description="copy buffer size, like cp's")
+    sizes: list[Bytes] = Field(description="file sizes (accepts 256MiB, 1GiB)")
+    block_size: Bytes = Field(CHUNK, description="copy buffer size, like cp's")
     verify: bool = Field(True, description="check the copy read back against the source")
 
-    @field_validator("sizes", mode="before")
-    @classmethod
-    def _sizes(cls, v: Any) -> Any:
-        return [parse_size(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
 
-    @field_validator("block_size", mode="before")
-    @classmethod
-    def _block(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
 
 class LargeFile(Workload):

@@ -14,10 +14,9 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt, field_validator
 
 from harness import proc
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
-from harness.units import parse_size
 
 MIB = 1 << 20
 MODES = ("write", "seq", "rand")
@@ -25,14 +24,10 @@ MODES = ("write", "seq", "rand")
 
 class RadosBenchOptions(Options):
     seconds: PositiveInt = Field(description="seconds per phase")
-    block_size: PositiveInt = Field(4 << 20, description="-b (accepts 4MiB)")
+    block_size: Bytes = Field(4 << 20, description="-b (accepts 4MiB)")
     threads: PositiveInt = Field(16, le=1024, description="-t: operations in flight")
     modes: list[Literal["write", "seq", "rand"]] = Field(list(MODES))
 
-    @field_validator("block_size", mode="before")
-    @classmethod
-    def _bs(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
     @field_validator("modes")
     @classmethod

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt
 
 from harness import proc
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.units import parse_size
@@ -24,27 +24,15 @@ from harness.units import parse_size
 PATTERNS = {"seq": "sequential", "rand": "random"}
 
 
-def _size(v: Any) -> Any:
-    return parse_size(v) if isinstance(v, str) else v
-
-
 class RbdBenchOptions(Options):
     io_types: list[Literal["write", "read"]] = Field(["write", "read"])
-    io_sizes: list[PositiveInt] = Field([4096, 4 << 20], description="--io-size values (accepts 4KiB)")
+    io_sizes: list[Bytes] = Field([4096, 4 << 20], description="--io-size values (accepts 4KiB)")
     io_threads: PositiveInt = Field(16, le=1024)
-    io_total: PositiveInt = Field(description="--io-total per cell (accepts 256MiB, 5GiB)")
+    io_total: Bytes = Field(description="--io-total per cell (accepts 256MiB, 5GiB)")
     io_patterns: list[Literal["seq", "rand"]] = Field(["seq", "rand"])
     deadline_s: float = Field(1800, gt=0)
 
-    @field_validator("io_sizes", mode="before")
-    @classmethod
-    def _sizes(cls, v: Any) -> Any:
-        return [_size(x) for x in v] if isinstance(v, list) else v
 
-    @field_validator("io_total", mode="before")
-    @classmethod
-    def _total(cls, v: Any) -> Any:
-        return _size(v)
 
 
 class RbdBench(Workload):

@@ -23,26 +23,21 @@ from typing import Any
 
 from pydantic import Field, PositiveInt, field_validator
 
-from harness.contracts import Options, Target, Workload
+from harness.contracts import Bytes, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.stats import percentile
-from harness.units import parse_size
 
 OPERATIONS = ("create", "ls-l", "read")
 
 
 class SmallFileOptions(Options):
     files: list[PositiveInt] = Field(description="file counts, each the total over all threads")
-    file_size: PositiveInt = Field(description="bytes per file (accepts 40KiB)")
+    file_size: Bytes = Field(description="bytes per file (accepts 40KiB)")
     threads: PositiveInt = Field(4, le=256)
     operations: list[str] = Field(list(OPERATIONS))
     drop_caches: bool = Field(True, description="drop caches and remount before ls-l and read")
 
-    @field_validator("file_size", mode="before")
-    @classmethod
-    def _size(cls, v: Any) -> Any:
-        return parse_size(v) if isinstance(v, str) else v
 
     @field_validator("operations")
     @classmethod

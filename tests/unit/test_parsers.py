@@ -225,3 +225,15 @@ def test_import_stores_a_run_that_compare_prints(tmp_path, capsys):
     assert main(["compare", "latest", "--results", str(results)]) == 0
     table = capsys.readouterr().out
     assert "iozone on GlusterFS/vr33, cached, KB/s" in table and "19587" in table
+
+
+def test_iozone_estimate_from_measured_direct_rates():
+    records = iozone.parse(text(TOOLS / "iozone-direct.txt"))  # 16 and 32 MiB × 4 and 64 KiB
+    est = iozone.estimate_seconds(records, [1 << 30], [4096], [0, 1, 2])
+    # each test's median 4 KiB rate over the two file sizes, 1 GiB each
+    expected = 0.0
+    for test in ("write", "rewrite", "read", "reread", "random_read", "random_write"):
+        rates = sorted(m.value for m in records if m.test == test and m.params["record_size"] == 4096)
+        expected += (1 << 30) / rates[len(rates) // 2]
+    assert est == {("", "default"): pytest.approx(expected)}
+    assert est[("", "default")] > 3600 / 4  # 1 GiB at ~2 MB/s per write-type test: long
