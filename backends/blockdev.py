@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from harness import proc
 from harness.contracts import Backend, Bytes, Cluster, Options, Target
@@ -27,6 +27,16 @@ class BlockdevOptions(Options):
                                 "loop device on a file dfsbench creates)")
     loop_size: Bytes = Field(4 << 30, description="size of the default loop device's file")
     allow_destructive: bool = Field(False, description="let workloads write to the raw device")
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: Path | None) -> Path | None:
+        if v is not None:
+            try:
+                check_device(v)
+            except BadInput as exc:
+                raise ValueError(exc.message) from None
+        return v
 
 
 

@@ -42,7 +42,10 @@ class GlusterOptions(Options):
     @model_validator(mode="after")
     def _shape(self) -> GlusterOptions:
         if self.layout is not None:
-            Layout(self.layout, self.replica, self.redundancy).create_args(self.brick_count)
+            try:
+                Layout(self.layout, self.replica, self.redundancy).create_args(self.brick_count)
+            except DfsbenchError as exc:
+                raise ValueError(exc.message) from None
         return self
 
     @property

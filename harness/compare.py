@@ -350,18 +350,23 @@ def baselines_table(records: Iterable[Measurement]) -> Table | None:
 
 
 def failures_table(records: Iterable[Measurement]) -> Table | None:
-    rows: list[list[str]] = []
+    """Every cell without a value, once per system, cell and error (the tests that share
+    them, like the six of a hung iozone invocation, on one line)."""
+    grouped: dict[tuple[str, str, str, str, str], list[str]] = {}
     for m in records:
         if m.value is not None:
             continue
         cell = ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
                          for k, v in m.params.items() if k not in ("error", "note"))
-        row = [system_name(m.backend, m.variant), m.workload if m.test == "cell" else f"{m.workload} {m.test}",
-               cell, ",".join(m.flags), m.params.get("error") or m.params.get("note", "")]
-        if row not in rows:
-            rows.append(row)
-    if not rows:
+        key = (system_name(m.backend, m.variant), m.workload, cell, ",".join(m.flags),
+               str(m.params.get("error") or m.params.get("note", "")))
+        tests = grouped.setdefault(key, [])
+        if m.test != "cell" and m.test not in tests:
+            tests.append(m.test)
+    if not grouped:
         return None
+    rows = [[system, f"{workload} {', '.join(tests)}".strip(), cell, flags, error]
+            for (system, workload, cell, flags, error), tests in grouped.items()]
     flags = {f for row in rows for f in row[3].split(",") if f}
     return Table("Cells that failed or hung (no value)", ["system", "workload", "cell", "flags", "error"],
                  rows, _flag_notes(flags))

@@ -103,3 +103,31 @@ def test_cli_exit_codes_for_bad_input(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err and "not valid YAML" in err
     assert main(["check", str(write(tmp_path, "scale: quick\n"))]) == 0
+
+
+@pytest.mark.parametrize("backend, message", [
+    ({"name": "glusterfs", "options": {"layout": "distributed-replicate", "bricks": 4}},
+     "backends[0].options: Value error, 4 bricks cannot form a distributed-replicate volume of replica 3"),
+    ({"name": "glusterfs", "options": {"layout": "disperse", "bricks": 3, "redundancy": 2}},
+     "needs 0 < redundancy < 1.5"),
+    ({"name": "blockdev", "options": {"device": "/dev/no-such-disk"}},
+     "backends[0].options.device: Value error, block device /dev/no-such-disk does not exist"),
+    ({"name": "blockdev", "options": {"device": "/etc/hostname"}}, "is not a block device"),
+    ({"name": "rbd", "options": {"access": "kernel"}}, "backends[0].options.access"),
+    ({"name": "rbd", "options": {"image_size": "huge"}}, "'huge' is not a size"),
+])
+def test_bad_backend_options_name_the_key(backend, message):
+    with pytest.raises(BadInput) as exc:
+        build_plan({"backends": [backend], "workloads": ["fio"]})
+    assert message in exc.value.message
+
+
+def test_bad_workload_options_name_the_key():
+    with pytest.raises(BadInput, match="unknown profile set 'seed003'"):
+        build_plan({"backends": ["cephfs"], "workloads": [{"name": "fio", "options": {"profiles": "seed003"}}]})
+    with pytest.raises(BadInput, match="test 0 \\(write\\) must be included"):
+        build_plan({"backends": ["cephfs"], "workloads": [{"name": "iozone", "options": {"tests": [1, 2]}}]})
+    with pytest.raises(BadInput, match="'seq' and 'rand' read what 'write' left behind"):
+        build_plan({"backends": ["rados"], "workloads": [{"name": "rados-bench", "options": {"modes": ["seq"]}}]})
+    with pytest.raises(BadInput, match="runs on .* targets, and none of the backends provides one"):
+        build_plan({"backends": ["rados"], "workloads": ["iozone"]})
