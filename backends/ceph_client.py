@@ -30,24 +30,29 @@ def mon_host(info: dict[str, Any]) -> str:
 
 
 class CephCli:
-    def __init__(self, info: dict[str, Any]) -> None:
+    def __init__(self, info: dict[str, Any], settings: dict[str, str] | None = None) -> None:
         self.info = info
         self.conf, self.keyring = info["conf"], info["keyring"]
         self.client = info.get("client", "admin")
+        self.settings = dict(settings or {})  # client-side Ceph options, e.g. rbd_cache
 
     @classmethod
-    def of(cls, cluster: Cluster, backend: str) -> CephCli:
+    def of(cls, cluster: Cluster, backend: str, settings: dict[str, str] | None = None) -> CephCli:
         info = cluster.services.get("ceph")
         if info is None:
             raise DfsbenchError(f"backend '{backend}' needs a Ceph cluster, and this environment has none")
-        return cls(info)
+        return cls(info, settings)
 
     def args(self) -> list[str]:
-        return ["-c", self.conf, "--keyring", self.keyring, "--id", self.client]
+        return ["-c", self.conf, *self._rest()]
+
+    def _rest(self) -> list[str]:
+        return ["--keyring", self.keyring, "--id", self.client,
+                *[f"--{key}={value}" for key, value in self.settings.items()]]
 
     def env(self) -> dict[str, str]:
         """For tools that take no -c (fio's rbd engine): librados reads these."""
-        return {"CEPH_CONF": self.conf, "CEPH_ARGS": f"--keyring {self.keyring} --id {self.client}"}
+        return {"CEPH_CONF": self.conf, "CEPH_ARGS": " ".join(self._rest())}
 
     def run(self, tool: str, *args: str, timeout: float = 120) -> str:
         return proc.run([tool, *self.args(), *args], timeout=timeout).stdout
@@ -61,7 +66,9 @@ class CephCli:
                 "cluster_settings": self.info.get("settings")}
 
     def target_info(self, **extra: Any) -> dict[str, Any]:
-        return {"conf": self.conf, "keyring": self.keyring, "client": self.client, **extra}
+        """What workloads need to reach the target: ``args`` for the Ceph CLIs (rados,
+        rbd), ``env`` for librados inside other tools (fio), the client name."""
+        return {"args": self.args(), "env": self.env(), "client": self.client, **extra}
 
 
 class Pool:

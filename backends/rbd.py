@@ -36,6 +36,8 @@ class RbdOptions(PoolOptions):
                                                     "itself (fio rbd engine, rbd bench); "
                                                     "filesystem: mkfs + mount for file workloads")
     fs: Literal["ext4", "xfs"] = "ext4"
+    client_cache: bool = Field(False, description="librbd's write-back cache (rbd_cache); off by "
+                               "default so writes are measured at the cluster, as O_DIRECT would")
 
 
 
@@ -52,7 +54,8 @@ class Rbd(Backend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         proc.require_tool("rbd", "ceph-common")
-        cli = CephCli.of(cluster, self.name)
+        cli = CephCli.of(cluster, self.name,
+                         {} if self.options.client_cache else {"rbd_cache": "false"})
         pool = Pool(cli, self.options, "rbd", "rbd")
         pool.create()
         image = f"dfsbench-{secrets.token_hex(3)}"
@@ -75,7 +78,7 @@ class Rbd(Backend):
             description = {**cli.describe(), "client": "librbd", "replicas": pool.size,
                            "image": image, "image_size": self.options.image_size,
                            "access": self.options.access, "environment": cluster.environment,
-                           **pool.describe()}
+                           "rbd_cache": self.options.client_cache, **pool.describe()}
             if self.options.access == "librbd":
                 return Target("rbd", None, self.name, self.variant, description, detach=detach,
                               info=cli.target_info(pool=pool.name, image=image))

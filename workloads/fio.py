@@ -32,7 +32,7 @@ from harness.records import Measurement
 from harness.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim")
-PERCENTILES = {"clat_p50": "50.000000", "clat_p99": "99.000000", "clat_p99.9": "99.900000"}
+PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 
 class Profile(BaseModel):
@@ -154,8 +154,7 @@ class Fio(Workload):
         if target.kind == "rbd":
             rbd = target.info
             return (["ioengine=rbd", f"clientname={rbd['client']}", f"pool={rbd['pool']}",
-                     f"rbdname={rbd['image']}"],
-                    {"CEPH_CONF": rbd["conf"], "CEPH_ARGS": f"--keyring {rbd['keyring']}"})
+                     f"rbdname={rbd['image']}"], dict(rbd["env"]))
         lines = [f"ioengine={self.options.ioengine}", f"direct={int(self.options.direct)}"]
         if target.kind == "block":
             target.require_destructive("fio")
@@ -166,7 +165,7 @@ class Fio(Workload):
         o = self.options
         head, env = self.target_lines(target, tag)
         lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", "time_based=1",
-                 "group_reporting=1", "", f"[{profile.name}]", f"rw={profile.rw}",
+                 "group_reporting=1", "lat_percentiles=1", "", f"[{profile.name}]", f"rw={profile.rw}",
                  f"bs={profile.bs}", f"iodepth={profile.iodepth}", f"numjobs={profile.numjobs}"]
         if profile.rwmixread is not None:
             lines.append(f"rwmixread={profile.rwmixread}")
@@ -328,7 +327,8 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
     that, from its normal text output (as transcribed in the seed documents).
 
     One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
-    clat_p50, clat_p99, clat_p99.9 (s). Client/server output gives a ``host`` per record;
+    clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
+    lat_p99.9 (s). Client/server output gives a ``host`` per record;
     fio's own "All clients" entry becomes host ``all``.
     """
     try:
@@ -380,10 +380,15 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
             lat = d.get("lat_ns") or {}
             if lat.get("N", 1):
                 out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / 1e9, "s", p, flags=flags))
-            pct = (d.get("clat_ns") or {}).get("percentile") or {}
-            for metric, k in PERCENTILES.items():
-                if k in pct:
-                    out.append(Measurement("fio", name, metric, pct[k] / 1e9, "s", p, flags=flags))
+            # clat is from submission to completion; lat (with lat_percentiles=1, as
+            # dfsbench's jobs ask) also counts submission, where a FUSE client's direct
+            # I/O does its waiting
+            for kind in ("clat", "lat"):
+                pct = (d.get(f"{kind}_ns") or {}).get("percentile") or {}
+                for suffix, k in PERCENTILES.items():
+                    if k in pct:
+                        out.append(Measurement("fio", name, f"{kind}_{suffix}", pct[k] / 1e9, "s", p,
+                                               flags=flags))
     return out
 
 

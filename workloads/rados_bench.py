@@ -60,8 +60,7 @@ class RadosBench(Workload):
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("rados", "ceph-common")
         info = target.info
-        base = ["rados", "-c", info["conf"], "--keyring", info["keyring"], "--id", info["client"],
-                "-p", info["pool"]]
+        base = ["rados", *info["args"], "-p", info["pool"]]
         o = self.options
         deadline = o.seconds * 3 + 120  # reads stop when the written objects run out
         try:

@@ -64,8 +64,7 @@ class RbdBench(Workload):
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("rbd", "ceph-common")
         info = target.info
-        base = ["rbd", "-c", info["conf"], "--keyring", info["keyring"], "--id", info["client"],
-                "bench", f"{info['pool']}/{info['image']}"]
+        base = ["rbd", *info["args"], "bench", f"{info['pool']}/{info['image']}"]
         if cell["io_type"] == "read" and target.key not in self._filled:
             size = int(target.description.get("image_size") or cell["io_total"])
             result = proc.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),

@@ -90,6 +90,12 @@ def test_fio_json_and_json_plus_give_the_same_metrics():
     assert p99.value == pytest.approx(0.008454144) and p99.unit == "s"
 
 
+def test_fio_total_latency_percentiles_when_measured():
+    records = fio.parse(text(TOOLS / "fio-jsonplus-latpercentiles.json"))  # lat_percentiles=1
+    assert pick(records, metric="lat_p99").value == pytest.approx(181248e-9)
+    assert pick(records, metric="clat_p99").value == pytest.approx(177152e-9)
+
+
 def test_fio_mixed_jobs_each_direction_and_instance():
     records = fio.parse(text(TOOLS / "fio-jsonplus-mixed.json"))
     randrw = [m for m in records if m.test == "randrw" and m.metric == "iops"]
