@@ -71,6 +71,7 @@ class GlusterFS(Backend):
         o = self.options
         volume_name, volume_type, replicas, bricks = info["volume"], info["volume_type"], \
             info["replica"], len(info["bricks"])
+        volume_options = info.get("volume_options") or {}
         volume: Volume | None = None
         if o.own_volume:
             layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
@@ -85,7 +86,7 @@ class GlusterFS(Backend):
             except BaseException:
                 volume.delete()
                 raise
-            volume_type, bricks = layout.kind, o.brick_count
+            volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
             replicas = o.replica if layout.kind != "disperse" else None
         mnt = workdir / "glusterfs"
         client = FuseClient(
@@ -113,7 +114,7 @@ class GlusterFS(Backend):
         }
         if volume_type == "disperse":
             description["redundancy"] = o.redundancy
-        if o.volume_options:
-            description["volume_options"] = dict(o.volume_options)
+        if volume_options:
+            description["volume_options"] = dict(volume_options)
         return Target("path", mnt, self.name, self.variant, description,
                       remount=client.remount, detach=detach)

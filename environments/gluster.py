@@ -38,6 +38,7 @@ class GlusterInfo:
     log_dir: str
     phases: dict[str, float]
     backing: str = ""  # the directory holding the bricks (the raw storage)
+    volume_options: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,6 +141,7 @@ class GlusterLab:
         volume.start(alive=died, log=self.log_dir / "glusterd.log")
         self._phase("volume started, bricks online")
         return GlusterInfo(host=host, volume=self.volume, volume_type=volume.layout.kind,
+                           volume_options=volume.options,
                            replica=self.replica, bricks=volume.brick_specs, socket=str(self.sock),
                            version=gluster_version(), log_dir=str(self.log_dir),
                            phases=self.phases, backing=str(self.root / "bricks"))
@@ -168,6 +170,12 @@ class Layout:
         return ["replica", str(self.replica)] if self.replica > 1 else []
 
 
+# Gluster's write-behind acknowledges O_DIRECT writes before the bricks have them unless
+# strict-o-direct is on; a benchmark that asks for O_DIRECT must get it (cached I/O is
+# unaffected). A config can still set it off through volume_options.
+HONEST_OPTIONS = {"performance.strict-o-direct": "on"}
+
+
 class Volume:
     """One volume on a glusterd we run: created with its bricks, started, its brick
     processes recorded in the ledger; stopped and deleted again."""
@@ -177,7 +185,7 @@ class Volume:
                  timeout: float = 60) -> None:
         self.cli, self.ledger, self.run_dir, self.name = cli, ledger, run_dir, name
         self.host, self.bricks, self.layout = host, bricks, layout
-        self.options = options or {}
+        self.options = {**HONEST_OPTIONS, **(options or {})}
         self.timeout = timeout
 
     @property

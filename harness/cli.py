@@ -263,6 +263,11 @@ def _header(info: RunInfo) -> list[str]:
                 d.get("osds") and f"{d['osds']} OSDs", d.get("client") and f"client {d['client']}",
                 d.get("fs_type")]
         lines.append(f"  {system_name(backend, variant)}: " + ", ".join(str(b) for b in bits if b))
+        settings = {**(d.get("volume_options") or {}), **(d.get("client_options") or {})}
+        if "rbd_cache" in d:
+            settings["rbd_cache"] = "on" if d["rbd_cache"] else "off"
+        if settings:
+            lines.append("    settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
         if d.get("note"):
             lines.append(f"    note: {d['note']}")
     return lines
