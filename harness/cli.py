@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
+    cmp_.add_argument("--baseline", metavar="RUN", help="compare against this run (with --fail-on: a gate)")
+    cmp_.add_argument("--fail-on", metavar="RULE",
+                      help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'")
 
     tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
     parse = sub.add_parser("parse", parents=[results],
@@ -202,10 +205,59 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from harness import gate
+
+    if args.fail_on and not args.baseline:
+        raise BadInput("--fail-on needs --baseline RUN: a regression is measured against something")
+    rules = gate.parse_rules(args.fail_on) if args.fail_on else []
     store = _store(args)
     ids = [store.resolve(ref) for ref in args.runs]
     print(_render(store, ids, args.format, args.each_repeat), end="" if args.format != "table" else "\n")
-    return 0
+    if not args.baseline:
+        return 0
+    base = store.resolve(args.baseline)
+    notes = comparability([store.run(i) for i in [base, *ids]])
+    for note in notes:
+        print(f"not comparable: {note}")
+    if not rules:
+        return 0
+    new = [m for run_id in ids for m in store.measurements(run_id)]
+    compared, findings = gate.check(new, store.measurements(base), rules)
+    if compared == 0:
+        raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{args.fail_on}'",
+                       hint="the runs must share workloads, backends, variants and parameters")
+    if findings:
+        print(terminal([gate.table(findings, base)], []))
+    print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{args.fail_on}'")
+    return 1 if findings else 0
+
+
+def comparability(infos: list[RunInfo]) -> list[str]:
+    """What differs between runs in ways that change the numbers: scale, workload options,
+    the systems' topology and clients, the client machine."""
+    notes = []
+    first = infos[0]
+    for other in infos[1:]:
+        pair = f"{first.id} vs {other.id}"
+        for key in ("scale",):
+            a, b = first.config.get(key), other.config.get(key)
+            if a and b and a != b:
+                notes.append(f"{pair}: {key} {a} vs {b}")
+        wa = {w.get("name"): w.get("options") for w in first.config.get("workloads") or [] if isinstance(w, dict)}
+        wb = {w.get("name"): w.get("options") for w in other.config.get("workloads") or [] if isinstance(w, dict)}
+        for name in sorted(set(wa) & set(wb)):
+            if wa[name] != wb[name]:
+                notes.append(f"{pair}: workload {name} options differ")
+        for target in sorted(set(first.targets) & set(other.targets)):
+            da, db = first.targets[target], other.targets[target]
+            for key in ("replicas", "volume_type", "client", "fs_type", "osds", "bricks", "rbd_cache",
+                        "volume_options", "client_options"):
+                if da.get(key) != db.get(key):
+                    notes.append(f"{pair}: {system_name(*target)} {key} {da.get(key)} vs {db.get(key)}")
+        for key in ("cpus", "memory", "kernel"):
+            if first.host.get(key) != other.host.get(key):
+                notes.append(f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}")
+    return notes
 
 
 def _parsed(tool: str, file: Path) -> list[Any]:

@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.records import FLAGS, Measurement
-from harness.stats import median
+from harness.stats import Summary, compare, median, summarize
 from harness.units import format_value, size
 
 DISPLAY = {"glusterfs": "GlusterFS", "cephfs": "CephFS", "localdir": "local dir", "rbd": "RBD",
            "rados": "RADOS", "blockdev": "block device"}
 CONTROL = {"localdir"}
 LOWER_IS_BETTER = {"s"}
+CV_THRESHOLD = 0.10  # a cell whose repeats vary more than this is flagged 'unstable'
+ALPHA = 0.05  # significance level of the A-vs-B test
 
 
 @dataclass
@@ -53,9 +55,36 @@ class Cells:
         self.flags[key].update(m.flags)
 
     def get(self, row: Any, system: tuple[str, str], metric: str) -> tuple[float | None, set[str]]:
+        """The median over repeats, and the flags (with 'unstable' when the repeats vary
+        more than the CV threshold)."""
         key = (row, system, metric)
         vals = self.values.get(key)
-        return (median(vals) if vals else None), self.flags.get(key, set())
+        flags = set(self.flags.get(key, set()))
+        summary = self.summary(row, system, metric)
+        if summary is not None and summary.cv > CV_THRESHOLD:
+            flags.add("unstable")
+        return (median(vals) if vals else None), flags
+
+    def summary(self, row: Any, system: tuple[str, str], metric: str) -> Summary | None:
+        vals = self.values.get((row, system, metric))
+        return summarize(vals) if vals and len(vals) > 1 else None
+
+    def judge(self, row: Any, a: tuple[str, str], b: tuple[str, str], metric: str, unit: str) -> str:
+        """The comparison column: with repeats on both sides, the ratio with its interval
+        and Welch's test, and 'no significant difference' when it is not; with one value a
+        side, the plain ratio."""
+        va, vb = self.values.get((row, a, metric)), self.values.get((row, b, metric))
+        name_a, name_b = system_name(*a), system_name(*b)
+        c = compare(va, vb) if va and vb else None
+        if c is None:
+            return verdict(median(va) if va else None, median(vb) if vb else None, unit, name_a, name_b)
+        if not c.significant(ALPHA):
+            return f"no significant difference (p={c.p_value:.2f})"
+        # ratio is A/B; for a time, the smaller side is the faster one
+        better_a = c.ratio < 1 if unit in LOWER_IS_BETTER else c.ratio > 1
+        r, lo, hi = (c.ratio, c.ratio_low, c.ratio_high) if c.ratio >= 1 else \
+            (1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low)
+        return f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, p={c.p_value:.3f})"
 
 
 def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: str) -> str:
@@ -69,8 +98,11 @@ def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: st
     return f"{name_a if better_a else name_b} {ratio:.1f}× faster"
 
 
-def _cell(value: float | None, unit: str, flags: set[str], seen: set[str], metric: str = "") -> str:
+def _cell(value: float | None, unit: str, flags: set[str], seen: set[str], metric: str = "",
+          summary: Summary | None = None) -> str:
     text = format_value(value, unit, metric)
+    if summary is not None and value is not None:  # the median, then its spread over repeats
+        text += f" ±{summary.ci_half_width * 100:.0f}% CV {summary.cv * 100:.0f}%"
     if flags:
         seen.update(flags)
         text += " [" + ",".join(sorted(flags)) + "]"
@@ -114,12 +146,10 @@ def _table(title: str, cells: Cells, rows: list[tuple[str, Any, str]], metrics: 
         for s in systems:
             for metric, unit, _ in metrics:
                 value, flags = cells.get(key, s, metric)
-                line.append(_cell(value, unit, flags, seen, metric))
+                line.append(_cell(value, unit, flags, seen, metric, cells.summary(key, s, metric)))
         if pair:
             metric, unit = verdict_metric
-            a, _ = cells.get(key, pair[0], metric)
-            b, _ = cells.get(key, pair[1], metric)
-            line.append(verdict(a, b, unit, system_name(*pair[0]), system_name(*pair[1])))
+            line.append(cells.judge(key, pair[0], pair[1], metric, unit))
         out.append(line)
     return Table(title, columns, out, _flag_notes(seen))
 
@@ -157,9 +187,14 @@ def _long_table(title: str, cells: Cells, rows: list[tuple[str, Any, str]],
             line = [*head, system_name(*s)]
             for m, u, _ in metrics:
                 value, flags = cells.get(key, s, m)
-                line.append(_cell(value, u, flags, seen, m))
-            value, _ = cells.get(key, s, metric)
-            line.append("" if s == reference else relative(value, ref_value, unit))
+                line.append(_cell(value, u, flags, seen, m, cells.summary(key, s, m)))
+            if s == reference:
+                line.append("")
+            elif cells.summary(key, s, metric) and cells.summary(key, reference, metric):
+                line.append(cells.judge(key, s, reference, metric, unit))
+            else:
+                value, _ = cells.get(key, s, metric)
+                line.append(relative(value, ref_value, unit))
             out.append(line)
     return Table(title, columns, out, _flag_notes(seen))
 

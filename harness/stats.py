@@ -1,9 +1,15 @@
-"""Small statistics used on measurements."""
+"""Statistics on measurements: percentiles, per-cell summaries over repeats, and the
+significance of a difference between two systems (SciPy's t distribution and Welch's
+t-test)."""
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats as scipy_stats
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -18,3 +24,67 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def median(values: Sequence[float]) -> float:
     return percentile(values, 50)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One cell over its repeats: median (what tables show), mean with a 95% confidence
+    interval (Student's t), and the coefficient of variation."""
+
+    n: int
+    median: float
+    mean: float
+    ci_low: float
+    ci_high: float
+    cv: float  # stdev / mean; nan with one value
+
+    @property
+    def ci_half_width(self) -> float:
+        """Half the interval, relative to the mean (0.04 is ±4%)."""
+        return (self.ci_high - self.ci_low) / 2 / self.mean if self.mean else math.nan
+
+
+def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+    n = len(values)
+    mean = statistics.fmean(values)
+    if n < 2:
+        return Summary(n, mean, mean, math.nan, math.nan, math.nan)
+    sd = statistics.stdev(values)
+    half = float(scipy_stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    return Summary(n, median(values), mean, mean - half, mean + half, sd / mean if mean else math.nan)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A against B: the ratio of their geometric means with its 95% interval (Welch's
+    interval on the logs), and Welch's t-test on the values themselves (as pyperf does),
+    which can reach significance with three repeats a side."""
+
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    p_value: float
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p_value < alpha
+
+
+def compare(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> Comparison | None:
+    """None when either side has fewer than two values (nothing to test) or a value is not
+    positive."""
+    if len(a) < 2 or len(b) < 2 or min(a) <= 0 or min(b) <= 0:
+        return None
+    la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
+    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
+    diff = statistics.fmean(la) - statistics.fmean(lb)
+    if va + vb == 0:
+        low = high = diff
+    else:
+        df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+        half = float(scipy_stats.t.ppf((1 + confidence) / 2, df)) * math.sqrt(va + vb)
+        low, high = diff - half, diff + half
+    if statistics.variance(a) == 0 and statistics.variance(b) == 0:
+        p = 0.0 if statistics.fmean(a) != statistics.fmean(b) else 1.0
+    else:
+        p = float(scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+    return Comparison(math.exp(diff), math.exp(low), math.exp(high), p)

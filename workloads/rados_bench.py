@@ -117,8 +117,7 @@ def parse(text: str, mode: str | None = None, source: str = "rados bench output"
         if mode is None and test != "write" and writes:
             test = "write"
         size = run.get("Write size") or run.get("Read size") or 0
-        params = {"block_size": int(size), "object_size": int(run.get("Object size", size)),
-                  "elapsed": run["Total time run"]}
+        params = {"block_size": int(size), "object_size": int(run.get("Object size", size))}
         if "Bandwidth (MB/sec)" not in run:
             raise BadInput(f"{source}: a rados bench summary without 'Bandwidth (MB/sec)'")
         out.append(Measurement("rados-bench", test, "throughput", run["Bandwidth (MB/sec)"] * MIB,
@@ -129,6 +128,7 @@ def parse(text: str, mode: str | None = None, source: str = "rados bench output"
                                   ("Min latency(s)", "lat_min", "s")):
             if key in run:
                 out.append(Measurement("rados-bench", test, metric, run[key], unit, params))
+        out.append(Measurement("rados-bench", test, "elapsed", run["Total time run"], "s", params))
     return out
 
 

@@ -120,9 +120,10 @@ def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
         else:  # no header: rbd's own rounded figure is all there is
             throughput = float(s.group(4)) * _unit(s.group(5))
         test = params.get("io_type", "write")
-        params = {**params, "elapsed": float(s.group(1)), "ops": ops}
         out.append(Measurement("rbd-bench", test, "iops", ops_per_sec, "op/s", params))
         out.append(Measurement("rbd-bench", test, "throughput", throughput, "B/s", params))
+        # rbd bench prints whole seconds; kept as printed
+        out.append(Measurement("rbd-bench", test, "elapsed", float(s.group(1)), "s", params))
         header = {}
     if not out:
         raise BadInput(f"{source} holds no rbd bench summary ('elapsed: … ops/sec: …')",

@@ -210,7 +210,9 @@ def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
     if r.get("status") not in (None, "Success") or float(r.get("pctFilesDone", 100)) < 100:
         flags = ("incomplete",)
     params = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
-              "threads": threads, "files_done": files}
+              "threads": threads}
+    if files < params["files"]:
+        flags = ("incomplete",)
     out = [Measurement("smallfile", op, "elapsed", elapsed, "s", params, flags=flags),
            Measurement("smallfile", op, "files_per_sec", float(r["filesPerSec"]), "files/s", params,
                        flags=flags)]

@@ -1,4 +1,5 @@
 from dataclasses import replace
+from pathlib import Path
 
 from harness.compare import largefile_table, smallfile_table, verdict
 from harness.render import csv_text, markdown
@@ -33,8 +34,38 @@ def test_median_over_repeats_and_flags_are_explained(quick_run):
     again = [replace(m, repeat=1, value=m.value * 3 if m.value else m.value) for m in quick_run]
     third = [replace(m, repeat=2, flags=("no-cache-drop",)) for m in quick_run]
     table = largefile_table(quick_run + again + third)
-    assert "[no-cache-drop]" in table.rows[0][2]
+    assert "[no-cache-drop,unstable]" in table.rows[0][2]  # a 3× spread is unstable too
     assert any(note.startswith("[no-cache-drop]") for note in table.notes)
+    assert any(note.startswith("[unstable]") for note in table.notes)
+
+
+def _repeats(records, factors):
+    """The real quick run's records as repeats, each scaled by a factor per backend."""
+    out = []
+    for rep, by_backend in enumerate(factors):
+        out += [replace(m, repeat=rep, value=m.value * by_backend.get(m.backend, 1.0))
+                for m in records if m.value is not None]
+    return out
+
+
+def test_repeats_show_ci_cv_and_a_significant_difference(quick_run):
+    # three repeats a side, about 2% apart within a backend: CephFS stays ~2.6x faster
+    records = _repeats(quick_run, [{"glusterfs": 1.00, "cephfs": 1.01}, {"glusterfs": 1.02, "cephfs": 0.99},
+                                   {"glusterfs": 0.98, "cephfs": 1.00}])
+    table = smallfile_table(records)
+    write = next(r for r in table.rows if r[0] == "write")
+    assert "±" in write[2] and "CV 2%" in write[2]
+    assert write[-1].startswith("CephFS 2.") and "p=0.0" in write[-1] and "–" in write[-1]
+
+
+def test_a_difference_inside_the_noise_is_not_a_win(quick_run):
+    # the same system measured three times with 15% noise and labelled twice
+    same = [m for m in quick_run if m.backend == "cephfs"]
+    a = _repeats(same, [{"cephfs": 1.0}, {"cephfs": 1.15}, {"cephfs": 0.85}])
+    b = [replace(m, backend="glusterfs") for m in _repeats(same, [{"cephfs": 1.1}, {"cephfs": 0.9}, {"cephfs": 1.02}])]
+    table = largefile_table(a + b)
+    assert all(row[-1].startswith("no significant difference (p=") for row in table.rows)
+    assert any("unstable" in cell for row in table.rows for cell in row)
 
 
 def test_markdown_and_csv_render_every_row(quick_run):
@@ -62,3 +93,34 @@ def test_report_2014_reference_prints_the_reports_numbers(tmp_path, capsys):
     assert main(["compare", "report-2014", "--each-repeat", "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "224863" in out and "83904" in out  # the two Ceph runs, each as printed
+
+
+def test_regression_gate_on_the_reports_two_ceph_runs(tmp_path, capsys):
+    from harness.cli import main
+
+    seed = Path(__file__).resolve().parents[1] / "data" / "seed"
+    results = str(tmp_path / "results")
+    ids = []
+    for name in ("iozone-3.397-ceph-cached.txt", "iozone-3.397-ceph-cached-2.txt"):
+        assert main(["import", "iozone", str(seed / name), "--backend", "cephfs", "--results", results]) == 0
+        ids.append(capsys.readouterr().out.strip().splitlines()[-1].removeprefix("run id: "))
+    first, second = ids
+    # against itself nothing regresses
+    assert main(["compare", first, "--baseline", first, "--fail-on", "throughput:-10%", "--results", results]) == 0
+    assert "72 cells compared" in capsys.readouterr().out
+    # the second run's 128 MiB / 4 KiB write fell from 224863 to 83904 KB/s (-62.7%)
+    assert main(["compare", second, "--baseline", first, "--fail-on", "throughput:-10%", "--results", results]) == 1
+    out = capsys.readouterr().out
+    assert "Regressions against" in out and "-62.7%" in out
+    # a looser rule lets that through only where the change is smaller
+    assert main(["compare", second, "--baseline", first, "--fail-on", "throughput:-99%", "--results", results]) == 0
+
+
+def test_gate_needs_a_baseline_and_a_valid_rule(tmp_path, capsys):
+    from harness.cli import main
+
+    assert main(["compare", "report-2014", "--fail-on", "throughput:-10%", "--results", str(tmp_path)]) == 2
+    assert "--fail-on needs --baseline" in capsys.readouterr().err
+    assert main(["compare", "report-2014", "--baseline", "report-2014", "--fail-on", "fast",
+                 "--results", str(tmp_path)]) == 2
+    assert "is not a rule" in capsys.readouterr().err

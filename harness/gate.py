@@ -1,0 +1,107 @@
+"""The regression gate: ``dfsbench compare NEW --baseline OLD --fail-on 'throughput:-10%'``.
+
+A cell regresses when its median got worse than the rule allows — a lower rate, or a
+higher time or latency — and, where both runs have repeats, the change is significant by
+Welch's test (a change inside the noise does not fail a build). Cells are matched by
+workload, test, metric, backend, variant and parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from harness.compare import ALPHA, LOWER_IS_BETTER, Table, system_name
+from harness.errors import BadInput
+from harness.records import Measurement
+from harness.stats import compare, median
+from harness.units import format_value
+
+# params that say how a number was obtained rather than which cell it is
+CIRCUMSTANTIAL = {"cache", "error", "note"}
+_RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    metric: str  # a metric name, or * for every metric
+    limit: float  # how much worse is allowed, as a fraction (0.10)
+
+    def applies(self, metric: str) -> bool:
+        return self.metric in ("*", metric)
+
+
+def parse_rules(text: str) -> list[Rule]:
+    """'throughput:-10%,lat_p99:+20%' — the sign is optional: 'worse' follows the metric
+    (lower for rates, higher for times)."""
+    rules = []
+    for part in text.split(","):
+        m = _RULE.match(part)
+        if not m:
+            raise BadInput(f"--fail-on: '{part.strip()}' is not a rule",
+                           hint="write METRIC:-N% (e.g. throughput:-10%, lat_p99:+20%, *:-5%)")
+        rules.append(Rule(m.group(1), float(m.group(3)) / 100))
+    return rules
+
+
+def _key(m: Measurement) -> tuple[Any, ...]:
+    params = {k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL}
+    return (m.workload, m.test, m.metric, m.backend, m.variant, json.dumps(params, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: tuple[Any, ...]
+    unit: str
+    old: float
+    new: float
+    change: float  # signed relative change of the median (new / old - 1)
+    p_value: float | None
+    limit: float
+
+
+def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> tuple[int, list[Finding]]:
+    """(cells compared, regressions)."""
+    def grouped(records: list[Measurement]) -> dict[tuple[Any, ...], list[float]]:
+        out: dict[tuple[Any, ...], list[float]] = defaultdict(list)
+        for m in records:
+            if m.value is not None:
+                out[_key(m)].append(m.value)
+        return out
+
+    units = {_key(m): m.unit for m in new + old}
+    a, b = grouped(new), grouped(old)
+    compared, found = 0, []
+    for key in sorted(set(a) & set(b), key=str):
+        rule = next((r for r in rules if r.applies(key[2])), None)
+        if rule is None:
+            continue
+        compared += 1
+        unit = units[key]
+        old_v, new_v = median(b[key]), median(a[key])
+        if old_v <= 0:
+            continue
+        change = new_v / old_v - 1
+        worse = change > rule.limit if unit in LOWER_IS_BETTER else change < -rule.limit
+        c = compare(a[key], b[key])
+        if worse and (c is None or c.p_value < ALPHA):
+            found.append(Finding(key, unit, old_v, new_v, change, c.p_value if c else None, rule.limit))
+    return compared, found
+
+
+def table(findings: list[Finding], baseline: str) -> Table:
+    rows = []
+    for f in findings:
+        workload, test, metric, backend, variant, params = f.key
+        cell = ", ".join(f"{k}={v}" for k, v in json.loads(params).items())
+        rows.append([system_name(backend, variant), f"{workload} {test}", cell, metric,
+                     format_value(f.old, f.unit, metric), format_value(f.new, f.unit, metric),
+                     f"{f.change * 100:+.1f}% (limit {f.limit * 100:.0f}%)",
+                     "—" if f.p_value is None else f"{f.p_value:.3f}"])
+    return Table(f"Regressions against {baseline}", ["system", "workload", "cell", "metric", "baseline",
+                                                     "now", "change", "p"], rows,
+                 ["a regression is a median worse than the rule allows (lower rate, higher time "
+                  "or latency) and, with repeats on both sides, significant by Welch's test"])
