@@ -329,8 +329,14 @@ def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False) -
     records = [m for run_id in ids for m in store.measurements(run_id)]
     if fmt == "json":
         return json_lines(records)
-    header = [line for run_id in ids for line in _header(store.run(run_id))]
-    built = tables(records, each_repeat)
+    from harness.compare import stability_notes
+    from harness.limits import describe
+
+    infos = {run_id: store.run(run_id) for run_id in ids}
+    header = [line for run_id in ids for line in _header(infos[run_id])]
+    header += describe(infos, records)
+    header += [f"  {note}" for note in stability_notes(records)]
+    built = tables(records, each_repeat, infos)
     if not built:
         header.append("(no measurements stored for this run)")
     if fmt == "markdown":

@@ -7,12 +7,13 @@ column that says which system is better and by how much, whatever the metric's d
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import FLAGS, Measurement
+from harness.records import FLAG_CODES, FLAGS, Measurement, flag_marks
 from harness.stats import Summary, compare, median, summarize
 from harness.units import format_value, size
 
@@ -42,6 +43,7 @@ class Cells:
     """Measurements grouped by (row key, system, metric), values over repeats and runs."""
 
     values: dict[tuple[Any, tuple[str, str], str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    ceilings: dict[tuple[Any, tuple[str, str], str], float] = field(default_factory=dict)
     flags: dict[tuple[Any, tuple[str, str], str], set[str]] = field(default_factory=lambda: defaultdict(set))
     systems: list[tuple[str, str]] = field(default_factory=list)
 
@@ -53,6 +55,14 @@ class Cells:
         if m.value is not None:
             self.values[key].append(m.value)
         self.flags[key].update(m.flags)
+        if m.params.get("ceiling"):
+            self.ceilings[key] = m.params["ceiling"]
+
+    def share(self, row: Any, system: tuple[str, str], metric: str) -> float | None:
+        """The median's share of the path's physical ceiling (see harness.limits)."""
+        ceiling = self.ceilings.get((row, system, metric))
+        vals = self.values.get((row, system, metric))
+        return median(vals) / ceiling if ceiling and vals else None
 
     def get(self, row: Any, system: tuple[str, str], metric: str) -> tuple[float | None, set[str]]:
         """The median over repeats, and the flags (with 'unstable' when the repeats vary
@@ -99,14 +109,14 @@ def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: st
 
 
 def _cell(value: float | None, unit: str, flags: set[str], seen: set[str], metric: str = "",
-          summary: Summary | None = None) -> str:
+          summary: Summary | None = None, share: float | None = None) -> str:
     text = format_value(value, unit, metric)
     if summary is not None and value is not None:  # the median, then its spread over repeats
         text += f" ±{summary.ci_half_width * 100:.0f}% CV {summary.cv * 100:.0f}%"
-    if flags:
-        seen.update(flags)
-        text += " [" + ",".join(sorted(flags)) + "]"
-    return text
+    if share is not None:
+        text += f" ({share * 100:.0f}%)"
+    seen.update(flags)
+    return text + flag_marks(flags)
 
 
 def _pair(systems: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]] | None:
@@ -115,7 +125,8 @@ def _pair(systems: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, s
 
 
 def _flag_notes(seen: set[str]) -> list[str]:
-    return [f"[{flag}] {FLAGS.get(flag, '')}" for flag in sorted(seen)]
+    return [f"[{FLAG_CODES.get(flag, flag)}] {flag}: {FLAGS.get(flag, '')}"
+            for flag in sorted(seen, key=lambda f: FLAG_CODES.get(f, f))]
 
 
 WIDE_COLUMNS = 10  # beyond this a side-by-side table stops fitting a terminal
@@ -146,12 +157,18 @@ def _table(title: str, cells: Cells, rows: list[tuple[str, Any, str]], metrics: 
         for s in systems:
             for metric, unit, _ in metrics:
                 value, flags = cells.get(key, s, metric)
-                line.append(_cell(value, unit, flags, seen, metric, cells.summary(key, s, metric)))
+                line.append(_cell(value, unit, flags, seen, metric, cells.summary(key, s, metric),
+                                  cells.share(key, s, metric)))
         if pair:
             metric, unit = verdict_metric
             line.append(cells.judge(key, pair[0], pair[1], metric, unit))
         out.append(line)
-    return Table(title, columns, out, _flag_notes(seen))
+    return Table(title, columns, out, _flag_notes(seen) + _share_note(cells))
+
+
+def _share_note(cells: Cells) -> list[str]:
+    return ["(N%): the rate's share of the network ceiling of its path (see the limits above)"] \
+        if any(cells.ceilings.values()) else []
 
 
 def relative(value: float | None, reference: float | None, unit: str) -> str:
@@ -187,7 +204,7 @@ def _long_table(title: str, cells: Cells, rows: list[tuple[str, Any, str]],
             line = [*head, system_name(*s)]
             for m, u, _ in metrics:
                 value, flags = cells.get(key, s, m)
-                line.append(_cell(value, u, flags, seen, m, cells.summary(key, s, m)))
+                line.append(_cell(value, u, flags, seen, m, cells.summary(key, s, m), cells.share(key, s, m)))
             if s == reference:
                 line.append("")
             elif cells.summary(key, s, metric) and cells.summary(key, reference, metric):
@@ -196,7 +213,7 @@ def _long_table(title: str, cells: Cells, rows: list[tuple[str, Any, str]],
                 value, _ = cells.get(key, s, metric)
                 line.append(relative(value, ref_value, unit))
             out.append(line)
-    return Table(title, columns, out, _flag_notes(seen))
+    return Table(title, columns, out, _flag_notes(seen) + _share_note(cells))
 
 
 SMALLFILE_MODES = [("create", "write"), ("ls-l", "list (ls -l)"), ("read", "read")]
@@ -283,17 +300,22 @@ def iozone_tables(records: Iterable[Measurement], each_repeat: bool = False) -> 
             for test, _ in tests:
                 value, flags = cells.get((fsize, rsize, test), system, "throughput")
                 text = "—" if value is None else f"{value / 1024:.0f}"
-                if flags:
-                    seen.update(flags)
-                    text += " [" + ",".join(sorted(flags)) + "]"
-                line.append(text)
+                summary = cells.summary((fsize, rsize, test), system, "throughput")
+                if summary is not None and value is not None:
+                    text += f" CV {summary.cv * 100:.0f}%"
+                share = cells.share((fsize, rsize, test), system, "throughput")
+                if share is not None:
+                    text += f" ({share * 100:.0f}%)"
+                seen.update(flags)
+                line.append(text + flag_marks(flags))
             rows.append(line)
         mode = "O_DIRECT (-I)" if direct else "cached"
         title = f"iozone on {system_name(backend, variant)}, {mode}, KB/s"
         if rep is not None:
             title += f" — run {rep[0]}, repeat {rep[1] + 1}"
-        out.append(Table(title, ["file size KB", "record KB", *[label for _, label in tests]], rows,
-                         _flag_notes(seen)))
+        notes = _flag_notes(seen)
+        notes += _share_note(cells)
+        out.append(Table(title, ["file size KB", "record KB", *[label for _, label in tests]], rows, notes))
     return out
 
 
@@ -397,7 +419,7 @@ def failures_table(records: Iterable[Measurement]) -> Table | None:
         if m.value is not None:
             continue
         cell = ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
-                         for k, v in m.params.items() if k not in ("error", "note"))
+                         for k, v in m.params.items() if k not in ("error", "note", "ceiling"))
         key = (system_name(m.backend, m.variant), m.workload, cell, ",".join(m.flags),
                str(m.params.get("error") or m.params.get("note", "")))
         tests = grouped.setdefault(key, [])
@@ -412,7 +434,30 @@ def failures_table(records: Iterable[Measurement]) -> Table | None:
                  rows, _flag_notes(flags))
 
 
-def tables(records: list[Measurement], each_repeat: bool = False) -> list[Table]:
+def stability_notes(records: list[Measurement]) -> list[str]:
+    """Whose stability the repeats can judge, and whose they cannot (one run per cell)."""
+    counts: dict[tuple[str, str], dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+    for m in records:
+        if m.value is not None:
+            counts[(m.backend, m.variant)][(m.workload, m.test, m.metric, json.dumps(m.params, sort_keys=True,
+                                                                                     default=str))] += 1
+    repeated = {s for s, c in counts.items() if max(c.values()) > 1}
+    if not repeated:
+        return []
+    notes = [f"{system_name(*s)}: cells measured {max(counts[s].values())} times; the tables show their "
+             "median and run-to-run CV" for s in counts if s in repeated]
+    notes += [f"{system_name(*s)}: one run per cell — its stability cannot be judged from repeats"
+              for s in counts if s not in repeated]
+    return notes
+
+
+def tables(records: list[Measurement], each_repeat: bool = False,
+           infos: dict[str, Any] | None = None) -> list[Table]:
+    """Every table the records fill; with the runs' infos, the records first get the flags
+    and ceilings of their physical limits (harness.limits)."""
+    if infos:
+        from harness.limits import annotate
+        records = annotate(records, infos)
     built = [*iozone_tables(records, each_repeat), largefile_table(records), smallfile_table(records),
              fio_table(records), rados_table(records), rbd_table(records), baselines_table(records),
              failures_table(records)]

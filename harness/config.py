@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError,
 from harness import registry
 from harness.contracts import Backend, Environment, Workload
 from harness.errors import BadInput
+from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
 # every backend; blockdev on its own throwaway loop device, which the default allows
@@ -47,8 +48,31 @@ def _as_spec(v: Any) -> Any:
     return {"name": v} if isinstance(v, str) else v
 
 
+class Limits(_Strict):
+    """Physical limits of the path to the storage, declared (they win over measured
+    baselines): numbers above them are flagged, not printed as wins."""
+
+    network: str | None = Field(None, description="the client's link, e.g. 1Gbit, 10GbE")
+    client_ram: str | None = Field(None, description="the client's RAM, e.g. 2GiB")
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_rate(v)
+        return v
+
+    @field_validator("client_ram")
+    @classmethod
+    def _ram(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_size(v)
+        return v
+
+
 class Config(_Strict):
     environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
+    limits: Limits = Field(default_factory=Limits)
     scale: Literal["quick", "report"] = "quick"
     repeat: PositiveInt = 1
     backends: list[PluginSpec] = Field(default_factory=lambda: [PluginSpec(**d) for d in DEFAULT_BACKENDS])

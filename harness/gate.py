@@ -21,7 +21,7 @@ from harness.stats import compare, median
 from harness.units import format_value
 
 # params that say how a number was obtained rather than which cell it is
-CIRCUMSTANTIAL = {"cache", "error", "note"}
+CIRCUMSTANTIAL = {"cache", "error", "note", "ceiling"}
 _RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
 
 

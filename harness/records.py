@@ -20,13 +20,25 @@ FLAGS: dict[str, str] = {
     "failed": "the tool failed; the cell has no value. See the raw output stored with the run.",
     "hung": "the tool passed its deadline and was killed; the cell has no value.",
     "incomplete": "the tool ended early; the value covers only part of the work.",
-    "no-cache-drop": "caches could not be dropped before this read (not root?); "
+    "no-cache-drop": "caches were not dropped before this read (or could not be: not root?); "
                      "it may measure the client's cache, not the storage.",
     "exceeds-network": "faster than the network allows: a cache answered.",
     "fits-in-cache": "cached mode with a file smaller than client RAM: it measures caching.",
     "unstable": "the coefficient of variation over repeats is above the threshold.",
     "not-comparable": "the runs compared differ in parameters or topology.",
 }
+
+
+# How a flag shows in a table cell (explained once under the table).
+FLAG_CODES: dict[str, str] = {
+    "failed": "F", "hung": "H", "incomplete": "I", "no-cache-drop": "D", "exceeds-network": "N",
+    "fits-in-cache": "C", "unstable": "U", "not-comparable": "X",
+}
+
+
+def flag_marks(flags: set[str] | tuple[str, ...]) -> str:
+    """' [N,C]' for a cell's flags, '' for none."""
+    return " [" + ",".join(sorted(FLAG_CODES.get(f, f) for f in flags)) + "]" if flags else ""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from harness.compare import Table
 from harness.records import Measurement
@@ -20,13 +21,13 @@ def terminal(tables: list[Table], header: list[str], width: int | None = None) -
         console.print(line, markup=False)
     for t in tables:
         console.print()
-        rt = RichTable(title=t.title, title_justify="left", show_lines=False)
+        rt = RichTable(title=Text(t.title, style="italic"), title_justify="left", show_lines=False)
         for i, col in enumerate(t.columns):
             rt.add_column(col, justify="left" if i < 2 or col == "system" or col.startswith("vs ")
                           or col.endswith(("vs", "error")) else "right",
                           overflow="fold")
-        for row in t.rows:
-            rt.add_row(*row)
+        for row in t.rows:  # as plain text: "[hung]" is a flag, not rich markup
+            rt.add_row(*(Text(cell) for cell in row))
         console.print(rt)
         for note in t.notes:
             console.print(f"  {note}", markup=False)

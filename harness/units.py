@@ -21,6 +21,24 @@ def parse_size(text: str | int) -> int:
     return int(number * base**power)
 
 
+_RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps|b/s|ib/s)?$")
+
+
+def parse_rate(text: str | float) -> float:
+    """A link or transfer rate in bytes per second: '1Gbit' and '1GbE' -> 125e6,
+    '10Gbit' -> 1.25e9, '125MB/s' -> 125e6, '100MiB/s' -> 104857600; a number is B/s."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    m = _RATE.match(text.strip().lower().replace("gbe", "gbit"))
+    if not m:
+        raise ValueError(f"'{text}' is not a rate (examples: 1Gbit, 10GbE, 125MB/s, 100MiB/s)")
+    number, prefix, unit = float(m.group(1)), m.group(2), m.group(3) or "b/s"
+    power = " kmgt".index(prefix) if prefix else 0
+    if unit in ("bit", "bps"):
+        return number * 1000 ** power / 8
+    return number * (1024 if unit == "ib/s" else 1000) ** power
+
+
 def size(n: float) -> str:
     """Bytes in binary units: 40 KiB, 256 MiB, 2.5 GiB."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

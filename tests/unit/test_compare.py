@@ -34,9 +34,9 @@ def test_median_over_repeats_and_flags_are_explained(quick_run):
     again = [replace(m, repeat=1, value=m.value * 3 if m.value else m.value) for m in quick_run]
     third = [replace(m, repeat=2, flags=("no-cache-drop",)) for m in quick_run]
     table = largefile_table(quick_run + again + third)
-    assert "[no-cache-drop,unstable]" in table.rows[0][2]  # a 3× spread is unstable too
-    assert any(note.startswith("[no-cache-drop]") for note in table.notes)
-    assert any(note.startswith("[unstable]") for note in table.notes)
+    assert table.rows[0][2].endswith("[D,U]")  # a 3× spread is unstable too
+    assert any(note.startswith("[D] no-cache-drop: ") for note in table.notes)
+    assert any(note.startswith("[U] unstable: ") for note in table.notes)
 
 
 def _repeats(records, factors):
@@ -65,7 +65,7 @@ def test_a_difference_inside_the_noise_is_not_a_win(quick_run):
     b = [replace(m, backend="glusterfs") for m in _repeats(same, [{"cephfs": 1.1}, {"cephfs": 0.9}, {"cephfs": 1.02}])]
     table = largefile_table(a + b)
     assert all(row[-1].startswith("no significant difference (p=") for row in table.rows)
-    assert any("unstable" in cell for row in table.rows for cell in row)
+    assert any(cell.endswith("U]") for row in table.rows for cell in row)
 
 
 def test_markdown_and_csv_render_every_row(quick_run):
