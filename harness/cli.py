@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import registry
-from harness.compare import system_name, tables
+from harness.view import build_view, comparability
 from harness.config import plan_from_file
 from harness.errors import BadInput, DfsbenchError
 from harness.progress import Progress
 from harness.render import csv_text, json_lines, markdown, terminal
 from harness.runner import execute
-from harness.store import RunInfo, Store, default_results_dir
-from harness.units import size
+from harness.store import Store, default_results_dir
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--baseline", metavar="RUN", help="compare against this run (with --fail-on: a gate)")
     cmp_.add_argument("--fail-on", metavar="RULE",
                       help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'")
+
+    rep = sub.add_parser("report", parents=[results], help="write a self-contained HTML report")
+    rep.add_argument("runs", nargs="+", metavar="RUN")
+    rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
 
     tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
     parse = sub.add_parser("parse", parents=[results],
@@ -232,32 +235,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
-def comparability(infos: list[RunInfo]) -> list[str]:
-    """What differs between runs in ways that change the numbers: scale, workload options,
-    the systems' topology and clients, the client machine."""
-    notes = []
-    first = infos[0]
-    for other in infos[1:]:
-        pair = f"{first.id} vs {other.id}"
-        for key in ("scale",):
-            a, b = first.config.get(key), other.config.get(key)
-            if a and b and a != b:
-                notes.append(f"{pair}: {key} {a} vs {b}")
-        wa = {w.get("name"): w.get("options") for w in first.config.get("workloads") or [] if isinstance(w, dict)}
-        wb = {w.get("name"): w.get("options") for w in other.config.get("workloads") or [] if isinstance(w, dict)}
-        for name in sorted(set(wa) & set(wb)):
-            if wa[name] != wb[name]:
-                notes.append(f"{pair}: workload {name} options differ")
-        for target in sorted(set(first.targets) & set(other.targets)):
-            da, db = first.targets[target], other.targets[target]
-            for key in ("replicas", "volume_type", "client", "fs_type", "osds", "bricks", "rbd_cache",
-                        "volume_options", "client_options"):
-                if da.get(key) != db.get(key):
-                    notes.append(f"{pair}: {system_name(*target)} {key} {da.get(key)} vs {db.get(key)}")
-        for key in ("cpus", "memory", "kernel"):
-            if first.host.get(key) != other.host.get(key):
-                notes.append(f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}")
-    return notes
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.html import render
+
+    store = _store(args)
+    ids = [store.resolve(ref) for ref in args.runs]
+    if args.output.suffix.lower() not in (".html", ".htm"):
+        raise BadInput(f"{args.output}: the report is HTML; name the file *.html")
+    text = render(build_view(store, ids))
+    try:
+        args.output.write_text(text)
+    except OSError as exc:
+        raise BadInput(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"wrote {args.output} ({len(text) / 1e6:.1f} MB, self-contained)")
+    return 0
 
 
 def _parsed(tool: str, file: Path) -> list[Any]:
@@ -304,50 +295,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _header(info: RunInfo) -> list[str]:
-    lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
-    host = info.host
-    lines.append(f"  client: {host.get('hostname')} kernel {host.get('kernel')}, {host.get('cpus')} CPUs, "
-                 f"{size(host.get('memory', 0))} RAM")
-    for (backend, variant), d in sorted(info.targets.items()):
-        bits = [d.get("version") and f"{d.get('system')} {d['version']}",
-                d.get("volume_type"), d.get("replicas") and f"{d['replicas']} replicas",
-                d.get("osds") and f"{d['osds']} OSDs", d.get("client") and f"client {d['client']}",
-                d.get("fs_type")]
-        lines.append(f"  {system_name(backend, variant)}: " + ", ".join(str(b) for b in bits if b))
-        settings = {**(d.get("volume_options") or {}), **(d.get("client_options") or {})}
-        if "rbd_cache" in d:
-            settings["rbd_cache"] = "on" if d["rbd_cache"] else "off"
-        if settings:
-            lines.append("    settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
-        if d.get("note"):
-            lines.append(f"    note: {d['note']}")
-    return lines
-
-
 def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False) -> str:
-    records = [m for run_id in ids for m in store.measurements(run_id)]
     if fmt == "json":
-        return json_lines(records)
-    from harness.compare import stability_notes
-    from harness.limits import describe
-
-    infos = {run_id: store.run(run_id) for run_id in ids}
-    header = [line for run_id in ids for line in _header(infos[run_id])]
-    header += describe(infos, records)
-    header += [f"  {note}" for note in stability_notes(records)]
-    built = tables(records, each_repeat, infos)
-    if not built:
-        header.append("(no measurements stored for this run)")
+        return json_lines(m for run_id in ids for m in store.measurements(run_id))
+    view = build_view(store, ids, each_repeat)
     if fmt == "markdown":
-        return markdown(built, header)
+        return markdown(view.tables, view.header)
     if fmt == "csv":
-        return csv_text(built)
-    return terminal(built, header)
+        return csv_text(view.tables)
+    return terminal(view.tables, view.header)
 
 
 COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,
-            "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import}
+            "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import, "report": cmd_report}
 
 
 if __name__ == "__main__":
