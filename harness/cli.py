@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
+    cmp_.add_argument("--cv-threshold", type=float, default=None, metavar="PERCENT",
+                      help="flag a cell 'unstable' above this coefficient of variation (default 10)")
     cmp_.add_argument("--baseline", metavar="RUN", help="compare against this run (with --fail-on: a gate)")
     cmp_.add_argument("--fail-on", metavar="RULE",
                       help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'")
@@ -215,7 +217,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rules = gate.parse_rules(args.fail_on) if args.fail_on else []
     store = _store(args)
     ids = [store.resolve(ref) for ref in args.runs]
-    print(_render(store, ids, args.format, args.each_repeat), end="" if args.format != "table" else "\n")
+    if args.cv_threshold is not None and not 0 < args.cv_threshold < 1000:
+        raise BadInput(f"--cv-threshold is a percentage above 0, not {args.cv_threshold}")
+    cv = args.cv_threshold / 100 if args.cv_threshold is not None else None
+    print(_render(store, ids, args.format, args.each_repeat, cv), end="" if args.format != "table" else "\n")
     if not args.baseline:
         return 0
     base = store.resolve(args.baseline)
@@ -295,10 +300,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False) -> str:
+def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False,
+            cv_threshold: float | None = None) -> str:
     if fmt == "json":
         return json_lines(m for run_id in ids for m in store.measurements(run_id))
-    view = build_view(store, ids, each_repeat)
+    view = build_view(store, ids, each_repeat, cv_threshold)
     if fmt == "markdown":
         return markdown(view.tables, view.header)
     if fmt == "csv":

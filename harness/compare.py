@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from contextvars import ContextVar
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,8 @@ DISPLAY = {"glusterfs": "GlusterFS", "cephfs": "CephFS", "localdir": "local dir"
            "rados": "RADOS", "blockdev": "block device"}
 CONTROL = {"localdir"}
 LOWER_IS_BETTER = {"s"}
-CV_THRESHOLD = 0.10  # a cell whose repeats vary more than this is flagged 'unstable'
+# a cell whose repeats vary more than this is flagged 'unstable' (compare --cv-threshold)
+CV_THRESHOLD: ContextVar[float] = ContextVar("cv_threshold", default=0.10)
 ALPHA = 0.05  # significance level of the A-vs-B test
 
 
@@ -71,7 +73,7 @@ class Cells:
         vals = self.values.get(key)
         flags = set(self.flags.get(key, set()))
         summary = self.summary(row, system, metric)
-        if summary is not None and summary.cv > CV_THRESHOLD:
+        if summary is not None and summary.cv > CV_THRESHOLD.get():
             flags.add("unstable")
         return (median(vals) if vals else None), flags
 
@@ -94,7 +96,8 @@ class Cells:
         better_a = c.ratio < 1 if unit in LOWER_IS_BETTER else c.ratio > 1
         r, lo, hi = (c.ratio, c.ratio_low, c.ratio_high) if c.ratio >= 1 else \
             (1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low)
-        return f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, p={c.p_value:.3f})"
+        p = "p<0.001" if c.p_value < 0.001 else f"p={c.p_value:.3f}"
+        return f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, {p})"
 
 
 def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: str) -> str:
@@ -452,9 +455,15 @@ def stability_notes(records: list[Measurement]) -> list[str]:
 
 
 def tables(records: list[Measurement], each_repeat: bool = False,
-           infos: dict[str, Any] | None = None) -> list[Table]:
+           infos: dict[str, Any] | None = None, cv_threshold: float | None = None) -> list[Table]:
     """Every table the records fill; with the runs' infos, the records first get the flags
     and ceilings of their physical limits (harness.limits)."""
+    if cv_threshold is not None:
+        token = CV_THRESHOLD.set(cv_threshold)
+        try:
+            return tables(records, each_repeat, infos)
+        finally:
+            CV_THRESHOLD.reset(token)
     if infos:
         from harness.limits import annotate
         records = annotate(records, infos)

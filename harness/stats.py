@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,5 +87,7 @@ def compare(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) ->
     if statistics.variance(a) == 0 and statistics.variance(b) == 0:
         p = 0.0 if statistics.fmean(a) != statistics.fmean(b) else 1.0
     else:
-        p = float(scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
+        with warnings.catch_warnings():  # near-identical samples: SciPy warns, the p-value stands
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = float(scipy_stats.ttest_ind(a, b, equal_var=False).pvalue)
     return Comparison(math.exp(diff), math.exp(low), math.exp(high), p)

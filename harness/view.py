@@ -22,13 +22,16 @@ class View:
     tables: list[Table]
 
 
-def build_view(store: Store, ids: list[str], each_repeat: bool = False) -> View:
+def build_view(store: Store, ids: list[str], each_repeat: bool = False,
+               cv_threshold: float | None = None) -> View:
     raw = [m for run_id in ids for m in store.measurements(run_id)]
     infos = {run_id: store.run(run_id) for run_id in ids}
     header = [line for run_id in ids for line in _header(infos[run_id])]
     header += describe(infos, raw)
     header += [f"  {note}" for note in stability_notes(raw)]
-    built = tables(raw, each_repeat, infos)
+    # runs shown together are pooled cell by cell: say what differs between them
+    header += [f"  not comparable: {note}" for note in comparability(list(infos.values()))]
+    built = tables(raw, each_repeat, infos, cv_threshold)
     if not built:
         header.append("(no measurements stored for this run)")
     return View(ids, infos, annotate(raw, infos), header, built)

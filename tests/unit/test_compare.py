@@ -55,7 +55,7 @@ def test_repeats_show_ci_cv_and_a_significant_difference(quick_run):
     table = smallfile_table(records)
     write = next(r for r in table.rows if r[0] == "write")
     assert "±" in write[2] and "CV 2%" in write[2]
-    assert write[-1].startswith("CephFS 2.") and "p=0.0" in write[-1] and "–" in write[-1]
+    assert write[-1].startswith("CephFS 2.") and "p<0.001" in write[-1] and "–" in write[-1]
 
 
 def test_a_difference_inside_the_noise_is_not_a_win(quick_run):
@@ -124,3 +124,13 @@ def test_gate_needs_a_baseline_and_a_valid_rule(tmp_path, capsys):
     assert main(["compare", "report-2014", "--baseline", "report-2014", "--fail-on", "fast",
                  "--results", str(tmp_path)]) == 2
     assert "is not a rule" in capsys.readouterr().err
+
+
+def test_cv_threshold_is_configurable(quick_run, tmp_path, capsys):
+    records = _repeats(quick_run, [{"cephfs": 1.0}, {"cephfs": 1.05}, {"cephfs": 0.95}])  # CV 5%
+    from harness.compare import CV_THRESHOLD, tables
+    default = tables(records)
+    assert not any(cell.endswith("U]") for t in default for row in t.rows for cell in row)
+    strict = tables(records, cv_threshold=0.01)
+    assert any(cell.endswith("U]") for t in strict for row in t.rows for cell in row)
+    assert CV_THRESHOLD.get() == 0.10  # restored
