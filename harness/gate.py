@@ -100,7 +100,7 @@ def table(findings: list[Finding], baseline: str) -> Table:
         rows.append([system_name(backend, variant), f"{workload} {test}", cell, metric,
                      format_value(f.old, f.unit, metric), format_value(f.new, f.unit, metric),
                      f"{f.change * 100:+.1f}% (limit {f.limit * 100:.0f}%)",
-                     "—" if f.p_value is None else f"{f.p_value:.3f}"])
+                     "—" if f.p_value is None else ("<0.001" if f.p_value < 0.001 else f"{f.p_value:.3f}")])
     return Table(f"Regressions against {baseline}", ["system", "workload", "cell", "metric", "baseline",
                                                      "now", "change", "p"], rows,
                  ["a regression is a median worse than the rule allows (lower rate, higher time "

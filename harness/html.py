@@ -162,12 +162,12 @@ def latency_curves(records: list[Measurement]) -> list[Figure]:
 
 def figures(records: list[Measurement]) -> list[Figure]:
     out = iozone_heatmaps(records) + ratio_heatmap(records)
-    out += bars(records, "largefile", "throughput", "Large files: copy rate (median, 95% CI)", "MiB/s", 1 << 20,
+    out += bars(records, "largefile", "throughput", "Large files: copy rate (bar: median; whisker: 95% CI of the mean)", "MiB/s", 1 << 20,
                 lambda m: f"{m.test} {m.params.get('label') or size(m.params.get('file_size', 0))}")
-    out += bars(records, "smallfile", "files_per_sec", "Small files: files per second (median, 95% CI)",
+    out += bars(records, "smallfile", "files_per_sec", "Small files: files per second (bar: median; whisker: 95% CI of the mean)",
                 "files/s (log)", 1, lambda m: f"{m.test} {m.params.get('files'):,}", log=True)
     out += bars([m for m in records if m.params.get("host") in (None, "all")], "fio", "iops",
-                "fio profiles: IOPS (median, 95% CI)", "IOPS (log)", 1,
+                "fio profiles: IOPS (bar: median; whisker: 95% CI of the mean)", "IOPS (log)", 1,
                 lambda m: f"{m.test} {m.params.get('direction')}", log=True)
     out += latency_curves(records)
     return [f for f in out if f["data"]]
