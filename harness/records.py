@@ -17,15 +17,21 @@ UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s"})
 
 # Every flag a record can carry, with what it means and what to do; printed once under a table.
 FLAGS: dict[str, str] = {
-    "failed": "the tool failed; the cell has no value. See the raw output stored with the run.",
-    "hung": "the tool passed its deadline and was killed; the cell has no value.",
-    "incomplete": "the tool ended early; the value covers only part of the work.",
-    "no-cache-drop": "caches were not dropped before this read (or could not be: not root?); "
-                     "it may measure the client's cache, not the storage.",
-    "exceeds-network": "faster than the network allows: a cache answered.",
-    "fits-in-cache": "cached mode with a file smaller than client RAM: it measures caching.",
-    "unstable": "the coefficient of variation over repeats is above the threshold.",
-    "not-comparable": "the runs compared differ in parameters or topology.",
+    "failed": "the tool failed; the cell has no value. Its error is listed under 'Cells that "
+              "failed'; the raw output is stored with the run.",
+    "hung": "the tool passed its deadline and was killed; the cell has no value. Check the "
+            "client (the report's iozone -I hung on one), or raise the workload's deadline_s.",
+    "incomplete": "the tool ended early; the value covers only part of the work. Rerun the cell.",
+    "no-cache-drop": "caches were not dropped before this read (or could not be: not root?); it "
+                     "may measure the client's cache, not the storage. Run as root, or distrust it.",
+    "exceeds-network": "faster than the network allows: a cache answered, not the storage. Use "
+                       "O_DIRECT, or files larger than the client's RAM, and drop caches.",
+    "fits-in-cache": "cached mode with a file smaller than client RAM: it measures caching. "
+                     "Read it as a cache figure, or use O_DIRECT or larger files.",
+    "unstable": "the repeats vary more than the CV threshold; the median is not a firm figure. "
+                "Add repeats or find the source of the noise before comparing.",
+    "not-comparable": "the runs compared differ in parameters or topology (listed above); the "
+                      "difference may come from that, not from the systems.",
 }
 
 
