@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 import subprocess
 import sys
@@ -23,7 +24,7 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "quick-run.jsonl
 
 def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    base = [Measurement.from_dict(__import__("json").loads(line)) for line in DATA.read_text().splitlines()]
+    base = [Measurement.from_dict(json.loads(line)) for line in DATA.read_text().splitlines()]
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp:
         store = Store(Path(tmp))
         run_id = new_run_id()

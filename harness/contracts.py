@@ -64,9 +64,6 @@ class Environment(ABC):
         """Bring up (or reuse) the services; undo exactly what was created on exit."""
 
 
-TARGET_KINDS = ("path", "block", "rbd", "rados")
-
-
 @dataclass
 class Target:
     """What a backend hands to workloads, by kind:

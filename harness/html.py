@@ -26,10 +26,6 @@ def _systems(records: list[Measurement]) -> list[tuple[str, str]]:
     return list(dict.fromkeys((m.backend, m.variant) for m in records))
 
 
-def _flagged(flags: set[str]) -> str:
-    return flag_marks(flags)
-
-
 def iozone_heatmaps(records: list[Measurement]) -> list[Figure]:
     groups: dict[tuple[str, str, bool], dict[tuple[int, int, str], list[Measurement]]] = defaultdict(
         lambda: defaultdict(list))
@@ -50,7 +46,7 @@ def iozone_heatmaps(records: list[Measurement]) -> list[Figure]:
                 flags = {fl for m in ms for fl in m.flags}
                 v = median(vals) / 1024 if vals else None
                 zr.append(math.log10(v) if v else None)
-                tr.append(("—" if v is None else f"{v:,.0f} KB/s") + _flagged(flags))
+                tr.append(("—" if v is None else f"{v:,.0f} KB/s") + flag_marks(flags))
             z.append(zr)
             text.append(tr)
         mode = "O_DIRECT" if direct else "cached"

@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.compare import system_name
 from harness.records import Measurement
 from harness.stats import median
 from harness.store import RunInfo
-from harness.units import parse_rate, parse_size
+from harness.units import parse_rate, parse_size, rate
 
 WRITES = {"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite", "create"}
 NETWORK_SYSTEMS = {"glusterfs", "ceph"}
@@ -115,8 +116,6 @@ def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]
         for (backend, variant), lim in path_limits(info, [m for m in records if m.run_id == run_id]).items():
             if not lim.network_fs or lim.network is None:
                 continue
-            from harness.compare import system_name
-            from harness.units import rate
             copies = f", writes cross it {lim.write_copies:g}× (ceiling {rate(lim.ceiling(True) or 0)})" \
                 if lim.write_copies != 1 else ""
             lines.append(f"  limits of {system_name(backend, variant)}: network {rate(lim.network)} "

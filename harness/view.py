@@ -31,10 +31,11 @@ def build_view(store: Store, ids: list[str], each_repeat: bool = False,
     header += [f"  {note}" for note in stability_notes(raw)]
     # runs shown together are pooled cell by cell: say what differs between them
     header += [f"  not comparable: {note}" for note in comparability(list(infos.values()))]
-    built = tables(raw, each_repeat, infos, cv_threshold)
+    records = annotate(raw, infos)
+    built = tables(records, each_repeat, cv_threshold=cv_threshold)
     if not built:
         header.append("(no measurements stored for this run)")
-    return View(ids, infos, annotate(raw, infos), header, built)
+    return View(ids, infos, records, header, built)
 
 
 def _header(info: RunInfo) -> list[str]:

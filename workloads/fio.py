@@ -20,6 +20,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -236,9 +237,9 @@ class Fio(Workload):
                                     hint=f"its output is kept in {out}")
             # fio printed results and still failed (or hung): keep the numbers, flagged
             flag = "hung" if result.hung else "incomplete"
-            records = [_with(m, flags=(*m.flags, flag)) for m in records]
+            records = [replace(m, flags=(*m.flags, flag)) for m in records]
         for m in records:
-            yield _with(m, backend=target.backend, variant=target.variant)
+            yield replace(m, backend=target.backend, variant=target.variant)
 
     def fill(self, target: Target, raw_dir: Path) -> None:
         if target.kind not in ("rbd", "block") or target.key in self._filled:
@@ -287,11 +288,6 @@ class FioServers:
         self.procs = []
 
 
-
-def _with(m: Measurement, **changes: Any) -> Measurement:
-    d = m.to_dict()
-    d.update(changes)
-    return Measurement.from_dict(d)
 
 
 # ---------------------------------------------------------------- parsing

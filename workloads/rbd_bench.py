@@ -21,9 +21,6 @@ from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.units import parse_size
 
-PATTERNS = {"seq": "sequential", "rand": "random"}
-
-
 class RbdBenchOptions(Options):
     io_types: list[Literal["write", "read"]] = Field(["write", "read"])
     io_sizes: list[Bytes] = Field([4096, 4 << 20], description="--io-size values (accepts 4KiB)")
