@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from harness import proc
 from harness.contracts import Backend, Bytes, Cluster, Options, Target
-from harness.errors import BadInput
+from harness.errors import BadInput, DfsbenchError
 from harness.ledger import read_mounts
 
 
@@ -42,6 +42,7 @@ class BlockdevOptions(Options):
 
 class Blockdev(Backend):
     name = "blockdev"
+    display = "block device"
     target_kind = "block"
     Options = BlockdevOptions
     options: BlockdevOptions
@@ -70,8 +71,9 @@ class Blockdev(Backend):
                                 "size": _device_size(o.device)})
 
         def detach() -> None:
-            if mine:
-                cluster.ledger.undo(only=mine)
+            problems = cluster.ledger.undo(only=mine) if mine else []
+            if problems:
+                raise DfsbenchError("could not detach the loop device cleanly: " + "; ".join(problems))
 
         return Target("block", None, self.name, self.variant, description, detach=detach,
                       info={"device": device, "destructive_ok": o.allow_destructive})

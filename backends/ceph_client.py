@@ -13,6 +13,7 @@ from pydantic import Field
 from harness import proc
 from harness.contracts import Cluster, Options
 from harness.errors import DfsbenchError
+from harness.ledger import Ledger
 
 
 class PoolOptions(Options):
@@ -30,8 +31,10 @@ def mon_host(info: dict[str, Any]) -> str:
 
 
 class CephCli:
-    def __init__(self, info: dict[str, Any], settings: dict[str, str] | None = None) -> None:
+    def __init__(self, info: dict[str, Any], settings: dict[str, str] | None = None,
+                 ledger: Ledger | None = None) -> None:
         self.info = info
+        self.ledger = ledger
         self.conf, self.keyring = info["conf"], info["keyring"]
         self.client = info.get("client", "admin")
         self.settings = dict(settings or {})  # client-side Ceph options, e.g. rbd_cache
@@ -41,7 +44,22 @@ class CephCli:
         info = cluster.services.get("ceph")
         if info is None:
             raise DfsbenchError(f"backend '{backend}' needs a Ceph cluster, and this environment has none")
-        return cls(info, settings)
+        return cls(info, settings, cluster.ledger)
+
+    def created(self, what: str, *undo: str, tool: str = "ceph") -> frozenset[str]:
+        """Record a resource this client created in the ledger, with the command that
+        removes it; the returned ids undo exactly it."""
+        if self.ledger is None:
+            raise DfsbenchError(f"cannot record {what}: this Ceph client has no ledger")
+        return frozenset({self.ledger.command([tool, *self.args(), *undo], what)})
+
+    def remove(self, ids: frozenset[str]) -> None:
+        """Undo resources recorded with :meth:`created`; a failure says what is left."""
+        if self.ledger is None or not ids:
+            return
+        problems = self.ledger.undo(only=ids)
+        if problems:
+            raise DfsbenchError("; ".join(problems), hint="run 'dfsbench lab down' to retry")
 
     def args(self) -> list[str]:
         return ["-c", self.conf, *self._rest()]
@@ -80,6 +98,7 @@ class Pool:
         self.owned = options.pool is None
         self.name = options.pool or f"dfsbench-{purpose}-{secrets.token_hex(3)}"
         self.size = 0
+        self._undo: frozenset[str] = frozenset()
 
     def create(self) -> None:
         o = self.options
@@ -91,6 +110,8 @@ class Pool:
         else:
             self.cli.run("ceph", "osd", "pool", "create", self.name, str(o.pg_num), str(o.pg_num),
                          "replicated")
+            self._undo = self.cli.created(f"pool {self.name}", "osd", "pool", "delete", self.name, self.name,
+                                          "--yes-i-really-really-mean-it")
             try:
                 if o.replicas is not None:
                     self.cli.run("ceph", "osd", "pool", "set", self.name, "size", str(o.replicas),
@@ -115,8 +136,8 @@ class Pool:
 
     def delete(self) -> None:
         if self.owned:
-            self.cli.run("ceph", "osd", "pool", "delete", self.name, self.name,
-                         "--yes-i-really-really-mean-it")
+            self.cli.remove(self._undo)
+            self._undo = frozenset()
 
     def describe(self) -> dict[str, Any]:
         return {"pool": self.name, "pool_size": self.size, "pool_created_by_dfsbench": self.owned,

@@ -12,6 +12,7 @@ ceph-fuse (e.g. ``client_oc_size``), for default-vs-tuned variants as in seed 00
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from pydantic import Field
@@ -20,6 +21,7 @@ from backends.ceph_client import CephCli, Pool, PoolOptions, mon_host
 from backends.mounts import FuseClient
 from harness import proc
 from harness.contracts import Backend, Cluster, Options, Target
+from harness.errors import DfsbenchError
 
 FSTYPE = "fuse.ceph-fuse"
 
@@ -33,6 +35,8 @@ class CephFSOptions(Options):
 
 class CephFS(Backend):
     name = "cephfs"
+    display = "CephFS"
+    network = True  # a Ceph client writes each byte once, to the primary OSD
     requires = frozenset({"ceph"})
     Options = CephFSOptions
     options: CephFSOptions
@@ -42,45 +46,45 @@ class CephFS(Backend):
         info = cli.info
         proc.require_tool("ceph-fuse", "ceph-fuse")
         o = self.options
-        pool: Pool | None = None
-        if o.replicas is not None:
-            pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
-            pool.create()
-            try:
-                cli.run("ceph", "fs", "add_data_pool", info["fs_name"], pool.name)
-            except BaseException:
-                pool.delete()
-                raise
         mnt = workdir / "cephfs"
         argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info["fs_name"]]
         for key, value in o.client_options.items():
             argv.append(f"--{key}={value}")
         client = FuseClient(cluster.ledger, mnt, [*argv, str(mnt)], FSTYPE,
                             workdir / "log" / "ceph-fuse.log")
-
-        def drop_pool() -> None:
-            if pool is not None:
-                cli.run("ceph", "fs", "rm_data_pool", info["fs_name"], pool.name)
-                pool.delete()
-
-        try:
-            entry = client.mount()
-        except BaseException:
-            drop_pool()
-            raise
+        # everything below is in the ledger (pool, its place in the file system, the
+        # client and its mount), so a failure at any step undoes all of it
+        before = cluster.ledger.ids()
+        pool: Pool | None = None
         where = mnt
-        if pool is not None:
-            where = mnt / f"dfsbench-{self.variant}"
-            where.mkdir(exist_ok=True)
-            os.setxattr(where, "ceph.dir.layout.pool", pool.name.encode())
+        try:
+            if o.replicas is not None:
+                pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
+                pool.create()
+                cli.run("ceph", "fs", "add_data_pool", info["fs_name"], pool.name)
+                cli.created(f"data pool {pool.name} of {info['fs_name']}", "fs", "rm_data_pool",
+                            info["fs_name"], pool.name)
+            entry = client.mount()
+            if pool is not None:
+                where = mnt / f"dfsbench-{self.variant}"
+                where.mkdir(exist_ok=True)
+                os.setxattr(where, "ceph.dir.layout.pool", pool.name.encode())
+        except BaseException:
+            problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
+            if problems:
+                raise DfsbenchError("cephfs attach failed, and undoing it left: " + "; ".join(problems))
+            raise
+        mine = cluster.ledger.ids() - before
 
         def detach() -> None:
             try:
                 if where != mnt:
-                    where.rmdir()
+                    shutil.rmtree(where, ignore_errors=True)
             finally:
-                client.unmount()
-                drop_pool()
+                client.unmount()  # the current client: a remount replaced the first one
+                problems = cluster.ledger.undo(only=mine)
+                if problems:
+                    raise DfsbenchError("could not detach cephfs cleanly: " + "; ".join(problems))
 
         description = {
             "system": "ceph", "client": "ceph-fuse", "version": info["version"],

@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 from backends.mounts import FuseClient
 from environments.gluster import GlusterCli, Layout, Volume
 from harness import proc
-from harness.contracts import Backend, Cluster, Options, Target
+from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
 from harness.errors import DfsbenchError
 
 FSTYPE = "fuse.glusterfs"
@@ -59,6 +59,18 @@ class GlusterOptions(Options):
 
 class GlusterFS(Backend):
     name = "glusterfs"
+    display = "GlusterFS"
+    network = True
+
+    @classmethod
+    def facts(cls, description: dict[str, Any]) -> SystemFacts:
+        """A GlusterFS FUSE client sends every write to each replica itself (k+m over k
+        fragments for disperse), so a write crosses the client's link that many times."""
+        copies = float(description.get("replicas") or 1)
+        bricks, redundancy = description.get("bricks"), description.get("redundancy")
+        if description.get("volume_type") == "disperse" and bricks and redundancy:
+            copies = int(bricks) / (int(bricks) - int(redundancy))
+        return SystemFacts(cls.display or cls.name, True, copies)
     requires = frozenset({"gluster"})
     Options = GlusterOptions
     options: GlusterOptions
@@ -80,11 +92,11 @@ class GlusterFS(Backend):
             volume = Volume(cli, cluster.ledger, Path(info["socket"]).parent, volume_name, info["host"],
                             [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,
                             o.volume_options)
-            volume.create()
             try:
+                volume.create()
                 volume.start()
             except BaseException:
-                volume.delete()
+                volume.delete()  # whatever part of it exists: it is in the ledger
                 raise
             volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
             replicas = o.replica if layout.kind != "disperse" else None

@@ -16,6 +16,8 @@ class LocalDirOptions(Options):
 
 class LocalDir(Backend):
     name = "localdir"
+    display = "local dir"
+    control = True
     Options = LocalDirOptions
     options: LocalDirOptions
 

@@ -15,6 +15,8 @@ from harness.contracts import Backend, Cluster, Target
 
 class Rados(Backend):
     name = "rados"
+    display = "RADOS"
+    network = True
     requires = frozenset({"ceph"})
     target_kind = "rados"
     Options = PoolOptions

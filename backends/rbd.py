@@ -43,6 +43,8 @@ class RbdOptions(PoolOptions):
 
 class Rbd(Backend):
     name = "rbd"
+    display = "RBD"
+    network = True
     requires = frozenset({"ceph"})
     target_kind = "rbd"
     Options = RbdOptions
@@ -74,7 +76,9 @@ class Rbd(Backend):
 
         try:
             cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{self.options.image_size >> 20}M")
-            undo.append(lambda: cli.run("rbd", "rm", "--no-progress", f"{pool.name}/{image}", timeout=600))
+            image_ids = cli.created(f"rbd image {pool.name}/{image}", "rm", "--no-progress",
+                                    f"{pool.name}/{image}", tool="rbd")
+            undo.append(lambda: cli.remove(image_ids))
             description = {**cli.describe(), "client": "librbd", "replicas": pool.size,
                            "image": image, "image_size": self.options.image_size,
                            "access": self.options.access, "environment": cluster.environment,

@@ -135,7 +135,8 @@ class GlusterLab:
         volume = Volume(self.cli, self.ledger, self.run_dir, self.volume, host,
                         [self.root / "bricks" / f"b{i}" for i in range(self.brick_count)],
                         Layout("replicate" if self.brick_count == self.replica else
-                               "distributed-replicate", self.replica), timeout=self.timeout)
+                               "distributed-replicate", self.replica), timeout=self.timeout,
+                        undo_in_ledger=False)
         volume.create()
         self._phase("volume created")
         volume.start(alive=died, log=self.log_dir / "glusterd.log")
@@ -182,11 +183,14 @@ class Volume:
 
     def __init__(self, cli: GlusterCli, ledger: Ledger, run_dir: Path, name: str, host: str,
                  bricks: list[Path], layout: Layout, options: dict[str, str] | None = None,
-                 timeout: float = 60) -> None:
+                 timeout: float = 60, undo_in_ledger: bool = True) -> None:
         self.cli, self.ledger, self.run_dir, self.name = cli, ledger, run_dir, name
         self.host, self.bricks, self.layout = host, bricks, layout
         self.options = {**HONEST_OPTIONS, **(options or {})}
         self.timeout = timeout
+        self._undo: set[str] = set()
+        # False for a lab's own volume, which lives and dies with the lab's private glusterd
+        self.undo_in_ledger = undo_in_ledger
 
     @property
     def brick_specs(self) -> list[str]:
@@ -199,11 +203,19 @@ class Volume:
         # 'force': the bricks are directories on the host's root file system (and share
         # one host), which Gluster otherwise refuses; that is what a throwaway lab wants.
         self.cli("volume", "create", self.name, *args, "transport", "tcp", *self.brick_specs, "force")
+        # in the ledger from here on: a refused option below, a crash, or 'lab down' after
+        # one removes the volume
+        if self.undo_in_ledger:
+            self._undo.add(self.ledger.command(self.cli.argv("volume", "delete", self.name),
+                                               f"volume {self.name}"))
         for key, value in self.options.items():
             self.cli("volume", "set", self.name, key, str(value))
 
     def start(self, alive: Callable[[], str | None] | None = None, log: Path | None = None) -> None:
         self.cli("volume", "start", self.name)
+        if self.undo_in_ledger:
+            self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
+                                               f"volume {self.name} (started)"))
         self.record_processes()
         proc.wait_for(lambda: volume_status(self.cli, self.name, len(self.bricks)),
                       what=f"all {len(self.bricks)} bricks of {self.name} online",
@@ -221,8 +233,10 @@ class Volume:
                                    timeout=self.timeout, interval=0.1))
 
     def delete(self) -> None:
-        self.cli("volume", "stop", self.name, "force")
-        self.cli("volume", "delete", self.name)
+        problems = self.ledger.undo(only=frozenset(self._undo))  # stop, then delete
+        self._undo.clear()
+        if problems:
+            raise DfsbenchError("; ".join(problems), hint="run 'dfsbench lab down' to retry")
         # glusterd restarts the self-heal daemon when volumes come and go
         self._record(self._pid_files("shd/*/*.pid"))
 

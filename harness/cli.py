@@ -6,16 +6,16 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import registry
-from harness.view import build_view, comparability
+from harness.catalogue import Catalogue
 from harness.config import plan_from_file
 from harness.errors import BadInput, DfsbenchError
-from harness.progress import Progress
-from harness.render import csv_text, json_lines, markdown, terminal
-from harness.runner import execute
 from harness.store import Store, default_results_dir
+
+if TYPE_CHECKING:
+    from harness.progress import Progress
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[results], help="run the workloads on every backend")
     run.add_argument("config", nargs="?", type=Path, help="YAML config (default: built-in)")
     run.add_argument("--scale", choices=["quick", "report"])
+    run.add_argument("--suite", choices=["report", "full"],
+                     help="what runs where the config names nothing: 'report' (default) the "
+                          "report's iozone, large-file and small-file comparison on GlusterFS and "
+                          "CephFS; 'full' every workload on every backend")
     run.add_argument("--env", help="environment (local)")
     run.add_argument("--backends", type=_csv, help="comma-separated backend names")
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
@@ -103,21 +107,35 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _results_dir(args: argparse.Namespace) -> Path:
+    root: Path = args.results or default_results_dir()
+    if root.exists() and not root.is_dir():
+        raise BadInput(f"--results {root} is a file, not a directory")
+    return root
+
+
 def _store(args: argparse.Namespace) -> Store:
-    return Store(args.results or default_results_dir())
+    return Store(_results_dir(args))
+
+
+def _catalogue(args: argparse.Namespace) -> Catalogue:
+    return Catalogue(_results_dir(args))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat must be at least 1, not {args.repeat}")
-    overrides = {"scale": args.scale, "repeat": args.repeat, "backends": args.backends,
+    overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads,
                  "environment": {"kind": args.env} if args.env else None}
+    from harness.progress import Progress
+    from harness.runner import execute
+
     plan = plan_from_file(args.config, overrides)
     store = _store(args)
     progress = Progress()
     run_id, ok = execute(plan, store, progress, label=args.label)
-    print(_render(store, [run_id], args.format))
+    print(_render(Catalogue(store.root), [run_id], args.format))
     if args.format == "table":
         print(f"run id: {run_id}")
     return 0 if ok else 1
@@ -135,6 +153,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
     env = plan.environment
     if not isinstance(env, LocalEnvironment):
         raise BadInput(f"'lab' manages labs of the 'local' environment, not '{env.name}'")
+    from harness.progress import Progress
+
     progress = Progress()
     if args.action == "up":
         with progress.step(f"lab up in {env.lab_dir}"):
@@ -214,23 +234,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if args.fail_on and not args.baseline:
         raise BadInput("--fail-on needs --baseline RUN: a regression is measured against something")
+    from harness.render import terminal
+    from harness.view import build_view, comparability
+
     rules = gate.parse_rules(args.fail_on) if args.fail_on else []
-    store = _store(args)
-    ids = [store.resolve(ref) for ref in args.runs]
+    catalogue = _catalogue(args)
+    ids = [catalogue.resolve(ref) for ref in args.runs]
     if args.cv_threshold is not None and not 0 < args.cv_threshold < 1000:
         raise BadInput(f"--cv-threshold is a percentage above 0, not {args.cv_threshold}")
     cv = args.cv_threshold / 100 if args.cv_threshold is not None else None
-    print(_render(store, ids, args.format, args.each_repeat, cv), end="" if args.format != "table" else "\n")
-    if not args.baseline:
+    base = catalogue.resolve(args.baseline) if args.baseline else None
+    print(_render(catalogue, ids, args.format, args.each_repeat, cv), end="" if args.format != "table" else "\n")
+    if base is None:
         return 0
-    base = store.resolve(args.baseline)
-    notes = comparability([store.run(i) for i in [base, *ids]])
-    for note in notes:
+    for note, _ in comparability([catalogue.run(i) for i in [base, *ids]]):
         print(f"not comparable: {note}")
     if not rules:
         return 0
-    new = [m for run_id in ids for m in store.measurements(run_id)]
-    compared, findings = gate.check(new, store.measurements(base), rules)
+    # the gate reads the same annotated records the tables show
+    new = build_view(catalogue, ids, with_tables=False).records
+    old = build_view(catalogue, [base], with_tables=False).records
+    compared, findings = gate.check(new, old, rules)
     if compared == 0:
         raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{args.fail_on}'",
                        hint="the runs must share workloads, backends, variants and parameters")
@@ -242,12 +266,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.html import render
+    from harness.view import build_view
 
-    store = _store(args)
-    ids = [store.resolve(ref) for ref in args.runs]
+    catalogue = _catalogue(args)
+    ids = [catalogue.resolve(ref) for ref in args.runs]
     if args.output.suffix.lower() not in (".html", ".htm"):
         raise BadInput(f"{args.output}: the report is HTML; name the file *.html")
-    text = render(build_view(store, ids))
+    text = render(build_view(catalogue, ids))
     try:
         args.output.write_text(text)
     except OSError as exc:
@@ -271,6 +296,8 @@ def _parsed(tool: str, file: Path) -> list[Any]:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
+    from harness.render import json_lines
+
     sys.stdout.write(json_lines(_parsed(args.tool, args.file)))
     return 0
 
@@ -289,7 +316,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     digest[:16], {"imported_from": str(args.file.resolve())}, f"import {args.tool}",
                     args.label)
     store.add_target(run_id, args.backend, args.variant, {"system": args.backend, "imported": True,
-                                                          "source_file": str(args.file)})
+                                                          "source_file": str(args.file)}, 0)
     raw = store.raw_dir(run_id, "import") / args.file.name
     raw.write_bytes(args.file.read_bytes())
     n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
@@ -300,11 +327,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _render(store: Store, ids: list[str], fmt: str, each_repeat: bool = False,
+def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
             cv_threshold: float | None = None) -> str:
-    if fmt == "json":
-        return json_lines(m for run_id in ids for m in store.measurements(run_id))
-    view = build_view(store, ids, each_repeat, cv_threshold)
+    from harness.render import csv_text, json_document, markdown, terminal
+    from harness.view import build_view
+
+    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json")
+    if fmt == "json":  # the annotated records (every flag the tables show) and the runs' context
+        return json_document(view)
     if fmt == "markdown":
         return markdown(view.tables, view.header)
     if fmt == "csv":

@@ -1,30 +1,39 @@
-"""The comparator: a pure function of stored measurements -> the report's tables.
+"""The comparator: a pure function of annotated records -> tables (and the chart data the
+HTML report draws from them).
 
-Tables follow the 2014 report: small files (mode × file count: time and files/s) and large
-files (mode × size: time and throughput), one column group per system, then a comparison
-column that says which system is better and by how much, whatever the metric's direction.
+The core knows no workload or backend by name. Each workload declares its tables
+(``harness.contracts.TableSpec`` side by side, ``MatrixSpec`` grids like the report's
+iozone tables); a workload that declares none gets a generic table of every metric it
+stored. Systems are named and classed (control or not) by their backends' declared
+facts. The comparison column says which system is better and by how much in the
+verdict metric's direction — and never calls a cell a win when either side carries a
+flag that makes it unfit (a cache answered, no cache drop, hung, failed, setups differ).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
-from contextvars import ContextVar
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.records import FLAG_CODES, FLAGS, Measurement, flag_marks
+from harness import registry
+from harness.contracts import Column, MatrixSpec, SystemFacts, TableSpec
+from harness.records import (CIRCUMSTANTIAL, Measurement, flag_marks, flag_notes, lower_is_better,
+                             unfit_reason)
 from harness.stats import Summary, compare, median, summarize
 from harness.units import format_value, size
 
-DISPLAY = {"glusterfs": "GlusterFS", "cephfs": "CephFS", "localdir": "local dir", "rbd": "RBD",
-           "rados": "RADOS", "blockdev": "block device"}
-CONTROL = {"localdir"}
-LOWER_IS_BETTER = {"s"}
-# a cell whose repeats vary more than this is flagged 'unstable' (compare --cv-threshold)
-CV_THRESHOLD: ContextVar[float] = ContextVar("cv_threshold", default=0.10)
 ALPHA = 0.05  # significance level of the A-vs-B test
+CV_THRESHOLD = 0.10  # a cell whose repeats vary more is flagged 'unstable'
+# One run a side cannot tell noise from a difference: below this ratio a single pair is
+# "within one run's noise" (run-to-run swings of 0.74-1.29× were seen on the local lab).
+SINGLE_RUN_BAND = 1.3
+WIDE_COLUMNS = 10  # beyond this a side-by-side table stops fitting a terminal
+
+SystemKey = tuple[str, str]
 
 
 @dataclass
@@ -33,397 +42,338 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
+    chart: dict[str, Any] | None = None  # what the HTML report draws (see harness.html)
 
 
-def system_name(backend: str, variant: str) -> str:
-    name = DISPLAY.get(backend, backend)
-    return name if variant == "default" else f"{name}/{variant}"
+@dataclass(frozen=True)
+class Systems:
+    """Display names and control status of the systems shown, from backend facts."""
+
+    facts: dict[SystemKey, SystemFacts] = field(default_factory=dict)
+
+    def of(self, key: SystemKey) -> SystemFacts:
+        """Facts stored with the run, else those the backend plugin declares, else none."""
+        f = self.facts.get(key)
+        if f is None:
+            cls = registry.find("backend", key[0])
+            f = cls.facts({}) if cls is not None else SystemFacts(key[0])
+        return f
+
+    def name(self, key: SystemKey) -> str:
+        display = self.of(key).display
+        return display if key[1] == "default" else f"{display}/{key[1]}"
+
+    def control(self, key: SystemKey) -> bool:
+        return self.of(key).control
+
+
+def _params_key(m: Measurement) -> str:
+    return json.dumps({k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL},
+                      sort_keys=True, default=str)
 
 
 @dataclass
 class Cells:
-    """Measurements grouped by (row key, system, metric), values over repeats and runs."""
+    """Values, flags and ceilings by (row, system, metric), over repeats and runs."""
 
-    values: dict[tuple[Any, tuple[str, str], str], list[float]] = field(default_factory=lambda: defaultdict(list))
-    ceilings: dict[tuple[Any, tuple[str, str], str], float] = field(default_factory=dict)
-    flags: dict[tuple[Any, tuple[str, str], str], set[str]] = field(default_factory=lambda: defaultdict(set))
-    systems: list[tuple[str, str]] = field(default_factory=list)
+    values: dict[tuple[Any, SystemKey, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    flags: dict[tuple[Any, SystemKey, str], set[str]] = field(default_factory=lambda: defaultdict(set))
+    ceilings: dict[tuple[Any, SystemKey, str], float] = field(default_factory=dict)
+    # a cell's flags over all its metrics: a copy's time is as unfit as its flagged rate
+    cell_flags: dict[tuple[Any, SystemKey], set[str]] = field(default_factory=lambda: defaultdict(set))
+    units: dict[str, str] = field(default_factory=dict)
+    systems: list[SystemKey] = field(default_factory=list)
+    cv_threshold: float = CV_THRESHOLD
 
-    def add(self, row: Any, m: Measurement) -> None:
+    def add(self, row: Any, m: Measurement, metric: str | None = None) -> None:
         system = (m.backend, m.variant)
         if system not in self.systems:
             self.systems.append(system)
-        key = (row, system, m.metric)
+        key = (row, system, metric or m.metric)
+        self.units.setdefault(metric or m.metric, m.unit)
         if m.value is not None:
             self.values[key].append(m.value)
         self.flags[key].update(m.flags)
+        self.cell_flags[(row, system)].update(m.flags)
         if m.params.get("ceiling"):
             self.ceilings[key] = m.params["ceiling"]
 
-    def share(self, row: Any, system: tuple[str, str], metric: str) -> float | None:
-        """The median's share of the path's physical ceiling (see harness.limits)."""
+    def summary(self, row: Any, system: SystemKey, metric: str) -> Summary | None:
+        vals = self.values.get((row, system, metric))
+        return summarize(vals) if vals and len(vals) > 1 else None
+
+    def get(self, row: Any, system: SystemKey, metric: str) -> tuple[float | None, set[str]]:
+        """The median over repeats, and the flags (with 'unstable' above the CV threshold)."""
+        key = (row, system, metric)
+        vals = self.values.get(key)
+        flags = set(self.flags.get(key, set()))
+        s = self.summary(row, system, metric)
+        if s is not None and s.cv > self.cv_threshold:
+            flags.add("unstable")
+        return (median(vals) if vals else None), flags
+
+    def share(self, row: Any, system: SystemKey, metric: str) -> float | None:
         ceiling = self.ceilings.get((row, system, metric))
         vals = self.values.get((row, system, metric))
         return median(vals) / ceiling if ceiling and vals else None
 
-    def get(self, row: Any, system: tuple[str, str], metric: str) -> tuple[float | None, set[str]]:
-        """The median over repeats, and the flags (with 'unstable' when the repeats vary
-        more than the CV threshold)."""
-        key = (row, system, metric)
-        vals = self.values.get(key)
-        flags = set(self.flags.get(key, set()))
-        summary = self.summary(row, system, metric)
-        if summary is not None and summary.cv > CV_THRESHOLD.get():
-            flags.add("unstable")
-        return (median(vals) if vals else None), flags
+    def text(self, row: Any, system: SystemKey, metric: str, seen: set[str]) -> str:
+        value, flags = self.get(row, system, metric)
+        text = format_value(value, self.units.get(metric, ""), metric)
+        s = self.summary(row, system, metric)
+        if s is not None and value is not None:
+            text += f" ±{s.ci_half_width * 100:.0f}% CV {s.cv * 100:.0f}%"
+        share = self.share(row, system, metric)
+        if share is not None:
+            text += f" ({share * 100:.0f}%)"
+        seen.update(flags)
+        return text + flag_marks(flags)
 
-    def summary(self, row: Any, system: tuple[str, str], metric: str) -> Summary | None:
-        vals = self.values.get((row, system, metric))
-        return summarize(vals) if vals and len(vals) > 1 else None
-
-    def judge(self, row: Any, a: tuple[str, str], b: tuple[str, str], metric: str, unit: str) -> str:
-        """The comparison column: with repeats on both sides, the ratio with its interval
-        and Welch's test, and 'no significant difference' when it is not; with one value a
-        side, the plain ratio."""
+    def judge(self, row: Any, a: SystemKey, b: SystemKey, metric: str, systems: Systems) -> str:
+        """The comparison column: never a winner on an unfit cell; with repeats on both
+        sides the ratio with its interval and Welch's test; with one value a side, the
+        plain ratio marked n=1 and a band wide enough for one run's noise."""
         va, vb = self.values.get((row, a, metric)), self.values.get((row, b, metric))
-        name_a, name_b = system_name(*a), system_name(*b)
-        c = compare(va, vb) if va and vb else None
+        unfit = unfit_reason(self.cell_flags.get((row, a), set()) | self.cell_flags.get((row, b), set()))
+        if unfit:
+            return f"not comparable: {unfit}"
+        if not va or not vb:
+            return "—"
+        name_a, name_b = systems.name(a), systems.name(b)
+        lower = lower_is_better(self.units.get(metric, ""))
+        c = compare(va, vb)
         if c is None:
-            return verdict(median(va) if va else None, median(vb) if vb else None, unit, name_a, name_b)
+            ma, mb = median(va), median(vb)
+            if ma <= 0 or mb <= 0:
+                return "—"
+            ratio = max(ma, mb) / min(ma, mb)
+            n = f"n={len(va)}/{len(vb)}" if len(va) != len(vb) else f"n={len(va)}"
+            if ratio < SINGLE_RUN_BAND:
+                return f"within one run's noise ({ratio:.2f}×, {n}; repeat to judge)"
+            better_a = ma < mb if lower else ma > mb
+            return f"{name_a if better_a else name_b} {ratio:.1f}× faster ({n})"
         if not c.significant(ALPHA):
             return f"no significant difference (p={c.p_value:.2f})"
-        # ratio is A/B; for a time, the smaller side is the faster one
-        better_a = c.ratio < 1 if unit in LOWER_IS_BETTER else c.ratio > 1
+        better_a = c.ratio < 1 if lower else c.ratio > 1
         r, lo, hi = (c.ratio, c.ratio_low, c.ratio_high) if c.ratio >= 1 else \
             (1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low)
         p = "p<0.001" if c.p_value < 0.001 else f"p={c.p_value:.3f}"
         return f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, {p})"
 
 
-def verdict(a: float | None, b: float | None, unit: str, name_a: str, name_b: str) -> str:
-    """'CephFS 3.4× faster' — for times lower is better, for rates higher is better."""
-    if a is None or b is None or a <= 0 or b <= 0:
-        return "—"
-    better_a = a < b if unit in LOWER_IS_BETTER else a > b
-    ratio = max(a, b) / min(a, b)
-    if ratio < 1.05:
-        return f"about the same ({ratio:.2f}×)"
-    return f"{name_a if better_a else name_b} {ratio:.1f}× faster"
-
-
-def _cell(value: float | None, unit: str, flags: set[str], seen: set[str], metric: str = "",
-          summary: Summary | None = None, share: float | None = None) -> str:
-    text = format_value(value, unit, metric)
-    if summary is not None and value is not None:  # the median, then its spread over repeats
-        text += f" ±{summary.ci_half_width * 100:.0f}% CV {summary.cv * 100:.0f}%"
-    if share is not None:
-        text += f" ({share * 100:.0f}%)"
-    seen.update(flags)
-    return text + flag_marks(flags)
-
-
-def _pair(systems: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]] | None:
-    compared = [s for s in systems if s[0] not in CONTROL]
-    return (compared[0], compared[1]) if len(compared) >= 2 else None
-
-
-def _flag_notes(seen: set[str]) -> list[str]:
-    return [f"[{FLAG_CODES.get(flag, flag)}] {flag}: {FLAGS.get(flag, '')}"
-            for flag in sorted(seen, key=lambda f: FLAG_CODES.get(f, f))]
-
-
-WIDE_COLUMNS = 10  # beyond this a side-by-side table stops fitting a terminal
-
-
-def _table(title: str, cells: Cells, rows: list[tuple[str, Any, str]], metrics: list[tuple[str, str, str]],
-           verdict_metric: tuple[str, str], row_header: list[str]) -> Table:
-    """rows: (mode label, row key, row label); metrics: (metric, unit, column label).
-
-    Two systems (plus a control) side by side, as the report did, with a column saying
-    which is better; more systems than fit get one line per system instead, each compared
-    with the first."""
-    systems = cells.systems
-    if len(row_header) + len(systems) * len(metrics) + 1 > WIDE_COLUMNS:
-        return _long_table(title, cells, rows, metrics, verdict_metric, row_header)
-    pair = _pair(systems)
-    columns = list(row_header)
-    for s in systems:
-        columns += [f"{system_name(*s)} {label}" for _, _, label in metrics]
-    if pair:
-        columns.append(f"{system_name(*pair[0])} vs {system_name(*pair[1])}")
-    seen: set[str] = set()
-    out = []
-    previous_mode = None
-    for mode, key, label in rows:
-        line = [mode if mode != previous_mode else "", label]
-        previous_mode = mode
-        for s in systems:
-            for metric, unit, _ in metrics:
-                value, flags = cells.get(key, s, metric)
-                line.append(_cell(value, unit, flags, seen, metric, cells.summary(key, s, metric),
-                                  cells.share(key, s, metric)))
-        if pair:
-            metric, unit = verdict_metric
-            line.append(cells.judge(key, pair[0], pair[1], metric, unit))
-        out.append(line)
-    return Table(title, columns, out, _flag_notes(seen) + _share_note(cells))
-
-
 def _share_note(cells: Cells) -> list[str]:
     return ["(N%): the rate's share of the network ceiling of its path (see the limits above)"] \
-        if any(cells.ceilings.values()) else []
+        if cells.ceilings else []
 
 
-def relative(value: float | None, reference: float | None, unit: str) -> str:
-    """'1.8× faster' / '2.2× slower' than the reference, in the metric's direction."""
-    if value is None or reference is None or value <= 0 or reference <= 0:
-        return "—"
-    ratio = max(value, reference) / min(value, reference)
-    if ratio < 1.05:
-        return f"about the same ({ratio:.2f}×)"
-    better = value < reference if unit in LOWER_IS_BETTER else value > reference
-    return f"{ratio:.1f}× {'faster' if better else 'slower'}"
+# ---------------------------------------------------------------- side-by-side tables
 
-
-def _long_table(title: str, cells: Cells, rows: list[tuple[str, Any, str]],
-                metrics: list[tuple[str, str, str]], verdict_metric: tuple[str, str],
-                row_header: list[str]) -> Table:
-    systems = cells.systems
-    compared = [s for s in systems if s[0] not in CONTROL]
-    reference = compared[0] if compared else systems[0]
-    columns = [*row_header, "system", *[label for _, _, label in metrics],
-               f"vs {system_name(*reference)}"]
-    seen: set[str] = set()
-    out = []
-    previous = None
-    metric, unit = verdict_metric
-    for mode, key, label in rows:
-        ref_value, _ = cells.get(key, reference, metric)
-        for s in systems:
-            if not any(cells.get(key, s, m)[0] is not None or cells.get(key, s, m)[1] for m, _, _ in metrics):
-                continue
-            head = [mode, label] if (mode, label) != previous else ["", ""]
-            previous = (mode, label)
-            line = [*head, system_name(*s)]
-            for m, u, _ in metrics:
-                value, flags = cells.get(key, s, m)
-                line.append(_cell(value, u, flags, seen, m, cells.summary(key, s, m), cells.share(key, s, m)))
-            if s == reference:
-                line.append("")
-            elif cells.summary(key, s, metric) and cells.summary(key, reference, metric):
-                line.append(cells.judge(key, s, reference, metric, unit))
-            else:
-                value, _ = cells.get(key, s, metric)
-                line.append(relative(value, ref_value, unit))
-            out.append(line)
-    return Table(title, columns, out, _flag_notes(seen) + _share_note(cells))
-
-
-SMALLFILE_MODES = [("create", "write"), ("ls-l", "list (ls -l)"), ("read", "read")]
-
-
-def smallfile_table(records: Iterable[Measurement]) -> Table | None:
-    cells = Cells()
-    keys = set()
+def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tuple[Any, str, str]]:
+    """(row key, group label, row label) in the spec's order. A row is one cell identity
+    (test and every non-circumstantial parameter); rows whose labels would read the same
+    get the parameters that tell them apart appended, so nothing different is pooled."""
+    first: dict[Any, Measurement] = {}
     for m in records:
-        if m.workload != "smallfile" or m.test == "cell":
+        if m.test == "cell" or not spec.select(m):
             continue
-        key = (m.test, m.params.get("files"), m.params.get("file_size"), m.params.get("threads"))
-        keys.add(key)
+        key = (m.test, _params_key(m))
+        first.setdefault(key, m)
         cells.add(key, m)
-    if not keys:
-        return None
-    shapes = {(k[2], k[3]) for k in keys}
-    uniform = len(shapes) == 1
-    rows = []
-    for op, mode in SMALLFILE_MODES:
-        for key in sorted(k for k in keys if k[0] == op):
-            label = f"{key[1]:,}" if uniform else f"{key[1]:,} × {size(key[2])}, {key[3]} threads"
-            rows.append((mode, key, label))
-    shape = ""
-    if uniform:
-        file_size, threads = next(iter(shapes))
-        shape = f" ({size(file_size)} each, {threads} thread{'s' if threads != 1 else ''})"
-    return _table(f"Small files{shape}: time to write, list and read N files",
-                  cells, rows, [("elapsed", "s", "time"), ("files_per_sec", "files/s", "rate")],
-                  ("elapsed", "s"), ["mode", "files"])
-
-
-def largefile_table(records: Iterable[Measurement]) -> Table | None:
-    cells = Cells()
-    keys = set()
-    labels: dict[Any, str] = {}
-    for m in records:
-        if m.workload != "largefile" or m.test == "cell":
-            continue
-        key = (m.test, m.params.get("file_size"))
-        keys.add(key)
-        cells.add(key, m)
-        if "label" in m.params:  # a reference run's own row label ("2.5G")
-            labels[key] = str(m.params["label"])
-    if not keys:
-        return None
-    rows = []
-    for test in ("write", "read"):
-        for key in sorted((k for k in keys if k[0] == test), key=lambda k: -(k[1] or 0)):
-            rows.append((test, key, labels.get(key) or size(key[1])))
-    return _table("Large files: copy one file into the mount (write) and back out (read)",
-                  cells, rows, [("elapsed", "s", "time"), ("throughput", "B/s", "rate")],
-                  ("elapsed", "s"), ["mode", "file size"])
-
-
-IOZONE_COLUMNS = [("write", "write"), ("rewrite", "rewrite"), ("read", "read"), ("reread", "reread"),
-                  ("random_read", "random read"), ("random_write", "random write"),
-                  ("bkwd_read", "bkwd read"), ("record_rewrite", "record rewrite"),
-                  ("stride_read", "stride read"), ("fwrite", "fwrite"), ("frewrite", "frewrite"),
-                  ("fread", "fread"), ("freread", "freread")]
-
-
-def iozone_tables(records: Iterable[Measurement], each_repeat: bool = False) -> list[Table]:
-    """One table per system and mode (and per repeat if asked), in the report's layout:
-    file size KB × record KB → write, rewrite, read, reread, random read, random write,
-    in iozone's KB/s (1024 B/s)."""
-    groups: dict[tuple[Any, ...], Cells] = defaultdict(Cells)
-    for m in records:
-        if m.workload != "iozone" or "file_size" not in m.params or "record_size" not in m.params:
-            continue
-        group = (m.backend, m.variant, bool(m.params.get("direct")),
-                 (m.run_id, m.repeat) if each_repeat else None)
-        groups[group].add((m.params["file_size"], m.params["record_size"], m.test), m)
+    keys = list(first)
+    if spec.order is not None:
+        keys.sort(key=lambda k: spec.order(first[k]))  # type: ignore[misc]
+    labels = {k: spec.label(first[k]) for k in keys}
+    same: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for k in keys:
+        same[labels[k]].append(k)
     out = []
-    for (backend, variant, direct, rep), cells in groups.items():  # in the order the records came
-        keys = {k for (k, _, _) in cells.values} | {k for (k, _, _) in cells.flags}
-        tests = [(t, label) for t, label in IOZONE_COLUMNS if any(k[2] == t for k in keys)]
-        shapes = sorted({(k[0], k[1]) for k in keys})
-        system = (backend, variant)
-        seen: set[str] = set()
-        rows = []
-        for fsize, rsize in shapes:
-            line = [f"{fsize // 1024}", f"{rsize // 1024}"]
-            for test, _ in tests:
-                value, flags = cells.get((fsize, rsize, test), system, "throughput")
-                text = "—" if value is None else f"{value / 1024:.0f}"
-                summary = cells.summary((fsize, rsize, test), system, "throughput")
-                if summary is not None and value is not None:
-                    text += f" CV {summary.cv * 100:.0f}%"
-                share = cells.share((fsize, rsize, test), system, "throughput")
-                if share is not None:
-                    text += f" ({share * 100:.0f}%)"
-                seen.update(flags)
-                line.append(text + flag_marks(flags))
-            rows.append(line)
-        mode = "O_DIRECT (-I)" if direct else "cached"
-        title = f"iozone on {system_name(backend, variant)}, {mode}, KB/s"
-        if rep is not None:
-            title += f" — run {rep[0]}, repeat {rep[1] + 1}"
-        notes = _flag_notes(seen)
-        notes += _share_note(cells)
-        out.append(Table(title, ["file size KB", "record KB", *[label for _, label in tests]], rows, notes))
+    for k in keys:
+        group, label = labels[k]
+        twins = same[(group, label)]
+        if len(twins) > 1:
+            params = [json.loads(t[1]) for t in twins]
+            mine = json.loads(k[1])
+            differing = sorted({p for ps in params for p in ps if any(o.get(p) != mine.get(p) for o in params)})
+            label = (label + " " if label else "") + ", ".join(f"{p}={mine.get(p)}" for p in differing)
+        out.append((k, group, label))
     return out
 
 
-def _rows_table(title: str, records: Iterable[Measurement], workload: str,
-                key_of: Any, label_of: Any, metrics: list[tuple[str, str, str]],
-                verdict_metric: tuple[str, str], row_header: list[str]) -> Table | None:
-    """A side-by-side table (one column group per system) for workloads whose rows are
-    the keys ``key_of`` gives; ``label_of`` turns a key into (mode, label)."""
-    cells = Cells()
-    keys: list[Any] = []
-    for m in records:
-        if m.workload != workload or m.test == "cell":
-            continue
-        key = key_of(m)
-        if key is None:
-            continue
-        if key not in keys:
-            keys.append(key)
-        cells.add(key, m)
-    if not keys:
+def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
+                 cv_threshold: float) -> Table | None:
+    cells = Cells(cv_threshold=cv_threshold)
+    rows = _rows(spec, records, cells)
+    if not rows:
         return None
-    rows = [(*label_of(k), ) for k in keys]
-    return _table(title, cells, [(mode, k, label) for k, (mode, label) in zip(keys, rows)], metrics,
-                  verdict_metric, row_header)
-
-
-def fio_table(records: Iterable[Measurement]) -> Table | None:
-    records = [m for m in records if m.workload == "fio"]
-
-    def key(m: Measurement) -> Any:
-        host = m.params.get("host")
-        return (m.test, m.params.get("direction"), host if host not in (None, "all") else "")
-
-    def label(k: Any) -> tuple[str, str]:
-        return k[0], f"{k[1]}" + (f" on {k[2]}" if k[2] else "")
-
-    # total latency (submission + completion) where fio measured it: a FUSE client's
-    # direct I/O waits in submission, so its completion latency alone looks tiny
-    p99 = ("lat_p99", "s", "p99 lat") if any(m.metric == "lat_p99" for m in records) \
-        else ("clat_p99", "s", "p99 clat")
-    return _rows_table("fio profiles (aggregate over hosts where there are several)", records, "fio",
-                       key, label, [("iops", "op/s", "IOPS"), ("throughput", "B/s", "rate"), p99],
-                       ("iops", "op/s"), ["job", "direction"])
-
-
-def rados_table(records: Iterable[Measurement]) -> Table | None:
-    return _rows_table("rados bench", records, "rados-bench",
-                       lambda m: (m.test, m.params.get("block_size"), m.params.get("threads")),
-                       lambda k: (k[0], f"{size(k[1] or 0)} × {k[2]} threads"),
-                       [("throughput", "B/s", "rate"), ("iops", "op/s", "IOPS"), ("lat_mean", "s", "mean lat")],
-                       ("throughput", "B/s"), ["phase", "objects"])
-
-
-def rbd_table(records: Iterable[Measurement]) -> Table | None:
-    return _rows_table("rbd bench", records, "rbd-bench",
-                       lambda m: (m.test, m.params.get("io_pattern"), m.params.get("io_size"),
-                                  m.params.get("io_threads")),
-                       lambda k: (k[0], f"{k[1]} {size(k[2] or 0)} × {k[3]} threads"),
-                       [("iops", "op/s", "IOPS"), ("throughput", "B/s", "rate")],
-                       ("throughput", "B/s"), ["io type", "pattern, size"])
-
-
-BASELINE_METRIC = {"rawdisk": ("throughput", "B/s"), "iperf3": ("throughput", "B/s"),
-                   "ioping": ("lat_mean", "s")}
-
-
-def baselines_table(records: Iterable[Measurement]) -> Table | None:
-    picked = [m for m in records if m.workload in BASELINE_METRIC
-              and m.metric == BASELINE_METRIC[m.workload][0]]
-    cells = Cells()
-    keys: list[Any] = []
-    for m in picked:
-        k = (m.workload, m.test, m.params.get("direction") or "")
-        if k not in keys:
-            keys.append(k)
-        # one column per system: the metric name is the same for every row of a workload
-        cells.add(k, Measurement(m.workload, m.test, "value", m.value, m.unit, m.params, m.backend,
-                                 m.variant, m.run_id, m.repeat, m.flags))
-    if not keys:
+    columns = [c for c in spec.columns if any(m == c.key for (_, _, m) in cells.values)
+               or any(m == c.key for (_, _, m) in cells.flags)]
+    if not columns:
         return None
-    systems = cells.systems
+    compared = [s for s in cells.systems if not systems.control(s)]
+    pair = (compared[0], compared[1]) if len(compared) >= 2 and spec.verdict else None
     seen: set[str] = set()
-    rows = []
-    for k in keys:
-        unit = BASELINE_METRIC[k[0]][1]
-        line = [k[0], f"{k[1]} {k[2]}".strip()]
-        for s in systems:
-            value, flags = cells.get(k, s, "value")
-            line.append(_cell(value, unit, flags, seen, BASELINE_METRIC[k[0]][0]))
-        rows.append(line)
-    return Table("Baselines: raw storage under the cluster (rawdisk), network to the server (iperf3), "
-                 "request latency (ioping)", ["tool", "test", *[system_name(*s) for s in systems]],
-                 rows, _flag_notes(seen))
+    out: list[list[str]] = []
+    if len(spec.row_header) + len(cells.systems) * len(columns) + 1 > WIDE_COLUMNS:
+        header = [*spec.row_header, "system", *[c.label for c in columns]]
+        reference = compared[0] if compared else cells.systems[0]
+        if spec.verdict:
+            header.append(f"vs {systems.name(reference)}")
+        previous = None
+        for key, group, label in rows:
+            for s in cells.systems:
+                if not any((key, s, c.key) in cells.values or cells.flags.get((key, s, c.key))
+                           for c in columns):
+                    continue
+                head = [group, label] if (group, label) != previous else ["", ""]
+                previous = (group, label)
+                line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
+                if spec.verdict:
+                    line.append("" if s == reference or systems.control(s)
+                                else cells.judge(key, s, reference, spec.verdict, systems))
+                out.append(line)
+    else:
+        header = list(spec.row_header)
+        for s in cells.systems:
+            header += [f"{systems.name(s)} {c.label}" for c in columns]
+        if pair:
+            header.append(f"{systems.name(pair[0])} vs {systems.name(pair[1])}")
+        previous_group = None
+        for key, group, label in rows:
+            line = [group if group != previous_group else "", label]
+            previous_group = group
+            for s in cells.systems:
+                line += [cells.text(key, s, c.key, seen) for c in columns]
+            if pair and spec.verdict:
+                line.append(cells.judge(key, pair[0], pair[1], spec.verdict, systems))
+            out.append(line)
+    table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells))
+    table.chart = _bars(spec, rows, cells, systems) or _curves(spec, rows, cells, systems)
+    return table
 
 
-def failures_table(records: Iterable[Measurement]) -> Table | None:
-    """Every cell without a value, once per system, cell and error (the tests that share
-    them, like the six of a hung iozone invocation, on one line)."""
+def _bars(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
+          systems: Systems) -> dict[str, Any] | None:
+    if not spec.chart or not any((k, s, spec.chart) in cells.values for k, _, _ in rows
+                                 for s in cells.systems):
+        return None
+    series = []
+    for s in cells.systems:
+        ys, lo, hi, texts = [], [], [], []
+        for key, _, _ in rows:
+            vals = cells.values.get((key, s, spec.chart))
+            value, flags = cells.get(key, s, spec.chart)
+            if not vals or value is None:
+                ys.append(None), lo.append(0.0), hi.append(0.0), texts.append("")
+                continue
+            summ = summarize(vals)
+            ok = not math.isnan(summ.ci_low)
+            ys.append(value)
+            hi.append(summ.ci_high - value if ok else 0.0)
+            lo.append(value - summ.ci_low if ok else 0.0)
+            texts.append(f"n={summ.n}" + (f", CV {summ.cv * 100:.0f}%" if summ.n > 1 else "") + flag_marks(flags))
+        series.append({"name": systems.name(s), "y": ys, "lo": lo, "hi": hi, "text": texts})
+    return {"kind": "bars", "title": spec.title, "x": [f"{g} {l}".strip() for _, g, l in rows],
+            "series": series, "unit": cells.units.get(spec.chart, ""), "metric": spec.chart,
+            "log": spec.chart_log}
+
+
+def _curves(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
+            systems: Systems) -> dict[str, Any] | None:
+    points = [m for m in spec.curves if any(k[2] == m for k in cells.values)]
+    if not points:
+        return None
+    lines = []
+    for s in cells.systems:
+        for key, group, label in rows:
+            ys = [cells.get(key, s, p)[0] for p in points]
+            if any(y is not None for y in ys):
+                lines.append({"name": f"{systems.name(s)} {group} {label}".strip(), "y": ys})
+    return {"kind": "lines", "title": spec.title, "x": points, "series": lines,
+            "unit": cells.units.get(points[0], "")}
+
+
+# ---------------------------------------------------------------- matrices
+
+def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_threshold: float,
+             each_repeat: bool = False) -> list[Table]:
+    """One grid per system and group (and per run and repeat if asked)."""
+    groups: dict[tuple[Any, ...], Cells] = defaultdict(lambda: Cells(cv_threshold=cv_threshold))
+    labels: dict[tuple[Any, ...], dict[Any, tuple[str, ...]]] = defaultdict(dict)
+    for m in records:
+        if m.metric != spec.metric or m.test == "cell":
+            continue
+        try:
+            sort_key, row_labels = spec.row(m)
+            group = spec.group(m)
+        except (KeyError, TypeError):  # a record without the grid's coordinates
+            continue
+        g = (m.backend, m.variant, group, (m.run_id, m.repeat) if each_repeat else None)
+        groups[g].add((sort_key, m.test), m)
+        labels[g][sort_key] = row_labels
+    out: list[Table] = []
+    for g, cells in groups.items():
+        backend, variant, group, rep = g
+        system = (backend, variant)
+        present = {k[0][1] for k in cells.values} | {k[0][1] for k in cells.flags}
+        columns = [c for c in spec.columns if c.key in present]
+        seen: set[str] = set()
+        rows, z, text = [], [], []
+        for sort_key in sorted(labels[g]):
+            line = list(labels[g][sort_key])
+            zr, tr = [], []
+            for c in columns:
+                value, flags = cells.get((sort_key, c.key), system, spec.metric)
+                cell = "—" if value is None else f"{value / spec.scale:.0f}"
+                s = cells.summary((sort_key, c.key), system, spec.metric)
+                if s is not None and value is not None:
+                    cell += f" CV {s.cv * 100:.0f}%"
+                share = cells.share((sort_key, c.key), system, spec.metric)
+                if share is not None:
+                    cell += f" ({share * 100:.0f}%)"
+                seen.update(flags)
+                line.append(cell + flag_marks(flags))
+                zr.append(value / spec.scale if value else None)
+                tr.append(("—" if value is None else f"{value / spec.scale:,.0f} {spec.unit_label}") + flag_marks(flags))
+            rows.append(line)
+            z.append(zr)
+            text.append(tr)
+        title = spec.title.format(system=systems.name(system), group=group)
+        if rep is not None:
+            title += f" — run {rep[0]}, repeat {rep[1] + 1}"
+        table = Table(title, [*spec.row_header, *[c.label for c in columns]], rows,
+                      flag_notes(seen) + _share_note(cells))
+        table.chart = {"kind": "heatmap", "title": title, "x": [c.label for c in columns],
+                       "y": [" / ".join(labels[g][k]) for k in sorted(labels[g])], "z": z, "text": text,
+                       "unit": spec.unit_label, "scale_group": f"{spec.title}|{group}",
+                       "system": systems.name(system), "group": group,
+                       "control": systems.control(system)}
+        out.append(table)
+    return out
+
+
+# ---------------------------------------------------------------- generic, failures, notes
+
+def generic_spec(workload: str, records: list[Measurement]) -> TableSpec:
+    """For a workload that declares no table: one row per cell, a column per metric."""
+    metrics = list(dict.fromkeys(m.metric for m in records if m.workload == workload and m.test != "cell"))
+
+    def label(m: Measurement) -> tuple[str, str]:
+        return m.test, ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
+                                 for k, v in m.params.items() if k not in CIRCUMSTANTIAL)
+
+    return TableSpec(f"{workload}", tuple(Column(m, m) for m in metrics),
+                     metrics[0] if metrics else "", label=label)
+
+
+def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | None:
+    """Every cell without a value, once per system, cell and error."""
     grouped: dict[tuple[str, str, str, str, str], list[str]] = {}
     for m in records:
         if m.value is not None:
             continue
         cell = ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
-                         for k, v in m.params.items() if k not in ("error", "note", "ceiling"))
-        key = (system_name(m.backend, m.variant), m.workload, cell, ",".join(m.flags),
+                         for k, v in m.params.items() if k not in CIRCUMSTANTIAL)
+        key = (systems.name((m.backend, m.variant)), m.workload, cell, ",".join(m.flags),
                str(m.params.get("error") or m.params.get("note", "")))
         tests = grouped.setdefault(key, [])
         if m.test != "cell" and m.test not in tests:
@@ -434,40 +384,49 @@ def failures_table(records: Iterable[Measurement]) -> Table | None:
             for (system, workload, cell, flags, error), tests in grouped.items()]
     flags = {f for row in rows for f in row[3].split(",") if f}
     return Table("Cells that failed or hung (no value)", ["system", "workload", "cell", "flags", "error"],
-                 rows, _flag_notes(flags))
+                 rows, flag_notes(flags))
 
 
-def stability_notes(records: list[Measurement]) -> list[str]:
+def stability_notes(records: list[Measurement], systems: Systems) -> list[str]:
     """Whose stability the repeats can judge, and whose they cannot (one run per cell)."""
-    counts: dict[tuple[str, str], dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+    counts: dict[SystemKey, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
     for m in records:
         if m.value is not None:
-            counts[(m.backend, m.variant)][(m.workload, m.test, m.metric, json.dumps(m.params, sort_keys=True,
-                                                                                     default=str))] += 1
+            counts[(m.backend, m.variant)][(m.workload, m.test, m.metric, _params_key(m))] += 1
     repeated = {s for s, c in counts.items() if max(c.values()) > 1}
     if not repeated:
-        return []
-    notes = [f"{system_name(*s)}: cells measured {max(counts[s].values())} times; the tables show their "
+        return [f"every cell was measured once: a difference under {SINGLE_RUN_BAND}× is within one "
+                "run's noise; run with --repeat 3 for intervals and significance"] if counts else []
+    notes = [f"{systems.name(s)}: cells measured {max(counts[s].values())} times; the tables show their "
              "median and run-to-run CV" for s in counts if s in repeated]
-    notes += [f"{system_name(*s)}: one run per cell — its stability cannot be judged from repeats"
+    notes += [f"{systems.name(s)}: one run per cell — its stability cannot be judged from repeats"
               for s in counts if s not in repeated]
     return notes
 
 
-def tables(records: list[Measurement], each_repeat: bool = False,
-           infos: dict[str, Any] | None = None, cv_threshold: float | None = None) -> list[Table]:
-    """Every table the records fill; with the runs' infos, the records first get the flags
-    and ceilings of their physical limits (harness.limits)."""
-    if cv_threshold is not None:
-        token = CV_THRESHOLD.set(cv_threshold)
-        try:
-            return tables(records, each_repeat, infos)
-        finally:
-            CV_THRESHOLD.reset(token)
-    if infos:
-        from harness.limits import annotate
-        records = annotate(records, infos)
-    built = [*iozone_tables(records, each_repeat), largefile_table(records), smallfile_table(records),
-             fio_table(records), rados_table(records), rbd_table(records), baselines_table(records),
-             failures_table(records)]
-    return [t for t in built if t is not None]
+def presentations(workload: str, records: list[Measurement]) -> tuple[TableSpec | MatrixSpec, ...]:
+    cls = registry.find("workload", workload)
+    declared = tuple(getattr(cls, "tables", ())) if cls is not None else ()
+    return declared or (generic_spec(workload, records),)
+
+
+def tables(records: list[Measurement], systems: Systems | None = None, each_repeat: bool = False,
+           cv_threshold: float | None = None) -> list[Table]:
+    """Every table the (annotated) records fill, workload by workload in the order they
+    were recorded, then the failed cells."""
+    systems = systems or Systems()
+    cv = CV_THRESHOLD if cv_threshold is None else cv_threshold
+    by_workload: dict[str, list[Measurement]] = defaultdict(list)
+    for m in records:
+        by_workload[m.workload].append(m)
+    built: list[Table] = []
+    for workload, mine in by_workload.items():
+        for spec in presentations(workload, mine):
+            if isinstance(spec, MatrixSpec):
+                built += matrices(spec, mine, systems, cv, each_repeat)
+            else:
+                t = side_by_side(spec, mine, systems, cv)
+                if t is not None:
+                    built.append(t)
+    failures = failures_table(records, systems)
+    return built + ([failures] if failures else [])

@@ -21,9 +21,15 @@ from harness.errors import BadInput
 from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
-# every backend; blockdev on its own throwaway loop device, which the default allows
-# workloads to overwrite (a user's device needs its own explicit allow_destructive)
-DEFAULT_BACKENDS: list[dict[str, Any]] = [
+SUITES = ("report", "full")
+# the 'report' suite (the default, and 'make demo'): the 2014 report's comparison —
+# iozone cached and O_DIRECT, large-file copy, small files — on GlusterFS and CephFS
+REPORT_BACKENDS: list[dict[str, Any]] = [{"name": "glusterfs"}, {"name": "cephfs"}]
+REPORT_WORKLOADS: list[dict[str, Any]] = [{"name": "iozone"}, {"name": "largefile"}, {"name": "smallfile"}]
+# the 'full' suite: every backend, and every workload each supports; blockdev on its own
+# throwaway loop device, which it allows workloads to overwrite (a user's device needs
+# its own explicit allow_destructive)
+FULL_BACKENDS: list[dict[str, Any]] = [
     {"name": "glusterfs"}, {"name": "cephfs"}, {"name": "localdir"}, {"name": "rbd"},
     {"name": "rados"}, {"name": "blockdev", "options": {"allow_destructive": True}},
 ]
@@ -74,9 +80,10 @@ class Config(_Strict):
     environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
     limits: Limits = Field(default_factory=Limits)
     scale: Literal["quick", "report"] = "quick"
+    suite: Literal["report", "full"] = "report"  # what runs where the config names nothing
     repeat: PositiveInt = 1
-    backends: list[PluginSpec] = Field(default_factory=lambda: [PluginSpec(**d) for d in DEFAULT_BACKENDS])
-    workloads: list[PluginSpec] | None = None  # None: every workload the backends support
+    backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
+    workloads: list[PluginSpec] | None = None  # None: the suite's
 
     @field_validator("environment", mode="before")
     @classmethod
@@ -179,8 +186,14 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         if value is None:
             continue
         if key in ("backends", "workloads"):
-            value = _select(data.get(key), value, DEFAULT_BACKENDS if key == "backends" else [])
+            value = _select(data.get(key), value, FULL_BACKENDS if key == "backends" else [])
         data[key] = value
+    suite = data.get("suite", "report")
+    if not data.get("backends"):
+        data["backends"] = FULL_BACKENDS if suite == "full" else REPORT_BACKENDS
+        if data.get("workloads") is None and suite == "report":
+            data["workloads"] = REPORT_WORKLOADS
+    # (a config that names its backends and no workloads runs every workload they support)
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:

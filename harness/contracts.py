@@ -18,6 +18,80 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from harness.ledger import Ledger
 from harness.records import Measurement
 
+# ---------------------------------------------------------------- what plugins declare
+
+
+@dataclass(frozen=True)
+class SystemFacts:
+    """What a backend declares about the system behind a target, read by the limits and
+    the tables: how to call it, whether its path crosses a network, how many times a
+    byte the client writes crosses the client's link, and whether it is the control
+    (shown, but never half of a verdict)."""
+
+    display: str
+    network: bool = False
+    write_copies: float = 1.0
+    control: bool = False
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: a metric (or, in a matrix, a test) and its heading."""
+
+    key: str
+    label: str
+
+
+def _default_label(m: Measurement) -> tuple[str, str]:
+    return m.test, ""
+
+
+def _everything(m: Measurement) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A side-by-side table a workload declares: one row per cell (rows are told apart
+    by the cell's identity, so records that differ in any parameter are never pooled),
+    one column group per system, and a comparison column decided by ``verdict`` — in
+    that metric's direction (a time is better smaller, a rate larger).
+
+    ``label`` gives a record's (group, row) labels; ``order`` sorts rows (default: first
+    seen); ``chart`` is the metric the HTML report draws as bars; ``curves`` metrics are
+    drawn as one line per row and system (e.g. latency percentiles)."""
+
+    title: str
+    columns: tuple[Column, ...]
+    verdict: str | None  # None: no comparison column (e.g. a baseline)
+    row_header: tuple[str, str] = ("test", "cell")
+    label: Callable[[Measurement], tuple[str, str]] = _default_label
+    order: Callable[[Measurement], Any] | None = None
+    select: Callable[[Measurement], bool] = _everything
+    chart: str | None = None
+    chart_log: bool = False
+    curves: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MatrixSpec:
+    """A grid per system and group, like the report's iozone tables: rows (e.g. file
+    size × record size) by columns that are tests, one metric, shown divided by
+    ``scale`` in ``unit_label``. The HTML report draws it as a heatmap with one colour
+    scale per group across systems."""
+
+    title: str  # formatted with {system} and {group}
+    metric: str
+    group: Callable[[Measurement], str]
+    row: Callable[[Measurement], tuple[Any, tuple[str, ...]]]  # (sort key, row labels)
+    row_header: tuple[str, ...]
+    columns: tuple[Column, ...]
+    scale: float = 1.0
+    unit_label: str = ""
+
+
+Presentation = TableSpec | MatrixSpec
+
 
 def _to_bytes(v: Any) -> Any:
     from harness.units import parse_size
@@ -84,6 +158,9 @@ class Target:
     remount: Callable[[], None] | None = None  # a fresh client, its caches gone
     detach: Callable[[], None] | None = None  # undo what open() created
     info: dict[str, Any] = field(default_factory=dict)
+    # what workloads did to this attachment (e.g. "filled": the image was written once):
+    # it lives and dies with the attachment, so a new image of a later repeat starts empty
+    state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -119,6 +196,9 @@ class Backend(ABC):
     """Turns a cluster into a Target and proves it is what it claims to be."""
 
     name: ClassVar[str]
+    display: ClassVar[str | None] = None  # how tables name it (default: its name)
+    network: ClassVar[bool] = False  # its data path crosses a network
+    control: ClassVar[bool] = False  # the baseline the systems are shown next to
     requires: ClassVar[frozenset[str]] = frozenset()  # services the environment must provide
     target_kind: ClassVar[str] = "path"
     Options: ClassVar[type[Options]] = NoOptions
@@ -131,6 +211,12 @@ class Backend(ABC):
     def kind(self) -> str:
         """The kind of target this backend, so configured, will hand out."""
         return self.target_kind
+
+    @classmethod
+    def facts(cls, description: dict[str, Any]) -> SystemFacts:
+        """The facts of one attached target, from its stored description (so stored and
+        imported runs get them too). Override where they depend on the topology."""
+        return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control)
 
     @abstractmethod
     def open(self, cluster: Cluster, workdir: Path) -> Target:
@@ -155,6 +241,12 @@ class Workload(ABC):
     accepts: ClassVar[frozenset[str]] = frozenset({"path"})
     tool: ClassVar[str | None] = None  # the tool whose output 'dfsbench parse TOOL' reads
     Options: ClassVar[type[Options]] = NoOptions
+    # how its records are shown; none: a generic table of every metric it stored
+    tables: ClassVar[tuple[Presentation, ...]] = ()
+    # a baseline measures what is under the systems, not a system: "network" (its rate is
+    # the network limit of the path), "storage", "latency"; never flagged against limits
+    baseline: ClassVar[str | None] = None
+    version_argv: ClassVar[tuple[str, ...] | None] = None  # prints the tool's version
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:

@@ -46,6 +46,11 @@ class ToolError(DfsbenchError):
         super().__init__("\n".join(parts), hint)
 
 
+class Hung(DfsbenchError):
+    """A measuring tool or engine passed its deadline and was killed: its cell is recorded
+    with the ``hung`` flag, and the run goes on."""
+
+
 class NotReady(DfsbenchError):
     """A readiness wait ran out of time."""
 

@@ -14,14 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from harness.compare import ALPHA, LOWER_IS_BETTER, Table, system_name
+from harness.compare import ALPHA, Systems, Table
 from harness.errors import BadInput
-from harness.records import Measurement
+from harness.records import CIRCUMSTANTIAL, Measurement, lower_is_better
 from harness.stats import compare, median
 from harness.units import format_value
 
-# params that say how a number was obtained rather than which cell it is
-CIRCUMSTANTIAL = {"cache", "error", "note", "ceiling"}
 _RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
 
 
@@ -85,19 +83,20 @@ def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> 
         if old_v <= 0:
             continue
         change = new_v / old_v - 1
-        worse = change > rule.limit if unit in LOWER_IS_BETTER else change < -rule.limit
+        worse = change > rule.limit if lower_is_better(unit) else change < -rule.limit
         c = compare(a[key], b[key])
         if worse and (c is None or c.p_value < ALPHA):
             found.append(Finding(key, unit, old_v, new_v, change, c.p_value if c else None, rule.limit))
     return compared, found
 
 
-def table(findings: list[Finding], baseline: str) -> Table:
+def table(findings: list[Finding], baseline: str, systems: Systems | None = None) -> Table:
+    systems = systems or Systems()
     rows = []
     for f in findings:
         workload, test, metric, backend, variant, params = f.key
         cell = ", ".join(f"{k}={v}" for k, v in json.loads(params).items())
-        rows.append([system_name(backend, variant), f"{workload} {test}", cell, metric,
+        rows.append([systems.name((backend, variant)), f"{workload} {test}", cell, metric,
                      format_value(f.old, f.unit, metric), format_value(f.new, f.unit, metric),
                      f"{f.change * 100:+.1f}% (limit {f.limit * 100:.0f}%)",
                      "—" if f.p_value is None else ("<0.001" if f.p_value < 0.001 else f"{f.p_value:.3f}")])

@@ -1,6 +1,7 @@
 """A ledger of every host resource dfsbench creates, and the undo of exactly those.
 
-Processes (by pid and start time), mounts, loop devices, files and directories are
+Processes (by pid and start time), mounts, loop devices, files and directories, and
+resources inside a cluster (pools, images, volumes: with the command that removes them) are
 written to a JSON file the moment they exist, so a crash, a Ctrl-C or another
 invocation (``dfsbench lab down``) can undo them. Nothing is ever swept by pattern.
 """
@@ -70,6 +71,13 @@ class Ledger:
     def loop(self, device: str) -> None:
         self._add({"kind": "loop", "device": device})
 
+    def command(self, argv: list[str], what: str) -> str:
+        """A resource inside a cluster (a pool, an image, a volume) and the command that
+        removes it. Undone after mounts and before processes (the daemons must still be
+        up to remove it), newest first. Returns the entry's id."""
+        self._add({"kind": "command", "argv": [str(a) for a in argv], "what": what})
+        return str(self.entries[-1]["id"])
+
     def tree(self, path: Path) -> None:
         """A file or directory we created; removed (recursively) on undo."""
         self._add({"kind": "tree", "path": str(path)})
@@ -104,6 +112,11 @@ class Ledger:
             if problem:
                 problems.append(problem)
                 remaining.append(entry)
+        for entry in each("command"):
+            problem = _attempt(entry)
+            if problem:
+                problems.append(problem)
+                remaining.append(entry)
         processes = each("process")
         for stage in sorted({e.get("stage", 0) for e in processes}):
             batch = [e for e in processes if e.get("stage", 0) == stage]
@@ -131,7 +144,7 @@ def _attempt(entry: dict[str, Any]) -> str | None:
     try:
         return _UNDO[entry["kind"]](entry)
     except Exception as exc:  # keep undoing the rest; report this one
-        return f"{entry['kind']} {entry.get('path') or entry.get('device')}: {exc}"
+        return f"{entry['kind']} {entry.get('path') or entry.get('device') or entry.get('what')}: {exc}"
 
 
 def read_mounts() -> list[tuple[str, str, str, str]]:
@@ -188,4 +201,12 @@ def _undo_tree(entry: dict[str, Any]) -> str | None:
     return f"{path} could not be removed" if path.exists() else None
 
 
-_UNDO = {"mount": _undo_mount, "loop": _undo_loop, "tree": _undo_tree}
+def _undo_command(entry: dict[str, Any]) -> str | None:
+    result = proc.run(entry["argv"], check=False, timeout=600)
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or [f"exit code {result.returncode}"]
+        return f"{entry['what']}: could not be removed ({tail[0][:300]})"
+    return None
+
+
+_UNDO = {"mount": _undo_mount, "loop": _undo_loop, "tree": _undo_tree, "command": _undo_command}

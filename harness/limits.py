@@ -1,33 +1,37 @@
-"""Physical limits and hygiene, applied to stored measurements by the comparator.
+"""Physical limits and hygiene, decided once for every record a view shows.
 
 Each run knows the limits of the path to each system: the client's network (declared in
-the config as ``limits.network``, or measured by the iperf3 baseline) and its RAM
-(declared ``limits.client_ram``, or the client's memory). From them:
+the config as ``limits.network``, or measured by the run's network baseline — iperf3 —
+when that crossed a real network, never loopback) and its RAM (declared
+``limits.client_ram``, or the client's memory). With the backend's declared facts (does
+its path cross a network, how many times does a written byte cross the client's link):
 
-- ``exceeds-network``: a throughput through a network file system above the network
-  limit — a cache answered, not the storage.
-- ``fits-in-cache``: an iozone cell in cached mode whose file is smaller than client RAM.
-- ``no-cache-drop``: a read whose caches were not dropped first (the run says how).
-- The ceiling of a throughput cell: the network limit divided by how many times a byte
-  crosses the client's link — a replica-3 GlusterFS FUSE client sends each write to
-  every replica (ceiling ≈ link/3), a Ceph client sends it once to the primary OSD.
-  Tables show a cell's share of it.
+- ``exceeds-network``: a throughput through a network path above the network limit — a
+  cache answered, not the storage.
+- ``fits-in-cache``: a cell run in cached mode (``direct: false``) whose file is smaller
+  than client RAM.
+- ``no-cache-drop``: a read whose record says the caches were not dropped first.
+- The ceiling of a throughput cell: the network limit divided by the write copies
+  (a replica-3 GlusterFS FUSE client sends each write to every replica: link/3; a Ceph
+  client sends it once to the primary OSD). Tables show a cell's share of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
-from harness.compare import system_name
+from harness import registry
+from harness.contracts import SystemFacts
 from harness.records import Measurement
 from harness.stats import median
 from harness.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
 
-WRITES = {"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite", "create"}
-NETWORK_SYSTEMS = {"glusterfs", "ceph"}
-DROPPED = ("drop_caches", "remount", "reboot", "O_DIRECT")
+WRITES = frozenset({"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite",
+                    "create"})
+# the steps of a cache drop (as workloads record them, e.g. "sync+remount+drop_caches")
+# that leave no cache between the client and the storage
+DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT"})
 
 
 @dataclass(frozen=True)
@@ -35,13 +39,13 @@ class PathLimits:
     network: float | None  # B/s
     network_source: str  # "declared" | "iperf3" | ""
     client_ram: float | None  # bytes
-    write_copies: float  # times a written byte crosses the client's link
-    network_fs: bool
+    facts: SystemFacts
+    note: str = ""  # why there is no network limit, where that is worth saying
 
     def ceiling(self, write: bool) -> float | None:
-        if self.network is None or not self.network_fs:
+        if self.network is None or not self.facts.network:
             return None
-        return self.network / (self.write_copies if write else 1)
+        return self.network / (self.facts.write_copies if write else 1)
 
 
 def is_write(m: Measurement) -> bool:
@@ -49,59 +53,66 @@ def is_write(m: Measurement) -> bool:
         m.params.get("io_type") == "write"
 
 
+def caches_dropped(how: object) -> bool:
+    """Whether a recorded cache-drop description means the caches were gone: one of its
+    '+'-separated steps must be a dropping step ('sync+no-drop_caches' is not)."""
+    steps = {step.strip() for step in str(how or "").split("+")}
+    return bool(steps & DROPPING_STEPS)
+
+
+def role(workload: str) -> str | None:
+    cls = registry.find("workload", workload)
+    return getattr(cls, "baseline", None) if cls is not None else None
+
+
 def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, str], PathLimits]:
     declared = (info.config.get("limits") or {}) if isinstance(info.config, dict) else {}
     ram = declared.get("client_ram")
     client_ram = float(parse_size(ram)) if ram else (float(info.host.get("memory") or 0) or None)
     out = {}
-    for (backend, variant), d in info.targets.items():
-        network, source = None, ""
+    for key in info.targets:
+        facts = info.systems.get(key) or SystemFacts(key[0])
+        network, source, note = None, "", ""
         if declared.get("network"):
             network, source = parse_rate(declared["network"]), "declared"
         else:
-            measured = [m.value for m in records if m.workload == "iperf3" and m.value and
-                        (m.backend, m.variant) == (backend, variant)]
-            if measured:
-                network, source = median(measured), "iperf3"
-        out[(backend, variant)] = PathLimits(network, source, client_ram, _write_copies(d),
-                                             d.get("system") in NETWORK_SYSTEMS)
+            probes = [m for m in records if (m.backend, m.variant) == key and m.value
+                      and m.metric == "throughput" and role(m.workload) == "network"]
+            real = [m.value for m in probes if not m.params.get("loopback") and m.value is not None]
+            if real:
+                network, source = median(real), "iperf3"
+            elif probes:
+                note = "no network between client and servers (loopback): no network limit applies"
+        out[key] = PathLimits(network, source, client_ram, facts, note)
     return out
-
-
-def _write_copies(d: dict[str, Any]) -> float:
-    if d.get("system") != "glusterfs":
-        return 1.0  # a Ceph client writes once, to the primary OSD
-    if d.get("volume_type") == "disperse" and d.get("bricks") and d.get("redundancy"):
-        bricks = int(d["bricks"])
-        return bricks / (bricks - int(d["redundancy"]))
-    return float(d.get("replicas") or 1)
 
 
 def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Measurement]:
     """The records with the flags their run's limits call for, and the ceiling of each
-    throughput as ``params['ceiling']`` (B/s) for the tables."""
-    limits: dict[str, dict[tuple[str, str], PathLimits]] = {}
+    throughput as ``params['ceiling']`` (B/s)."""
     by_run: dict[str, list[Measurement]] = {}
     for m in records:
         by_run.setdefault(m.run_id, []).append(m)
-    for run_id, info in infos.items():
-        limits[run_id] = path_limits(info, by_run.get(run_id, []))
+    limits = {run_id: path_limits(info, by_run.get(run_id, [])) for run_id, info in infos.items()}
+    roles = {name: role(name) for name in {m.workload for m in records}}
     out = []
     for m in records:
         lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
         flags, params = list(m.flags), m.params
-        if lim is not None and m.value is not None:
-            if m.unit == "B/s" and lim.network_fs and m.workload not in ("iperf3", "rawdisk"):
-                ceiling = lim.ceiling(is_write(m))
+        if lim is not None and m.value is not None and roles[m.workload] is None:
+            if m.unit == "B/s" and lim.facts.network:
                 if lim.network is not None and m.value > lim.network:
                     flags.append("exceeds-network")
+                ceiling = lim.ceiling(is_write(m))
                 if ceiling is not None:
                     params = {**params, "ceiling": ceiling}
-            if m.workload == "iozone" and not m.params.get("direct") and lim.client_ram and \
-                    m.params.get("file_size", 0) < lim.client_ram:
+            size = m.params.get("file_size")
+            if m.params.get("direct") is False and lim.client_ram and isinstance(size, (int, float)) \
+                    and size < lim.client_ram:
                 flags.append("fits-in-cache")
-        if m.workload in ("largefile", "smallfile") and not is_write(m) and \
-                not any(word in str(m.params.get("cache", "")) for word in DROPPED):
+        # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
+        if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False \
+                and not caches_dropped(m.params["cache"]):
             flags.append("no-cache-drop")
         if flags != list(m.flags) or params is not m.params:
             m = replace(m, flags=tuple(dict.fromkeys(flags)), params=params)
@@ -110,14 +121,22 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
 
 
 def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:
-    """One line per run on the limits in force, for the header."""
+    """One line per run and system on the limits in force, for the header."""
     lines = []
     for run_id, info in infos.items():
-        for (backend, variant), lim in path_limits(info, [m for m in records if m.run_id == run_id]).items():
-            if not lim.network_fs or lim.network is None:
+        for key, lim in path_limits(info, [m for m in records if m.run_id == run_id]).items():
+            if not lim.facts.network:
                 continue
-            copies = f", writes cross it {lim.write_copies:g}× (ceiling {rate(lim.ceiling(True) or 0)})" \
-                if lim.write_copies != 1 else ""
-            lines.append(f"  limits of {system_name(backend, variant)}: network {rate(lim.network)} "
+            if lim.network is None:
+                if lim.note:
+                    lines.append(f"  limits of {lim.facts.display}{_variant(key)}: {lim.note}")
+                continue
+            copies = f", writes cross it {lim.facts.write_copies:g}× (ceiling " \
+                     f"{rate(lim.ceiling(True) or 0)})" if lim.facts.write_copies != 1 else ""
+            lines.append(f"  limits of {lim.facts.display}{_variant(key)}: network {rate(lim.network)} "
                          f"({lim.network_source}){copies}")
     return lines
+
+
+def _variant(key: tuple[str, str]) -> str:
+    return "" if key[1] == "default" else f"/{key[1]}"

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from harness.errors import DfsbenchError, NotReady, ToolError
+from harness.errors import DfsbenchError, Hung, NotReady, ToolError
 
 T = TypeVar("T")
 
@@ -281,3 +281,50 @@ def tcp_listening(host: str, port: int) -> bool:
             return any(parts[1] == want and parts[3] == "0A" for parts in (line.split() for line in f))
     except OSError:
         return False
+
+
+def call_with_deadline(fn: Callable[..., T], *args: object, deadline: float, what: str) -> T:
+    """Run ``fn(*args)`` in a forked child and return its result; past ``deadline``
+    seconds the child is killed and :class:`Hung` raised — an in-process engine on a hung
+    FUSE client (whose every call blocks) stops the cell, not the run."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            there.send(("ok", fn(*args)))
+        except OSError as exc:  # handed to the parent, which raises it (as plain data:
+            there.send(("oserror", (exc.errno, exc.strerror, str(exc))))  # not every error pickles)
+        except BaseException as exc:
+            there.send(("error", exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"))
+
+    worker = ctx.Process(target=child, daemon=True)
+    worker.start()
+    there.close()
+    try:
+        if not here.poll(deadline):
+            raise Hung(f"{what} passed its deadline of {deadline:.0f} s and was killed",
+                       hint="check the client (a stopped or dead FUSE daemon blocks every call), "
+                            "or raise the workload's deadline_s")
+        kind, value = here.recv()
+    except EOFError:
+        raise DfsbenchError(f"{what} died (exit code {worker.exitcode})") from None
+    finally:
+        kill_children([worker])
+    if kind == "oserror":
+        errno, strerror, text = value
+        raise OSError(errno, strerror or text)
+    if kind == "error":
+        raise DfsbenchError(str(value))
+    return value  # type: ignore[no-any-return]
+
+
+def kill_children(workers: list[Any]) -> None:
+    """SIGKILL forked workers that are still there and reap them."""
+    for w in workers:
+        if w.is_alive():
+            w.kill()
+    for w in workers:
+        w.join(timeout=5)

@@ -25,7 +25,8 @@ class Progress:
 
     def note(self, text: str) -> None:
         if not self.quiet:
-            self.console.print(f"{self._stamp()} {text}", markup=False)
+            # one line per note: a log is read (and grepped) by line, whatever its width
+            self.console.print(f"{self._stamp()} {text}", markup=False, soft_wrap=True)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:

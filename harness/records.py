@@ -15,36 +15,84 @@ from harness.errors import BadInput
 
 UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s"})
 
-# Every flag a record can carry, with what it means and what to do; printed once under a table.
-FLAGS: dict[str, str] = {
-    "failed": "the tool failed; the cell has no value. Its error is listed under 'Cells that "
-              "failed'; the raw output is stored with the run.",
-    "hung": "the tool passed its deadline and was killed; the cell has no value. Check the "
-            "client (the report's iozone -I hung on one), or raise the workload's deadline_s.",
-    "incomplete": "the tool ended early; the value covers only part of the work. Rerun the cell.",
-    "no-cache-drop": "caches were not dropped before this read (or could not be: not root?); it "
-                     "may measure the client's cache, not the storage. Run as root, or distrust it.",
-    "exceeds-network": "faster than the network allows: a cache answered, not the storage. Use "
-                       "O_DIRECT, or files larger than the client's RAM, and drop caches.",
-    "fits-in-cache": "cached mode with a file smaller than client RAM: it measures caching. "
-                     "Read it as a cache figure, or use O_DIRECT or larger files.",
-    "unstable": "the repeats vary more than the CV threshold; the median is not a firm figure. "
-                "Add repeats or find the source of the noise before comparing.",
-    "not-comparable": "the runs compared differ in parameters or topology (listed above); the "
-                      "difference may come from that, not from the systems.",
+# Every flag a record can carry: its code in a table cell, what it means and what to do
+# (printed once under a table), and, for a flag that makes a cell unfit for a verdict, the
+# reason the comparison column gives instead of a winner.
+@dataclass(frozen=True)
+class Flag:
+    code: str
+    meaning: str
+    unfit: str | None = None  # e.g. "cache": the verdict says "not comparable: cache [N]"
+
+
+FLAGS: dict[str, Flag] = {
+    "failed": Flag("F", "the tool failed; the cell has no value. Its error is listed under 'Cells "
+                   "that failed'; the raw output is stored with the run.", "failed"),
+    "hung": Flag("H", "the tool passed its deadline and was killed; the cell has no value. Check "
+                 "the client (the report's iozone -I hung on one), or raise the workload's "
+                 "deadline_s.", "hung"),
+    "incomplete": Flag("I", "the tool ended early; the value covers only part of the work. Rerun "
+                       "the cell.", "incomplete"),
+    "no-cache-drop": Flag("D", "caches were not dropped before this read (or could not be: not "
+                          "root?); it may measure the client's cache, not the storage. Run as "
+                          "root, or distrust it.", "no cache drop"),
+    "exceeds-network": Flag("N", "faster than the network allows: a cache answered, not the "
+                            "storage. Use O_DIRECT, or files larger than the client's RAM, and "
+                            "drop caches.", "cache"),
+    "fits-in-cache": Flag("C", "cached mode with a file smaller than client RAM: it measures "
+                          "caching. Read it as a cache figure, or use O_DIRECT or larger files.",
+                          "cache"),
+    "unstable": Flag("U", "the repeats vary more than the CV threshold; the median is not a firm "
+                     "figure. Add repeats or find the source of the noise before comparing."),
+    "not-comparable": Flag("X", "the runs pooled here differ in parameters or topology (listed "
+                           "above); the difference may come from that, not from the systems.",
+                           "setups differ"),
+    "degraded": Flag("G", "measured while part of the cluster was down or recovering.",
+                     "degraded"),
 }
 
 
-# How a flag shows in a table cell (explained once under the table).
-FLAG_CODES: dict[str, str] = {
-    "failed": "F", "hung": "H", "incomplete": "I", "no-cache-drop": "D", "exceeds-network": "N",
-    "fits-in-cache": "C", "unstable": "U", "not-comparable": "X",
-}
+def flag_code(flag: str) -> str:
+    known = FLAGS.get(flag)
+    return known.code if known else flag
 
 
-def flag_marks(flags: set[str] | tuple[str, ...]) -> str:
+def flag_marks(flags: set[str] | frozenset[str] | tuple[str, ...]) -> str:
     """' [N,C]' for a cell's flags, '' for none."""
-    return " [" + ",".join(sorted(FLAG_CODES.get(f, f) for f in flags)) + "]" if flags else ""
+    return " [" + ",".join(sorted(flag_code(f) for f in flags)) + "]" if flags else ""
+
+
+def flag_notes(flags: set[str] | frozenset[str]) -> list[str]:
+    """One line per flag seen, explaining it (printed once under a table)."""
+    return [f"[{flag_code(f)}] {f}: {FLAGS[f].meaning if f in FLAGS else ''}"
+            for f in sorted(flags, key=flag_code)]
+
+
+def unfit_reason(flags: set[str] | frozenset[str]) -> str | None:
+    """Why a cell with these flags must not be called a win: 'cache [N,C]', or None."""
+    unfit = sorted((f for f in flags if f in FLAGS and FLAGS[f].unfit), key=flag_code)
+    if not unfit:
+        return None
+    reasons = list(dict.fromkeys(FLAGS[f].unfit for f in unfit))
+    return f"{', '.join(r for r in reasons if r)} [{','.join(flag_code(f) for f in unfit)}]"
+
+
+# Params that say how a number was obtained, not which cell it belongs to: two records
+# that differ only in these are the same cell (pooled over repeats and runs).
+CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv"})
+
+
+def lower_is_better(unit: str) -> bool:
+    """The direction of every metric follows its unit: a time is better smaller, a rate
+    (B/s, op/s, files/s) or a size better larger."""
+    return unit == "s"
+
+
+def cell_identity(m: Measurement) -> tuple[Any, ...]:
+    """What makes two records the same cell: workload, test, metric and every
+    non-circumstantial parameter (so different engines or sizes are never pooled)."""
+    params = {k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL}
+    return (m.workload, m.test, m.metric, json.dumps(params, sort_keys=True, default=str))
 
 
 @dataclass(frozen=True)

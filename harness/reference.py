@@ -97,7 +97,8 @@ def _smallfile(where: Path, run_id: str) -> Iterator[Measurement]:
     for row in _rows(where / "smallfile.tsv"):
         files, seconds = int(row["files"]), float(row["seconds"])
         params = {"files": files, "file_size": int(row["file_size"]), "threads": 1,
-                  "cache": "client rebooted between systems"}
+                  "cache": "reboot",
+                  "note": "the client was rebooted between systems"}
         yield Measurement("smallfile", row["test"], "elapsed", seconds, "s", params,
                           row["backend"], row["variant"], run_id)
         yield Measurement("smallfile", row["test"], "files_per_sec", files / seconds, "files/s", params,

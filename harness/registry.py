@@ -72,3 +72,12 @@ def tools() -> dict[str, type[Workload]]:
         if getattr(cls, "tool", None):
             found[cls.tool] = cls
     return found
+
+
+def find(kind: str, name: str) -> type | None:
+    """The plugin class, or None when no plugin of that name is installed (stored runs and
+    imports may name plugins this installation lacks: they are shown generically)."""
+    try:
+        return load(kind, name)
+    except BadInput:
+        return None

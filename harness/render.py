@@ -1,10 +1,13 @@
-"""Renderers: terminal (rich), Markdown, CSV, JSON lines of measurement records."""
+"""Renderers of a View: terminal (rich), Markdown, CSV, and JSON (the annotated records
+with the runs' context); JSON lines of plain records for ``dfsbench parse``."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -12,6 +15,9 @@ from rich.text import Text
 
 from harness.compare import Table
 from harness.records import Measurement
+
+if TYPE_CHECKING:
+    from harness.view import View
 
 
 def terminal(tables: list[Table], header: list[str], width: int | None = None) -> str:
@@ -59,3 +65,10 @@ def csv_text(tables: list[Table]) -> str:
 
 def json_lines(records: Iterable[Measurement]) -> str:
     return "".join(m.to_json() + "\n" for m in records)
+
+
+def json_document(view: View) -> str:
+    """One JSON document: the runs' context and every annotated record (with the flags and
+    ceilings the tables show)."""
+    return json.dumps({**view.context(), "records": [m.to_dict() for m in view.records]},
+                      default=str, indent=None) + "\n"

@@ -13,7 +13,7 @@ from typing import Any
 from harness import __version__
 from harness.config import Plan
 from harness.contracts import Backend
-from harness.errors import DfsbenchError
+from harness.errors import DfsbenchError, Hung
 from harness.progress import Progress
 from harness.records import Measurement
 from harness.store import Store, new_run_id
@@ -33,6 +33,26 @@ def host_facts() -> dict[str, Any]:
             "dfsbench": __version__}
 
 
+def tool_versions(workloads: list[Any]) -> dict[str, str]:
+    """The first line each workload's tool prints of its version (``version_argv``)."""
+    from harness import proc
+
+    found: dict[str, str] = {}
+    for w in workloads:
+        argv = getattr(w, "version_argv", None)
+        if not argv or argv[0] in found:
+            continue
+        try:
+            result = proc.run(argv, timeout=20, check=False)
+        except DfsbenchError:
+            found[argv[0]] = "not installed"
+            continue
+        lines = [line.strip() for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+        version = next((line for line in lines if any(ch.isdigit() for ch in line)), "unknown")
+        found[argv[0]] = version[:120]
+    return found
+
+
 def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
     """A B, then B A, then A B … so drift over time does not favour one backend."""
     return backends if repeat % 2 == 0 else list(reversed(backends))
@@ -48,8 +68,8 @@ def describe_cell(cell: dict[str, Any]) -> str:
 def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None) -> tuple[str, bool]:
     """Run the plan; returns (run id, whether every cell succeeded)."""
     run_id = new_run_id()
-    store.begin_run(run_id, plan.config.model_dump(mode="json"), plan.config_hash, host_facts(),
-                    plan.source, label)
+    store.begin_run(run_id, plan.config.model_dump(mode="json"), plan.config_hash,
+                    {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
     progress.note(f"run {run_id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
                   f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
     ok = True
@@ -68,7 +88,14 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             workdir = cluster.workdir / "runs" / run_id
             workdir.mkdir(parents=True)
             cluster.ledger.tree(workdir)
-            stack.callback(cluster.ledger.undo, cluster.ledger.ids() - before)
+            mine = cluster.ledger.ids() - before
+
+            def undo_run_files() -> None:
+                problems = cluster.ledger.undo(only=mine)
+                for problem in problems:
+                    progress.note(f"  could not undo: {problem}")
+
+            stack.callback(undo_run_files)
             for rep in range(plan.config.repeat):
                 for backend in order_for(plan.backends, rep):
                     try:
@@ -99,7 +126,9 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
-        store.add_target(run_id, backend.name, backend.variant, target.description)
+        facts = backend.facts(target.description)
+        store.add_target(run_id, backend.name, backend.variant,
+                         {**target.description, "facts": vars(facts)}, rep)
         for workload in plan.workloads:
             if not workload.supports(target):
                 continue
@@ -116,7 +145,8 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                     ok = False
                     message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
                     progress.note(f"  {message}")
+                    flag = "hung" if isinstance(exc, Hung) else "failed"
                     store.add(Measurement(workload.name, "cell", "elapsed", None, "s",
                                           {**cell, "error": message[:500]}, backend.name,
-                                          backend.variant, run_id, rep, ("failed",)))
+                                          backend.variant, run_id, rep, (flag,)))
     return ok

@@ -12,25 +12,27 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DB_NAME = "dfsbench.sqlite"
 
-_SCHEMA = """
+_TARGETS = """
+CREATE TABLE IF NOT EXISTS targets (
+    run_id TEXT NOT NULL REFERENCES runs(id), backend TEXT NOT NULL, variant TEXT NOT NULL,
+    repeat INTEGER NOT NULL, description TEXT NOT NULL,
+    PRIMARY KEY (run_id, backend, variant, repeat)
+)"""
+_SCHEMA = _TARGETS + """;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, started REAL NOT NULL, finished REAL, status TEXT NOT NULL,
     label TEXT, source TEXT, config TEXT NOT NULL, config_hash TEXT NOT NULL, host TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS targets (
-    run_id TEXT NOT NULL REFERENCES runs(id), backend TEXT NOT NULL, variant TEXT NOT NULL,
-    description TEXT NOT NULL, PRIMARY KEY (run_id, backend, variant)
 );
 CREATE TABLE IF NOT EXISTS measurements (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(id),
@@ -63,6 +65,7 @@ class RunInfo:
     config_hash: str
     host: dict[str, Any]
     targets: dict[tuple[str, str], dict[str, Any]]
+    systems: dict[tuple[str, str], Any] = field(default_factory=dict)  # SystemFacts, by the catalogue
 
 
 class Store:
@@ -74,13 +77,24 @@ class Store:
         self._migrate()
 
     def _migrate(self) -> None:
-        self.db.executescript(_SCHEMA)
+        self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise DfsbenchError(f"{self.root / DB_NAME} has schema version {row[0]}, newer than this "
+        version = int(row[0]) if row else None
+        if version is not None and version > SCHEMA_VERSION:
+            raise DfsbenchError(f"{self.root / DB_NAME} has schema version {version}, newer than this "
                                 f"dfsbench understands ({SCHEMA_VERSION})", hint="upgrade dfsbench")
+        if version == 1:  # v1 kept one targets row per system, overwritten by each repeat
+            with self.db:
+                self.db.execute("BEGIN")
+                self.db.execute("ALTER TABLE targets RENAME TO targets_v1")
+                self.db.execute(_TARGETS)
+                self.db.execute("INSERT INTO targets SELECT run_id, backend, variant, 0, description "
+                                "FROM targets_v1")
+                self.db.execute("DROP TABLE targets_v1")
+                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        self.db.executescript(_SCHEMA)
+        if version is None:
+            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self.db.close()
@@ -97,9 +111,16 @@ class Store:
                         (run_id, time.time(), None, "running", label, source,
                          json.dumps(config), config_hash, json.dumps(host)))
 
-    def add_target(self, run_id: str, backend: str, variant: str, description: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO targets VALUES (?,?,?,?)",
-                        (run_id, backend, variant, json.dumps(description, default=str)))
+    def add_target(self, run_id: str, backend: str, variant: str, description: dict[str, Any],
+                   repeat: int = 0) -> None:
+        """Each attachment's description, once per repeat (a repeat attaches anew)."""
+        self.db.execute("INSERT INTO targets VALUES (?,?,?,?,?)",
+                        (run_id, backend, variant, repeat, json.dumps(description, default=str)))
+
+    def target_descriptions(self, run_id: str) -> list[tuple[str, str, int, dict[str, Any]]]:
+        return [(b, v, r, json.loads(d)) for b, v, r, d in self.db.execute(
+            "SELECT backend, variant, repeat, description FROM targets WHERE run_id=? "
+            "ORDER BY repeat", (run_id,))]
 
     def add(self, m: Measurement) -> None:
         """Commit one measurement now (autocommit mode: each INSERT is its own transaction)."""
@@ -128,45 +149,18 @@ class Store:
     def run_ids(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
 
-    def resolve(self, ref: str) -> str:
-        """A full id, a unique prefix, ``latest``, or the name of a reference run."""
-        from harness import reference
-        if ref in reference.names():
-            return ref
-        ids = self.run_ids()
-        if not ids:
-            raise BadInput(f"no runs are stored in {self.root}",
-                           hint="run 'dfsbench run' first, or pass --results DIR")
-        if ref == "latest":
-            return ids[-1]
-        if ref in ids:
-            return ref
-        matches = [i for i in ids if i.startswith(ref)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise BadInput(f"no run '{ref}' in {self.root}",
-                           hint="the newest runs are: " + ", ".join(ids[-5:]))
-        raise BadInput(f"'{ref}' matches {len(matches)} runs: {', '.join(matches[:5])}",
-                       hint="give more of the id")
-
     def run(self, run_id: str) -> RunInfo:
-        from harness import reference
-        if run_id in reference.names():
-            return reference.load(run_id)[0]
         row = self.db.execute("SELECT id, started, finished, status, label, source, config,"
                               " config_hash, host FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise BadInput(f"no run '{run_id}' in {self.root}")
-        targets = {(b, v): json.loads(d) for b, v, d in self.db.execute(
-            "SELECT backend, variant, description FROM targets WHERE run_id=?", (run_id,))}
+        targets: dict[tuple[str, str], dict[str, Any]] = {}
+        for b, v, _, d in self.target_descriptions(run_id):
+            targets.setdefault((b, v), d)  # the first attachment's; every repeat's is kept
         return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7],
                        json.loads(row[8]), targets)
 
     def measurements(self, run_id: str) -> list[Measurement]:
-        from harness import reference
-        if run_id in reference.names():
-            return list(reference.load(run_id)[1])
         rows = self.db.execute(
             "SELECT workload, test, metric, value, unit, params, backend, variant, run_id, repeat,"
             " flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))

@@ -1,15 +1,18 @@
-"""What every output of stored runs starts from: the runs' descriptions (environment,
-topology, limits, stability) and the comparator's tables over their records, with the
-flags their physical limits call for. Terminal, Markdown, CSV and HTML render a View."""
+"""What every output of stored runs starts from: the records annotated once (limit flags,
+ceilings, not-comparable), the runs' context (environment, topology, versions, limits),
+and the tables built from the plugins' own specs. Terminal, Markdown, CSV, JSON, HTML and
+the regression gate all read a View; none of them decides a flag or a verdict again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
-from harness.compare import Table, stability_notes, system_name, tables
+from harness.catalogue import Catalogue
+from harness.compare import Systems, Table, stability_notes, tables
 from harness.limits import annotate, describe
 from harness.records import Measurement
-from harness.store import RunInfo, Store
+from harness.store import RunInfo
 from harness.units import size
 
 
@@ -17,38 +20,73 @@ from harness.units import size
 class View:
     ids: list[str]
     infos: dict[str, RunInfo]
-    records: list[Measurement]  # annotated with limit flags and ceilings
+    records: list[Measurement]  # annotated
     header: list[str]
     tables: list[Table]
+    systems: Systems
+
+    def context(self) -> dict[str, Any]:
+        """The runs as a downstream tool needs them next to the records: environment,
+        host, topology and versions of each system, limits, and the header's notes."""
+        runs = []
+        for run_id, info in self.infos.items():
+            runs.append({"run_id": run_id, "status": info.status, "label": info.label,
+                         "started": info.started, "config_hash": info.config_hash,
+                         "source": info.source, "host": info.host,
+                         "limits": (info.config.get("limits") if isinstance(info.config, dict) else None),
+                         "systems": [{"backend": b, "variant": v, "name": self.systems.name((b, v)),
+                                      "facts": vars(info.systems[(b, v)]) if (b, v) in info.systems else None,
+                                      "description": d} for (b, v), d in info.targets.items()]})
+        return {"runs": runs, "notes": self.header}
 
 
-def build_view(store: Store, ids: list[str], each_repeat: bool = False,
-               cv_threshold: float | None = None) -> View:
-    raw = [m for run_id in ids for m in store.measurements(run_id)]
-    infos = {run_id: store.run(run_id) for run_id in ids}
-    header = [line for run_id in ids for line in _header(infos[run_id])]
+def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
+               cv_threshold: float | None = None, with_tables: bool = True) -> View:
+    raw = [m for run_id in ids for m in catalogue.measurements(run_id)]
+    infos = {run_id: catalogue.run(run_id) for run_id in ids}
+    systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
+    differing = comparability(list(infos.values()), systems)
+    header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
-    header += [f"  {note}" for note in stability_notes(raw)]
+    header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
-    header += [f"  not comparable: {note}" for note in comparability(list(infos.values()))]
+    header += [f"  not comparable: {note}" for note, _ in differing]
     records = annotate(raw, infos)
-    built = tables(records, each_repeat, cv_threshold=cv_threshold)
-    if not built:
+    records = _mark_not_comparable(records, {who for _, who in differing})
+    built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
+    if with_tables and not built:
         header.append("(no measurements stored for this run)")
-    return View(ids, infos, records, header, built)
+    return View(ids, infos, records, header, built, systems)
 
 
-def _header(info: RunInfo) -> list[str]:
+def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Measurement]:
+    """Records of a system whose setup differs between the pooled runs (or of every
+    system, when the runs differ as a whole) carry 'not-comparable'."""
+    if not who:
+        return records
+    every = "*" in who
+    return [replace(m, flags=(*m.flags, "not-comparable"))
+            if (every or (m.backend, m.variant) in who) and "not-comparable" not in m.flags else m
+            for m in records]
+
+
+def _header(info: RunInfo, systems: Systems) -> list[str]:
     lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
     host = info.host
-    lines.append(f"  client: {host.get('hostname')} kernel {host.get('kernel')}, {host.get('cpus')} CPUs, "
-                 f"{size(host.get('memory', 0))} RAM")
-    for (backend, variant), d in sorted(info.targets.items()):
+    facts = [f"kernel {host['kernel']}" if host.get("kernel") else "",
+             f"{host['cpus']} CPUs" if host.get("cpus") else "",
+             f"{size(host['memory'])} RAM" if host.get("memory") else ""]
+    lines.append(f"  client: {host.get('hostname') or host.get('imported_from') or 'unknown'}"
+                 + "".join(f", {f}" for f in facts if f))
+    tools = host.get("tools") or {}
+    if tools:
+        lines.append("  tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())))
+    for key, d in sorted(info.targets.items()):
         bits = [d.get("version") and f"{d.get('system')} {d['version']}",
                 d.get("volume_type"), d.get("replicas") and f"{d['replicas']} replicas",
                 d.get("osds") and f"{d['osds']} OSDs", d.get("client") and f"client {d['client']}",
                 d.get("fs_type")]
-        lines.append(f"  {system_name(backend, variant)}: " + ", ".join(str(b) for b in bits if b))
+        lines.append(f"  {systems.name(key)}: " + ", ".join(str(b) for b in bits if b))
         settings = {**(d.get("volume_options") or {}), **(d.get("client_options") or {})}
         if "rbd_cache" in d:
             settings["rbd_cache"] = "on" if d["rbd_cache"] else "off"
@@ -59,31 +97,34 @@ def _header(info: RunInfo) -> list[str]:
     return lines
 
 
-def comparability(infos: list[RunInfo]) -> list[str]:
-    """What differs between runs in ways that change the numbers: scale, workload options,
-    the systems' topology and clients, the client machine."""
-    notes = []
+TOPOLOGY = ("replicas", "volume_type", "client", "fs_type", "osds", "bricks", "rbd_cache",
+            "volume_options", "client_options")
+
+
+def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:
+    """What differs between runs in ways that change the numbers, each with whom it
+    concerns: a system (backend, variant), or '*' for every system (scale, workload
+    options, the client machine)."""
+    systems = systems or Systems()
+    notes: list[tuple[str, Any]] = []
     first = infos[0]
     for other in infos[1:]:
         pair = f"{first.id} vs {other.id}"
-        for key in ("scale",):
-            a, b = first.config.get(key), other.config.get(key)
-            if a and b and a != b:
-                notes.append(f"{pair}: {key} {a} vs {b}")
+        a, b = first.config.get("scale"), other.config.get("scale")
+        if a and b and a != b:
+            notes.append((f"{pair}: scale {a} vs {b}", "*"))
         wa = {w.get("name"): w.get("options") for w in first.config.get("workloads") or [] if isinstance(w, dict)}
         wb = {w.get("name"): w.get("options") for w in other.config.get("workloads") or [] if isinstance(w, dict)}
         for name in sorted(set(wa) & set(wb)):
             if wa[name] != wb[name]:
-                notes.append(f"{pair}: workload {name} options differ")
+                notes.append((f"{pair}: workload {name} options differ", "*"))
         for target in sorted(set(first.targets) & set(other.targets)):
             da, db = first.targets[target], other.targets[target]
-            for key in ("replicas", "volume_type", "client", "fs_type", "osds", "bricks", "rbd_cache",
-                        "volume_options", "client_options"):
+            for key in TOPOLOGY:
                 if da.get(key) != db.get(key):
-                    notes.append(f"{pair}: {system_name(*target)} {key} {da.get(key)} vs {db.get(key)}")
+                    notes.append((f"{pair}: {systems.name(target)} {key} {da.get(key)} vs {db.get(key)}",
+                                  target))
         for key in ("cpus", "memory", "kernel"):
             if first.host.get(key) != other.host.get(key):
-                notes.append(f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}")
+                notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
     return notes
-
-

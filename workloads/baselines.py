@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import Field, PositiveInt
 
 from harness import proc
-from harness.contracts import Bytes, Options, Target, Workload
+from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from workloads import fio
@@ -34,7 +34,11 @@ class RawDiskOptions(Options):
 
 class RawDisk(Workload):
     name = "rawdisk"
+    version_argv = ("fio", "--version")
     accepts = frozenset({"path", "block", "rbd", "rados"})
+    baseline = "storage"
+    tables = (TableSpec("Baseline: the raw storage under the cluster (fio, O_DIRECT)",
+                        (Column("throughput", "rate"),), None),)
     Options = RawDiskOptions
     options: RawDiskOptions
 
@@ -83,7 +87,13 @@ class Iperf3Options(Options):
 
 class Iperf3(Workload):
     name = "iperf3"
+    version_argv = ("iperf3", "--version")
     accepts = frozenset({"path", "block", "rbd", "rados"})
+    baseline = "network"
+    tables = (TableSpec("Baseline: the network from the client to the server (iperf3)",
+                        (Column("throughput", "rate"),), None,
+                        label=lambda m: (m.test, f"{m.params.get('direction')}"
+                                                 + (" (loopback)" if m.params.get("loopback") else ""))),)
     Options = Iperf3Options
     options: Iperf3Options
 
@@ -165,7 +175,12 @@ class IopingOptions(Options):
 
 class Ioping(Workload):
     name = "ioping"
+    version_argv = ("ioping", "-v")
     accepts = frozenset({"path", "block"})
+    baseline = "latency"
+    tables = (TableSpec("Baseline: request latency (ioping, 4 KiB)",
+                        (Column("lat_mean", "mean"), Column("lat_min", "min"), Column("lat_max", "max")),
+                        "lat_mean"),)
     Options = IopingOptions
     options: IopingOptions
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from harness import proc
-from harness.contracts import Bytes, Options, Target, Workload
+from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.units import parse_size
@@ -116,12 +116,27 @@ class FioOptions(Options):
         return v
 
 
+def _label(m: Measurement) -> tuple[str, str]:
+    host = m.params.get("host")
+    return m.test, str(m.params.get("direction", "")) + (f" on {host}" if host not in (None, "all") else "")
+
+
 class Fio(Workload):
     name = "fio"
+    version_argv = ("fio", "--version")
     tool = "fio"
     accepts = frozenset({"path", "block", "rbd"})
     Options = FioOptions
     options: FioOptions
+    # total latency (submission + completion): a FUSE client's direct I/O waits in
+    # submission, so completion latency alone looks tiny
+    tables = (TableSpec("fio profiles (aggregate over hosts where there are several)",
+                        (Column("iops", "IOPS"), Column("throughput", "rate"), Column("lat_p99", "p99 lat")),
+                        "iops", ("job", "direction"), _label, chart="iops", chart_log=True),
+              TableSpec("fio total latency percentiles (submission + completion)",
+                        (Column("lat_p50", "p50"), Column("lat_p99", "p99"), Column("lat_p99.9", "p99.9")),
+                        "lat_p99", ("job", "direction"), _label,
+                        curves=("lat_p50", "lat_p99", "lat_p99.9")))
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:
@@ -132,10 +147,6 @@ class Fio(Workload):
         if scale == "report":
             return {"size": 1 << 30, "runtime_s": 60}
         return {"size": 256 << 20, "runtime_s": 5}
-
-    def __init__(self, options: Options) -> None:
-        super().__init__(options)
-        self._filled: set[str] = set()
 
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
@@ -242,7 +253,9 @@ class Fio(Workload):
             yield replace(m, backend=target.backend, variant=target.variant)
 
     def fill(self, target: Target, raw_dir: Path) -> None:
-        if target.kind not in ("rbd", "block") or target.key in self._filled:
+        # the mark lives on the attachment: a later repeat attaches a new, empty image
+        if target.kind not in ("rbd", "block") or \
+                target.state.get("filled_bytes", 0) >= self.options.size:
             return
         text, env = self.fill_text(target)
         job = raw_dir / "fio-fill.fio"
@@ -251,7 +264,7 @@ class Fio(Workload):
                                output=raw_dir / "fio-fill.txt", env=env)
         if not result.ok:
             raise DfsbenchError("could not fill the target before reading: " + result.problem())
-        self._filled.add(target.key)
+        target.state["filled_bytes"] = self.options.size
 
 
 class FioServers:

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt, field_validator
 
 from harness import proc
-from harness.contracts import Bytes, Options, Target, Workload
+from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.units import size
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 
@@ -39,10 +40,15 @@ class RadosBenchOptions(Options):
 
 class RadosBench(Workload):
     name = "rados-bench"
+    version_argv = ("rados", "--version")
     tool = "rados-bench"
     accepts = frozenset({"rados"})
     Options = RadosBenchOptions
     options: RadosBenchOptions
+    tables = (TableSpec("rados bench", (Column("throughput", "rate"), Column("iops", "IOPS"),
+                                        Column("lat_mean", "mean lat")), "throughput", ("phase", "objects"),
+                        lambda m: (m.test, f"{size(m.params.get('block_size') or 0)} × "
+                                           f"{m.params.get('threads')} threads")),)
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:

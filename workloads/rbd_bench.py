@@ -16,10 +16,10 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt
 
 from harness import proc
-from harness.contracts import Bytes, Options, Target, Workload
+from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
-from harness.units import parse_size
+from harness.units import parse_size, size
 
 class RbdBenchOptions(Options):
     io_types: list[Literal["write", "read"]] = Field(["write", "read"])
@@ -34,10 +34,15 @@ class RbdBenchOptions(Options):
 
 class RbdBench(Workload):
     name = "rbd-bench"
+    version_argv = ("rbd", "--version")
     tool = "rbd-bench"
     accepts = frozenset({"rbd"})
     Options = RbdBenchOptions
     options: RbdBenchOptions
+    tables = (TableSpec("rbd bench", (Column("iops", "IOPS"), Column("throughput", "rate")), "throughput",
+                        ("io type", "pattern, size"),
+                        lambda m: (m.test, f"{m.params.get('io_pattern')} {size(m.params.get('io_size') or 0)}"
+                                           f" × {m.params.get('io_threads')} threads")),)
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:
@@ -46,10 +51,6 @@ class RbdBench(Workload):
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
         return {"io_total": 5 << 30 if scale == "report" else 256 << 20}
-
-    def __init__(self, options: Options) -> None:
-        super().__init__(options)
-        self._filled: set[str] = set()
 
     def cells(self) -> list[dict[str, Any]]:
         o = self.options
@@ -62,15 +63,16 @@ class RbdBench(Workload):
         proc.require_tool("rbd", "ceph-common")
         info = target.info
         base = ["rbd", *info["args"], "bench", f"{info['pool']}/{info['image']}"]
-        if cell["io_type"] == "read" and target.key not in self._filled:
-            size = int(target.description.get("image_size") or cell["io_total"])
+        size = int(target.description.get("image_size") or cell["io_total"])
+        # the mark lives on the attachment: a later repeat attaches a new, empty image
+        if cell["io_type"] == "read" and target.state.get("filled_bytes", 0) < size:
             result = proc.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
                                     "--io-threads", "16", "--io-total", str(size),
                                     "--io-pattern", "seq"],
                                    deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
             if not result.ok:
                 raise DfsbenchError("could not fill the image before reading: " + result.problem())
-            self._filled.add(target.key)
+            target.state["filled_bytes"] = size
         argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
                 "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
                 "--io-pattern", cell["io_pattern"]]
@@ -110,7 +112,7 @@ def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
             continue
         params = header or _from_command(command)
         ops_per_sec, ops = float(s.group(3)), int(s.group(2))
-        if "io_size" not in params and params.get("io_total", 0) % max(ops, 1) == 0 and ops:
+        if "io_size" not in params and "io_total" in params and ops and params["io_total"] % ops == 0:
             params["io_size"] = params["io_total"] // ops  # every op is one io_size
         if "io_size" in params:
             throughput = ops_per_sec * params["io_size"]

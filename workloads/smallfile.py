@@ -23,12 +23,18 @@ from typing import Any
 
 from pydantic import Field, PositiveInt, field_validator
 
-from harness.contracts import Bytes, Options, Target, Workload
-from harness.errors import BadInput, DfsbenchError
+from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness import proc
+from harness.errors import BadInput, DfsbenchError, Hung
 from harness.records import Measurement
 from harness.stats import percentile
+from harness.units import size
 
 OPERATIONS = ("create", "ls-l", "read")
+# the engine a record came from (params.engine): this one, or an imported smallfile
+# tool's; different engines are different cells, never pooled
+ENGINE = "dfsbench"
+TOOL_ENGINE = "smallfile"
 
 
 class SmallFileOptions(Options):
@@ -37,6 +43,8 @@ class SmallFileOptions(Options):
     threads: PositiveInt = Field(4, le=256)
     operations: list[str] = Field(list(OPERATIONS))
     drop_caches: bool = Field(True, description="drop caches and remount before ls-l and read")
+    deadline_s: float = Field(1800, gt=0, description="seconds one operation over all files may "
+                              "take; past it the workers are killed and the cell recorded hung")
 
 
     @field_validator("operations")
@@ -50,11 +58,28 @@ class SmallFileOptions(Options):
         return [op for op in OPERATIONS if op in v]
 
 
+_MODE = {"create": "write", "ls-l": "list (ls -l)", "read": "read"}
+
+
+def _label(m: Measurement) -> tuple[str, str]:
+    p = m.params
+    engine = "" if p.get("engine", ENGINE) == ENGINE else f" ({p.get('engine')})"
+    return (_MODE.get(m.test, m.test),
+            f"{p.get('files', 0):,} × {size(p.get('file_size') or 0)}, {p.get('threads')} thr{engine}")
+
+
+def _order(m: Measurement) -> tuple[int, int]:
+    return (list(_MODE).index(m.test) if m.test in _MODE else len(_MODE), m.params.get("files") or 0)
+
+
 class SmallFile(Workload):
     name = "smallfile"
     tool = "smallfile"
     Options = SmallFileOptions
     options: SmallFileOptions
+    tables = (TableSpec("Small files: time to write, list and read N files",
+                        (Column("elapsed", "time"), Column("files_per_sec", "rate")), "elapsed",
+                        ("mode", "files"), _label, _order, chart="files_per_sec", chart_log=True),)
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:
@@ -81,7 +106,7 @@ class SmallFile(Workload):
                 cache = "none"
                 if op != "create" and self.options.drop_caches:
                     cache = target.drop_caches()
-                result = run_phase(op, top, per_thread, size)
+                result = run_phase(op, top, per_thread, size, self.options.deadline_s)
                 raw = raw_dir / f"smallfile-{files}-{op}.json"
                 raw.write_text(json.dumps({**result, "cache": cache}, indent=1))
                 yield from measurements(op, result, cell, cache, target)
@@ -91,8 +116,8 @@ class SmallFile(Workload):
 
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
                  target: Target) -> Iterator[Measurement]:
-    params = {**cell, "cache": cache}
-    flags: tuple[str, ...] = ("no-cache-drop",) if "no-drop_caches" in cache else ()
+    params = {**cell, "engine": ENGINE, "cache": cache}
+    flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
     elapsed = result["elapsed"]
     lat = result["latencies"]
 
@@ -108,8 +133,11 @@ def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: s
     yield m("lat_p99", percentile(lat, 99), "s")
 
 
-def run_phase(op: str, top: Path, per_thread: list[int], size: int) -> dict[str, Any]:
-    """Run one operation in parallel worker processes; return timings and latencies."""
+def run_phase(op: str, top: Path, per_thread: list[int], size: int,
+              deadline: float = 1800) -> dict[str, Any]:
+    """Run one operation in parallel worker processes; return timings and latencies.
+    Past ``deadline`` seconds (a hung FUSE client blocks every call) the workers are
+    killed and :class:`Hung` raised."""
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(len(per_thread))
     pipes, workers = [], []
@@ -122,13 +150,20 @@ def run_phase(op: str, top: Path, per_thread: list[int], size: int) -> dict[str,
         pipes.append(here)
         workers.append(w)
     results = []
-    for pipe, w in zip(pipes, workers):
-        try:
-            results.append(pipe.recv())
-        except EOFError:
-            results.append({"error": f"worker exited with code {w.exitcode}"})
-    for w in workers:
-        w.join()
+    end = time.monotonic() + deadline
+    try:
+        for pipe, w in zip(pipes, workers):
+            if not pipe.poll(max(0.0, end - time.monotonic())):
+                raise Hung(f"smallfile {op} in {top} passed its deadline of {deadline:.0f} s; its "
+                           f"{len(workers)} workers were killed",
+                           hint="check the client (a stopped or dead FUSE daemon blocks every call), "
+                                "or raise the workload's deadline_s")
+            try:
+                results.append(pipe.recv())
+            except EOFError:
+                results.append({"error": f"worker exited with code {w.exitcode}"})
+    finally:
+        proc.kill_children(workers)
     errors = [r["error"] for r in results if "error" in r]
     if errors:
         raise DfsbenchError(f"smallfile {op} failed in {top}: {errors[0]}")
@@ -210,7 +245,7 @@ def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
     if r.get("status") not in (None, "Success") or float(r.get("pctFilesDone", 100)) < 100:
         flags = ("incomplete",)
     params = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
-              "threads": threads}
+              "threads": threads, "engine": TOOL_ENGINE}
     if files < params["files"]:
         flags = ("incomplete",)
     out = [Measurement("smallfile", op, "elapsed", elapsed, "s", params, flags=flags),

@@ -174,7 +174,7 @@ def test_full_suite_on_every_backend(lab_env, tmp_path):
     assert targets[("cephfs", "r2")]["replicas"] == 2
     assert targets[("rbd", "fs")]["fs_type"] == "ext4"
     for title in ("iozone on GlusterFS/disperse, O_DIRECT (-I), KB/s", "fio profiles", "rados bench",
-                  "rbd bench", "Baselines"):
+                  "rbd bench", "Baseline: the raw storage", "Baseline: the network", "Baseline: request latency"):
         assert title in run.stdout, title
     assert_nothing_left(lab, [])
     assert not [line for line in proc.run(["losetup", "-a"]).stdout.splitlines() if str(lab) in line]

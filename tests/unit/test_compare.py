@@ -1,15 +1,88 @@
 from dataclasses import replace
 from pathlib import Path
 
-from harness.compare import largefile_table, smallfile_table, verdict
+import json
+
+from harness.compare import Cells, Systems, tables
+from harness.records import Measurement
 from harness.render import csv_text, markdown
 
 
-def test_verdict_respects_direction():
-    assert verdict(27.957, 8.158, "s", "GlusterFS", "Ceph") == "Ceph 3.4× faster"
-    assert verdict(100.0, 50.0, "B/s", "GlusterFS", "Ceph") == "GlusterFS 2.0× faster"
-    assert verdict(1.0, 1.02, "s", "A", "B").startswith("about the same")
-    assert verdict(None, 1.0, "s", "A", "B") == "—"
+def _table(records, title):
+    return next((t for t in tables(records) if t.title.startswith(title)), None)
+
+
+def smallfile_table(records):
+    return _table(records, "Small files")
+
+
+def largefile_table(records):
+    return _table(records, "Large files")
+
+
+def _judge(a, b, unit, flags_a=(), flags_b=()):
+    cells = Cells()
+    for backend, values, flags in (("glusterfs", a, flags_a), ("cephfs", b, flags_b)):
+        for v in values or [None]:  # a hung or failed cell is a record without a value
+            cells.add("row", Measurement("w", "t", "m", v, unit, backend=backend, flags=flags))
+    return cells.judge("row", ("glusterfs", "default"), ("cephfs", "default"), "m", Systems())
+
+
+def test_verdict_respects_direction_and_says_n1():
+    assert _judge([27.957], [8.158], "s") == "CephFS 3.4× faster (n=1)"
+    assert _judge([100.0], [50.0], "B/s") == "GlusterFS 2.0× faster (n=1)"
+    # one run a side cannot tell a 20% difference from noise
+    assert _judge([1.0], [1.2], "s").startswith("within one run's noise (1.20×, n=1")
+
+
+def test_verdict_never_calls_a_flagged_cell_a_win():
+    # a 6× "win" of a cache is not a win (issue: compare report-2014 printed CephFS 6.2× faster)
+    assert _judge([6e8], [1e8], "B/s", flags_a=("exceeds-network",)) == "not comparable: cache [N]"
+    assert _judge([6e8, 6.1e8], [1e8, 1.1e8], "B/s", flags_b=("fits-in-cache",)) == "not comparable: cache [C]"
+    assert _judge([1.0], [9.0], "s", flags_b=("no-cache-drop",)).startswith("not comparable: no cache drop [D]")
+    assert _judge([1.0], [], "s", flags_b=("hung",)) == "not comparable: hung [H]"
+    assert _judge([1.0], [], "s", flags_b=("failed",)) == "not comparable: failed [F]"
+
+
+def test_report_2014_prints_no_win_on_a_cache(tmp_path, capsys):
+    from harness.cli import main
+
+    assert main(["compare", "report-2014", "--results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    large = out[out.index("Large files"):out.index("Small files")]
+    for line in large.splitlines():
+        if line.startswith("│") and ("[N]" in line or "[D]" in line):
+            assert "faster" not in line, line
+    assert "not comparable: cache [N]" in large or "not comparable: no cache drop [D]" in large
+
+
+def test_json_carries_every_flag_and_the_context(tmp_path, capsys):
+    from harness.cli import main
+
+    assert main(["compare", "report-2014", "--format", "json", "--results", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["runs"][0]["run_id"] == "report-2014" and doc["runs"][0]["limits"]["network"] == "1Gbit"
+    assert {s["name"] for s in doc["runs"][0]["systems"]} == {"GlusterFS/sr33", "GlusterFS/vr33", "CephFS"}
+    exceeds = [r for r in doc["records"] if "exceeds-network" in r["flags"]]
+    iozone = [r for r in exceeds if r["workload"] == "iozone"]
+    by_repeat = sorted(sum(1 for r in iozone if r["repeat"] == rep) for rep in (0, 1))
+    assert by_repeat == [48, 51]  # the two Ceph iozone runs
+    assert {r["backend"] for r in exceeds} == {"cephfs"}
+    assert any("fits-in-cache" in r["flags"] for r in doc["records"])
+
+
+def test_smallfile_engines_are_never_pooled(quick_run):
+    imported = [Measurement.from_dict({**m.to_dict(), "params": {**m.params, "engine": "smallfile"}})
+                for m in quick_run if m.workload == "smallfile"]
+    table = smallfile_table(quick_run + imported)
+    engines = [row[1] for row in table.rows]
+    assert len(table.rows) == 12 and sum("(smallfile)" in label for label in engines) == 6
+
+
+def test_a_workload_without_a_table_spec_still_prints(tmp_path):
+    records = [Measurement("mystery", "probe", "throughput", 5e6, "B/s", {"depth": 2}, "cephfs")]
+    built = tables(records)
+    assert built and built[0].title == "mystery" and "4.8 MiB/s" in built[0].rows[0][2]
 
 
 def test_smallfile_table_from_a_real_run(quick_run):
@@ -20,13 +93,14 @@ def test_smallfile_table_from_a_real_run(quick_run):
     modes = [row[0] for row in table.rows if row[0]]
     assert modes == ["write", "list (ls -l)", "read"]
     assert len(table.rows) == 6  # 3 modes × (256, 1024) files
-    assert all(row[-1].endswith("faster") or row[-1].startswith("about") for row in table.rows)
+    assert all("n=1" in row[-1] for row in table.rows)
 
 
 def test_largefile_table_from_a_real_run(quick_run):
     table = largefile_table(quick_run)
     assert table is not None
     assert [row[1] for row in table.rows] == ["256 MiB", "64 MiB", "256 MiB", "64 MiB"]
+    assert [row[0] for row in table.rows] == ["write", "", "read", ""]
     assert "MiB/s" in table.rows[0][3]
 
 
@@ -128,9 +202,7 @@ def test_gate_needs_a_baseline_and_a_valid_rule(tmp_path, capsys):
 
 def test_cv_threshold_is_configurable(quick_run, tmp_path, capsys):
     records = _repeats(quick_run, [{"cephfs": 1.0}, {"cephfs": 1.05}, {"cephfs": 0.95}])  # CV 5%
-    from harness.compare import CV_THRESHOLD, tables
     default = tables(records)
     assert not any(cell.endswith("U]") for t in default for row in t.rows for cell in row)
     strict = tables(records, cv_threshold=0.01)
     assert any(cell.endswith("U]") for t in strict for row in t.rows for cell in row)
-    assert CV_THRESHOLD.get() == 0.10  # restored

@@ -13,8 +13,22 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_default_plan_is_local_quick_with_every_backend_and_workload():
+def test_default_plan_is_the_reports_comparison():
     plan = build_plan({})
+    assert plan.environment.name == "local" and plan.config.scale == "quick"
+    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs"]
+    assert [w.name for w in plan.workloads] == ["iozone", "largefile", "smallfile"]
+    iozone = plan.workloads[0]
+    assert iozone.options.modes == ["cached", "direct"]
+
+
+def test_backends_without_workloads_run_everything_they_support():
+    plan = build_plan({"backends": ["rbd"]})
+    assert sorted(w.name for w in plan.workloads) == ["fio", "iperf3", "rawdisk", "rbd-bench"]
+
+
+def test_full_suite_runs_every_backend_and_workload():
+    plan = build_plan({"suite": "full"})
     assert plan.environment.name == "local"
     assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir", "rbd", "rados",
                                                "blockdev"]

@@ -55,3 +55,26 @@ def test_raw_device_needs_allow_destructive(tmp_path):
 def test_servers_and_local_servers_exclude_each_other():
     with pytest.raises(ValueError, match="either"):
         FioOptions(size="4MiB", runtime_s=1, servers=["ip:127.0.0.1"], local_servers=1)
+
+
+def test_every_new_attachment_is_filled_before_reads(tmp_path):
+    """Each repeat attaches a new image or loop device: the fill mark lives on the
+    attachment, so repeat 2 reads a written device too, not holes (issue: the mark was
+    kept on the workload by target key, and repeat 2 read a never-written image)."""
+    fio = Fio(FioOptions(size="8MiB", runtime_s=1, direct=False, ioengine="psync",
+                         profiles=[{"name": "rd", "rw": "randread", "bs": "4k"}]))
+    for repeat in (1, 2):
+        device = tmp_path / f"device-{repeat}"  # a new, empty "device" per attachment
+        device.write_bytes(b"")
+        raw = tmp_path / f"raw-{repeat}"
+        raw.mkdir()
+        target = Target("block", None, "blockdev", "default",
+                        info={"device": str(device), "destructive_ok": True})
+        records = list(fio.run(target, fio.cells()[0], tmp_path, raw))
+        assert (raw / "fio-fill.txt").exists(), f"repeat {repeat} read an unfilled device"
+        assert device.stat().st_size == 8 << 20
+        assert any(m.metric == "iops" and m.value for m in records)
+        # a second cell on the same attachment does not fill again
+        (raw / "fio-fill.txt").unlink()
+        list(fio.run(target, fio.cells()[0], tmp_path, raw))
+        assert not (raw / "fio-fill.txt").exists()

@@ -27,7 +27,7 @@ def make_report(tmp_path: Path) -> Path:
 def test_report_is_self_contained(tmp_path):
     text = make_report(tmp_path).read_text()
     assert "<script src=" not in text and "<link " not in text  # everything inline: opens offline
-    assert "iozone on GlusterFS/sr33, cached (KB/s, log colour)" in text
+    assert "iozone on GlusterFS/sr33, cached, KB/s (log colour, one scale for every system)" in text
     assert "exceeds-network" in text and "Runs, environment and topology" in text
 
 
@@ -53,3 +53,14 @@ def test_every_chart_renders_in_headless_chromium(tmp_path):
     assert errors == []
     assert len(charts) >= 6 and all(n > 0 for n in charts), charts
     assert screenshot.stat().st_size > 50_000
+
+
+def test_heatmaps_share_one_colour_scale_per_group(tmp_path):
+    from harness.catalogue import Catalogue
+    from harness.html import heatmaps
+    from harness.view import build_view
+
+    view = build_view(Catalogue(tmp_path), ["report-2014"])
+    maps = [f for f in heatmaps(view.tables) if "log colour" in f["title"] and ", cached," in f["title"]]
+    assert len(maps) == 3  # GlusterFS sr33, vr33 and CephFS
+    assert len({(f["data"][0]["zmin"], f["data"][0]["zmax"]) for f in maps}) == 1

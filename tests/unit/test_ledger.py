@@ -43,3 +43,24 @@ def test_a_recycled_pid_is_not_killed():
     impostor = proc.ProcessId(me.pid, me.start_ticks + 1)
     assert me.alive() and not impostor.alive()
     assert proc.stop([(impostor, 0.1)]) == []
+
+
+def test_cluster_resources_are_undone_while_their_daemons_still_run(tmp_path):
+    """A pool or volume is removed by a command the daemon must answer: command entries
+    run after mounts and before processes, newest first, and a failed one is reported and
+    kept for a later 'lab down'."""
+    daemon = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    ledger = Ledger(tmp_path / "ledger.json")
+    ledger.process(daemon.pid, "daemon")
+    order = tmp_path / "order"
+    check = ("import os, sys; alive = os.path.exists(f'/proc/{sys.argv[1]}'); "
+             "open(sys.argv[2], 'a').write(sys.argv[3] + (' alive' if alive else ' dead') + chr(10))")
+    for what in ("pool", "image"):
+        ledger.command([sys.executable, "-c", check, str(daemon.pid), str(order), what], what)
+    ledger.command([sys.executable, "-c", "raise SystemExit('no such volume')"], "volume v1")
+    reopened = Ledger.open(tmp_path / "ledger.json")  # as 'lab down' after a crash sees it
+    problems = reopened.undo()
+    daemon.wait(timeout=10)
+    assert order.read_text().splitlines() == ["image alive", "pool alive"]
+    assert problems == ["volume v1: could not be removed (no such volume)"]
+    assert [e["kind"] for e in Ledger.open(tmp_path / "ledger.json").entries] == ["command"]

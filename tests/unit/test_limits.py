@@ -3,17 +3,47 @@ links, 2 GB of client RAM, as its environment section declares)."""
 
 from __future__ import annotations
 
-from harness import reference
-from harness.compare import stability_notes
-from harness.limits import annotate, path_limits
+from dataclasses import replace
+from pathlib import Path
+
+from harness.catalogue import Catalogue
+from harness.compare import Systems, stability_notes
+from harness.limits import annotate, caches_dropped, path_limits
+from harness.records import Measurement
 from harness.units import parse_rate
 
 LINE_RATE = parse_rate("1Gbit")  # 125,000,000 B/s
 
 
 def replay():
-    info, records = reference.load("report-2014")
-    return info, annotate(list(records), {"report-2014": info})
+    catalogue = Catalogue(Path("/nonexistent"))  # reference runs need no store
+    info = catalogue.run("report-2014")
+    return info, annotate(catalogue.measurements("report-2014"), {"report-2014": info})
+
+
+def test_a_cache_drop_is_read_by_its_steps_not_by_substring():
+    assert caches_dropped("sync+remount+drop_caches") and caches_dropped("O_DIRECT")
+    assert not caches_dropped("sync+no-drop_caches")  # the drop failed (not root)
+    assert not caches_dropped("not dropped (time cp)") and not caches_dropped(None)
+    info, _ = replay()
+    read = Measurement("largefile", "read", "throughput", 1e6, "B/s", {"file_size": 1 << 20,
+                       "cache": "sync+no-drop_caches"}, "cephfs", run_id="report-2014")
+    assert "no-cache-drop" in annotate([read], {"report-2014": info})[0].flags
+
+
+def test_loopback_iperf3_is_no_network_limit():
+    info, _ = replay()
+    info = replace(info, config={})  # nothing declared: the baseline would decide
+    probe = Measurement("iperf3", "network", "throughput", 2.5e9, "B/s", {"loopback": True, "server": "127.0.0.1"},
+                        "cephfs", run_id="report-2014")
+    fast = Measurement("largefile", "read", "throughput", 3e9, "B/s", {"file_size": 1 << 30,
+                       "cache": "sync+remount+drop_caches"}, "cephfs", run_id="report-2014")
+    limits = path_limits(info, [probe])
+    assert limits[("cephfs", "default")].network is None
+    assert "loopback" in limits[("cephfs", "default")].note
+    assert "exceeds-network" not in annotate([probe, fast], {"report-2014": info})[1].flags
+    real = replace(probe, params={"loopback": False, "server": "10.0.0.5"}, value=1.25e8)
+    assert "exceeds-network" in annotate([real, fast], {"report-2014": info})[1].flags
 
 
 def test_exceeds_network_on_every_cell_above_line_rate_and_no_other():
@@ -53,7 +83,7 @@ def test_cache_flags():
 
 
 def test_stability_only_where_there_are_repeats():
-    _, records = replay()
-    notes = stability_notes(records)
+    info, records = replay()
+    notes = stability_notes(records, Systems(info.systems))
     assert "CephFS: cells measured 2 times; the tables show their median and run-to-run CV" in notes
     assert "GlusterFS/sr33: one run per cell — its stability cannot be judged from repeats" in notes

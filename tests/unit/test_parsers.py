@@ -4,6 +4,8 @@ transcribed in the seed documents (fio 3.28, iozone 3.397/3.408, rados bench).""
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -192,7 +194,8 @@ def test_rbd_bench_seed_lines_without_header():
 def test_smallfile_json_samples():
     create = smallfile.parse(text(TOOLS / "smallfile-cephfs-create.json"))
     assert pick(create, metric="files_per_sec").value == pytest.approx(865.557, rel=1e-5)
-    assert pick(create, metric="elapsed").params == {"files": 512, "file_size": 40960, "threads": 2}
+    assert pick(create, metric="elapsed").params == {"files": 512, "file_size": 40960, "threads": 2,
+                                                                 "engine": "smallfile"}
     read = smallfile.parse(text(TOOLS / "smallfile-gluster-read.json"))
     assert {m.test for m in read} == {"read"}
 
@@ -242,3 +245,14 @@ def test_iozone_estimate_from_measured_direct_rates():
         expected += (1 << 30) / rates[len(rates) // 2]
     assert est == {("", "default"): pytest.approx(expected)}
     assert est[("", "default")] > 3600 / 4  # 1 GiB at ~2 MB/s per write-type test: long
+
+
+def test_rbd_bench_bare_summary_line_parses_without_a_traceback(tmp_path, capsys):
+    """A summary line alone (no header, no command line): rbd's own rounded rate is used
+    (issue: 'dfsbench parse rbd-bench' ended in a KeyError)."""
+    bare = tmp_path / "bare.txt"
+    bare.write_text("elapsed:    10  ops:   262144  ops/sec: 25877.28  bytes/sec: 101.08 MiB/s\n")
+    assert main(["parse", "rbd-bench", str(bare)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rate = next(r for r in records if r["metric"] == "throughput")
+    assert rate["value"] == pytest.approx(101.08 * (1 << 20))

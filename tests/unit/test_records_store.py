@@ -2,6 +2,8 @@ import sqlite3
 
 import pytest
 
+from harness.catalogue import Catalogue
+
 from harness.errors import BadInput
 from harness.records import Measurement
 from harness.store import SCHEMA_VERSION, Store, new_run_id
@@ -31,10 +33,12 @@ def test_store_round_trip_and_resolution(tmp_path, quick_run):
         store.add(m)
     store.finish_run(rid, "complete")
     assert store.measurements(rid) == quick_run
-    assert store.resolve("latest") == rid
-    assert store.resolve(rid[:10]) == rid
+    catalogue = Catalogue(tmp_path)
+    assert catalogue.resolve("latest") == rid
+    assert catalogue.resolve(rid[:10]) == rid
+    assert catalogue.resolve(rid[-6:]) == rid  # runs are named by their hex suffix in conversation
     with pytest.raises(BadInput):
-        store.resolve("nope")
+        catalogue.resolve("nope")
     # each add is committed at once: another connection sees it before the run ends
     other = sqlite3.connect(tmp_path / "dfsbench.sqlite")
     assert other.execute("SELECT count(*) FROM measurements").fetchone()[0] == len(quick_run)

@@ -31,3 +31,30 @@ def test_rates_and_sizes_are_binary():
     assert rate(128 * (1 << 20)) == "128.0 MiB/s"
     assert size(40 * 1024) == "40 KiB"
     assert size(2560 << 20) == "2.5 GiB"
+
+
+def test_largefile_source_has_no_two_equal_4k_blocks(tmp_path):
+    """The source is said to defeat dedup: every 4 KiB block must be distinct (issue: a
+    64 MiB file had 319 unique blocks of 16,384)."""
+    import hashlib
+
+    from workloads.largefile import make_source
+
+    path = tmp_path / "src"
+    make_source(path, 64 << 20)
+    data = path.read_bytes()
+    blocks = {hashlib.blake2b(data[i:i + 4096], digest_size=16).digest() for i in range(0, len(data), 4096)}
+    assert len(blocks) == len(data) // 4096 == 16384
+
+
+def test_progress_lines_do_not_wrap_in_a_narrow_log():
+    import io
+
+    from harness.progress import Progress
+
+    out = io.StringIO()
+    p = Progress(stream=out)
+    p.console.width = 80
+    note = "iozone mode=direct file_size=32 MiB on glusterfs/default (repeat 2/3) " * 2
+    p.note(note)
+    assert len(out.getvalue().splitlines()) == 1

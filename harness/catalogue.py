@@ -1,0 +1,79 @@
+"""The run catalogue: stored runs and reference runs behind one name space.
+
+``resolve`` accepts a full id, a unique prefix or suffix (runs are named by their hex
+suffix in conversation: ``841468``), ``latest``, or a reference name (``report-2014``).
+Each run's targets get their typed facts (display name, network path, write copies,
+control) from the backend plugin that made them; a backend this installation does not
+know is shown under its own name, with no network facts assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from harness import reference
+from harness.contracts import SystemFacts
+from harness.errors import BadInput, DfsbenchError
+from harness.records import Measurement
+from harness.store import RunInfo, Store
+
+
+def system_facts(backend: str, description: dict[str, Any]) -> SystemFacts:
+    from harness import registry
+
+    stored = description.get("facts")
+    if isinstance(stored, dict):
+        try:
+            return SystemFacts(**stored)
+        except TypeError:
+            pass  # facts of another dfsbench version: ask the plugin instead
+    try:
+        cls = registry.load("backend", backend)
+    except DfsbenchError:
+        return SystemFacts(backend)
+    return cls.facts(description)
+
+
+class Catalogue:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.root)
+        return self._store
+
+    def resolve(self, ref: str) -> str:
+        if ref in reference.names():
+            return ref
+        ids = self.store.run_ids()
+        if not ids:
+            raise BadInput(f"no runs are stored in {self.root}",
+                           hint="run 'dfsbench run' first, or pass --results DIR")
+        if ref == "latest":
+            return ids[-1]
+        if ref in ids:
+            return ref
+        matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise BadInput(f"no run '{ref}' in {self.root}",
+                           hint="give a run id, a unique prefix or suffix, or 'latest'; the newest "
+                                "runs are: " + ", ".join(ids[-5:]))
+        raise BadInput(f"'{ref}' matches {len(matches)} runs: {', '.join(matches[:5])}",
+                       hint="give more of the id")
+
+    def run(self, run_id: str) -> RunInfo:
+        info = reference.load(run_id)[0] if run_id in reference.names() else self.store.run(run_id)
+        systems = {key: system_facts(key[0], d) for key, d in info.targets.items()}
+        return replace(info, systems=systems)
+
+    def measurements(self, run_id: str) -> list[Measurement]:
+        if run_id in reference.names():
+            return list(reference.load(run_id)[1])
+        return self.store.measurements(run_id)
