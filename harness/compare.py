@@ -149,7 +149,7 @@ class Cells:
             ratio = max(ma, mb) / min(ma, mb)
             n = f"n={len(va)}/{len(vb)}" if len(va) != len(vb) else f"n={len(va)}"
             if ratio < SINGLE_RUN_BAND:
-                return f"within one run's noise ({ratio:.2f}×, {n}; repeat to judge)"
+                return f"within noise ({ratio:.2f}×, {n})"
             better_a = ma < mb if lower else ma > mb
             return f"{name_a if better_a else name_b} {ratio:.1f}× faster ({n})"
         if not c.significant(ALPHA):

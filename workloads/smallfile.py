@@ -65,7 +65,7 @@ def _label(m: Measurement) -> tuple[str, str]:
     p = m.params
     engine = "" if p.get("engine", ENGINE) == ENGINE else f" ({p.get('engine')})"
     return (_MODE.get(m.test, m.test),
-            f"{p.get('files', 0):,} × {size(p.get('file_size') or 0)}, {p.get('threads')} thr{engine}")
+            f"{p.get('files', 0):,} × {size(p.get('file_size') or 0)}{engine}")
 
 
 def _order(m: Measurement) -> tuple[int, int]:
