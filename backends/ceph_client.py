@@ -14,6 +14,7 @@ from harness import proc
 from harness.contracts import Cluster, Options
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger
+from harness.services import CephService
 
 
 class PoolOptions(Options):
@@ -24,27 +25,18 @@ class PoolOptions(Options):
     pg_num: int = Field(16, ge=1, le=4096)
 
 
-def mon_host(info: dict[str, Any]) -> str:
-    """The monitor's host from an address like ``v2:127.0.0.1:3300``."""
-    addr = str(info.get("mon_addr", ""))
-    return addr.removeprefix("v2:").removeprefix("v1:").rsplit(":", 1)[0].strip("[]")
-
-
 class CephCli:
-    def __init__(self, info: dict[str, Any], settings: dict[str, str] | None = None,
+    def __init__(self, info: CephService, settings: dict[str, str] | None = None,
                  ledger: Ledger | None = None) -> None:
         self.info = info
         self.ledger = ledger
-        self.conf, self.keyring = info["conf"], info["keyring"]
-        self.client = info.get("client", "admin")
+        self.conf, self.keyring = info.conf, info.keyring
+        self.client = info.client
         self.settings = dict(settings or {})  # client-side Ceph options, e.g. rbd_cache
 
     @classmethod
     def of(cls, cluster: Cluster, backend: str, settings: dict[str, str] | None = None) -> CephCli:
-        info = cluster.services.get("ceph")
-        if info is None:
-            raise DfsbenchError(f"backend '{backend}' needs a Ceph cluster, and this environment has none")
-        return cls(info, settings, cluster.ledger)
+        return cls(cluster.service("ceph", CephService, backend), settings, cluster.ledger)
 
     def created(self, what: str, *undo: str, tool: str = "ceph") -> frozenset[str]:
         """Record a resource this client created in the ledger, with the command that
@@ -79,9 +71,9 @@ class CephCli:
         return json.loads(self.run("ceph", *args, "--format", "json") or "null")
 
     def describe(self) -> dict[str, Any]:
-        return {"system": "ceph", "version": self.info.get("version"), "osds": self.info.get("osds"),
-                "server_host": mon_host(self.info), "backing": self.info.get("backing"),
-                "cluster_settings": self.info.get("settings")}
+        return {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
+                "server_host": self.info.mon_host, "backing": self.info.backing,
+                "cluster_settings": self.info.settings}
 
     def target_info(self, **extra: Any) -> dict[str, Any]:
         """What workloads need to reach the target: ``args`` for the Ceph CLIs (rados,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from backends.ceph_client import CephCli, Pool, PoolOptions, mon_host
+from backends.ceph_client import CephCli, Pool, PoolOptions
 from backends.mounts import FuseClient
 from harness import proc
 from harness.contracts import Backend, Cluster, Options, Target
@@ -47,7 +47,7 @@ class CephFS(Backend):
         proc.require_tool("ceph-fuse", "ceph-fuse")
         o = self.options
         mnt = workdir / "cephfs"
-        argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info["fs_name"]]
+        argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name]
         for key, value in o.client_options.items():
             argv.append(f"--{key}={value}")
         client = FuseClient(cluster.ledger, mnt, [*argv, str(mnt)], FSTYPE,
@@ -61,9 +61,9 @@ class CephFS(Backend):
             if o.replicas is not None:
                 pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
                 pool.create()
-                cli.run("ceph", "fs", "add_data_pool", info["fs_name"], pool.name)
-                cli.created(f"data pool {pool.name} of {info['fs_name']}", "fs", "rm_data_pool",
-                            info["fs_name"], pool.name)
+                cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
+                cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
+                            info.fs_name, pool.name)
             entry = client.mount()
             if pool is not None:
                 where = mnt / f"dfsbench-{self.variant}"
@@ -87,13 +87,13 @@ class CephFS(Backend):
                     raise DfsbenchError("could not detach cephfs cleanly: " + "; ".join(problems))
 
         description = {
-            "system": "ceph", "client": "ceph-fuse", "version": info["version"],
-            "replicas": pool.size if pool else info["replicas"], "osds": info["osds"],
-            "data_pool": pool.name if pool else info["data_pool"],
-            "metadata_pool": info["metadata_pool"], "fs_type": entry.fstype,
+            "system": "ceph", "client": "ceph-fuse", "version": info.version,
+            "replicas": pool.size if pool else info.replicas, "osds": info.osds,
+            "data_pool": pool.name if pool else info.data_pool,
+            "metadata_pool": info.metadata_pool, "fs_type": entry.fstype,
             "mount_options": entry.options, "environment": cluster.environment,
-            "server_host": mon_host(info), "backing": info.get("backing"),
-            "cluster_settings": info.get("settings"),
+            "server_host": info.mon_host, "backing": info.backing,
+            "cluster_settings": info.settings,
         }
         if o.client_options:
             description["client_options"] = dict(o.client_options)

@@ -18,7 +18,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from backends.mounts import FuseClient
-from environments.gluster import GlusterCli, Layout, Volume
+from backends.gluster_client import GlusterCli, Layout, Volume
+from harness.services import GlusterService
 from harness import proc
 from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
 from harness.errors import DfsbenchError
@@ -76,20 +77,18 @@ class GlusterFS(Backend):
     options: GlusterOptions
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
-        info = cluster.services.get("gluster")
-        if info is None:
-            raise DfsbenchError("backend 'glusterfs' needs a GlusterFS volume, and this environment has none")
+        info = cluster.service("gluster", GlusterService, self.name)
         proc.require_tool("glusterfs", "glusterfs-client")
         o = self.options
-        volume_name, volume_type, replicas, bricks = info["volume"], info["volume_type"], \
-            info["replica"], len(info["bricks"])
-        volume_options = info.get("volume_options") or {}
+        volume_name, volume_type, bricks = info.volume, info.volume_type, len(info.bricks)
+        replicas: int | None = info.replica
+        volume_options = info.volume_options or {}
         volume: Volume | None = None
         if o.own_volume:
             layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
-            cli = GlusterCli(Path(info["socket"]), workdir / "log" / "cli.log")
+            cli = GlusterCli(Path(info.socket), workdir / "log" / "cli.log")
             volume_name = f"dfsbench-{self.variant}-{secrets.token_hex(2)}"
-            volume = Volume(cli, cluster.ledger, Path(info["socket"]).parent, volume_name, info["host"],
+            volume = Volume(cli, cluster.ledger, Path(info.socket).parent, volume_name, info.host,
                             [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,
                             o.volume_options)
             try:
@@ -103,7 +102,7 @@ class GlusterFS(Backend):
         mnt = workdir / "glusterfs"
         client = FuseClient(
             cluster.ledger, mnt,
-            ["glusterfs", "-N", f"--volfile-server={info['host']}", f"--volfile-id={volume_name}",
+            ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
              f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
             FSTYPE, workdir / "log" / "glusterfs-client.stdout")
         try:
@@ -119,10 +118,10 @@ class GlusterFS(Backend):
                 volume.delete()
 
         description: dict[str, Any] = {
-            "system": "glusterfs", "client": "glusterfs (FUSE)", "version": info["version"],
+            "system": "glusterfs", "client": "glusterfs (FUSE)", "version": info.version,
             "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
             "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
-            "server_host": info["host"], "backing": info.get("backing"), "note": STRIPE_NOTE,
+            "server_host": info.host, "backing": info.backing, "note": STRIPE_NOTE,
         }
         if volume_type == "disperse":
             description["redundancy"] = o.redundancy

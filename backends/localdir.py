@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from backends.mounts import find_mount
+from backends.mounts import MountEntry, find_mount
 from harness.contracts import Backend, Cluster, Options, Target
 
 
@@ -31,7 +31,7 @@ class LocalDir(Backend):
         return Target("path", base, self.name, self.variant, description)
 
 
-def _mount_of(path: Path):  # type: ignore[no-untyped-def]
+def _mount_of(path: Path) -> MountEntry | None:
     path = path.resolve()
     for candidate in [path, *path.parents]:
         entry = find_mount(candidate)

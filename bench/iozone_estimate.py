@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.store import Store, default_results_dir
+from harness.catalogue import Catalogue
+from harness.store import default_results_dir
 from harness.units import duration
 from workloads.iozone import Iozone, estimate_seconds
 
@@ -20,7 +21,7 @@ def main() -> int:
     p.add_argument("run")
     p.add_argument("--results", type=Path, default=None)
     a = p.parse_args()
-    store = Store(a.results or default_results_dir())
+    store = Catalogue(a.results or default_results_dir())
     run_id = store.resolve(a.run)
     plan = Iozone.defaults("report")
     per_target = estimate_seconds(store.measurements(run_id), plan["file_sizes"], plan["record_sizes"],

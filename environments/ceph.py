@@ -25,31 +25,9 @@ from typing import Any
 from harness import proc
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger
+from harness.services import CephService
 
 SESSION_SCRIPT = Path(__file__).with_name("ceph_session.py")
-
-
-@dataclass(frozen=True)
-class CephInfo:
-    """What clients need to reach the cluster, and what describes it."""
-
-    conf: str
-    keyring: str
-    mon_addr: str
-    fs_name: str
-    data_pool: str
-    metadata_pool: str
-    replicas: int
-    osds: int
-    version: str
-    log_dir: str
-    phases: dict[str, float]
-    backing: str = ""  # the directory holding the OSDs' block files (the raw storage)
-    client: str = "admin"
-    settings: dict[str, str] | None = None  # what differs from a stock cluster
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def gen_key() -> str:
@@ -249,7 +227,7 @@ mds_data = {r}/mds/$id
         return keys
 
     # -- processes ----------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str], stage: int = 0, grace: float = 15) -> None:
+    def _spawn(self, name: str, argv: list[str | os.PathLike[str]], stage: int = 0, grace: float = 15) -> None:
         popen = proc.spawn(argv, self.log_dir / f"{name}.stdout")
         ident = self.ledger.process(popen.pid, name, grace=grace, stage=stage)
         self._procs[name] = (popen, ident)
@@ -268,7 +246,7 @@ mds_data = {r}/mds/$id
                  hint="BlueStore mkfs on a file failed; check free disk space")
         return osd_uuid
 
-    def up(self) -> CephInfo:
+    def up(self) -> CephService:
         for sub in ("run", "log", "mon", "mgr/x", "mds/a", "osd-block", "crash"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._write_conf()
@@ -313,7 +291,7 @@ mds_data = {r}/mds/$id
             self.wait_healthy(mon)
             for who, option in FAST_REPORTING:
                 mon.command("config rm", who=who, name=option)
-        return CephInfo(conf=str(self.conf), keyring=str(self.keyring),
+        return CephService(conf=str(self.conf), keyring=str(self.keyring),
                         mon_addr=f"v2:127.0.0.1:{self.mon_port}", fs_name="cephfs",
                         data_pool="cephfs_data", metadata_pool="cephfs_metadata",
                         replicas=self.replicas, osds=self.osds, version=ceph_version(),

@@ -20,9 +20,10 @@ from pydantic import Field
 
 from environments.ceph import CephLab, MonSession, health_ok
 from environments.gluster import GlusterCli, GlusterLab, volume_status
-from harness.contracts import Cluster, Environment, Options
+from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger
+from harness.ledger import Ledger, read_mounts
+from harness.services import service_from_dict
 
 SERVICES = ("ceph", "gluster")
 
@@ -45,6 +46,10 @@ class LocalEnvironment(Environment):
     name = "local"
     Options = LocalOptions
     options: LocalOptions
+
+    @property
+    def where(self) -> str:
+        return str(self.lab_dir)
 
     @property
     def lab_dir(self) -> Path:
@@ -83,7 +88,8 @@ class LocalEnvironment(Environment):
             raise DfsbenchError(f"the running lab in {self.lab_dir} has {sorted(have) or 'no services'}, "
                                 f"this run needs {sorted(services)}",
                                 hint="run 'dfsbench lab down' and let the run start its own lab")
-        return Cluster("local", ledger.data["services"], ledger, self.lab_dir, reused=True)
+        typed = {name: service_from_dict(name, d) for name, d in ledger.data["services"].items()}
+        return Cluster("local", typed, ledger, self.lab_dir, reused=True)
 
     def start(self, services: set[str],
               progress: Callable[[str], None] | None = None) -> Cluster:
@@ -112,13 +118,13 @@ class LocalEnvironment(Environment):
                                          replica=o.gluster_replica,
                                          ready_timeout=o.ready_timeout_s).up
 
-        def timed(name: str) -> dict[str, Any]:
+        def timed(name: str) -> Any:
             t0 = time.monotonic()
             info = jobs[name]()
             timings[name] = time.monotonic() - t0
             if progress:
                 progress(f"{name} ready in {timings[name]:.1f} s")
-            return info.to_dict()
+            return info
 
         try:
             with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
@@ -127,7 +133,7 @@ class LocalEnvironment(Environment):
         except BaseException:
             ledger.undo()
             raise
-        ledger.data["services"] = infos
+        ledger.data["services"] = {name: info.to_dict() for name, info in infos.items()}
         ledger.data["timings"] = timings
         ledger.save()
         return Cluster("local", infos, ledger, self.lab_dir)
@@ -136,33 +142,31 @@ class LocalEnvironment(Environment):
         ledger = self.existing()
         return [] if ledger is None else ledger.undo()
 
-    def status(self) -> dict[str, Any]:
-        """Processes, cluster health and volume state of the running lab."""
+    def status(self) -> LabStatus:
+        """Processes, cluster health, volume state and mounts of the running lab."""
         ledger = self.existing()
         if ledger is None:
-            return {"lab": "none", "lab_dir": str(self.lab_dir)}
-        procs = ledger.live_processes()
-        out: dict[str, Any] = {
-            "lab": "up", "lab_dir": str(self.lab_dir),
-            "processes": {name: ("running" if alive else "NOT RUNNING") for name, _, alive in procs},
-            "services": {}, "mounts": [e["path"] for e in ledger.entries if e["kind"] == "mount"],
-        }
-        services = ledger.data.get("services", {})
-        if "ceph" in services:
-            info = services["ceph"]
+            return LabStatus(False, self.where)
+        procs = tuple((name, alive) for name, _, alive in ledger.live_processes())
+        mounted = {point: fstype for _, point, fstype, _ in read_mounts()}
+        mounts = tuple((e["path"], mounted.get(e["path"])) for e in ledger.entries if e["kind"] == "mount")
+        services = []
+        infos = ledger.data.get("services", {})
+        if "ceph" in infos:
+            info = infos["ceph"]
             try:
                 with MonSession(Path(info["conf"]), Path(info["keyring"]),
                                 Path(info["log_dir"]) / "session.log", connect_timeout=10) as mon:
                     ok, text = health_ok(mon)
             except DfsbenchError as exc:
                 ok, text = False, exc.message
-            out["services"]["ceph"] = {"healthy": ok, "state": text}
-        if "gluster" in services:
-            info = services["gluster"]
+            services.append(ServiceHealth("ceph", ok, text))
+        if "gluster" in infos:
+            info = infos["gluster"]
             cli = GlusterCli(Path(info["socket"]), Path(info["log_dir"]) / "cli.log")
             try:
                 ok, text = volume_status(cli, info["volume"], len(info["bricks"]))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
-            out["services"]["gluster"] = {"healthy": ok, "state": text}
-        return out
+            services.append(ServiceHealth("gluster", ok, text))
+        return LabStatus(True, self.where, tuple(services), mounts, procs)

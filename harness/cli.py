@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import registry
 from harness.catalogue import Catalogue
@@ -15,11 +15,13 @@ from harness.errors import BadInput, DfsbenchError
 from harness.store import Store, default_results_dir
 
 if TYPE_CHECKING:
+    from harness.contracts import LabStatus
+    from harness.config import Plan
     from harness.progress import Progress
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own exit code is 2 too; keep its text
+    def error(self, message: str) -> NoReturn:  # argparse's own exit code is 2 too; keep its text
         self.print_usage(sys.stderr)
         raise BadInput(message)
 
@@ -29,7 +31,7 @@ def _csv(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    results = argparse.ArgumentParser(add_help=False)
+    results = _Parser(add_help=False)
     results.add_argument("--results", type=Path, default=None,
                          help="results directory (default ./results or $DFSBENCH_RESULTS)")
     p = _Parser(prog="dfsbench", description="Repeatable, honest comparisons of distributed file systems.")
@@ -141,23 +143,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _env_for_lab(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _env_for_lab(args: argparse.Namespace) -> Plan:
     overrides = {"environment": {"kind": args.env} if args.env else None}
     return plan_from_file(args.config, overrides)
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
-    from environments.local import LocalEnvironment
+    """Any environment's lab, through the Environment contract."""
+    from harness.progress import Progress
 
     plan = _env_for_lab(args)
     env = plan.environment
-    if not isinstance(env, LocalEnvironment):
-        raise BadInput(f"'lab' manages labs of the 'local' environment, not '{env.name}'")
-    from harness.progress import Progress
-
     progress = Progress()
     if args.action == "up":
-        with progress.step(f"lab up in {env.lab_dir}"):
+        with progress.step(f"lab up ({env.name}) in {env.where}"):
             cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
             try:
                 _attach_all(plan, cluster, progress)
@@ -167,7 +166,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         _print_status(env.status())
         return 0
     if args.action == "down":
-        with progress.step(f"lab down in {env.lab_dir}"):
+        with progress.step(f"lab down ({env.name}) in {env.where}"):
             problems = env.stop()
         if problems:
             raise DfsbenchError("some lab resources could not be removed:\n  " + "\n  ".join(problems),
@@ -175,9 +174,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         return 0
     status = env.status()
     _print_status(status)
-    healthy = status["lab"] == "up" and all(s["healthy"] for s in status["services"].values()) \
-        and all(v == "running" for v in status["processes"].values())
-    return 0 if healthy else 1
+    return 0 if status.healthy else 1
 
 
 def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
@@ -191,22 +188,18 @@ def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
             progress.note(f"{backend.name} at {target.path} ({target.description.get('fs_type')})")
 
 
-def _print_status(status: dict[str, Any]) -> None:
-    from backends.mounts import find_mount
-
-    print(f"lab: {status['lab']} ({status['lab_dir']})")
-    for name, s in status.get("services", {}).items():
-        print(f"  {name}: {'healthy' if s['healthy'] else 'NOT HEALTHY'} — {s['state']}")
-    for path in status.get("mounts", []):
-        entry = find_mount(Path(path))
-        print(f"  mount {path}: {entry.fstype + ' (verified in /proc/mounts)' if entry else 'NOT MOUNTED'}")
-    procs = status.get("processes", {})
-    if procs:
-        running = sum(1 for v in procs.values() if v == "running")
-        print(f"  processes: {running} of {len(procs)} running")
-        for name, state in procs.items():
-            if state != "running":
-                print(f"    {name}: {state}")
+def _print_status(status: LabStatus) -> None:
+    print(f"lab: {'up' if status.up else 'none'} ({status.where})")
+    for s in status.services:
+        print(f"  {s.name}: {'healthy' if s.healthy else 'NOT HEALTHY'} — {s.state}")
+    for path, fstype in status.mounts:
+        print(f"  mount {path}: {fstype + ' (verified in /proc/mounts)' if fstype else 'NOT MOUNTED'}")
+    if status.processes:
+        running = sum(1 for _, alive in status.processes if alive)
+        print(f"  processes: {running} of {len(status.processes)} running")
+        for name, alive in status.processes:
+            if not alive:
+                print(f"    {name}: NOT RUNNING")
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -258,12 +258,18 @@ def _bars(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
         return None
     series = []
     for s in cells.systems:
-        ys, lo, hi, texts = [], [], [], []
+        ys: list[float | None] = []
+        lo: list[float] = []
+        hi: list[float] = []
+        texts: list[str] = []
         for key, _, _ in rows:
             vals = cells.values.get((key, s, spec.chart))
             value, flags = cells.get(key, s, spec.chart)
             if not vals or value is None:
-                ys.append(None), lo.append(0.0), hi.append(0.0), texts.append("")
+                ys.append(None)
+                lo.append(0.0)
+                hi.append(0.0)
+                texts.append("")
                 continue
             summ = summarize(vals)
             ok = not math.isnan(summ.ci_low)

@@ -228,15 +228,15 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                  if registry.load("workload", n).accepts & kinds]
     workloads = []
     for i, spec in enumerate(specs):
-        cls = registry.load("workload", spec.name)
-        if not cls.accepts & kinds:
-            raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(cls.accepts)} targets, "
+        wcls = registry.load("workload", spec.name)
+        if not wcls.accepts & kinds:
+            raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(wcls.accepts)} targets, "
                            f"and none of the backends provides one")
-        merged = {**cls.defaults(config.scale), **spec.options}
+        merged = {**wcls.defaults(config.scale), **spec.options}
         try:
-            workloads.append(cls(cls.Options.model_validate(merged)))
+            workloads.append(wcls(wcls.Options.model_validate(merged)))
         except ValidationError as exc:
-            raise _options_error(exc, f"workloads[{i}].options", cls.Options) from exc
+            raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
     return Plan(config, environment, backends, workloads, source)
 
 

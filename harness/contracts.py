@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -112,30 +112,90 @@ class NoOptions(Options):
     pass
 
 
+PluginOptions = Options  # the base, as named inside plugin classes whose Options shadows it
+
+
+S = TypeVar("S")
+
+
 @dataclass
 class Cluster:
     """What an environment hands to backends: per service (``ceph``, ``gluster``), the
-    facts a client needs, plus the ledger where attached clients record what they create."""
+    typed facts a client needs (``harness.services``), plus the ledger where attached
+    clients record what they create."""
 
     environment: str
-    services: dict[str, dict[str, Any]]
+    services: dict[str, Any]
     ledger: Ledger
     workdir: Path
     reused: bool = False
 
+    def service(self, name: str, kind: type[S], backend: str) -> S:
+        """The service a backend needs, or an error saying this environment lacks it."""
+        found = self.services.get(name)
+        if not isinstance(found, kind):
+            from harness.errors import DfsbenchError
+            raise DfsbenchError(f"backend '{backend}' needs the '{name}' service, and environment "
+                                f"'{self.environment}' provides {', '.join(sorted(self.services)) or 'none'}")
+        return found
+
+
+@dataclass(frozen=True)
+class ServiceHealth:
+    name: str
+    healthy: bool
+    state: str  # e.g. "HEALTH_OK", "3 of 3 bricks online"
+
+
+@dataclass(frozen=True)
+class LabStatus:
+    """What ``dfsbench lab status`` shows of a lab that stays up between runs."""
+
+    up: bool
+    where: str
+    services: tuple[ServiceHealth, ...] = ()
+    mounts: tuple[tuple[str, str | None], ...] = ()  # (mount point, type seen in /proc/mounts)
+    processes: tuple[tuple[str, bool], ...] = ()  # (name, running)
+
+    @property
+    def healthy(self) -> bool:
+        return self.up and all(s.healthy for s in self.services) and \
+            all(fstype for _, fstype in self.mounts) and all(running for _, running in self.processes)
+
 
 class Environment(ABC):
-    """Obtains a cluster: local processes, containers, or one that already exists."""
+    """Obtains a cluster: local processes, containers, or one that already exists.
+
+    ``up`` serves a run (reusing a lab that is up, else bringing one up for the run and
+    down after it); ``start``, ``stop`` and ``status`` are ``dfsbench lab up|down|status``
+    for a lab that stays up between runs."""
 
     name: ClassVar[str]
     Options: ClassVar[type[Options]] = NoOptions
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: PluginOptions) -> None:
         self.options = options
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """Where the lab lives (a directory, a Docker label, a cluster's address)."""
 
     @abstractmethod
     def up(self, services: set[str]) -> AbstractContextManager[Cluster]:
         """Bring up (or reuse) the services; undo exactly what was created on exit."""
+
+    @abstractmethod
+    def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
+        """Bring the services up and leave them running; on failure undo and re-raise."""
+
+    @abstractmethod
+    def stop(self) -> list[str]:
+        """Undo everything the lab recorded (also after a crash); returns problems met."""
+
+    @abstractmethod
+    def status(self) -> LabStatus:
+        """Processes, service health and mounts of the lab."""
 
 
 @dataclass
@@ -203,7 +263,7 @@ class Backend(ABC):
     target_kind: ClassVar[str] = "path"
     Options: ClassVar[type[Options]] = NoOptions
 
-    def __init__(self, options: Options, variant: str = "default") -> None:
+    def __init__(self, options: PluginOptions, variant: str = "default") -> None:
         self.options = options
         self.variant = variant
 
@@ -253,7 +313,7 @@ class Workload(ABC):
         """Option values for a scale (``quick`` or ``report``); the config overrides them."""
         return {}
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: PluginOptions) -> None:
         self.options = options
 
     @classmethod

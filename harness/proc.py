@@ -31,23 +31,23 @@ def require_tool(name: str, package: str) -> str:
     return found
 
 
-def run(argv: Sequence[str], *, timeout: float = 120.0, check: bool = True,
+def run(argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120.0, check: bool = True,
         env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
         input: str | None = None, hint: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command to completion; a failure raises :class:`ToolError` with output tails."""
-    argv = [str(a) for a in argv]
+    cmd = [str(a) for a in argv]
     full_env = None if env is None else {**os.environ, **env}
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=full_env, cwd=cwd, input=input,
                               stdin=None if input is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:
-        raise DfsbenchError(f"cannot run {argv[0]}: not found", hint=hint) from exc
+        raise DfsbenchError(f"cannot run {cmd[0]}: not found", hint=hint) from exc
     except subprocess.TimeoutExpired as exc:
-        raise ToolError(argv, None, _text(exc.stdout), _text(exc.stderr),
+        raise ToolError(cmd, None, _text(exc.stdout), _text(exc.stderr),
                         hint=hint, timed_out=True) from exc
     if check and proc.returncode != 0:
-        raise ToolError(argv, proc.returncode, proc.stdout, proc.stderr, hint=hint)
+        raise ToolError(cmd, proc.returncode, proc.stdout, proc.stderr, hint=hint)
     return proc
 
 
@@ -135,19 +135,19 @@ def _reap(pid: int) -> None:
         pass
 
 
-def spawn(argv: Sequence[str], log_path: Path, *, env: Mapping[str, str] | None = None,
+def spawn(argv: Sequence[str | os.PathLike[str]], log_path: Path, *, env: Mapping[str, str] | None = None,
           cwd: Path | None = None) -> subprocess.Popen[bytes]:
     """Start a long-running program in its own session, output appended to ``log_path``."""
-    argv = [str(a) for a in argv]
+    cmd = [str(a) for a in argv]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         try:
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True,
                                     env=None if env is None else {**os.environ, **env},
                                     cwd=cwd)
         except FileNotFoundError as exc:
-            raise DfsbenchError(f"cannot start {argv[0]}: not found") from exc
+            raise DfsbenchError(f"cannot start {cmd[0]}: not found") from exc
 
 
 def log_tail(path: Path | None, lines: int = 15) -> str:
@@ -220,24 +220,24 @@ class ToolRun:
             f":\n{tail}" if tail else "")
 
 
-def run_tool(argv: Sequence[str], *, deadline: float, output: Path,
+def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
              env: Mapping[str, str] | None = None, cwd: Path | None = None,
              grace: float = 5.0) -> ToolRun:
     """Run a measuring tool in its own process group, stdout into ``output`` (kept as the
     raw record), stderr next to it. Past ``deadline`` seconds the whole group gets SIGTERM,
     then SIGKILL after ``grace``: a hung tool (iozone -I on a stuck client) is recorded
     with its partial output instead of stopping the run."""
-    argv = [str(a) for a in argv]
+    cmd = [str(a) for a in argv]
     output.parent.mkdir(parents=True, exist_ok=True)
     err_path = output.with_name(output.name + ".stderr")
     start = time.monotonic()
     with open(output, "wb") as out, open(err_path, "wb") as err:
         try:
-            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                      start_new_session=True, cwd=cwd,
                                      env=None if env is None else {**os.environ, **env})
         except FileNotFoundError as exc:
-            raise DfsbenchError(f"cannot run {argv[0]}: not found") from exc
+            raise DfsbenchError(f"cannot run {cmd[0]}: not found") from exc
         try:
             returncode: int | None = child.wait(timeout=deadline)
         except subprocess.TimeoutExpired:
@@ -246,7 +246,7 @@ def run_tool(argv: Sequence[str], *, deadline: float, output: Path,
         except BaseException:  # Ctrl-C: take the tool down with us
             _kill_group(child, grace)
             raise
-    return ToolRun(argv, returncode, output.read_text(errors="replace"),
+    return ToolRun(cmd, returncode, output.read_text(errors="replace"),
                    err_path.read_text(errors="replace"), time.monotonic() - start)
 
 
@@ -318,7 +318,8 @@ def call_with_deadline(fn: Callable[..., T], *args: object, deadline: float, wha
         raise OSError(errno, strerror or text)
     if kind == "error":
         raise DfsbenchError(str(value))
-    return value  # type: ignore[no-any-return]
+    result: T = value
+    return result
 
 
 def kill_children(workers: list[Any]) -> None:

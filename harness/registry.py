@@ -7,6 +7,7 @@ fails at load time with an error naming the plugin and its entry point.
 from __future__ import annotations
 
 from functools import cache
+from typing import Literal, overload
 from importlib.metadata import EntryPoint, entry_points
 
 from harness.contracts import Backend, Environment, Options, Workload
@@ -33,8 +34,22 @@ def names(kind: str) -> list[str]:
     return sorted(_entry_points(kind))
 
 
-@cache
+@overload
+def load(kind: Literal["environment"], name: str) -> type[Environment]: ...
+@overload
+def load(kind: Literal["backend"], name: str) -> type[Backend]: ...
+@overload
+def load(kind: Literal["workload"], name: str) -> type[Workload]: ...
+@overload
+def load(kind: str, name: str) -> type: ...
+
+
 def load(kind: str, name: str) -> type:
+    return _load(kind, name)
+
+
+@cache
+def _load(kind: str, name: str) -> type:
     """The plugin class registered as ``name`` in the group of ``kind``."""
     eps = _entry_points(kind)
     if name not in eps:
@@ -61,17 +76,26 @@ def load(kind: str, name: str) -> type:
     if problems:
         raise PluginError(f"{kind} plugin '{name}' ({ep.value}) breaks its contract: "
                           + "; ".join(problems))
-    return cls  # type: ignore[no-any-return]
+    found: type = cls
+    return found
 
 
 def tools() -> dict[str, type[Workload]]:
     """``dfsbench parse`` tools: the workloads that read a tool's output, by tool name."""
-    found = {}
+    found: dict[str, type[Workload]] = {}
     for name in names("workload"):
         cls = load("workload", name)
-        if getattr(cls, "tool", None):
+        if cls.tool:
             found[cls.tool] = cls
     return found
+
+
+@overload
+def find(kind: Literal["backend"], name: str) -> type[Backend] | None: ...
+@overload
+def find(kind: Literal["workload"], name: str) -> type[Workload] | None: ...
+@overload
+def find(kind: str, name: str) -> type | None: ...
 
 
 def find(kind: str, name: str) -> type | None:

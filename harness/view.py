@@ -115,7 +115,7 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
             notes.append((f"{pair}: scale {a} vs {b}", "*"))
         wa = {w.get("name"): w.get("options") for w in first.config.get("workloads") or [] if isinstance(w, dict)}
         wb = {w.get("name"): w.get("options") for w in other.config.get("workloads") or [] if isinstance(w, dict)}
-        for name in sorted(set(wa) & set(wb)):
+        for name in sorted(set(wa) & set(wb), key=str):
             if wa[name] != wb[name]:
                 notes.append((f"{pair}: workload {name} options differ", "*"))
         for target in sorted(set(first.targets) & set(other.targets)):

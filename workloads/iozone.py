@@ -213,7 +213,7 @@ def _direct(text: str) -> bool:
     if "O_DIRECT feature enabled" in text:
         return True
     m = _COMMAND.search(text)
-    return bool(m) and re.search(r"(?:^|\s)-I(?:\s|$)", m.group(1)) is not None
+    return m is not None and re.search(r"(?:^|\s)-I(?:\s|$)", m.group(1)) is not None
 
 
 def _tests_from_command(text: str) -> list[int]:

@@ -27,7 +27,7 @@ class RadosBenchOptions(Options):
     seconds: PositiveInt = Field(description="seconds per phase")
     block_size: Bytes = Field(4 << 20, description="-b (accepts 4MiB)")
     threads: PositiveInt = Field(16, le=1024, description="-t: operations in flight")
-    modes: list[Literal["write", "seq", "rand"]] = Field(list(MODES))
+    modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"])
 
 
     @field_validator("modes")

@@ -244,7 +244,7 @@ def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
     flags: tuple[str, ...] = ()
     if r.get("status") not in (None, "Success") or float(r.get("pctFilesDone", 100)) < 100:
         flags = ("incomplete",)
-    params = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
+    params: dict[str, Any] = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
               "threads": threads, "engine": TOOL_ENGINE}
     if files < params["files"]:
         flags = ("incomplete",)
