@@ -26,6 +26,9 @@ from harness.ledger import Ledger, read_mounts
 from harness.services import service_from_dict
 
 SERVICES = ("ceph", "gluster")
+# seconds a daemon gets after SIGTERM when the whole lab goes away (its data is deleted
+# right after, so there is nothing for an orderly shutdown to keep)
+TEARDOWN_GRACE = 0.5
 
 
 def default_lab_dir() -> Path:
@@ -73,7 +76,7 @@ class LocalEnvironment(Environment):
         try:
             yield cluster
         finally:
-            problems = cluster.ledger.undo()
+            problems = cluster.ledger.undo(grace_cap=TEARDOWN_GRACE)
             if problems:
                 raise DfsbenchError("the lab was not torn down cleanly:\n  " + "\n  ".join(problems),
                                     hint="run 'dfsbench lab down' to retry")
@@ -105,7 +108,7 @@ class LocalEnvironment(Environment):
             raise DfsbenchError(f"{self.lab_dir} exists and is not empty, but holds no lab ledger",
                                 hint="choose another lab_dir, or remove that directory yourself")
         ledger = Ledger(self.ledger_path)
-        ledger.tree(self.lab_dir)
+        ledger.tree(self.lab_dir, background=True)
         timings: dict[str, float] = {}
         o = self.options
         jobs: dict[str, Callable[[], Any]] = {}
@@ -131,7 +134,7 @@ class LocalEnvironment(Environment):
                 futures = {name: pool.submit(timed, name) for name in jobs}
                 infos = {name: f.result() for name, f in futures.items()}
         except BaseException:
-            ledger.undo()
+            ledger.undo(grace_cap=TEARDOWN_GRACE)
             raise
         ledger.data["services"] = {name: info.to_dict() for name, info in infos.items()}
         ledger.data["timings"] = timings
@@ -140,7 +143,7 @@ class LocalEnvironment(Environment):
 
     def stop(self) -> list[str]:
         ledger = self.existing()
-        return [] if ledger is None else ledger.undo()
+        return [] if ledger is None else ledger.undo(grace_cap=TEARDOWN_GRACE)
 
     def status(self) -> LabStatus:
         """Processes, cluster health, volume state and mounts of the running lab."""

@@ -152,10 +152,12 @@ def cmd_lab(args: argparse.Namespace) -> int:
     """Any environment's lab, through the Environment contract."""
     from harness.progress import Progress
 
-    plan = _env_for_lab(args)
-    env = plan.environment
+    from harness.config import environment_from_file
+
     progress = Progress()
     if args.action == "up":
+        plan = _env_for_lab(args)
+        env = plan.environment
         with progress.step(f"lab up ({env.name}) in {env.where}"):
             cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
             try:
@@ -165,6 +167,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
                 raise
         _print_status(env.status())
         return 0
+    env = environment_from_file(args.config, args.env)
     if args.action == "down":
         with progress.step(f"lab down ({env.name}) in {env.where}"):
             problems = env.stop()

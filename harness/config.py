@@ -200,11 +200,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         raise BadInput(_explain(exc).message,
                        hint=f"the config's keys are: {', '.join(Config.model_fields)}") from exc
 
-    env_cls = registry.load("environment", config.environment.kind)
-    try:
-        environment = env_cls(env_cls.Options.model_validate(config.environment.options))
-    except ValidationError as exc:
-        raise _options_error(exc, "environment.options", env_cls.Options) from exc
+    environment = _environment(config)
 
     backends = []
     seen = set()
@@ -238,6 +234,28 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
     return Plan(config, environment, backends, workloads, source)
+
+
+def _environment(config: Config) -> Environment:
+    env_cls = registry.load("environment", config.environment.kind)
+    try:
+        return env_cls(env_cls.Options.model_validate(config.environment.options))
+    except ValidationError as exc:
+        raise _options_error(exc, "environment.options", env_cls.Options) from exc
+
+
+def environment_from_file(path: Path | None, kind: str | None = None) -> Environment:
+    """Only the environment of a config (``lab down``/``status`` need nothing else, and
+    should not load every plugin to find it)."""
+    data = load_yaml(path) if path is not None else {}
+    env = data.get("environment", "local")
+    if kind is not None:
+        env = {"kind": kind, "options": env.get("options", {}) if isinstance(env, dict) else {}}
+    try:
+        spec = Config.model_validate({"environment": env}).environment
+    except ValidationError as exc:
+        raise BadInput(_explain(exc).message) from exc
+    return _environment(Config(environment=spec))
 
 
 def plan_from_file(path: Path | None, overrides: dict[str, Any] | None = None) -> Plan:
