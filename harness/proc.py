@@ -6,6 +6,7 @@ own, and :func:`wait_for` for a readiness condition with a deadline.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -230,6 +231,8 @@ def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output:
     cmd = [str(a) for a in argv]
     output.parent.mkdir(parents=True, exist_ok=True)
     err_path = output.with_name(output.name + ".stderr")
+    # the exact command line, kept with the run next to what the tool printed
+    output.with_name(output.name + ".argv").write_text(json.dumps(cmd) + "\n")
     start = time.monotonic()
     with open(output, "wb") as out, open(err_path, "wb") as err:
         try:

@@ -53,3 +53,57 @@ def test_store_refuses_newer_schema(tmp_path):
     with pytest.raises(Exception) as err:
         Store(tmp_path)
     assert "schema version 99" in str(err.value)
+
+
+def test_each_repeat_keeps_its_own_target_description(tmp_path):
+    """A repeat attaches a new image: its description is stored beside the first's, not
+    over it (issue: INSERT OR REPLACE kept only the last)."""
+    store = Store(tmp_path)
+    store.begin_run("r", {}, "h", {}, "test")
+    store.add_target("r", "rbd", "default", {"image": "dfsbench-aaa"}, 0)
+    store.add_target("r", "rbd", "default", {"image": "dfsbench-bbb"}, 1)
+    assert [(rep, d["image"]) for *_, rep, d in store.target_descriptions("r")] == \
+        [(0, "dfsbench-aaa"), (1, "dfsbench-bbb")]
+    assert store.run("r").targets[("rbd", "default")]["image"] == "dfsbench-aaa"
+
+
+def test_a_version_1_store_is_migrated(tmp_path):
+    db = sqlite3.connect(tmp_path / "dfsbench.sqlite")
+    db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                     "INSERT INTO meta VALUES ('schema_version', '1');"
+                     "CREATE TABLE targets (run_id TEXT, backend TEXT, variant TEXT, description TEXT,"
+                     " PRIMARY KEY (run_id, backend, variant));"
+                     "INSERT INTO targets VALUES ('r', 'cephfs', 'default', '{\"osds\": 3}');")
+    db.close()
+    store = Store(tmp_path)
+    assert store.target_descriptions("r") == [("cephfs", "default", 0, {"osds": 3})]
+
+
+def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run):
+    from harness.catalogue import Catalogue
+    from harness.view import build_view
+
+    store = Store(tmp_path)
+    ids = []
+    for rid, replicas in (("20260101-000000-aaaaaa", 3), ("20260101-000001-bbbbbb", 2)):
+        store.begin_run(rid, {"scale": "quick"}, "h", {"cpus": 2, "memory": 1 << 30}, "test")
+        for backend in ("glusterfs", "cephfs"):
+            store.add_target(rid, backend, "default",
+                             {"replicas": replicas if backend == "cephfs" else 3}, 0)
+        store.add_many(m.__class__(**{**m.__dict__, "run_id": rid}) for m in quick_run
+                       if m.backend != "localdir")
+        ids.append(rid)
+    view = build_view(Catalogue(tmp_path), ids)
+    assert any("CephFS replicas 3 vs 2" in line for line in view.header)
+    flagged = {m.backend for m in view.records if "not-comparable" in m.flags}
+    assert flagged == {"cephfs"}
+    small = next(t for t in view.tables if t.title.startswith("Small files"))
+    assert all(row[-1].startswith("not comparable: setups differ [X]") for row in small.rows)
+
+
+def test_header_leaves_out_what_is_not_known(tmp_path):
+    from harness.catalogue import Catalogue
+    from harness.view import build_view
+
+    header = "\n".join(build_view(Catalogue(tmp_path), ["report-2014"]).header)
+    assert "None" not in header and ", 2 GiB RAM" in header and "CPUs" not in header

@@ -42,3 +42,13 @@ def test_iozone_past_its_deadline_is_recorded_as_hung(tmp_path):
     assert "passed its deadline" in records[0].params["error"]
     assert list(work.iterdir()) == []  # its file is removed
     assert (raw / f"iozone-direct-{1 << 30}.txt").exists()
+
+
+def test_the_tools_argv_is_kept_next_to_its_output(tmp_path):
+    import json
+
+    from harness.proc import run_tool
+
+    out = tmp_path / "echo.txt"
+    run_tool(["echo", "hello"], deadline=10, output=out)
+    assert json.loads((tmp_path / "echo.txt.argv").read_text()) == ["echo", "hello"]
