@@ -1,0 +1,137 @@
+"""Attachments against a real lab: what one attachment creates or fills lives and dies
+with it. A repeat attaches a new image or loop device and fills it again before reading;
+an attach that fails after it created a pool, a volume or a mount undoes all of it."""
+
+import errno
+import json
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from backends.cephfs import CephFS, CephFSOptions
+from backends.glusterfs import GlusterFS, GlusterOptions
+from environments.local import LocalEnvironment, LocalOptions
+from harness.errors import DfsbenchError
+from harness.ledger import Ledger, mount_points
+from tests.integration.test_local_lab import assert_nothing_left, dfsbench
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, loop devices)"),
+]
+
+REPEATS = """\
+repeat: 2
+backends:
+  - rbd
+  - {name: rbd, variant: fs, options: {access: filesystem, image_size: 256MiB}}
+  - {name: blockdev, options: {allow_destructive: true, loop_size: 64MiB}}
+workloads:
+  - name: fio
+    options: {size: 16MiB, runtime_s: 1, profiles: [{name: rr, rw: randread, bs: 4k, iodepth: 4}]}
+  - name: rbd-bench
+    options: {io_total: 8MiB, io_sizes: [64KiB], io_types: [read], io_patterns: [rand]}
+"""
+
+
+@pytest.fixture
+def lab(tmp_path):
+    lab = tmp_path / "lab"
+    env = {"DFSBENCH_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    up = dfsbench("lab", "up", env=env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    yield lab, env
+    if (lab / "ledger.json").exists():
+        Ledger.open(lab / "ledger.json").undo()
+
+
+def _rbdname(job: Path) -> str:
+    return next(line.split("=", 1)[1] for line in job.read_text().splitlines() if line.startswith("rbdname="))
+
+
+def test_each_repeat_fills_its_new_image_before_reading(lab, tmp_path):
+    lab_dir, env = lab
+    config = tmp_path / "repeats.yaml"
+    config.write_text(REPEATS)
+    run = dfsbench("run", str(config), env=env)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run_id = run.stdout.strip().splitlines()[-1].removeprefix("run id: ")
+    raw = tmp_path / "results" / "raw" / run_id
+
+    images = []
+    for rep in (0, 1):
+        fio = raw / f"rbd-default-r{rep}" / "fio"
+        fill, read = fio / "fio-fill.fio", next(fio.glob("fio-rr*.fio"))
+        assert (fio / "fio-fill.txt").exists(), f"repeat {rep + 1} read an image it never wrote"
+        assert _rbdname(fill) == _rbdname(read)  # the fill wrote the image that is read
+        assert (fio / "fio-fill.txt").stat().st_mtime <= next(fio.glob("fio-rr*.json")).stat().st_mtime
+        images.append(_rbdname(read))
+        assert (raw / f"rbd-default-r{rep}" / "rbd-bench" / "rbd-bench-fill.txt").exists()
+        assert (raw / f"blockdev-default-r{rep}" / "fio" / "fio-fill.txt").exists()
+    assert images[0] != images[1], "each repeat attaches a new image"
+
+    db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
+    reads = db.execute("SELECT backend, variant, repeat, value FROM measurements WHERE run_id=? AND "
+                       "workload='fio' AND metric='iops'", (run_id,)).fetchall()
+    assert {(b, v, r) for b, v, r, _ in reads} == {(b, v, r) for b, v in
+                                                   [("rbd", "default"), ("rbd", "fs"), ("blockdev", "default")]
+                                                   for r in (0, 1)}
+    assert all(value > 0 for *_, value in reads)
+    # a targets row per repeat, each with its own image
+    described = [json.loads(d) for d, in db.execute(
+        "SELECT description FROM targets WHERE run_id=? AND backend='rbd' AND variant='default' "
+        "ORDER BY repeat", (run_id,))]
+    assert [d["image"] for d in described] == images
+    # the tools' versions are kept with the run
+    host = json.loads(db.execute("SELECT host FROM runs WHERE id=?", (run_id,)).fetchone()[0])
+    assert host["tools"]["fio"].startswith("fio-3") and "rbd" in host["tools"]
+
+
+def test_a_failed_attach_leaves_no_pool_volume_or_mount(lab, tmp_path, monkeypatch):
+    lab_dir, env = lab
+    environment = LocalEnvironment(LocalOptions(lab_dir=lab_dir))
+    with environment.up({"ceph", "gluster"}) as cluster:
+        ceph, gluster = cluster.services["ceph"], cluster.services["gluster"]
+        pools_before = _pools(ceph)
+        volumes_before = _volumes(gluster)
+        ledger_before = cluster.ledger.ids()
+
+        # CephFS: the pool is created and the client mounted; then the layout fails
+        def refuse(*args, **kwargs):
+            raise OSError(errno.EIO, "injected: setting the layout failed")
+
+        monkeypatch.setattr("backends.cephfs.os.setxattr", refuse)
+        with pytest.raises(OSError, match="injected"):
+            CephFS(CephFSOptions(replicas=2), "r2").open(cluster, tmp_path / "cephfs-r2")
+        assert _pools(ceph) == pools_before
+        assert not [m for m in mount_points() if m.startswith(str(tmp_path / "cephfs-r2"))]
+
+        # GlusterFS: the volume is created, then an unknown volume option is refused
+        with pytest.raises(DfsbenchError, match="no-such-option"):
+            GlusterFS(GlusterOptions(layout="replicate", volume_options={"performance.no-such-option": "on"}),
+                      "bad").open(cluster, tmp_path / "gluster-bad")
+        assert _volumes(gluster) == volumes_before
+        assert not [m for m in mount_points() if m.startswith(str(tmp_path / "gluster-bad"))]
+
+        # nothing of either attach is left to undo (glusterd restarts its self-heal daemon
+        # when a volume goes: that new process is the lab's, and recorded as such)
+        left = [e for e in cluster.ledger.entries if e["id"] not in ledger_before]
+        assert [e["kind"] for e in left if e["kind"] != "process"] == [], left
+    down = dfsbench("lab", "down", env=env)
+    assert down.returncode == 0, down.stderr
+    assert_nothing_left(lab_dir, [])
+
+
+def _pools(ceph) -> list[str]:
+    out = subprocess.run(["ceph", "-c", ceph.conf, "--keyring", ceph.keyring, "--id", ceph.client,
+                          "osd", "pool", "ls"], capture_output=True, text=True, timeout=60, check=True)
+    return sorted(out.stdout.split())
+
+
+def _volumes(gluster) -> list[str]:
+    out = subprocess.run(["gluster", f"--glusterd-sock={gluster.socket}", "--mode=script", "volume", "list"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    return sorted(out.stdout.split())
