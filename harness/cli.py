@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness import registry
-from harness.catalogue import Catalogue
 from harness.config import plan_from_file
 from harness.errors import BadInput, DfsbenchError
-from harness.store import Store, default_results_dir
 
 if TYPE_CHECKING:
+    from harness.catalogue import Catalogue
+    from harness.store import Store
     from harness.contracts import LabStatus
     from harness.config import Plan
     from harness.progress import Progress
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
+    from harness.store import default_results_dir  # only commands that read or write runs pay for it
+
     root: Path = args.results or default_results_dir()
     if root.exists() and not root.is_dir():
         raise BadInput(f"--results {root} is a file, not a directory")
@@ -117,10 +119,14 @@ def _results_dir(args: argparse.Namespace) -> Path:
 
 
 def _store(args: argparse.Namespace) -> Store:
+    from harness.store import Store
+
     return Store(_results_dir(args))
 
 
 def _catalogue(args: argparse.Namespace) -> Catalogue:
+    from harness.catalogue import Catalogue
+
     return Catalogue(_results_dir(args))
 
 
@@ -137,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     store = _store(args)
     progress = Progress()
     run_id, ok = execute(plan, store, progress, label=args.label)
-    print(_render(Catalogue(store.root), [run_id], args.format))
+    print(_render(_catalogue(args), [run_id], args.format))
     if args.format == "table":
         print(f"run id: {run_id}")
     return 0 if ok else 1

@@ -84,6 +84,7 @@ class Cells:
     units: dict[str, str] = field(default_factory=dict)
     systems: list[SystemKey] = field(default_factory=list)
     cv_threshold: float = CV_THRESHOLD
+    _summaries: dict[tuple[Any, SystemKey, str], Summary | None] = field(default_factory=dict)
 
     def add(self, row: Any, m: Measurement, metric: str | None = None) -> None:
         system = (m.backend, m.variant)
@@ -99,8 +100,12 @@ class Cells:
             self.ceilings[key] = m.params["ceiling"]
 
     def summary(self, row: Any, system: SystemKey, metric: str) -> Summary | None:
-        vals = self.values.get((row, system, metric))
-        return summarize(vals) if vals and len(vals) > 1 else None
+        """Over the cell's repeats (once per cell: every column and chart asks again)."""
+        key = (row, system, metric)
+        if key not in self._summaries:
+            vals = self.values.get(key)
+            self._summaries[key] = summarize(vals) if vals and len(vals) > 1 else None
+        return self._summaries[key]
 
     def get(self, row: Any, system: SystemKey, metric: str) -> tuple[float | None, set[str]]:
         """The median over repeats, and the flags (with 'unstable' above the CV threshold)."""

@@ -5,7 +5,6 @@ t-test)."""
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,6 +36,16 @@ def median(values: Sequence[float]) -> float:
     return percentile(values, 50)
 
 
+def _mean_variance(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample variance in floats, two passes. (The ``statistics`` module is exact
+    and works in Fractions: thousands of cells took a second.)"""
+    n = len(values)
+    if min(values) == max(values):  # exactly: a constant has no spread, whatever the rounding
+        return float(values[0]), 0.0 if n > 1 else math.nan
+    mean = math.fsum(values) / n
+    return mean, math.fsum((x - mean) ** 2 for x in values) / (n - 1) if n > 1 else math.nan
+
+
 @dataclass(frozen=True)
 class Summary:
     """One cell over its repeats: median (what tables show), mean with a 95% confidence
@@ -57,10 +66,10 @@ class Summary:
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     n = len(values)
-    mean = statistics.fmean(values)
+    mean, var = _mean_variance(values)
     if n < 2:
         return Summary(n, mean, mean, math.nan, math.nan, math.nan)
-    sd = statistics.stdev(values)
+    sd = math.sqrt(var)
     half = _t_quantile((1 + confidence) / 2, n - 1) * sd / math.sqrt(n)
     return Summary(n, median(values), mean, mean - half, mean + half, sd / mean if mean else math.nan)
 
@@ -85,20 +94,21 @@ def compare(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) ->
     positive."""
     if len(a) < 2 or len(b) < 2 or min(a) <= 0 or min(b) <= 0:
         return None
-    la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
-    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
-    diff = statistics.fmean(la) - statistics.fmean(lb)
+    (mla, vla), (mlb, vlb) = _mean_variance([math.log(x) for x in a]), _mean_variance([math.log(x) for x in b])
+    va, vb = vla / len(a), vlb / len(b)
+    diff = mla - mlb
     if va + vb == 0:
         low = high = diff
     else:
-        df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
         half = _t_quantile((1 + confidence) / 2, round(df, 3)) * math.sqrt(va + vb)
         low, high = diff - half, diff + half
-    if statistics.variance(a) == 0 and statistics.variance(b) == 0:
-        p = 0.0 if statistics.fmean(a) != statistics.fmean(b) else 1.0
+    (ma, vara), (mb, varb) = _mean_variance(a), _mean_variance(b)
+    if vara == 0 and varb == 0:
+        p = 0.0 if ma != mb else 1.0
     else:  # Welch's t-test on the values themselves
-        sa, sb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-        t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(sa + sb)
+        sa, sb = vara / len(a), varb / len(b)
+        t = (ma - mb) / math.sqrt(sa + sb)
         dfw = (sa + sb) ** 2 / (sa ** 2 / (len(a) - 1) + sb ** 2 / (len(b) - 1))
         p = _t_two_sided_p(t, dfw)
     return Comparison(math.exp(diff), math.exp(low), math.exp(high), p)
