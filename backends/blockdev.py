@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from harness import proc
-from harness.contracts import Backend, Bytes, Cluster, Options, Target
+from harness.contracts import Backend, BlockAccess, Bytes, Cluster, Options, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.ledger import read_mounts
 
@@ -63,7 +63,7 @@ class Blockdev(Backend):
             cluster.ledger.loop(device)
             mine = cluster.ledger.ids() - before
             description.update({"device": device, "client": "loop device on a sparse file",
-                                "backing": str(workdir), "size": o.loop_size})
+                                "size": o.loop_size})
         else:
             device = str(o.device)
             check_device(o.device)
@@ -76,7 +76,8 @@ class Blockdev(Backend):
                 raise DfsbenchError("could not detach the loop device cleanly: " + "; ".join(problems))
 
         return Target("block", None, self.name, self.variant, description, detach=detach,
-                      info={"device": device, "destructive_ok": o.allow_destructive})
+                      access=BlockAccess(device, o.allow_destructive),
+                      backing=workdir if o.device is None else None)
 
 
 def check_device(device: Path) -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import secrets
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from harness import proc
-from harness.contracts import Cluster, Options
+from harness.contracts import CephAccess, Cluster, Options, Target
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger
 from harness.services import CephService
@@ -72,13 +73,21 @@ class CephCli:
 
     def describe(self) -> dict[str, Any]:
         return {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
-                "server_host": self.info.mon_host, "backing": self.info.backing,
                 "cluster_settings": self.info.settings}
 
-    def target_info(self, **extra: Any) -> dict[str, Any]:
-        """What workloads need to reach the target: ``args`` for the Ceph CLIs (rados,
+    def target(self, kind: str, backend: str, variant: str, description: dict[str, Any],
+               access: CephAccess | None, path: Path | None = None, **rest: Any) -> Target:
+        """A target of this cluster: its traffic goes to the monitor's host, its storage is
+        the OSDs' backing directory."""
+        return Target(kind, path, backend, variant, description, access=access,
+                      server_host=self.info.mon_host,
+                      backing=Path(self.info.backing) if self.info.backing else None, **rest)
+
+    def access(self, pool: str, image: str | None = None, image_size: int | None = None) -> CephAccess:
+        """What workloads need to reach a pool or image: ``args`` for the Ceph CLIs (rados,
         rbd), ``env`` for librados inside other tools (fio), the client name."""
-        return {"args": self.args(), "env": self.env(), "client": self.client, **extra}
+        return CephAccess(pool, tuple(self.args()), tuple(self.env().items()), self.client,
+                          image, image_size)
 
 
 class Pool:

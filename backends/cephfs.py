@@ -92,11 +92,10 @@ class CephFS(Backend):
             "data_pool": pool.name if pool else info.data_pool,
             "metadata_pool": info.metadata_pool, "fs_type": entry.fstype,
             "mount_options": entry.options, "environment": cluster.environment,
-            "server_host": info.mon_host, "backing": info.backing,
             "cluster_settings": info.settings,
         }
         if o.client_options:
             description["client_options"] = dict(o.client_options)
-        return Target("path", where, self.name, self.variant, description,
-                      remount=client.remount, detach=detach)
+        return cli.target("path", self.name, self.variant, description, None, path=where,
+                          remount=client.remount, detach=detach)
 

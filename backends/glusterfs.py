@@ -121,11 +121,12 @@ class GlusterFS(Backend):
             "system": "glusterfs", "client": "glusterfs (FUSE)", "version": info.version,
             "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
             "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
-            "server_host": info.host, "backing": info.backing, "note": STRIPE_NOTE,
+            "note": STRIPE_NOTE,
         }
         if volume_type == "disperse":
             description["redundancy"] = o.redundancy
         if volume_options:
             description["volume_options"] = dict(volume_options)
-        return Target("path", mnt, self.name, self.variant, description,
-                      remount=client.remount, detach=detach)
+        return Target("path", mnt, self.name, self.variant, description, remount=client.remount,
+                      detach=detach, server_host=info.host,
+                      backing=Path(info.backing) if info.backing else None)

@@ -26,9 +26,8 @@ class LocalDir(Backend):
         base.mkdir(parents=True, exist_ok=True)
         mount = _mount_of(base)
         description = {"system": "local", "client": "kernel", "fs_type": mount.fstype if mount else "?",
-                       "device": mount.source if mount else "?", "environment": cluster.environment,
-                       "backing": str(base)}
-        return Target("path", base, self.name, self.variant, description)
+                       "device": mount.source if mount else "?", "environment": cluster.environment}
+        return Target("path", base, self.name, self.variant, description, backing=base)
 
 
 def _mount_of(path: Path) -> MountEntry | None:

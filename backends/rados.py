@@ -27,8 +27,7 @@ class Rados(Backend):
         cli = CephCli.of(cluster, self.name)
         pool = Pool(cli, self.options, "rados", "benchmark")
         pool.create()
-        info = cli.target_info(pool=pool.name)
         description = {**cli.describe(), "client": "librados", "replicas": pool.size,
                        "environment": cluster.environment, **pool.describe()}
-        return Target("rados", None, self.name, self.variant, description,
-                      detach=pool.delete, info=info)
+        return cli.target("rados", self.name, self.variant, description, cli.access(pool.name),
+                          detach=pool.delete)

@@ -84,14 +84,14 @@ class Rbd(Backend):
                            "access": self.options.access, "environment": cluster.environment,
                            "rbd_cache": self.options.client_cache, **pool.describe()}
             if self.options.access == "librbd":
-                return Target("rbd", None, self.name, self.variant, description, detach=detach,
-                              info=cli.target_info(pool=pool.name, image=image))
+                return cli.target("rbd", self.name, self.variant, description,
+                                  cli.access(pool.name, image, self.options.image_size), detach=detach)
             fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
             fs.up(mkfs=True)
             undo.append(fs.down)
             description.update(fs.describe())
-            return Target("path", fs.mountpoint, self.name, self.variant, description,
-                          remount=fs.remount, detach=detach)
+            return cli.target("path", self.name, self.variant, description, None, path=fs.mountpoint,
+                              remount=fs.remount, detach=detach)
         except BaseException:
             detach()
             raise

@@ -198,16 +198,42 @@ class Environment(ABC):
         """Processes, service health and mounts of the lab."""
 
 
+@dataclass(frozen=True)
+class BlockAccess:
+    """How a workload reaches a ``block`` target."""
+
+    device: str
+    destructive_ok: bool = False  # only the user's explicit 'allow_destructive: true' sets it
+
+
+@dataclass(frozen=True)
+class CephAccess:
+    """How a workload reaches a ``rados`` or ``rbd`` target: the arguments of the Ceph
+    command-line tools (conf, keyring, client, client settings), the environment librados
+    reads inside tools that take no ``-c`` (fio's rbd engine), the pool, and for ``rbd``
+    the image and its size."""
+
+    pool: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    client: str
+    image: str | None = None
+    image_size: int | None = None
+
+
 @dataclass
 class Target:
     """What a backend hands to workloads, by kind:
 
     - ``path``: a verified mount (or a local directory); ``path`` is where to work.
-    - ``block``: a block device; ``info['device']``, and ``info['destructive_ok']``,
-      which only the user's explicit ``allow_destructive: true`` sets.
-    - ``rbd``: an RBD image reached through librbd; ``info`` has pool, image, conf,
-      keyring, client.
-    - ``rados``: a RADOS pool; ``info`` has pool, conf, keyring, client.
+    - ``block``: a block device, reached through ``access`` (a :class:`BlockAccess`).
+    - ``rbd``: an RBD image reached through librbd; ``access`` is a :class:`CephAccess`.
+    - ``rados``: a RADOS pool; ``access`` is a :class:`CephAccess`.
+
+    ``server_host`` (where the client's traffic goes) and ``backing`` (the storage under
+    the OSDs or bricks) are what the network and raw-storage baselines measure.
+    ``description`` is the topology stored with the run (versions, replicas, client,
+    options): for people and for the comparability checks, not for workloads to read.
     """
 
     kind: str
@@ -217,10 +243,12 @@ class Target:
     description: dict[str, Any] = field(default_factory=dict)
     remount: Callable[[], None] | None = None  # a fresh client, its caches gone
     detach: Callable[[], None] | None = None  # undo what open() created
-    info: dict[str, Any] = field(default_factory=dict)
-    # what workloads did to this attachment (e.g. "filled": the image was written once):
-    # it lives and dies with the attachment, so a new image of a later repeat starts empty
-    state: dict[str, Any] = field(default_factory=dict)
+    access: BlockAccess | CephAccess | None = None
+    server_host: str | None = None
+    backing: Path | None = None
+    # what workloads did to this attachment: it lives and dies with the attachment, so the
+    # new image or device of a later repeat starts empty and is written again before reads
+    filled_bytes: int = 0
 
     @property
     def key(self) -> str:
@@ -234,6 +262,26 @@ class Target:
             raise DfsbenchError(f"{self.key} is a {self.kind} target, not a mounted file system")
         return self.path
 
+    @property
+    def block(self) -> BlockAccess:
+        if not isinstance(self.access, BlockAccess):
+            from harness.errors import DfsbenchError
+            raise DfsbenchError(f"{self.key} is a {self.kind} target, not a block device")
+        return self.access
+
+    @property
+    def ceph(self) -> CephAccess:
+        if not isinstance(self.access, CephAccess):
+            from harness.errors import DfsbenchError
+            raise DfsbenchError(f"{self.key} is a {self.kind} target, not a Ceph pool or image")
+        return self.access
+
+    def stored_description(self) -> dict[str, Any]:
+        """The description as stored with the run: the topology, plus where the traffic
+        goes and what storage is under it."""
+        return {**self.description, "server_host": self.server_host,
+                "backing": str(self.backing) if self.backing else None}
+
     def drop_caches(self) -> str:
         """Flush and forget every cache between the workload and the storage.
 
@@ -244,9 +292,9 @@ class Target:
 
     def require_destructive(self, workload: str) -> None:
         """Refuse to write to a raw device unless the user allowed it in so many words."""
-        if not self.info.get("destructive_ok"):
+        if not self.block.destructive_ok:
             from harness.errors import BadInput
-            raise BadInput(f"{workload} would write to the raw device {self.info.get('device')} "
+            raise BadInput(f"{workload} would write to the raw device {self.block.device} "
                            f"of backend {self.key}, which destroys what is on it",
                            hint="set 'allow_destructive: true' in that backend's options if "
                                 "its contents may be lost")

@@ -128,7 +128,7 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         facts = backend.facts(target.description)
         store.add_target(run_id, backend.name, backend.variant,
-                         {**target.description, "facts": vars(facts)}, rep)
+                         {**target.stored_description(), "facts": vars(facts)}, rep)
         for workload in plan.workloads:
             if not workload.supports(target):
                 continue

@@ -47,7 +47,7 @@ class RawDisk(Workload):
         return {"size": 1 << 30 if scale == "report" else 256 << 20}
 
     def supports(self, target: Target) -> bool:
-        return bool(target.description.get("backing"))
+        return target.backing is not None
 
     def cells(self) -> list[dict[str, Any]]:
         return [{"rw": rw, "size": self.options.size, "block_size": self.options.block_size}
@@ -56,7 +56,8 @@ class RawDisk(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("fio", "fio")
-        backing = Path(target.description["backing"])
+        backing = target.backing
+        assert backing is not None  # supports() said so
         path = backing / "dfsbench-rawdisk.data"
         job = raw_dir / f"rawdisk-{cell['rw']}.fio"
         job.write_text("\n".join([f"[rawdisk-{cell['rw']}]", f"filename={path}", f"rw={cell['rw']}",
@@ -102,7 +103,7 @@ class Iperf3(Workload):
         return {"seconds": 10 if scale == "report" else 5}
 
     def supports(self, target: Target) -> bool:
-        return bool(target.description.get("server_host"))
+        return bool(target.server_host)
 
     def cells(self) -> list[dict[str, Any]]:
         return [{"direction": d, "seconds": self.options.seconds} for d in ("to-server", "from-server")]
@@ -110,7 +111,7 @@ class Iperf3(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("iperf3", "iperf3")
-        host = str(target.description["server_host"])
+        host = str(target.server_host)
         if not host.startswith("127."):
             # the server side runs on the host that serves the storage; dfsbench only
             # starts it itself where that host is this one
@@ -194,7 +195,7 @@ class Ioping(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("ioping", "ioping")
-        where = target.directory if target.kind == "path" else Path(target.info["device"])
+        where = target.directory if target.kind == "path" else Path(target.block.device)
         argv = ["ioping", "-J", "-c", str(cell["count"]), "-i", str(self.options.interval_s)]
         if self.options.direct:
             argv.append("-D")

@@ -164,13 +164,13 @@ class Fio(Workload):
         hosts never share a file.)"""
         """The [global] lines that point fio at the target, and the environment it needs."""
         if target.kind == "rbd":
-            rbd = target.info
-            return (["ioengine=rbd", f"clientname={rbd['client']}", f"pool={rbd['pool']}",
-                     f"rbdname={rbd['image']}"], dict(rbd["env"]))
+            rbd = target.ceph
+            return (["ioengine=rbd", f"clientname={rbd.client}", f"pool={rbd.pool}",
+                     f"rbdname={rbd.image}"], dict(rbd.env))
         lines = [f"ioengine={self.options.ioengine}", f"direct={int(self.options.direct)}"]
         if target.kind == "block":
             target.require_destructive("fio")
-            return lines + [f"filename={target.info['device']}"], {}
+            return lines + [f"filename={target.block.device}"], {}
         return lines + [f"filename={target.directory / f'dfsbench-fio-{tag}'}"], {}
 
     def job_text(self, profile: Profile, target: Target, tag: str) -> tuple[str, dict[str, str]]:
@@ -255,7 +255,7 @@ class Fio(Workload):
     def fill(self, target: Target, raw_dir: Path) -> None:
         # the mark lives on the attachment: a later repeat attaches a new, empty image
         if target.kind not in ("rbd", "block") or \
-                target.state.get("filled_bytes", 0) >= self.options.size:
+                target.filled_bytes >= self.options.size:
             return
         text, env = self.fill_text(target)
         job = raw_dir / "fio-fill.fio"
@@ -264,7 +264,7 @@ class Fio(Workload):
                                output=raw_dir / "fio-fill.txt", env=env)
         if not result.ok:
             raise DfsbenchError("could not fill the target before reading: " + result.problem())
-        target.state["filled_bytes"] = self.options.size
+        target.filled_bytes = self.options.size
 
 
 class FioServers:

@@ -65,8 +65,8 @@ class RadosBench(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("rados", "ceph-common")
-        info = target.info
-        base = ["rados", *info["args"], "-p", info["pool"]]
+        ceph = target.ceph
+        base = ["rados", *ceph.args, "-p", ceph.pool]
         o = self.options
         deadline = o.seconds * 3 + 120  # reads stop when the written objects run out
         try:

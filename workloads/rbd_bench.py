@@ -61,18 +61,18 @@ class RbdBench(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         proc.require_tool("rbd", "ceph-common")
-        info = target.info
-        base = ["rbd", *info["args"], "bench", f"{info['pool']}/{info['image']}"]
-        size = int(target.description.get("image_size") or cell["io_total"])
+        ceph = target.ceph
+        base = ["rbd", *ceph.args, "bench", f"{ceph.pool}/{ceph.image}"]
+        size = ceph.image_size or int(cell["io_total"])
         # the mark lives on the attachment: a later repeat attaches a new, empty image
-        if cell["io_type"] == "read" and target.state.get("filled_bytes", 0) < size:
+        if cell["io_type"] == "read" and target.filled_bytes < size:
             result = proc.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
                                     "--io-threads", "16", "--io-total", str(size),
                                     "--io-pattern", "seq"],
                                    deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
             if not result.ok:
                 raise DfsbenchError("could not fill the image before reading: " + result.problem())
-            target.state["filled_bytes"] = size
+            target.filled_bytes = size
         argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
                 "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
                 "--io-pattern", cell["io_pattern"]]

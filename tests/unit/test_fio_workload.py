@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from harness.contracts import Target
+from harness.contracts import BlockAccess, Target
 from harness.errors import BadInput
 from workloads.fio import Fio, FioOptions
 
@@ -47,7 +47,7 @@ def test_client_server_with_local_servers(tmp_path):
 
 def test_raw_device_needs_allow_destructive(tmp_path):
     fio = Fio(FioOptions(size="4MiB", runtime_s=1, profiles=PROFILE))
-    target = Target("block", None, "blockdev", "default", info={"device": "/dev/null", "destructive_ok": False})
+    target = Target("block", None, "blockdev", "default", access=BlockAccess("/dev/null", destructive_ok=False))
     with pytest.raises(BadInput, match="allow_destructive"):
         list(fio.run(target, fio.cells()[0], tmp_path, tmp_path))
 
@@ -69,7 +69,7 @@ def test_every_new_attachment_is_filled_before_reads(tmp_path):
         raw = tmp_path / f"raw-{repeat}"
         raw.mkdir()
         target = Target("block", None, "blockdev", "default",
-                        info={"device": str(device), "destructive_ok": True})
+                        access=BlockAccess(str(device), destructive_ok=True))
         records = list(fio.run(target, fio.cells()[0], tmp_path, raw))
         assert (raw / "fio-fill.txt").exists(), f"repeat {repeat} read an unfilled device"
         assert device.stat().st_size == 8 << 20
