@@ -37,7 +37,7 @@ DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT"})
 @dataclass(frozen=True)
 class PathLimits:
     network: float | None  # B/s
-    network_source: str  # "declared" | "iperf3" | ""
+    network_source: str  # "declared", the network baseline that measured it (iperf3), or ""
     client_ram: float | None  # bytes
     facts: SystemFacts
     note: str = ""  # why there is no network limit, where that is worth saying
@@ -78,9 +78,10 @@ def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, st
         else:
             probes = [m for m in records if (m.backend, m.variant) == key and m.value
                       and m.metric == "throughput" and role(m.workload) == "network"]
-            real = [m.value for m in probes if not m.params.get("loopback") and m.value is not None]
-            if real:
-                network, source = median(real), "iperf3"
+            real = [m for m in probes if not m.params.get("loopback") and m.value is not None]
+            if real:  # measured by the run's network baseline (a workload with that role)
+                network = median([m.value for m in real if m.value is not None])
+                source = ", ".join(sorted({m.workload for m in real}))
             elif probes:
                 note = "no network between client and servers (loopback): no network limit applies"
         out[key] = PathLimits(network, source, client_ram, facts, note)
