@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="what runs where the config names nothing: 'report' (default) the "
                           "report's iozone, large-file and small-file comparison on GlusterFS and "
                           "CephFS; 'full' every workload on every backend")
-    run.add_argument("--env", help="environment (local)")
+    run.add_argument("--env", help="environment (local, docker)")
     run.add_argument("--backends", type=_csv, help="comma-separated backend names")
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)
@@ -107,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dfsbench: interrupted; everything measured so far is stored", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. 'dfsbench list | head': the reader went away, not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
@@ -167,7 +172,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
         with progress.step(f"lab up ({env.name}) in {env.where}"):
             cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
             try:
-                _attach_all(plan, cluster, progress)
+                if not env.client_nodes:
+                    _attach_all(plan, cluster, progress)
             except BaseException:
                 env.stop()  # half a lab is no lab: undo everything, then report why
                 raise

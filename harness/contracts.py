@@ -172,6 +172,8 @@ class Environment(ABC):
 
     name: ClassVar[str]
     Options: ClassVar[type[Options]] = NoOptions
+    # its own client nodes mount the targets (containers): 'lab up' mounts nothing on this host
+    client_nodes: ClassVar[bool] = False
 
     def __init__(self, options: PluginOptions) -> None:
         self.options = options

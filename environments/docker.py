@@ -1,0 +1,353 @@
+"""Environment ``docker``: a multi-node lab in containers, managed with testcontainers.
+
+Storage nodes and client nodes are containers of one locally built image
+(``environments.node_image``) on a private Docker network of their own, each link shaped
+like the declared one (``tc`` tbf on egress, and on ingress through an ifb device). The
+first slice brings up GlusterFS: ``gluster_nodes`` nodes, one brick each on a Docker
+volume (the container root is fuse-overlayfs, which Gluster refuses and which is 2×
+slower), one replicated volume, and ``clients`` client nodes that mount it with the FUSE
+client. Ceph nodes and running workloads on the client nodes are not built yet.
+
+Everything created carries the label ``dfsbench.lab=<lab id>`` and goes into the lab's
+ledger with the command that removes it, the moment it exists; ``lab down`` undoes the
+ledger and then removes whatever else carries the lab's label (a container created just
+before a crash), and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, volume_status
+from harness import proc
+from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
+from harness.errors import DfsbenchError
+from harness.ledger import Ledger
+from harness.units import parse_rate
+
+LABEL = "dfsbench.lab"
+VOLUME = "dfsbench"
+MOUNT = "/mnt/glusterfs"
+BRICKS = "/bricks"
+
+
+def default_lab_dir() -> Path:
+    return Path(os.environ.get("DFSBENCH_DOCKER_LAB_DIR", "/var/tmp/dfsbench-docker-lab"))
+
+
+class Link(Options):
+    """The link of every node. Only a rate can be emulated here: this kernel has no netem."""
+
+    rate: str = Field("1Gbit", description="e.g. 1Gbit, 100Mbit, 125MB/s")
+    delay: str | None = Field(None, description="not available: this kernel has no netem")
+    loss: str | None = Field(None, description="not available: this kernel has no netem")
+
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v: str) -> str:
+        parse_rate(v)
+        return v
+
+    @field_validator("delay", "loss")
+    @classmethod
+    def _no_netem(cls, v: str | None) -> str | None:
+        if v is not None:
+            raise ValueError("delay and loss need tc netem, which this kernel does not have: only "
+                             "the link's rate is shaped (tc tbf); remove delay/loss")
+        return v
+
+    @property
+    def bits_per_second(self) -> int:
+        return int(parse_rate(self.rate) * 8)
+
+
+class DockerOptions(Options):
+    lab_dir: Path | None = Field(None, description="where the lab's ledger lives (default "
+                                 "/var/tmp/dfsbench-docker-lab or $DFSBENCH_DOCKER_LAB_DIR)")
+    gluster_nodes: int = Field(3, ge=1, le=12)
+    gluster_replica: int = Field(3, ge=1, le=12)
+    clients: int = Field(2, ge=1, le=8)
+    link: Link = Field(default_factory=lambda: Link())
+    ready_timeout_s: float = Field(180, gt=0)
+
+
+def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
+    return proc.run(["docker", *args], timeout=timeout, check=check).stdout
+
+
+class Node:
+    """A container of the lab, reached with ``docker exec``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def argv(self, *args: str) -> list[str]:
+        return ["docker", "exec", self.name, *args]
+
+    def run(self, *args: str, timeout: float = 120, check: bool = True) -> str:
+        return proc.run(self.argv(*args), timeout=timeout, check=check).stdout
+
+    def running(self) -> bool:
+        out = proc.run(["docker", "inspect", "--format", "{{.State.Running}}", self.name], check=False,
+                       timeout=30)
+        return out.returncode == 0 and out.stdout.strip() == "true"
+
+    def mount_type(self, path: str) -> str | None:
+        result = proc.run(self.argv("cat", "/proc/mounts"), check=False, timeout=30)
+        found = None
+        for line in result.stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] == path:
+                found = parts[2]
+        return found
+
+
+class NodeGlusterCli(GlusterCli):
+    """The gluster CLI of one storage node, run inside it."""
+
+    def __init__(self, node: Node) -> None:
+        super().__init__(Path("/var/run/glusterd.socket"), Path("/var/log/glusterfs/cli.log"))
+        self.node = node
+
+    def argv(self, *args: str) -> list[str]:
+        return self.node.argv("gluster", "--mode=script", *args)
+
+
+class DockerEnvironment(Environment):
+    name = "docker"
+    Options = DockerOptions
+    options: DockerOptions
+    client_nodes = True
+
+    @property
+    def lab_dir(self) -> Path:
+        return (self.options.lab_dir or default_lab_dir()).absolute()
+
+    @property
+    def where(self) -> str:
+        return f"Docker, ledger in {self.lab_dir}"
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.lab_dir / "ledger.json"
+
+    def existing(self) -> Ledger | None:
+        return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
+
+    @contextmanager
+    def up(self, services: set[str]) -> Iterator[Cluster]:
+        raise DfsbenchError("running workloads in the docker lab is not built yet: its client "
+                            "nodes mount GlusterFS, but workloads still run on this host only",
+                            hint="'dfsbench lab up --env docker' brings the nodes up; run "
+                                 "workloads with the local environment for now")
+        yield  # pragma: no cover  (a generator, for contextmanager)
+
+    def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
+        note = progress or (lambda _: None)
+        if self.ledger_path.exists():
+            raise DfsbenchError(f"a docker lab is already set up (ledger {self.ledger_path})",
+                                hint="use it, or run 'dfsbench lab down --env docker' first")
+        unknown = services - {"gluster", "ceph"}
+        if unknown:
+            raise DfsbenchError(f"environment 'docker' cannot provide {sorted(unknown)}")
+        if "ceph" in services:
+            note("Ceph nodes are not built yet in the docker lab: bringing up GlusterFS only")
+        from environments import node_image
+
+        t0 = time.monotonic()
+        image = node_image.ensure(note)
+        note(f"node image {image.tag} ({image.size / 1e6:.0f} MB) "
+             f"{'reused' if image.reused else 'built'} in {image.seconds:.1f} s")
+        lab = secrets.token_hex(3)
+        ledger = Ledger(self.ledger_path)
+        ledger.data["docker"] = {"lab": lab, "image": image.tag}
+        ledger.save()
+        try:
+            bringup = GlusterBringUp(self.options, ledger, lab, image.tag, note)
+            facts = bringup.run()
+        except BaseException:
+            problems = self.stop()
+            if problems:
+                note("undoing the partial lab left: " + "; ".join(problems))
+            raise
+        ledger.data["docker"].update(facts)
+        ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
+        ledger.save()
+        note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s: "
+             + ", ".join(f"{k} {v:.1f} s" for k, v in bringup.phases.items()))
+        return Cluster("docker", {}, ledger, self.lab_dir)
+
+    def stop(self) -> list[str]:
+        ledger = self.existing()
+        if ledger is None:
+            return []
+        lab = ledger.data.get("docker", {}).get("lab")
+        problems = ledger.undo()
+        if lab:
+            problems += sweep(lab)
+        if not problems and self.ledger_path.exists():
+            self.ledger_path.unlink()
+            try:
+                self.lab_dir.rmdir()  # made for the ledger; kept if anything else is in it
+            except OSError:
+                pass
+        return problems
+
+    def status(self) -> LabStatus:
+        ledger = self.existing()
+        if ledger is None:
+            return LabStatus(False, self.where)
+        facts = ledger.data.get("docker", {})
+        nodes = [Node(n) for n in facts.get("gluster_nodes", [])]
+        clients = [Node(n) for n in facts.get("clients", [])]
+        processes = tuple((n.name, n.running()) for n in nodes + clients)
+        services = []
+        if nodes:
+            try:
+                ok, text = volume_status(NodeGlusterCli(nodes[0]), VOLUME, len(nodes))
+            except DfsbenchError as exc:
+                ok, text = False, exc.message
+            services.append(ServiceHealth("gluster", ok, text))
+        mounts = tuple((f"{c.name}:{MOUNT}", c.mount_type(MOUNT)) for c in clients)
+        return LabStatus(True, self.where, tuple(services), mounts, processes)
+
+
+def sweep(lab: str) -> list[str]:
+    """Remove whatever still carries this lab's label (created just before a crash, before
+    the ledger heard of it): containers, then volumes, then networks. Nothing else."""
+    problems = []
+    selector = f"label={LABEL}={lab}"
+    kinds = ((["ps", "-aq", "--filter", selector], ["rm", "-f", "-v"]),
+             (["volume", "ls", "-q", "--filter", selector], ["volume", "rm", "-f"]),
+             (["network", "ls", "-q", "--filter", selector], ["network", "rm"]))
+    for listing, removal in kinds:
+        found = docker(*listing, check=False).split()
+        if found:
+            result = proc.run(["docker", *removal, *found], check=False, timeout=120)
+            if result.returncode != 0:
+                problems.append(f"docker {' '.join(removal)}: {result.stderr.strip()[-300:]}")
+    return problems
+
+
+class GlusterBringUp:
+    """GlusterFS storage nodes and client nodes on a shaped private network."""
+
+    def __init__(self, options: DockerOptions, ledger: Ledger, lab: str, image: str,
+                 note: Callable[[str], None]) -> None:
+        if options.gluster_nodes % options.gluster_replica:
+            raise DfsbenchError(f"{options.gluster_nodes} GlusterFS nodes cannot form replica-"
+                                f"{options.gluster_replica} sets")
+        self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
+        self.labels = {LABEL: lab}
+        self.network = f"dfsbench-{lab}"
+        self.phases: dict[str, float] = {}
+        self._t = time.monotonic()
+
+    def phase(self, name: str) -> None:
+        now = time.monotonic()
+        self.phases[name] = now - self._t
+        self._t = now
+        self.note(f"{name} in {self.phases[name]:.1f} s")
+
+    def run(self) -> dict[str, Any]:
+        from testcontainers.core.network import Network
+
+        os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # Ryuk cannot be pulled here
+        network = Network(docker_network_kw={"labels": self.labels})
+        network.name = self.network
+        network.create()
+        self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}")
+        names = [f"gluster{i + 1}" for i in range(self.o.gluster_nodes)]
+        clients = [f"client{j + 1}" for j in range(self.o.clients)]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            nodes = list(pool.map(lambda n: self.container(network, n, storage=True), names))
+            client_nodes = list(pool.map(lambda n: self.container(network, n, storage=False), clients))
+        self.phase("containers started")
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(self.shape, nodes + client_nodes))
+        self.phase(f"links shaped to {self.o.link.rate}")
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(self.glusterd, nodes))
+        self.phase("glusterd running on every node")
+        cli = NodeGlusterCli(nodes[0])
+        for peer in names[1:]:
+            cli("peer", "probe", peer)
+        proc.wait_for(lambda: self.peers(cli, len(names) - 1), what="every GlusterFS peer connected",
+                      timeout=self.o.ready_timeout_s, interval=0.5)
+        replica = ["replica", str(self.o.gluster_replica)] if self.o.gluster_replica > 1 else []
+        cli("volume", "create", VOLUME, *replica, "transport", "tcp",
+            *[f"{n}:{BRICKS}/b" for n in names], "force")
+        for key, value in HONEST_OPTIONS.items():
+            cli("volume", "set", VOLUME, key, value)
+        cli("volume", "start", VOLUME)
+        proc.wait_for(lambda: volume_status(cli, VOLUME, len(names)),
+                      what=f"all {len(names)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
+                      interval=0.5)
+        self.phase(f"volume {VOLUME} (replica {self.o.gluster_replica}) started")
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(self.mount, client_nodes))
+        self.phase("clients mounted")
+        return {"network": self.network, "gluster_nodes": [n.name for n in nodes],
+                "clients": [c.name for c in client_nodes], "volume": VOLUME,
+                "replica": self.o.gluster_replica, "link": self.o.link.rate,
+                "gluster_version": nodes[0].run("glusterfs", "--version").split()[1]}
+
+    def container(self, network: Any, host: str, storage: bool) -> Node:
+        from testcontainers.core.container import DockerContainer
+
+        name = f"dfsbench-{self.lab}-{host}"
+        kwargs: dict[str, Any] = {"labels": self.labels, "hostname": host,
+                                  "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
+        container = DockerContainer(self.image).with_name(name).with_network(network) \
+            .with_network_aliases(host).with_command(["sleep", "infinity"])
+        if storage:
+            volume = f"{name}-bricks"
+            docker("volume", "create", "--label", f"{LABEL}={self.lab}", volume)
+            self.ledger.command(["docker", "volume", "rm", "-f", volume], f"volume {volume}")
+            container = container.with_volume_mapping(volume, BRICKS, "rw")
+        else:
+            kwargs["devices"] = ["/dev/fuse:/dev/fuse:rwm"]
+        container.with_kwargs(**kwargs).start()
+        self.ledger.command(["docker", "rm", "-f", "-v", name], f"container {name}")
+        return Node(name)
+
+    def shape(self, node: Node) -> None:
+        """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect)."""
+        rate = f"{self.o.link.bits_per_second}bit"
+        shaper = ["tbf", "rate", rate, "burst", "256kb", "latency", "50ms"]
+        node.run("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
+        node.run("ip", "link", "add", "ifb0", "type", "ifb")
+        node.run("ip", "link", "set", "ifb0", "up")
+        node.run("tc", "qdisc", "add", "dev", "eth0", "handle", "ffff:", "ingress")
+        # (u32 matching everything: this kernel has no matchall classifier)
+        node.run("tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
+                 "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0")
+        node.run("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
+
+    def glusterd(self, node: Node) -> None:
+        node.run("glusterd")
+        proc.wait_for(lambda: (NodeGlusterCli(node).answers()[0], "glusterd not answering yet"),
+                      what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.2)
+
+    @staticmethod
+    def peers(cli: GlusterCli, want: int) -> tuple[bool, str]:
+        root = cli.xml("peer", "status")
+        connected = [p for p in root.findall(".//peerStatus/peer") if p.findtext("connected") == "1"]
+        return len(connected) >= want, f"{len(connected)} of {want} peers connected"
+
+    def mount(self, client: Node) -> None:
+        client.run("mkdir", "-p", MOUNT)
+        client.run("glusterfs", "--volfile-server=gluster1", f"--volfile-id={VOLUME}", MOUNT)
+        proc.wait_for(lambda: (client.mount_type(MOUNT) == "fuse.glusterfs",
+                               f"{client.mount_type(MOUNT) or 'not mounted'}"),
+                      what=f"a fuse.glusterfs mount at {client.name}:{MOUNT}",
+                      timeout=self.o.ready_timeout_s, interval=0.2)

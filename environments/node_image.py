@@ -1,0 +1,130 @@
+"""The container lab's node image, built here: there is no registry to pull from.
+
+Two layers, each tagged by a hash of its inputs, so an unchanged input is never built
+twice (a cached build is one ``docker image inspect``):
+
+- the base: ``debootstrap --variant=minbase`` of the Debian suite from the mirror this
+  host's apt sources name, imported with ``docker import``;
+- the node: the base plus the Debian packages every node needs (Ceph daemons and
+  clients, the GlusterFS server and client, fio, iozone3 from ``non-free``, tools),
+  built with ``docker build`` from a Dockerfile given on stdin (no build context).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import proc
+from harness.errors import DfsbenchError
+
+SUITE = "bookworm"
+LABEL = "dfsbench.image"
+PACKAGES = (
+    "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse",
+    "glusterfs-server", "glusterfs-client",
+    "fio", "iozone3", "iperf3", "ioping", "iproute2", "fuse3", "procps", "psmisc",
+    "util-linux", "attr", "kmod", "uuid-runtime", "xfsprogs", "e2fsprogs", "python3",
+)
+SOURCES_FILE = Path("/etc/apt/sources.list.d/debian.sources")
+SOURCES_LIST = Path("/etc/apt/sources.list")
+
+
+def host_mirror(sources: Path = SOURCES_FILE, legacy: Path = SOURCES_LIST) -> str:
+    """The Debian mirror this host's apt uses (the only one reachable here)."""
+    candidates: list[str] = []
+    if sources.exists():
+        for block in sources.read_text().split("\n\n"):
+            if re.search(r"^Suites:.*\b" + SUITE + r"\b", block, re.M) and "security" not in block:
+                found = re.search(r"^URIs:\s*(\S+)", block, re.M)
+                if found:
+                    candidates.append(found.group(1))
+    if legacy.exists():
+        for line in legacy.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[0] == "deb" and parts[2] == SUITE:
+                candidates.append(parts[1])
+    if not candidates:
+        raise DfsbenchError(f"no Debian {SUITE} mirror found in {sources} or {legacy}",
+                            hint="the node image is built with debootstrap from the host's mirror")
+    return candidates[0].rstrip("/")
+
+
+def dockerfile(base: str, mirror: str) -> str:
+    return "\n".join([
+        f"FROM {base}",
+        f"RUN printf 'deb {mirror} {SUITE} main non-free\\ndeb {mirror} {SUITE}-updates main non-free\\n'"
+        " > /etc/apt/sources.list",
+        "RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+        f"--no-install-recommends {' '.join(PACKAGES)} > /dev/null "
+        "&& rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb",
+        f'LABEL {LABEL}="node"',
+        'CMD ["sleep", "infinity"]',
+    ]) + "\n"
+
+
+def _tag(name: str, *inputs: str) -> str:
+    digest = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()[:12]
+    return f"dfsbench-{name}:{digest}"
+
+
+@dataclass(frozen=True)
+class Built:
+    tag: str
+    seconds: float
+    reused: bool
+    size: int  # bytes
+
+
+def image_exists(tag: str) -> bool:
+    return proc.run(["docker", "image", "inspect", tag], check=False, timeout=60).returncode == 0
+
+
+def image_size(tag: str) -> int:
+    out = proc.run(["docker", "image", "inspect", "--format", "{{.Size}}", tag], timeout=60).stdout
+    return int(out.strip() or 0)
+
+
+def build_base(mirror: str, note: Callable[[str], None]) -> str:
+    tag = _tag("base", SUITE, mirror, "minbase")
+    if image_exists(tag):
+        return tag
+    proc.require_tool("debootstrap", "debootstrap")
+    with tempfile.TemporaryDirectory(prefix="dfsbench-rootfs-", dir="/var/tmp") as tmp:
+        root = Path(tmp) / "root"
+        note(f"debootstrap {SUITE} (minbase) from {mirror} …")
+        t0 = time.monotonic()
+        proc.run(["debootstrap", "--variant=minbase", SUITE, str(root), mirror], timeout=1800,
+                 hint="debootstrap needs the Debian mirror of the host's apt sources")
+        for deb in (root / "var/cache/apt/archives").glob("*.deb"):
+            deb.unlink()
+        note(f"debootstrap done in {time.monotonic() - t0:.0f} s; docker import …")
+        proc.run(["sh", "-c", f'tar -C "{root}" -c . | docker import '
+                  f'--change \'LABEL {LABEL}="base"\' - {tag}'], timeout=1800)
+        shutil.rmtree(root, ignore_errors=True)
+    return tag
+
+
+def ensure(note: Callable[[str], None] = lambda _: None) -> Built:
+    """The node image: reused when its inputs are unchanged, else built (minutes)."""
+    proc.require_tool("docker", "docker.io")
+    mirror = host_mirror()
+    t0 = time.monotonic()
+    text_without_base = dockerfile("BASE", mirror)
+    tag = _tag("node", SUITE, mirror, text_without_base)
+    if image_exists(tag):
+        return Built(tag, time.monotonic() - t0, True, image_size(tag))
+    base = build_base(mirror, note)
+    note(f"docker build {tag}: {len(PACKAGES)} Debian packages …")
+    t1 = time.monotonic()
+    proc.run(["docker", "build", "--quiet", "-t", tag, "-"], input=dockerfile(base, mirror), timeout=3600,
+             hint="the packages come from the host's Debian mirror")
+    note(f"packages installed in {time.monotonic() - t1:.0f} s")
+    return Built(tag, time.monotonic() - t0, False, image_size(tag))

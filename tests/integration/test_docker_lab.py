@@ -1,0 +1,91 @@
+"""The container lab on the real Docker engine: GlusterFS storage nodes and client nodes
+on a shaped private network, brought up and removed by the lab's own label only."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from tests.integration.test_local_lab import dfsbench
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(shutil.which("docker") is None or
+                       subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
+                       reason="needs a running Docker engine"),
+]
+
+
+def docker(*args: str) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=300, check=True).stdout
+
+
+def labelled(kind: list[str], lab: str) -> list[str]:
+    return docker(*kind, "--filter", f"label=dfsbench.lab={lab}").split()
+
+
+@pytest.fixture
+def docker_lab(tmp_path):
+    lab_dir = tmp_path / "docker-lab"
+    env = {"DFSBENCH_DOCKER_LAB_DIR": str(lab_dir), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    config = tmp_path / "docker.yaml"
+    config.write_text("environment: {kind: docker, options: {gluster_nodes: 3, clients: 2, "
+                      "link: {rate: 1Gbit}}}\nbackends: [glusterfs]\n")
+    yield lab_dir, env, config
+    if (lab_dir / "ledger.json").exists():  # a failed test must not leave a lab behind
+        dfsbench("lab", "down", "--env", "docker", env=env)
+
+
+def test_gluster_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
+    lab_dir, env, config = docker_lab
+    up = dfsbench("lab", "up", str(config), env=env, timeout=1800)
+    assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
+    assert "gluster: healthy — 3 of 3 bricks online" in up.stdout
+    assert up.stdout.count("fuse.glusterfs (verified in /proc/mounts)") == 2
+    lab = json.loads((lab_dir / "ledger.json").read_text())["data"]["docker"]["lab"]
+    assert len(labelled(["ps", "-aq"], lab)) == 5
+    assert len(labelled(["volume", "ls", "-q"], lab)) == 3
+    client = f"dfsbench-{lab}-client1"
+    assert "tbf" in docker("exec", client, "tc", "qdisc", "show", "dev", "eth0")
+    assert "tbf" in docker("exec", client, "tc", "qdisc", "show", "dev", "ifb0")
+
+    # a replica-3 FUSE client sends every write to each of the three nodes over its own
+    # 1 Gbit link: it cannot write faster than a third of it (125 MB/s / 3)
+    out = subprocess.run(["docker", "exec", client, "dd", "if=/dev/zero", "of=/mnt/glusterfs/f",
+                          "bs=1M", "count=96", "oflag=direct"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rate = float(re.search(r"([\d.]+) MB/s", out.stderr).group(1))
+    assert 5 < rate < 125 / 3 * 1.1, out.stderr
+    # every node has the file: the write went to all three
+    for i in (1, 2, 3):
+        assert docker("exec", f"dfsbench-{lab}-gluster{i}", "stat", "-c", "%s", "/bricks/b/f").strip() == \
+            str(96 << 20)
+
+    status = dfsbench("lab", "status", "--env", "docker", env=env)
+    assert status.returncode == 0, status.stdout + status.stderr
+
+    # something created just before a crash carries the label but is not in the ledger; a
+    # bystander without the label is not ours and stays
+    image = docker("inspect", "--format", "{{.Config.Image}}", client).strip()
+    docker("run", "-d", "--label", f"dfsbench.lab={lab}", image, "sleep", "infinity")
+    bystander = docker("run", "-d", image, "sleep", "infinity").strip()
+    try:
+        down = dfsbench("lab", "down", "--env", "docker", env=env, timeout=600)
+        assert down.returncode == 0, down.stderr
+        assert labelled(["ps", "-aq"], lab) == []
+        assert labelled(["volume", "ls", "-q"], lab) == []
+        assert labelled(["network", "ls", "-q"], lab) == []
+        assert docker("inspect", "--format", "{{.State.Running}}", bystander).strip() == "true"
+        assert not (lab_dir / "ledger.json").exists()
+    finally:
+        docker("rm", "-f", bystander)
+
+
+def test_run_in_the_docker_lab_says_it_is_not_built_yet(docker_lab):
+    lab_dir, env, config = docker_lab
+    run = dfsbench("run", str(config), env=env)
+    assert run.returncode == 1 and "not built yet" in run.stderr
+    assert not (lab_dir / "ledger.json").exists()

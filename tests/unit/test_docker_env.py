@@ -1,0 +1,45 @@
+"""The container lab's config and image inputs (no Docker needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from environments import node_image
+from environments.docker import DockerOptions, Link
+from harness.errors import BadInput, DfsbenchError
+from harness.config import build_plan
+
+
+def test_link_rate_is_shaped_and_netem_is_refused_with_the_reason():
+    assert Link().bits_per_second == 1_000_000_000
+    assert Link(rate="100Mbit").bits_per_second == 100_000_000
+    with pytest.raises(ValueError, match="netem"):
+        Link(rate="1Gbit", delay="5ms")
+    with pytest.raises(BadInput, match="environment.options.link.loss.*netem"):
+        build_plan({"environment": {"kind": "docker", "options": {"link": {"loss": "1%"}}}})
+
+
+def test_defaults_are_three_storage_nodes_two_clients_replica_three():
+    o = DockerOptions()
+    assert (o.gluster_nodes, o.gluster_replica, o.clients, o.link.rate) == (3, 3, 2, "1Gbit")
+
+
+def test_mirror_from_deb822_and_legacy_sources(tmp_path):
+    deb822 = tmp_path / "debian.sources"
+    deb822.write_text("Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
+                      "Components: main\n\nTypes: deb\nURIs: http://mirror.example/debian-security\n"
+                      "Suites: bookworm-security\nComponents: main\n")
+    assert node_image.host_mirror(deb822, tmp_path / "none") == "http://mirror.example/debian"
+    legacy = tmp_path / "sources.list"
+    legacy.write_text("# comment\ndeb http://old.example/debian/ bookworm main non-free\n")
+    assert node_image.host_mirror(tmp_path / "none", legacy) == "http://old.example/debian"
+    with pytest.raises(DfsbenchError, match="no Debian bookworm mirror"):
+        node_image.host_mirror(tmp_path / "none", tmp_path / "none2")
+
+
+def test_image_tag_follows_its_inputs():
+    text = node_image.dockerfile("BASE", "http://m/debian")
+    assert "non-free" in text and "iozone3" in text and "glusterfs-server" in text
+    same = node_image._tag("node", "bookworm", "http://m/debian", text)
+    assert same == node_image._tag("node", "bookworm", "http://m/debian", text)
+    assert same != node_image._tag("node", "bookworm", "http://other/debian", text)
