@@ -2,11 +2,13 @@
 
 Storage nodes and client nodes are containers of one locally built image
 (``environments.node_image``) on a private Docker network of their own, each link shaped
-like the declared one (``tc`` tbf on egress, and on ingress through an ifb device). The
-first slice brings up GlusterFS: ``gluster_nodes`` nodes, one brick each on a Docker
+like the declared one (``tc`` tbf on egress, and on ingress through an ifb device). It
+brings up GlusterFS: ``gluster_nodes`` nodes, one brick each on a Docker
 volume (the container root is fuse-overlayfs, which Gluster refuses and which is 2×
 slower), one replicated volume, and ``clients`` client nodes that mount it with the FUSE
-client. Ceph nodes and running workloads on the client nodes are not built yet.
+client; and Ceph: a monitor node (mon, mgr, MDS) and ``ceph_osd_nodes`` OSD nodes, pools
+of ``ceph_replicas`` with the node as failure domain, a CephFS that the client nodes mount
+with ceph-fuse. Running workloads on the client nodes is not built yet.
 
 Everything created carries the label ``dfsbench.lab=<lab id>`` and goes into the lab's
 ledger with the command that removes it, the moment it exists; ``lab down`` undoes the
@@ -38,6 +40,7 @@ LABEL = "dfsbench.lab"
 VOLUME = "dfsbench"
 MOUNT = "/mnt/glusterfs"
 BRICKS = "/bricks"
+DATA = "/data"
 
 
 def default_lab_dir() -> Path:
@@ -75,6 +78,9 @@ class DockerOptions(Options):
                                  "/var/tmp/dfsbench-docker-lab or $DFSBENCH_DOCKER_LAB_DIR)")
     gluster_nodes: int = Field(3, ge=1, le=12)
     gluster_replica: int = Field(3, ge=1, le=12)
+    ceph_osd_nodes: int = Field(3, ge=1, le=12)
+    osds_per_node: int = Field(1, ge=1, le=4)
+    ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
     ready_timeout_s: float = Field(180, gt=0)
@@ -95,6 +101,10 @@ class Node:
 
     def run(self, *args: str, timeout: float = 120, check: bool = True) -> str:
         return proc.run(self.argv(*args), timeout=timeout, check=check).stdout
+
+    def daemon(self, *args: str) -> None:
+        """Start a process in the node that outlives this call (``docker exec -d``)."""
+        proc.run(["docker", "exec", "-d", self.name, *args], timeout=60)
 
     def running(self) -> bool:
         out = proc.run(["docker", "inspect", "--format", "{{.State.Running}}", self.name], check=False,
@@ -159,8 +169,6 @@ class DockerEnvironment(Environment):
         unknown = services - {"gluster", "ceph"}
         if unknown:
             raise DfsbenchError(f"environment 'docker' cannot provide {sorted(unknown)}")
-        if "ceph" in services:
-            note("Ceph nodes are not built yet in the docker lab: bringing up GlusterFS only")
         from environments import node_image
 
         t0 = time.monotonic()
@@ -172,7 +180,7 @@ class DockerEnvironment(Environment):
         ledger.data["docker"] = {"lab": lab, "image": image.tag}
         ledger.save()
         try:
-            bringup = GlusterBringUp(self.options, ledger, lab, image.tag, note)
+            bringup = LabBringUp(self.options, ledger, lab, image.tag, services or {"ceph", "gluster"}, note)
             facts = bringup.run()
         except BaseException:
             problems = self.stop()
@@ -182,8 +190,7 @@ class DockerEnvironment(Environment):
         ledger.data["docker"].update(facts)
         ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
         ledger.save()
-        note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s: "
-             + ", ".join(f"{k} {v:.1f} s" for k, v in bringup.phases.items()))
+        note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s")
         return Cluster("docker", {}, ledger, self.lab_dir)
 
     def stop(self) -> list[str]:
@@ -217,7 +224,18 @@ class DockerEnvironment(Environment):
             except DfsbenchError as exc:
                 ok, text = False, exc.message
             services.append(ServiceHealth("gluster", ok, text))
-        mounts = tuple((f"{c.name}:{MOUNT}", c.mount_type(MOUNT)) for c in clients)
+        mon = facts.get("ceph_mon")
+        ceph = [Node(n) for n in ([mon] if mon else []) + facts.get("ceph_osd_nodes", [])]
+        if ceph:
+            from environments.docker_ceph import health
+
+            ok, text = health(ceph[0])
+            services.append(ServiceHealth("ceph", ok, text))
+        processes += tuple((n.name, n.running()) for n in ceph)
+        from environments.docker_ceph import CEPH_MOUNT
+
+        points = ([MOUNT] if nodes else []) + ([CEPH_MOUNT] if ceph else [])
+        mounts = tuple((f"{c.name}:{point}", c.mount_type(point)) for c in clients for point in points)
         return LabStatus(True, self.where, tuple(services), mounts, processes)
 
 
@@ -238,25 +256,26 @@ def sweep(lab: str) -> list[str]:
     return problems
 
 
-class GlusterBringUp:
-    """GlusterFS storage nodes and client nodes on a shaped private network."""
+class LabBringUp:
+    """Storage nodes of each system asked for and client nodes, on a shaped private
+    network; the two systems come up side by side."""
 
     def __init__(self, options: DockerOptions, ledger: Ledger, lab: str, image: str,
-                 note: Callable[[str], None]) -> None:
+                 systems: set[str], note: Callable[[str], None]) -> None:
         if options.gluster_nodes % options.gluster_replica:
             raise DfsbenchError(f"{options.gluster_nodes} GlusterFS nodes cannot form replica-"
                                 f"{options.gluster_replica} sets")
         self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
+        self.systems = systems
         self.labels = {LABEL: lab}
         self.network = f"dfsbench-{lab}"
         self.phases: dict[str, float] = {}
-        self._t = time.monotonic()
+        self._t0 = time.monotonic()
 
     def phase(self, name: str) -> None:
-        now = time.monotonic()
-        self.phases[name] = now - self._t
-        self._t = now
-        self.note(f"{name} in {self.phases[name]:.1f} s")
+        """Seconds from the start of the bring-up to the end of this phase."""
+        self.phases[name] = time.monotonic() - self._t0
+        self.note(f"{name} at {self.phases[name]:.1f} s")
 
     def run(self) -> dict[str, Any]:
         from testcontainers.core.network import Network
@@ -266,18 +285,36 @@ class GlusterBringUp:
         network.name = self.network
         network.create()
         self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}")
-        names = [f"gluster{i + 1}" for i in range(self.o.gluster_nodes)]
-        clients = [f"client{j + 1}" for j in range(self.o.clients)]
+        hosts = {"client": [f"client{j + 1}" for j in range(self.o.clients)]}
+        if "gluster" in self.systems:
+            hosts["gluster"] = [f"gluster{i + 1}" for i in range(self.o.gluster_nodes)]
+        if "ceph" in self.systems:
+            hosts["ceph"] = ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.o.ceph_osd_nodes)]]
         with ThreadPoolExecutor(max_workers=4) as pool:
-            nodes = list(pool.map(lambda n: self.container(network, n, storage=True), names))
-            client_nodes = list(pool.map(lambda n: self.container(network, n, storage=False), clients))
-        self.phase("containers started")
+            started = {kind: list(pool.map(lambda h: self.container(network, h, kind != "client"), names))
+                       for kind, names in hosts.items()}
+        self.phase(f"{sum(len(v) for v in started.values())} containers started")
         with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.shape, nodes + client_nodes))
+            list(pool.map(self.shape, [n for nodes in started.values() for n in nodes]))
         self.phase(f"links shaped to {self.o.link.rate}")
+        facts: dict[str, Any] = {"network": self.network, "link": self.o.link.rate,
+                                 "clients": [c.name for c in started["client"]]}
+        jobs: dict[str, Callable[[], dict[str, Any]]] = {}
+        if "gluster" in started:
+            jobs["gluster"] = lambda: self.gluster(started["gluster"], started["client"])
+        if "ceph" in started:
+            jobs["ceph"] = lambda: self.ceph(started["ceph"], started["client"])
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [pool.submit(job) for job in jobs.values()]
+            for future in futures:
+                facts.update(future.result())
+        return facts
+
+    def gluster(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:
+        names = [n.name.removeprefix(f"dfsbench-{self.lab}-") for n in nodes]
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.glusterd, nodes))
-        self.phase("glusterd running on every node")
+        self.phase("GlusterFS: glusterd running on every node")
         cli = NodeGlusterCli(nodes[0])
         for peer in names[1:]:
             cli("peer", "probe", peer)
@@ -292,14 +329,21 @@ class GlusterBringUp:
         proc.wait_for(lambda: volume_status(cli, VOLUME, len(names)),
                       what=f"all {len(names)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
                       interval=0.5)
-        self.phase(f"volume {VOLUME} (replica {self.o.gluster_replica}) started")
+        self.phase(f"GlusterFS: volume {VOLUME} (replica {self.o.gluster_replica}) started")
         with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.mount, client_nodes))
-        self.phase("clients mounted")
-        return {"network": self.network, "gluster_nodes": [n.name for n in nodes],
-                "clients": [c.name for c in client_nodes], "volume": VOLUME,
-                "replica": self.o.gluster_replica, "link": self.o.link.rate,
+            list(pool.map(self.mount, clients))
+        self.phase("GlusterFS: mounted on the clients")
+        return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME,
+                "replica": self.o.gluster_replica,
                 "gluster_version": nodes[0].run("glusterfs", "--version").split()[1]}
+
+    def ceph(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:
+        from environments.docker_ceph import CephNodes
+
+        subnet = proc.run(["docker", "network", "inspect", "--format",
+                           "{{range .IPAM.Config}}{{.Subnet}}{{end}}", self.network], timeout=30).stdout.strip()
+        return CephNodes(nodes[0], nodes[1:], clients, subnet, self.o.osds_per_node, self.o.ceph_replicas,
+                         16, self.o.ready_timeout_s, lambda p: self.phase(f"Ceph: {p}")).up()
 
     def container(self, network: Any, host: str, storage: bool) -> Node:
         from testcontainers.core.container import DockerContainer
@@ -309,11 +353,12 @@ class GlusterBringUp:
                                   "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
         container = DockerContainer(self.image).with_name(name).with_network(network) \
             .with_network_aliases(host).with_command(["sleep", "infinity"])
-        if storage:
-            volume = f"{name}-bricks"
+        if storage:  # bricks, OSD block files and the mon store on a volume, not fuse-overlayfs
+            volume = f"{name}-data"
             docker("volume", "create", "--label", f"{LABEL}={self.lab}", volume)
             self.ledger.command(["docker", "volume", "rm", "-f", volume], f"volume {volume}")
-            container = container.with_volume_mapping(volume, BRICKS, "rw")
+            container = container.with_volume_mapping(volume, BRICKS if host.startswith("gluster") else DATA,
+                                                      "rw")
         else:
             kwargs["devices"] = ["/dev/fuse:/dev/fuse:rwm"]
         container.with_kwargs(**kwargs).start()

@@ -1,5 +1,5 @@
-"""The container lab on the real Docker engine: GlusterFS storage nodes and client nodes
-on a shaped private network, brought up and removed by the lab's own label only."""
+"""The container lab on the real Docker engine: GlusterFS and Ceph storage nodes and client
+nodes on a shaped private network, brought up and removed by the lab's own label only."""
 
 import json
 import os
@@ -33,21 +33,28 @@ def docker_lab(tmp_path):
     env = {"DFSBENCH_DOCKER_LAB_DIR": str(lab_dir), "DFSBENCH_RESULTS": str(tmp_path / "results")}
     config = tmp_path / "docker.yaml"
     config.write_text("environment: {kind: docker, options: {gluster_nodes: 3, clients: 2, "
-                      "link: {rate: 1Gbit}}}\nbackends: [glusterfs]\n")
+                      "link: {rate: 1Gbit}}}\nbackends: [glusterfs, cephfs]\n")
     yield lab_dir, env, config
     if (lab_dir / "ledger.json").exists():  # a failed test must not leave a lab behind
         dfsbench("lab", "down", "--env", "docker", env=env)
 
 
-def test_gluster_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
+def test_storage_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
     lab_dir, env, config = docker_lab
     up = dfsbench("lab", "up", str(config), env=env, timeout=1800)
     assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
     assert "gluster: healthy — 3 of 3 bricks online" in up.stdout
+    assert "ceph: healthy — HEALTH_OK" in up.stdout
     assert up.stdout.count("fuse.glusterfs (verified in /proc/mounts)") == 2
+    assert up.stdout.count("fuse.ceph-fuse (verified in /proc/mounts)") == 2
     lab = json.loads((lab_dir / "ledger.json").read_text())["data"]["docker"]["lab"]
-    assert len(labelled(["ps", "-aq"], lab)) == 5
-    assert len(labelled(["volume", "ls", "-q"], lab)) == 3
+    assert len(labelled(["ps", "-aq"], lab)) == 2 + 3 + 4  # clients, Gluster nodes, Ceph mon + 3 OSD nodes
+    assert len(labelled(["volume", "ls", "-q"], lab)) == 3 + 4
+    # the failure domain is the node: each OSD under a host of its own
+    tree = json.loads(docker("exec", f"dfsbench-{lab}-ceph-mon1", "ceph", "osd", "tree", "--format", "json"))
+    hosts = [n for n in tree["nodes"] if n["type"] == "host"]
+    assert sorted(h["name"] for h in hosts) == ["ceph-osd1", "ceph-osd2", "ceph-osd3"]
+    assert all(len(h["children"]) == 1 for h in hosts)
     client = f"dfsbench-{lab}-client1"
     assert "tbf" in docker("exec", client, "tc", "qdisc", "show", "dev", "eth0")
     assert "tbf" in docker("exec", client, "tc", "qdisc", "show", "dev", "ifb0")
@@ -63,6 +70,12 @@ def test_gluster_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
     for i in (1, 2, 3):
         assert docker("exec", f"dfsbench-{lab}-gluster{i}", "stat", "-c", "%s", "/bricks/b/f").strip() == \
             str(96 << 20)
+
+    # a Ceph client sends a write once, to the primary OSD: up to the link, not a third of it
+    out = subprocess.run(["docker", "exec", client, "dd", "if=/dev/zero", "of=/mnt/cephfs/f",
+                          "bs=4M", "count=24", "conv=fsync"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert float(re.search(r"([\d.]+) MB/s", out.stderr).group(1)) < 125 * 1.1, out.stderr
 
     status = dfsbench("lab", "status", "--env", "docker", env=env)
     assert status.returncode == 0, status.stdout + status.stderr

@@ -1,0 +1,195 @@
+"""Ceph in the container lab: a monitor node (mon, mgr, MDS) and OSD nodes with their
+OSDs' BlueStore block files on Docker volumes, the CRUSH failure domain being the node
+(host), as on a real cluster. Daemons run in the foreground of ``docker exec -d``; the
+configuration and keys are written here and copied into each node's /etc/ceph (the
+containers', never this host's)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from environments.ceph import gen_key
+from harness import proc
+
+DATA = "/data"  # each Ceph node's Docker volume
+
+
+class CephNodes:
+    def __init__(self, mon: Any, osds: list[Any], clients: list[Any], subnet: str,
+                 osds_per_node: int, replicas: int, pg_num: int, timeout: float,
+                 phase: Callable[[str], None]) -> None:
+        self.mon, self.osd_nodes, self.clients = mon, osds, clients
+        self.subnet, self.per_node, self.replicas = subnet, osds_per_node, replicas
+        self.pg_num, self.timeout, self.phase = pg_num, timeout, phase
+        self.fsid = str(uuid.uuid4())
+        self.osds = len(osds) * osds_per_node
+
+    def conf(self, mon_ip: str) -> str:
+        return f"""\
+# Written by dfsbench for a throwaway container lab.
+[global]
+fsid = {self.fsid}
+mon_host = [v2:{mon_ip}:3300]
+public_network = {self.subnet}
+ms_bind_msgr1 = false
+auth_cluster_required = cephx
+auth_service_required = cephx
+auth_client_required = cephx
+auth_allow_insecure_global_id_reclaim = false
+log_to_stderr = false
+osd_pool_default_size = {self.replicas}
+osd_pool_default_min_size = {max(1, self.replicas - 1)}
+osd_pool_default_pg_num = {self.pg_num}
+osd_pool_default_pgp_num = {self.pg_num}
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_allow_pool_size_one = true
+# the nodes share the host's disk: do not warn about the host's free space
+mon_data_avail_warn = 2
+mon_data_avail_crit = 1
+mon_warn_on_pool_no_redundancy = false
+mon_max_pg_per_osd = 1000
+
+[mon]
+mon_data = {DATA}/mon/$id
+
+[mgr]
+mgr_data = {DATA}/mgr/$id
+
+[osd]
+osd_data = {DATA}/osd/$id
+osd_objectstore = bluestore
+bluestore_block_path = {DATA}/osd-block/$id.block
+bluestore_block_create = true
+bluestore_block_size = {16 << 30}
+bluestore_fsck_on_mkfs = false
+osd_memory_target = {1024 << 20}
+
+[mds]
+mds_data = {DATA}/mds/$id
+"""
+
+    def keyring(self, keys: dict[str, str]) -> str:
+        caps = {"mon.": {"mon": "allow *"},
+                "client.admin": {"mon": "allow *", "osd": "allow *", "mds": "allow *", "mgr": "allow *"},
+                "mgr.x": {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"},
+                "mds.a": {"mon": "allow profile mds", "osd": "allow *", "mds": "allow *",
+                          "mgr": "allow profile mds"}}
+        lines = []
+        for name, key in keys.items():
+            lines += [f"[{name}]", f"\tkey = {key}"]
+            for svc, cap in caps.get(name, {"mon": "allow profile osd", "mgr": "allow profile osd",
+                                            "osd": "allow *"}).items():
+                lines.append(f'\tcaps {svc} = "{cap}"')
+        return "\n".join(lines) + "\n"
+
+    def up(self) -> dict[str, Any]:
+        mon_ip = proc.run(["docker", "inspect", "--format",
+                           "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", self.mon.name],
+                          timeout=30).stdout.strip()
+        keys = {"mon.": gen_key(), "client.admin": gen_key(), "mgr.x": gen_key(), "mds.a": gen_key(),
+                **{f"osd.{i}": gen_key() for i in range(self.osds)}}
+        admin = {k: v for k, v in keys.items() if k == "client.admin"}
+        with tempfile.TemporaryDirectory(prefix="dfsbench-ceph-") as tmp:
+            conf = Path(tmp) / "ceph.conf"
+            conf.write_text(self.conf(mon_ip))
+            full, client = Path(tmp) / "full.keyring", Path(tmp) / "ceph.client.admin.keyring"
+            full.write_text(self.keyring(keys))
+            client.write_text(self.keyring(admin))
+            for node in [self.mon, *self.osd_nodes, *self.clients]:
+                node.run("mkdir", "-p", "/etc/ceph")
+                proc.run(["docker", "cp", str(conf), f"{node.name}:/etc/ceph/ceph.conf"], timeout=60)
+                proc.run(["docker", "cp", str(client), f"{node.name}:/etc/ceph/ceph.client.admin.keyring"],
+                         timeout=60)
+            proc.run(["docker", "cp", str(full), f"{self.mon.name}:/etc/ceph/full.keyring"], timeout=60)
+        self.phase("Ceph configuration and keys copied to every node")
+
+        m = self.mon
+        m.run("mkdir", "-p", f"{DATA}/mon/a", f"{DATA}/mgr/x", f"{DATA}/mds/a")
+        m.run("monmaptool", "--create", "--clobber", "--fsid", self.fsid, "--addv", "a",
+              f"[v2:{mon_ip}:3300]", "/etc/ceph/monmap")
+        m.run("sh", "-c", f"printf '[mgr.x]\\n\\tkey = {keys['mgr.x']}\\n' > {DATA}/mgr/x/keyring && "
+                          f"printf '[mds.a]\\n\\tkey = {keys['mds.a']}\\n' > {DATA}/mds/a/keyring")
+        m.run("ceph-mon", "--mkfs", "-i", "a", "--monmap", "/etc/ceph/monmap", "--keyring",
+              "/etc/ceph/full.keyring", timeout=self.timeout)
+
+        def mkfs(i: int) -> str:
+            node = self.osd_nodes[i // self.per_node]
+            osd_uuid = str(uuid.uuid4())
+            node.run("mkdir", "-p", f"{DATA}/osd/{i}", f"{DATA}/osd-block")
+            node.run("ceph-osd", "-i", str(i), "--mkfs", "--osd-uuid", osd_uuid, "--key", keys[f"osd.{i}"],
+                     "--no-mon-config", timeout=self.timeout)
+            node.run("sh", "-c", f"printf '[osd.{i}]\\n\\tkey = {keys[f'osd.{i}']}\\n' > {DATA}/osd/{i}/keyring")
+            return osd_uuid
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            uuids = list(pool.map(mkfs, range(self.osds)))
+        m.daemon("ceph-mon", "-f", "-i", "a")
+        m.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", f"{DATA}/mgr/x/keyring")
+        m.daemon("ceph-mds", "-f", "-i", "a", "--keyring", f"{DATA}/mds/a/keyring")
+        self.phase("Ceph mkfs (mon and OSDs), mon, mgr and MDS started")
+        proc.wait_for(lambda: (m.run("ceph", "--connect-timeout", "5", "mon", "stat", check=False) != "",
+                               "no answer"), what="the Ceph monitor to answer", timeout=self.timeout,
+                      interval=0.5)
+        for i, osd_uuid in enumerate(uuids):
+            m.run("ceph", "osd", "new", osd_uuid, str(i))
+            self.osd_nodes[i // self.per_node].daemon("ceph-osd", "-f", "-i", str(i))
+        m.run("ceph", "osd", "pool", "create", "cephfs_metadata", str(self.pg_num))
+        m.run("ceph", "osd", "pool", "create", "cephfs_data", str(self.pg_num))
+        m.run("ceph", "fs", "new", "cephfs", "cephfs_metadata", "cephfs_data")
+        self.phase("OSDs started, pools and file system made")
+        proc.wait_for(self.ready, what=f"{self.osds} OSDs up, the MDS active, every PG active+clean",
+                      timeout=self.timeout, interval=0.5)
+        self.phase(f"{self.osds} OSDs up, MDS active, PGs active+clean")
+        proc.wait_for(self.health, what="Ceph HEALTH_OK", timeout=self.timeout, interval=0.5)
+        self.phase("HEALTH_OK")
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(self.mount, self.clients))
+        self.phase("CephFS mounted on the clients")
+        version = m.run("ceph", "--version").split()
+        return {"ceph_mon": m.name, "ceph_osd_nodes": [n.name for n in self.osd_nodes],
+                "osds": self.osds, "ceph_replicas": self.replicas,
+                "ceph_version": version[2] if len(version) > 2 else "unknown", "fsid": self.fsid}
+
+    def health(self) -> tuple[bool, str]:
+        return health(self.mon)
+
+    def ready(self) -> tuple[bool, str]:
+        out = self.mon.run("ceph", "--connect-timeout", "5", "status", "--format", "json", check=False)
+        status = json.loads(out) if out.strip() else {}
+        osdmap = status.get("osdmap", {})
+        osdmap = osdmap.get("osdmap", osdmap)  # nested in some releases
+        up = osdmap.get("num_up_osds", 0)
+        pgmap = status.get("pgmap", {})
+        total = pgmap.get("num_pgs", 0)
+        clean = sum(s.get("count", 0) for s in pgmap.get("pgs_by_state", [])
+                    if s.get("state_name") == "active+clean")
+        mds = status.get("fsmap", {}).get("up", 0)
+        return (up >= self.osds and mds >= 1 and total >= 2 * self.pg_num and clean == total,
+                f"{up} of {self.osds} OSDs up, {mds} MDS up, {clean} of {total} PGs active+clean")
+
+    def mount(self, client: Any) -> None:
+        client.run("mkdir", "-p", CEPH_MOUNT)
+        client.daemon("ceph-fuse", "-f", CEPH_MOUNT)
+        proc.wait_for(lambda: (client.mount_type(CEPH_MOUNT) == "fuse.ceph-fuse",
+                               client.mount_type(CEPH_MOUNT) or "not mounted"),
+                      what=f"a fuse.ceph-fuse mount at {client.name}:{CEPH_MOUNT}", timeout=self.timeout,
+                      interval=0.2)
+
+
+CEPH_MOUNT = "/mnt/cephfs"
+
+
+def health(mon: Any) -> tuple[bool, str]:
+    out = mon.run("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
+    data = json.loads(out) if out.strip() else {}
+    status = data.get("status", "no answer")
+    checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"
+                       for k, v in data.get("checks", {}).items())
+    return status == "HEALTH_OK", f"{status} {checks}".strip()
