@@ -37,6 +37,48 @@ def gen_key() -> str:
     return base64.b64encode(header + os.urandom(16)).decode()
 
 
+def lab_keys(osds: int) -> dict[str, str]:
+    """A key for each daemon of a lab (mon, admin, mgr x, mds a, osd.0 …)."""
+    return {"mon.": gen_key(), "client.admin": gen_key(), "mgr.x": gen_key(), "mds.a": gen_key(),
+            **{f"osd.{i}": gen_key() for i in range(osds)}}
+
+
+CAPS = {
+    "mon.": {"mon": "allow *"},
+    "client.admin": {"mon": "allow *", "osd": "allow *", "mds": "allow *", "mgr": "allow *"},
+    "mgr.x": {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"},
+    "mds.a": {"mon": "allow profile mds", "osd": "allow *", "mds": "allow *", "mgr": "allow profile mds"},
+}
+OSD_CAPS = {"mon": "allow profile osd", "mgr": "allow profile osd", "osd": "allow *"}
+
+
+def keyring_text(keys: dict[str, str]) -> str:
+    """A keyring holding these keys with their daemons' capabilities."""
+    lines = []
+    for name, key in keys.items():
+        lines += [f"[{name}]", f"\tkey = {key}"]
+        lines += [f'\tcaps {svc} = "{cap}"' for svc, cap in CAPS.get(name, OSD_CAPS).items()]
+    return "\n".join(lines) + "\n"
+
+
+def lab_settings(replicas: int, pg_num: int) -> str:
+    """The [global] settings every throwaway lab shares (local or in containers)."""
+    return f"""\
+osd_pool_default_size = {replicas}
+osd_pool_default_min_size = {max(1, replicas - 1)}
+osd_pool_default_pg_num = {pg_num}
+osd_pool_default_pgp_num = {pg_num}
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_allow_pool_size_one = true
+# the lab shares its disk with the host: do not warn about the host's free space
+mon_data_avail_warn = 2
+mon_data_avail_crit = 1
+mon_warn_on_pool_no_redundancy = false
+mon_max_pg_per_osd = 1000
+"""
+
+
 def ceph_version() -> str:
     out = proc.run(["ceph", "--version"], timeout=30).stdout.split()
     return out[2] if len(out) > 2 else "unknown"
@@ -168,19 +210,7 @@ crash_dir = {r}/crash
 exporter_sock_dir = {r}/run
 # one host: three replicas live on three OSDs of this host
 osd_crush_chooseleaf_type = 0
-osd_pool_default_size = {self.replicas}
-osd_pool_default_min_size = {max(1, self.replicas - 1)}
-osd_pool_default_pg_num = {self.pg_num}
-osd_pool_default_pgp_num = {self.pg_num}
-osd_pool_default_pg_autoscale_mode = off
-mon_allow_pool_delete = true
-mon_allow_pool_size_one = true
-# the lab shares its disk with the host: do not warn about the host's free space
-mon_data_avail_warn = 2
-mon_data_avail_crit = 1
-mon_warn_on_pool_no_redundancy = false
-mon_max_pg_per_osd = 1000
-
+{lab_settings(self.replicas, self.pg_num)}
 [mon]
 mon_data = {r}/mon/$id
 
@@ -206,23 +236,8 @@ mds_data = {r}/mds/$id
         self.conf.write_text(conf)
 
     def _write_keyring(self) -> dict[str, str]:
-        keys = {"mon.": gen_key(), "client.admin": gen_key(), "mgr.x": gen_key(),
-                "mds.a": gen_key(), **{f"osd.{i}": gen_key() for i in range(self.osds)}}
-        caps = {
-            "mon.": {"mon": "allow *"},
-            "client.admin": {"mon": "allow *", "osd": "allow *", "mds": "allow *", "mgr": "allow *"},
-            "mgr.x": {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"},
-            "mds.a": {"mon": "allow profile mds", "osd": "allow *", "mds": "allow *",
-                      "mgr": "allow profile mds"},
-        }
-        for i in range(self.osds):
-            caps[f"osd.{i}"] = {"mon": "allow profile osd", "mgr": "allow profile osd",
-                                "osd": "allow *"}
-        lines = []
-        for name, key in keys.items():
-            lines += [f"[{name}]", f"\tkey = {key}"]
-            lines += [f'\tcaps {svc} = "{cap}"' for svc, cap in caps[name].items()]
-        self.keyring.write_text("\n".join(lines) + "\n")
+        keys = lab_keys(self.osds)
+        self.keyring.write_text(keyring_text(keys))
         self.keyring.chmod(0o600)
         return keys
 

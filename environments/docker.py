@@ -156,7 +156,8 @@ class DockerEnvironment(Environment):
     @contextmanager
     def up(self, services: set[str]) -> Iterator[Cluster]:
         raise DfsbenchError("running workloads in the docker lab is not built yet: its client "
-                            "nodes mount GlusterFS, but workloads still run on this host only",
+                            "nodes mount GlusterFS and CephFS, but workloads still run on this "
+                            "host only",
                             hint="'dfsbench lab up --env docker' brings the nodes up; run "
                                  "workloads with the local environment for now")
         yield  # pragma: no cover  (a generator, for contextmanager)
@@ -201,8 +202,8 @@ class DockerEnvironment(Environment):
         problems = ledger.undo()
         if lab:
             problems += sweep(lab)
-        if not problems and self.ledger_path.exists():
-            self.ledger_path.unlink()
+        if not problems:
+            self.ledger_path.unlink(missing_ok=True)
             try:
                 self.lab_dir.rmdir()  # made for the ledger; kept if anything else is in it
             except OSError:

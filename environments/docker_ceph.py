@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from environments.ceph import gen_key
+from environments.ceph import keyring_text, lab_keys, lab_settings
 from harness import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
@@ -43,19 +43,7 @@ auth_service_required = cephx
 auth_client_required = cephx
 auth_allow_insecure_global_id_reclaim = false
 log_to_stderr = false
-osd_pool_default_size = {self.replicas}
-osd_pool_default_min_size = {max(1, self.replicas - 1)}
-osd_pool_default_pg_num = {self.pg_num}
-osd_pool_default_pgp_num = {self.pg_num}
-osd_pool_default_pg_autoscale_mode = off
-mon_allow_pool_delete = true
-mon_allow_pool_size_one = true
-# the nodes share the host's disk: do not warn about the host's free space
-mon_data_avail_warn = 2
-mon_data_avail_crit = 1
-mon_warn_on_pool_no_redundancy = false
-mon_max_pg_per_osd = 1000
-
+{lab_settings(self.replicas, self.pg_num)}
 [mon]
 mon_data = {DATA}/mon/$id
 
@@ -75,33 +63,18 @@ osd_memory_target = {1024 << 20}
 mds_data = {DATA}/mds/$id
 """
 
-    def keyring(self, keys: dict[str, str]) -> str:
-        caps = {"mon.": {"mon": "allow *"},
-                "client.admin": {"mon": "allow *", "osd": "allow *", "mds": "allow *", "mgr": "allow *"},
-                "mgr.x": {"mon": "allow profile mgr", "osd": "allow *", "mds": "allow *"},
-                "mds.a": {"mon": "allow profile mds", "osd": "allow *", "mds": "allow *",
-                          "mgr": "allow profile mds"}}
-        lines = []
-        for name, key in keys.items():
-            lines += [f"[{name}]", f"\tkey = {key}"]
-            for svc, cap in caps.get(name, {"mon": "allow profile osd", "mgr": "allow profile osd",
-                                            "osd": "allow *"}).items():
-                lines.append(f'\tcaps {svc} = "{cap}"')
-        return "\n".join(lines) + "\n"
-
     def up(self) -> dict[str, Any]:
         mon_ip = proc.run(["docker", "inspect", "--format",
                            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", self.mon.name],
                           timeout=30).stdout.strip()
-        keys = {"mon.": gen_key(), "client.admin": gen_key(), "mgr.x": gen_key(), "mds.a": gen_key(),
-                **{f"osd.{i}": gen_key() for i in range(self.osds)}}
+        keys = lab_keys(self.osds)
         admin = {k: v for k, v in keys.items() if k == "client.admin"}
         with tempfile.TemporaryDirectory(prefix="dfsbench-ceph-") as tmp:
             conf = Path(tmp) / "ceph.conf"
             conf.write_text(self.conf(mon_ip))
             full, client = Path(tmp) / "full.keyring", Path(tmp) / "ceph.client.admin.keyring"
-            full.write_text(self.keyring(keys))
-            client.write_text(self.keyring(admin))
+            full.write_text(keyring_text(keys))
+            client.write_text(keyring_text(admin))
             for node in [self.mon, *self.osd_nodes, *self.clients]:
                 node.run("mkdir", "-p", "/etc/ceph")
                 proc.run(["docker", "cp", str(conf), f"{node.name}:/etc/ceph/ceph.conf"], timeout=60)
