@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from backends.gluster_client import HONEST_OPTIONS, GlusterCli, volume_status
 from harness import proc
@@ -84,6 +84,16 @@ class DockerOptions(Options):
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
     ready_timeout_s: float = Field(180, gt=0)
+
+    @model_validator(mode="after")
+    def _shape(self) -> DockerOptions:
+        if self.gluster_nodes % self.gluster_replica:
+            raise ValueError(f"{self.gluster_nodes} GlusterFS nodes cannot form replica-"
+                             f"{self.gluster_replica} sets (one brick per node)")
+        if self.ceph_replicas > self.ceph_osd_nodes:
+            raise ValueError(f"ceph_replicas {self.ceph_replicas} needs as many OSD nodes: the failure "
+                             f"domain is the node, and there are {self.ceph_osd_nodes}")
+        return self
 
 
 def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
@@ -263,9 +273,6 @@ class LabBringUp:
 
     def __init__(self, options: DockerOptions, ledger: Ledger, lab: str, image: str,
                  systems: set[str], note: Callable[[str], None]) -> None:
-        if options.gluster_nodes % options.gluster_replica:
-            raise DfsbenchError(f"{options.gluster_nodes} GlusterFS nodes cannot form replica-"
-                                f"{options.gluster_replica} sets")
         self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
         self.systems = systems
         self.labels = {LABEL: lab}

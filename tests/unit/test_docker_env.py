@@ -43,3 +43,11 @@ def test_image_tag_follows_its_inputs():
     same = node_image._tag("node", "bookworm", "http://m/debian", text)
     assert same == node_image._tag("node", "bookworm", "http://m/debian", text)
     assert same != node_image._tag("node", "bookworm", "http://other/debian", text)
+
+
+def test_topologies_that_cannot_work_are_refused_before_anything_starts():
+    with pytest.raises(BadInput, match="4 GlusterFS nodes cannot form replica-3"):
+        build_plan({"environment": {"kind": "docker", "options": {"gluster_nodes": 4}}})
+    with pytest.raises(BadInput, match="ceph_replicas 3 needs as many OSD nodes"):
+        build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2}}})
+    build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2, "ceph_replicas": 2}}})
