@@ -14,6 +14,7 @@ from pydantic import Field
 from harness import proc
 from harness.contracts import CephAccess, Cluster, Options, Target
 from harness.errors import DfsbenchError
+from harness.hosts import LOCAL, Host
 from harness.ledger import Ledger
 from harness.services import CephService
 
@@ -27,24 +28,29 @@ class PoolOptions(Options):
 
 
 class CephCli:
+    """The Ceph CLIs of one client host (this machine, or a lab's client node, whose
+    conf and keyring paths the service names)."""
+
     def __init__(self, info: CephService, settings: dict[str, str] | None = None,
-                 ledger: Ledger | None = None) -> None:
+                 ledger: Ledger | None = None, host: Host = LOCAL) -> None:
         self.info = info
         self.ledger = ledger
+        self.host = host
         self.conf, self.keyring = info.conf, info.keyring
         self.client = info.client
         self.settings = dict(settings or {})  # client-side Ceph options, e.g. rbd_cache
 
     @classmethod
     def of(cls, cluster: Cluster, backend: str, settings: dict[str, str] | None = None) -> CephCli:
-        return cls(cluster.service("ceph", CephService, backend), settings, cluster.ledger)
+        return cls(cluster.service("ceph", CephService, backend), settings, cluster.ledger,
+                   cluster.clients[0])
 
     def created(self, what: str, *undo: str, tool: str = "ceph") -> frozenset[str]:
         """Record a resource this client created in the ledger, with the command that
         removes it; the returned ids undo exactly it."""
         if self.ledger is None:
             raise DfsbenchError(f"cannot record {what}: this Ceph client has no ledger")
-        return frozenset({self.ledger.command([tool, *self.args(), *undo], what)})
+        return frozenset({self.ledger.command(self.host.wrap([tool, *self.args(), *undo]), what)})
 
     def remove(self, ids: frozenset[str]) -> None:
         """Undo resources recorded with :meth:`created`; a failure says what is left."""
@@ -66,10 +72,14 @@ class CephCli:
         return {"CEPH_CONF": self.conf, "CEPH_ARGS": " ".join(self._rest())}
 
     def run(self, tool: str, *args: str, timeout: float = 120) -> str:
-        return proc.run([tool, *self.args(), *args], timeout=timeout).stdout
+        return self.host.run([tool, *self.args(), *args], timeout=timeout).stdout
 
     def json(self, *args: str) -> Any:
-        return json.loads(self.run("ceph", *args, "--format", "json") or "null")
+        return self.json_of("ceph", *args)
+
+    def json_of(self, tool: str, *args: str) -> Any:
+        """What ``tool`` (ceph, rbd, rados) prints with ``--format json``."""
+        return json.loads(self.run(tool, *args, "--format", "json") or "null")
 
     def describe(self) -> dict[str, Any]:
         return {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
@@ -81,7 +91,8 @@ class CephCli:
         the OSDs' backing directory."""
         return Target(kind, path, backend, variant, description, access=access,
                       server_host=self.info.mon_host,
-                      backing=Path(self.info.backing) if self.info.backing else None, **rest)
+                      backing=Path(self.info.backing) if self.info.backing else None,
+                      host=self.host, **rest)
 
     def access(self, pool: str, image: str | None = None, image_size: int | None = None) -> CephAccess:
         """What workloads need to reach a pool or image: ``args`` for the Ceph CLIs (rados,

@@ -11,15 +11,12 @@ ceph-fuse (e.g. ``client_oc_size``), for default-vs-tuned variants as in seed 00
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
-from backends.mounts import FuseClient
-from harness import proc
+from backends.mounts import FuseClients
 from harness.contracts import Backend, Cluster, Options, Target
 from harness.errors import DfsbenchError
 
@@ -44,14 +41,15 @@ class CephFS(Backend):
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name)
         info = cli.info
-        proc.require_tool("ceph-fuse", "ceph-fuse")
+        host = cli.host
+        host.require("ceph-fuse", "ceph-fuse")
         o = self.options
         mnt = workdir / "cephfs"
         argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name]
         for key, value in o.client_options.items():
             argv.append(f"--{key}={value}")
-        client = FuseClient(cluster.ledger, mnt, [*argv, str(mnt)], FSTYPE,
-                            workdir / "log" / "ceph-fuse.log")
+        client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE,
+                             workdir / "log" / "ceph-fuse.log")
         # everything below is in the ledger (pool, its place in the file system, the
         # client and its mount), so a failure at any step undoes all of it
         before = cluster.ledger.ids()
@@ -67,8 +65,8 @@ class CephFS(Backend):
             entry = client.mount()
             if pool is not None:
                 where = mnt / f"dfsbench-{self.variant}"
-                where.mkdir(exist_ok=True)
-                os.setxattr(where, "ceph.dir.layout.pool", pool.name.encode())
+                host.mkdir(where)
+                host.setxattr(where, "ceph.dir.layout.pool", pool.name)
         except BaseException:
             problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
             if problems:
@@ -79,7 +77,7 @@ class CephFS(Backend):
         def detach() -> None:
             try:
                 if where != mnt:
-                    shutil.rmtree(where, ignore_errors=True)
+                    host.remove(where)
             finally:
                 client.unmount()  # the current client: a remount replaced the first one
                 problems = cluster.ledger.undo(only=mine)
@@ -97,5 +95,5 @@ class CephFS(Backend):
         if o.client_options:
             description["client_options"] = dict(o.client_options)
         return cli.target("path", self.name, self.variant, description, None, path=where,
-                          remount=client.remount, detach=detach)
+                          remount=client.remount, detach=detach, hosts=cluster.clients)
 

@@ -17,10 +17,9 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.mounts import FuseClient
+from backends.mounts import FuseClients
 from backends.gluster_client import GlusterCli, Layout, Volume
 from harness.services import GlusterService
-from harness import proc
 from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
 from harness.errors import DfsbenchError
 
@@ -78,8 +77,14 @@ class GlusterFS(Backend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         info = cluster.service("gluster", GlusterService, self.name)
-        proc.require_tool("glusterfs", "glusterfs-client")
+        host = cluster.clients[0]
+        host.require("glusterfs", "glusterfs-client")
         o = self.options
+        if o.own_volume and not info.socket:
+            raise DfsbenchError(f"glusterfs options 'layout' and 'volume_options' create a volume on "
+                                f"a glusterd of this host, and environment '{cluster.environment}' "
+                                "runs its glusterd elsewhere",
+                                hint="leave them out to use the environment's volume")
         volume_name, volume_type, bricks = info.volume, info.volume_type, len(info.bricks)
         replicas: int | None = info.replica
         volume_options = info.volume_options or {}
@@ -100,8 +105,8 @@ class GlusterFS(Backend):
             volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
             replicas = o.replica if layout.kind != "disperse" else None
         mnt = workdir / "glusterfs"
-        client = FuseClient(
-            cluster.ledger, mnt,
+        client = FuseClients(
+            cluster.ledger, cluster.clients, mnt,
             ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
              f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
             FSTYPE, workdir / "log" / "glusterfs-client.stdout")
@@ -129,4 +134,5 @@ class GlusterFS(Backend):
             description["volume_options"] = dict(volume_options)
         return Target("path", mnt, self.name, self.variant, description, remount=client.remount,
                       detach=detach, server_host=info.host,
-                      backing=Path(info.backing) if info.backing else None)
+                      backing=Path(info.backing) if info.backing else None, host=host,
+                      hosts=cluster.clients)

@@ -2,46 +2,34 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness import proc
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger, read_mounts
+from harness.hosts import LOCAL, Host, MountEntry
+from harness.ledger import Ledger
 
 FUSE_SUPER_MAGIC = 0x65735546
 
 
-@dataclass(frozen=True)
-class MountEntry:
-    source: str
-    path: str
-    fstype: str
-    options: str
-
-
-def find_mount(path: Path) -> MountEntry | None:
+def find_mount(path: Path, host: Host = LOCAL) -> MountEntry | None:
     """The last (topmost) /proc/mounts entry for exactly this mount point."""
-    found = None
-    for source, point, fstype, options in read_mounts():
-        if point == str(path):
-            found = MountEntry(source, point, fstype, options)
-    return found
+    return host.mount_entry(path)
 
 
-def verify_mount(path: Path, fstype: str) -> MountEntry:
+def verify_mount(path: Path, fstype: str, host: Host = LOCAL) -> MountEntry:
     """Refuse a path that is not a mount of ``fstype`` (e.g. a FUSE client that died and
     left the empty directory, which would silently measure the local disk)."""
-    entry = find_mount(path)
+    where = path if host.local else f"{host.name}:{path}"
+    entry = host.mount_entry(path)
     if entry is None:
-        raise DfsbenchError(f"{path} is not a mount point: writing there would measure the local disk",
+        raise DfsbenchError(f"{where} is not a mount point: writing there would measure the local disk",
                             hint=f"expected a '{fstype}' mount; check the client log")
     if entry.fstype != fstype:
-        raise DfsbenchError(f"{path} is mounted as '{entry.fstype}', not '{fstype}'",
+        raise DfsbenchError(f"{where} is mounted as '{entry.fstype}', not '{fstype}'",
                             hint="the target is not the file system it claims to be")
-    if os.stat(path).st_dev == os.stat(path.parent).st_dev:
-        raise DfsbenchError(f"{path} has the same device as its parent: not a separate mount")
+    if host.device_of(path) == host.device_of(path.parent):
+        raise DfsbenchError(f"{where} has the same device as its parent: not a separate mount")
     return entry
 
 
@@ -54,37 +42,36 @@ class FuseClient:
     """
 
     def __init__(self, ledger: Ledger, mountpoint: Path, argv: list[str], fstype: str,
-                 log: Path, timeout: float = 60) -> None:
+                 log: Path, timeout: float = 60, host: Host = LOCAL) -> None:
         self.ledger, self.mountpoint, self.argv = ledger, mountpoint, argv
-        self.fstype, self.log, self.timeout = fstype, log, timeout
+        self.fstype, self.log, self.timeout, self.host = fstype, log, timeout, host
         self._mine: frozenset[str] | None = None
 
     def mount(self) -> MountEntry:
-        if find_mount(self.mountpoint) is not None:
-            raise DfsbenchError(f"{self.mountpoint} is already a mount point; not mounting over it")
-        self.mountpoint.mkdir(parents=True, exist_ok=True)
+        host = self.host
+        if host.mount_entry(self.mountpoint) is not None:
+            raise DfsbenchError(f"{self.mountpoint} on {host.name} is already a mount point; "
+                                "not mounting over it")
+        host.mkdir(self.mountpoint)
         before = self.ledger.ids()
-        client = proc.spawn(self.argv, self.log)
+        died = None
         try:
-            self.ledger.process(client.pid, f"{Path(self.argv[0]).name} {self.mountpoint.name}",
-                                grace=15)
+            died = host.start_daemon(self.argv, self.log, self.ledger,
+                                     f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
         finally:
-            self.ledger.mount(self.mountpoint)
+            host.record_mount(self.ledger, self.mountpoint)
             self._mine = self.ledger.ids() - before
 
-        def died() -> str | None:
-            return None if client.poll() is None else f"the client exited with code {client.returncode}"
-
         def mounted() -> tuple[bool, str]:
-            entry = find_mount(self.mountpoint)
+            entry = host.mount_entry(self.mountpoint)
             return entry is not None and entry.fstype == self.fstype, \
                 f"{entry.fstype} mount" if entry else "not mounted yet"
 
         try:
             proc.wait_for(mounted, what=f"a {self.fstype} mount at {self.mountpoint}",
                           timeout=self.timeout, interval=0.05, alive=died, log=self.log)
-            entry = verify_mount(self.mountpoint, self.fstype)
-            if os.statvfs(self.mountpoint).f_blocks == 0:
+            entry = verify_mount(self.mountpoint, self.fstype, host)
+            if host.capacity(self.mountpoint) == 0:
                 raise DfsbenchError(f"{self.mountpoint} reports no capacity")
         except BaseException:
             self.unmount()
@@ -102,3 +89,38 @@ class FuseClient:
     def remount(self) -> None:
         self.unmount()
         self.mount()
+
+
+class FuseClients:
+    """The same FUSE mount on every client host of a cluster (one on this machine; one per
+    client node of a lab). Workloads with one client use the first; fio in client/server
+    mode uses them all. A remount remounts each, so no client keeps a cache."""
+
+    def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: list[str],
+                 fstype: str, log: Path, timeout: float = 60) -> None:
+        self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host) for host in hosts]
+
+    def mount(self) -> MountEntry:
+        """Mount on each host; the first host's entry. A failure unmounts the others."""
+        entries = []
+        try:
+            for client in self.clients:
+                entries.append(client.mount())
+        except BaseException:
+            self.unmount()
+            raise
+        return entries[0]
+
+    def unmount(self) -> None:
+        problems = []
+        for client in reversed(self.clients):
+            try:
+                client.unmount()
+            except DfsbenchError as exc:
+                problems.append(f"{client.host.name}: {exc.message}")
+        if problems:
+            raise DfsbenchError("; ".join(problems))
+
+    def remount(self) -> None:
+        for client in self.clients:
+            client.remount()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
-from harness import proc
 from harness.contracts import Backend, Cluster, Target
 
 
@@ -23,8 +22,8 @@ class Rados(Backend):
     options: PoolOptions
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
-        proc.require_tool("rados", "ceph-common")
         cli = CephCli.of(cluster, self.name)
+        cli.host.require("rados", "ceph-common")
         pool = Pool(cli, self.options, "rados", "benchmark")
         pool.create()
         description = {**cli.describe(), "client": "librados", "replicas": pool.size,

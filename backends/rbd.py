@@ -55,9 +55,13 @@ class Rbd(Backend):
         return "path" if self.options.access == "filesystem" else "rbd"
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
-        proc.require_tool("rbd", "ceph-common")
         cli = CephCli.of(cluster, self.name,
                          {} if self.options.client_cache else {"rbd_cache": "false"})
+        cli.host.require("rbd", "ceph-common")
+        if self.options.access == "filesystem" and not cli.host.local:
+            raise DfsbenchError(f"rbd access 'filesystem' needs loop devices on the client, and the "
+                                f"client {cli.host.name} is a container without them",
+                                hint="use 'access: librbd' in this environment")
         pool = Pool(cli, self.options, "rbd", "rbd")
         pool.create()
         image = f"dfsbench-{secrets.token_hex(3)}"
@@ -87,6 +91,9 @@ class Rbd(Backend):
                 return cli.target("rbd", self.name, self.variant, description,
                                   cli.access(pool.name, image, self.options.image_size), detach=detach)
             fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
+            # (undone after fs.down: a loop device lets go of its file, and rbd-fuse of the
+            # image, some time after they are told to; the image cannot go before that)
+            undo.append(lambda: wait_closed(cli, pool.name, image))
             fs.up(mkfs=True)
             undo.append(fs.down)
             description.update(fs.describe())
@@ -95,6 +102,16 @@ class Rbd(Backend):
         except BaseException:
             detach()
             raise
+
+
+def wait_closed(cli: CephCli, pool: str, image: str, timeout: float = 60) -> None:
+    """Wait until no client watches the image any more (so it can be removed)."""
+    def closed() -> tuple[bool, str]:
+        watchers = cli.json_of("rbd", "status", f"{pool}/{image}").get("watchers") or []
+        return not watchers, f"{len(watchers)} client(s) still have the image open"
+
+    proc.wait_for(closed, what=f"rbd image {pool}/{image} closed by its clients", timeout=timeout,
+                  interval=0.5)
 
 
 class RbdFilesystem:

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workloads.smallfile import run_phase
+from workloads.engines import smallfile
 
 
 def fs_mark(top: Path, files: int, size: int, threads: int) -> float:
@@ -32,7 +32,7 @@ def fs_mark(top: Path, files: int, size: int, threads: int) -> float:
 
 def engine(top: Path, files: int, size: int, threads: int) -> float:
     per_thread = [files // threads] * threads
-    result = run_phase("create", top, per_thread, size)
+    result = smallfile("create", str(top), per_thread, size)
     return result["files"] / result["elapsed"]
 
 

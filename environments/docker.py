@@ -8,7 +8,8 @@ volume (the container root is fuse-overlayfs, which Gluster refuses and which is
 slower), one replicated volume, and ``clients`` client nodes that mount it with the FUSE
 client; and Ceph: a monitor node (mon, mgr, MDS) and ``ceph_osd_nodes`` OSD nodes, pools
 of ``ceph_replicas`` with the node as failure domain, a CephFS that the client nodes mount
-with ceph-fuse. Running workloads on the client nodes is not built yet.
+with ceph-fuse. Backends mount on the first client node and workloads run there
+(``environments.nodes``), their raw outputs kept here.
 
 Everything created carries the label ``dfsbench.lab=<lab id>`` and goes into the lab's
 ledger with the command that removes it, the moment it exists; ``lab down`` undoes the
@@ -33,8 +34,12 @@ from backends.gluster_client import HONEST_OPTIONS, GlusterCli, volume_status
 from harness import proc
 from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
+from harness.services import CephService, GlusterService
 from harness.ledger import Ledger
 from harness.units import parse_rate
+from environments.docker_faults import LabFaults
+from environments.node_stats import NodeSampler
+from environments.nodes import Node
 
 LABEL = "dfsbench.lab"
 VOLUME = "dfsbench"
@@ -100,37 +105,6 @@ def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
     return proc.run(["docker", *args], timeout=timeout, check=check).stdout
 
 
-class Node:
-    """A container of the lab, reached with ``docker exec``."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def argv(self, *args: str) -> list[str]:
-        return ["docker", "exec", self.name, *args]
-
-    def run(self, *args: str, timeout: float = 120, check: bool = True) -> str:
-        return proc.run(self.argv(*args), timeout=timeout, check=check).stdout
-
-    def daemon(self, *args: str) -> None:
-        """Start a process in the node that outlives this call (``docker exec -d``)."""
-        proc.run(["docker", "exec", "-d", self.name, *args], timeout=60)
-
-    def running(self) -> bool:
-        out = proc.run(["docker", "inspect", "--format", "{{.State.Running}}", self.name], check=False,
-                       timeout=30)
-        return out.returncode == 0 and out.stdout.strip() == "true"
-
-    def mount_type(self, path: str) -> str | None:
-        result = proc.run(self.argv("cat", "/proc/mounts"), check=False, timeout=30)
-        found = None
-        for line in result.stdout.splitlines():
-            parts = line.split()
-            if len(parts) >= 3 and parts[1] == path:
-                found = parts[2]
-        return found
-
-
 class NodeGlusterCli(GlusterCli):
     """The gluster CLI of one storage node, run inside it."""
 
@@ -147,6 +121,9 @@ class DockerEnvironment(Environment):
     Options = DockerOptions
     options: DockerOptions
     client_nodes = True
+    can_fault = True
+    # the report's suite, plus fio loading the target from every client node at once
+    report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
     @property
     def lab_dir(self) -> Path:
@@ -164,13 +141,69 @@ class DockerEnvironment(Environment):
         return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
 
     @contextmanager
-    def up(self, services: set[str]) -> Iterator[Cluster]:
-        raise DfsbenchError("running workloads in the docker lab is not built yet: its client "
-                            "nodes mount GlusterFS and CephFS, but workloads still run on this "
-                            "host only",
-                            hint="'dfsbench lab up --env docker' brings the nodes up; run "
-                                 "workloads with the local environment for now")
-        yield  # pragma: no cover  (a generator, for contextmanager)
+    def up(self, services: set[str], progress: Callable[[str], None] | None = None) -> Iterator[Cluster]:
+        ledger = self.existing()
+        if ledger is not None:
+            yield self._reuse(ledger, services)
+            return
+        cluster = self.start(services, progress)
+        try:
+            yield cluster
+        finally:
+            problems = self.stop()
+            if problems:
+                raise DfsbenchError("the docker lab was not torn down cleanly:\n  " + "\n  ".join(problems),
+                                    hint="run 'dfsbench lab down --env docker' to retry")
+
+    def _reuse(self, ledger: Ledger, services: set[str]) -> Cluster:
+        cluster = self.cluster(ledger, reused=True)
+        down = [n.name for n in cluster.clients if not n.running()]  # type: ignore[attr-defined]
+        if down:
+            raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
+                                hint="run 'dfsbench lab down --env docker', then try again")
+        if not services <= set(cluster.services):
+            raise DfsbenchError(f"the running docker lab has {sorted(cluster.services) or 'no services'}, "
+                                f"this run needs {sorted(services)}",
+                                hint="run 'dfsbench lab down --env docker' and let the run start its own lab")
+        return cluster
+
+    def cluster(self, ledger: Ledger, reused: bool = False) -> Cluster:
+        """What backends get of the lab: its services as seen from a client node (the
+        Ceph conf and keyring in the nodes' /etc/ceph, the GlusterFS volume served by the
+        first storage node), the client nodes, and the declared link."""
+        facts = ledger.data.get("docker", {})
+        services: dict[str, Any] = {}
+        phases = ledger.data.get("timings", {})
+        if facts.get("ceph_mon"):
+            services["ceph"] = CephService(
+                conf="/etc/ceph/ceph.conf", keyring="/etc/ceph/ceph.client.admin.keyring",
+                mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
+                metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
+                version=facts["ceph_version"], log_dir="", phases=phases,
+                settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
+                          "osd_nodes": str(len(facts["ceph_osd_nodes"]))})
+        if facts.get("gluster_nodes"):
+            nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
+            replica = int(facts["replica"])
+            services["gluster"] = GlusterService(
+                host=nodes[0], volume=facts["volume"],
+                volume_type="replicate" if replica == len(nodes) else "distributed-replicate",
+                replica=replica, bricks=[f"{n}:{BRICKS}/b" for n in nodes], socket="",
+                version=facts["gluster_version"], log_dir="", phases=phases,
+                volume_options=dict(HONEST_OPTIONS))
+        clients = tuple(Node(name, name.removeprefix(f"dfsbench-{facts['lab']}-"))
+                        for name in facts.get("clients", []))
+        link = parse_rate(facts["link"]) if facts.get("link") else None
+        lab = f"dfsbench-{facts.get('lab')}-"
+        storage = [*facts.get("gluster_nodes", []), *([facts["ceph_mon"]] if facts.get("ceph_mon") else []),
+                   *facts.get("ceph_osd_nodes", [])]
+        nodes = [*clients, *(Node(name, name.removeprefix(lab)) for name in storage)]
+
+        def sampler() -> NodeSampler:
+            return NodeSampler(nodes, list(clients))
+
+        faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None, NodeGlusterCli)
+        return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler, faults)
 
     def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
         note = progress or (lambda _: None)
@@ -202,7 +235,7 @@ class DockerEnvironment(Environment):
         ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
         ledger.save()
         note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s")
-        return Cluster("docker", {}, ledger, self.lab_dir)
+        return self.cluster(ledger)
 
     def stop(self) -> list[str]:
         ledger = self.existing()
@@ -248,6 +281,20 @@ class DockerEnvironment(Environment):
         points = ([MOUNT] if nodes else []) + ([CEPH_MOUNT] if ceph else [])
         mounts = tuple((f"{c.name}:{point}", c.mount_type(point)) for c in clients for point in points)
         return LabStatus(True, self.where, tuple(services), mounts, processes)
+
+
+def shape(node: Node, bits_per_second: int) -> None:
+    """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect)."""
+    rate = f"{bits_per_second}bit"
+    shaper = ["tbf", "rate", rate, "burst", "256kb", "latency", "50ms"]
+    node.exec("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
+    node.exec("ip", "link", "add", "ifb0", "type", "ifb")
+    node.exec("ip", "link", "set", "ifb0", "up")
+    node.exec("tc", "qdisc", "add", "dev", "eth0", "handle", "ffff:", "ingress")
+    # (u32 matching everything: this kernel has no matchall classifier)
+    node.exec("tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
+              "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0")
+    node.exec("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
 
 
 def sweep(lab: str) -> list[str]:
@@ -343,7 +390,7 @@ class LabBringUp:
         self.phase("GlusterFS: mounted on the clients")
         return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME,
                 "replica": self.o.gluster_replica,
-                "gluster_version": nodes[0].run("glusterfs", "--version").split()[1]}
+                "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
 
     def ceph(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:
         from environments.docker_ceph import CephNodes
@@ -357,7 +404,8 @@ class LabBringUp:
         from testcontainers.core.container import DockerContainer
 
         name = f"dfsbench-{self.lab}-{host}"
-        kwargs: dict[str, Any] = {"labels": self.labels, "hostname": host,
+        # init: an init process reaps what the daemons started in the node leave behind
+        kwargs: dict[str, Any] = {"labels": self.labels, "hostname": host, "init": True,
                                   "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
         container = DockerContainer(self.image).with_name(name).with_network(network) \
             .with_network_aliases(host).with_command(["sleep", "infinity"])
@@ -374,20 +422,10 @@ class LabBringUp:
         return Node(name)
 
     def shape(self, node: Node) -> None:
-        """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect)."""
-        rate = f"{self.o.link.bits_per_second}bit"
-        shaper = ["tbf", "rate", rate, "burst", "256kb", "latency", "50ms"]
-        node.run("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
-        node.run("ip", "link", "add", "ifb0", "type", "ifb")
-        node.run("ip", "link", "set", "ifb0", "up")
-        node.run("tc", "qdisc", "add", "dev", "eth0", "handle", "ffff:", "ingress")
-        # (u32 matching everything: this kernel has no matchall classifier)
-        node.run("tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
-                 "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0")
-        node.run("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
+        shape(node, self.o.link.bits_per_second)
 
     def glusterd(self, node: Node) -> None:
-        node.run("glusterd")
+        node.exec("glusterd")
         proc.wait_for(lambda: (NodeGlusterCli(node).answers()[0], "glusterd not answering yet"),
                       what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.2)
 
@@ -398,8 +436,8 @@ class LabBringUp:
         return len(connected) >= want, f"{len(connected)} of {want} peers connected"
 
     def mount(self, client: Node) -> None:
-        client.run("mkdir", "-p", MOUNT)
-        client.run("glusterfs", "--volfile-server=gluster1", f"--volfile-id={VOLUME}", MOUNT)
+        client.exec("mkdir", "-p", MOUNT)
+        client.exec("glusterfs", "--volfile-server=gluster1", f"--volfile-id={VOLUME}", MOUNT)
         proc.wait_for(lambda: (client.mount_type(MOUNT) == "fuse.glusterfs",
                                f"{client.mount_type(MOUNT) or 'not mounted'}"),
                       what=f"a fuse.glusterfs mount at {client.name}:{MOUNT}",

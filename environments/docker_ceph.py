@@ -76,7 +76,7 @@ mds_data = {DATA}/mds/$id
             full.write_text(keyring_text(keys))
             client.write_text(keyring_text(admin))
             for node in [self.mon, *self.osd_nodes, *self.clients]:
-                node.run("mkdir", "-p", "/etc/ceph")
+                node.exec("mkdir", "-p", "/etc/ceph")
                 proc.run(["docker", "cp", str(conf), f"{node.name}:/etc/ceph/ceph.conf"], timeout=60)
                 proc.run(["docker", "cp", str(client), f"{node.name}:/etc/ceph/ceph.client.admin.keyring"],
                          timeout=60)
@@ -84,21 +84,21 @@ mds_data = {DATA}/mds/$id
         self.phase("Ceph configuration and keys copied to every node")
 
         m = self.mon
-        m.run("mkdir", "-p", f"{DATA}/mon/a", f"{DATA}/mgr/x", f"{DATA}/mds/a")
-        m.run("monmaptool", "--create", "--clobber", "--fsid", self.fsid, "--addv", "a",
+        m.exec("mkdir", "-p", f"{DATA}/mon/a", f"{DATA}/mgr/x", f"{DATA}/mds/a")
+        m.exec("monmaptool", "--create", "--clobber", "--fsid", self.fsid, "--addv", "a",
               f"[v2:{mon_ip}:3300]", "/etc/ceph/monmap")
-        m.run("sh", "-c", f"printf '[mgr.x]\\n\\tkey = {keys['mgr.x']}\\n' > {DATA}/mgr/x/keyring && "
+        m.exec("sh", "-c", f"printf '[mgr.x]\\n\\tkey = {keys['mgr.x']}\\n' > {DATA}/mgr/x/keyring && "
                           f"printf '[mds.a]\\n\\tkey = {keys['mds.a']}\\n' > {DATA}/mds/a/keyring")
-        m.run("ceph-mon", "--mkfs", "-i", "a", "--monmap", "/etc/ceph/monmap", "--keyring",
+        m.exec("ceph-mon", "--mkfs", "-i", "a", "--monmap", "/etc/ceph/monmap", "--keyring",
               "/etc/ceph/full.keyring", timeout=self.timeout)
 
         def mkfs(i: int) -> str:
             node = self.osd_nodes[i // self.per_node]
             osd_uuid = str(uuid.uuid4())
-            node.run("mkdir", "-p", f"{DATA}/osd/{i}", f"{DATA}/osd-block")
-            node.run("ceph-osd", "-i", str(i), "--mkfs", "--osd-uuid", osd_uuid, "--key", keys[f"osd.{i}"],
+            node.exec("mkdir", "-p", f"{DATA}/osd/{i}", f"{DATA}/osd-block")
+            node.exec("ceph-osd", "-i", str(i), "--mkfs", "--osd-uuid", osd_uuid, "--key", keys[f"osd.{i}"],
                      "--no-mon-config", timeout=self.timeout)
-            node.run("sh", "-c", f"printf '[osd.{i}]\\n\\tkey = {keys[f'osd.{i}']}\\n' > {DATA}/osd/{i}/keyring")
+            node.exec("sh", "-c", f"printf '[osd.{i}]\\n\\tkey = {keys[f'osd.{i}']}\\n' > {DATA}/osd/{i}/keyring")
             return osd_uuid
 
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -107,15 +107,15 @@ mds_data = {DATA}/mds/$id
         m.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", f"{DATA}/mgr/x/keyring")
         m.daemon("ceph-mds", "-f", "-i", "a", "--keyring", f"{DATA}/mds/a/keyring")
         self.phase("Ceph mkfs (mon and OSDs), mon, mgr and MDS started")
-        proc.wait_for(lambda: (m.run("ceph", "--connect-timeout", "5", "mon", "stat", check=False) != "",
+        proc.wait_for(lambda: (m.exec("ceph", "--connect-timeout", "5", "mon", "stat", check=False) != "",
                                "no answer"), what="the Ceph monitor to answer", timeout=self.timeout,
                       interval=0.5)
         for i, osd_uuid in enumerate(uuids):
-            m.run("ceph", "osd", "new", osd_uuid, str(i))
+            m.exec("ceph", "osd", "new", osd_uuid, str(i))
             self.osd_nodes[i // self.per_node].daemon("ceph-osd", "-f", "-i", str(i))
-        m.run("ceph", "osd", "pool", "create", "cephfs_metadata", str(self.pg_num))
-        m.run("ceph", "osd", "pool", "create", "cephfs_data", str(self.pg_num))
-        m.run("ceph", "fs", "new", "cephfs", "cephfs_metadata", "cephfs_data")
+        m.exec("ceph", "osd", "pool", "create", "cephfs_metadata", str(self.pg_num))
+        m.exec("ceph", "osd", "pool", "create", "cephfs_data", str(self.pg_num))
+        m.exec("ceph", "fs", "new", "cephfs", "cephfs_metadata", "cephfs_data")
         self.phase("OSDs started, pools and file system made")
         proc.wait_for(self.ready, what=f"{self.osds} OSDs up, the MDS active, every PG active+clean",
                       timeout=self.timeout, interval=0.5)
@@ -125,16 +125,16 @@ mds_data = {DATA}/mds/$id
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.mount, self.clients))
         self.phase("CephFS mounted on the clients")
-        version = m.run("ceph", "--version").split()
-        return {"ceph_mon": m.name, "ceph_osd_nodes": [n.name for n in self.osd_nodes],
-                "osds": self.osds, "ceph_replicas": self.replicas,
+        version = m.exec("ceph", "--version").split()
+        return {"ceph_mon": m.name, "ceph_mon_addr": f"v2:{mon_ip}:3300", "ceph_osd_nodes": [n.name for n in self.osd_nodes],
+                "osds": self.osds, "osds_per_node": self.per_node, "ceph_replicas": self.replicas,
                 "ceph_version": version[2] if len(version) > 2 else "unknown", "fsid": self.fsid}
 
     def health(self) -> tuple[bool, str]:
         return health(self.mon)
 
     def ready(self) -> tuple[bool, str]:
-        out = self.mon.run("ceph", "--connect-timeout", "5", "status", "--format", "json", check=False)
+        out = self.mon.exec("ceph", "--connect-timeout", "5", "status", "--format", "json", check=False)
         status = json.loads(out) if out.strip() else {}
         osdmap = status.get("osdmap", {})
         osdmap = osdmap.get("osdmap", osdmap)  # nested in some releases
@@ -148,7 +148,7 @@ mds_data = {DATA}/mds/$id
                 f"{up} of {self.osds} OSDs up, {mds} MDS up, {clean} of {total} PGs active+clean")
 
     def mount(self, client: Any) -> None:
-        client.run("mkdir", "-p", CEPH_MOUNT)
+        client.exec("mkdir", "-p", CEPH_MOUNT)
         client.daemon("ceph-fuse", "-f", CEPH_MOUNT)
         proc.wait_for(lambda: (client.mount_type(CEPH_MOUNT) == "fuse.ceph-fuse",
                                client.mount_type(CEPH_MOUNT) or "not mounted"),
@@ -160,7 +160,7 @@ CEPH_MOUNT = "/mnt/cephfs"
 
 
 def health(mon: Any) -> tuple[bool, str]:
-    out = mon.run("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
+    out = mon.exec("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
     data = json.loads(out) if out.strip() else {}
     status = data.get("status", "no answer")
     checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"

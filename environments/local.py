@@ -66,13 +66,13 @@ class LocalEnvironment(Environment):
         return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
 
     @contextmanager
-    def up(self, services: set[str]) -> Iterator[Cluster]:
+    def up(self, services: set[str], progress: Callable[[str], None] | None = None) -> Iterator[Cluster]:
         ledger = self.existing()
         if ledger is not None:
             cluster = self._reuse(ledger, services)
             yield cluster
             return
-        cluster = self.start(services)
+        cluster = self.start(services, progress)
         try:
             yield cluster
         finally:

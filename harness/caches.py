@@ -30,5 +30,6 @@ def drop(target: Target) -> str:
     if target.remount is not None:
         target.remount()
         steps.append("remount")
-    steps.append("drop_caches" if drop_kernel_caches() else "no-drop_caches")
+    # a container cannot write drop_caches: the kernel's page cache is then kept (and said)
+    steps.append("drop_caches" if target.host.drop_caches() else "no-drop_caches")
     return "+".join(steps)

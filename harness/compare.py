@@ -24,6 +24,7 @@ from harness.contracts import Column, MatrixSpec, SystemFacts, TableSpec
 from harness.records import (CIRCUMSTANTIAL, Measurement, flag_marks, flag_notes, lower_is_better,
                              unfit_reason)
 from harness.stats import Summary, compare, median, summarize
+from harness import faults, resources
 from harness.units import format_value, size
 
 ALPHA = 0.05  # significance level of the A-vs-B test
@@ -432,6 +433,17 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
         by_workload[m.workload].append(m)
     built: list[Table] = []
     for workload, mine in by_workload.items():
+        if workload == resources.RESOURCES:  # what the lab's nodes spent, not a system's figure
+            rows = resources.table_rows(mine, systems.name)
+            if rows:
+                built.append(Table(resources.TITLE, ["workload", "cell", "system", "busiest"], rows,
+                                   [resources.NOTE]))
+            continue
+        if workload == faults.FAULT:  # what was done to the cluster, and how it came back
+            rows = faults.table_rows(mine, systems.name)
+            if rows:
+                built.append(Table(faults.TITLE, faults.COLUMNS, rows, [faults.NOTE]))
+            continue
         for spec in presentations(workload, mine):
             if isinstance(spec, MatrixSpec):
                 built += matrices(spec, mine, systems, cv, each_repeat)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError,
 from harness import registry
 from harness.contracts import Backend, Environment, Workload
 from harness.errors import BadInput
+from harness.faults import FaultSpec
 from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
@@ -43,6 +44,12 @@ class PluginSpec(_Strict):
     name: str
     variant: str = Field("default", pattern=r"^[A-Za-z0-9_.-]+$")
     options: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkloadSpec(PluginSpec):
+    fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
+                                         "{action: kill|stop|pause, target: node|process, node, "
+                                         "after_s, restore_after_s} (harness.faults)")
 
 
 class EnvironmentSpec(_Strict):
@@ -83,7 +90,7 @@ class Config(_Strict):
     suite: Literal["report", "full"] = "report"  # what runs where the config names nothing
     repeat: PositiveInt = 1
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
-    workloads: list[PluginSpec] | None = None  # None: the suite's
+    workloads: list[WorkloadSpec] | None = None  # None: the suite's
 
     @field_validator("environment", mode="before")
     @classmethod
@@ -189,10 +196,12 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
             value = _select(data.get(key), value, FULL_BACKENDS if key == "backends" else [])
         data[key] = value
     suite = data.get("suite", "report")
+    report_suite = False
     if not data.get("backends"):
         data["backends"] = FULL_BACKENDS if suite == "full" else REPORT_BACKENDS
         if data.get("workloads") is None and suite == "report":
             data["workloads"] = REPORT_WORKLOADS
+            report_suite = True
     # (a config that names its backends and no workloads runs every workload they support)
     try:
         config = Config.model_validate(data)
@@ -219,8 +228,10 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
 
     kinds = {b.kind for b in backends}
     specs = config.workloads
+    if report_suite and specs is not None:  # e.g. fio from every client node of a lab
+        specs = [*specs, *(WorkloadSpec.model_validate(w) for w in environment.report_workloads)]
     if specs is None:
-        specs = [PluginSpec(name=n) for n in registry.names("workload")
+        specs = [WorkloadSpec(name=n) for n in registry.names("workload")
                  if registry.load("workload", n).accepts & kinds]
     workloads = []
     for i, spec in enumerate(specs):
@@ -230,9 +241,18 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                            f"and none of the backends provides one")
         merged = {**wcls.defaults(config.scale), **spec.options}
         try:
-            workloads.append(wcls(wcls.Options.model_validate(merged)))
+            workload = wcls(wcls.Options.model_validate(merged))
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
+        if spec.fault is not None:
+            try:
+                workload.fault = FaultSpec.model_validate(spec.fault)
+            except ValidationError as exc:
+                raise _options_error(exc, f"workloads[{i}].fault", FaultSpec) from exc
+            if not environment.can_fault:
+                raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
+                               "do faults to its nodes", hint="run it with --env docker")
+        workloads.append(workload)
     return Plan(config, environment, backends, workloads, source)
 
 

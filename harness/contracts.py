@@ -15,8 +15,11 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from harness.hosts import LOCAL, Host
 from harness.ledger import Ledger
 from harness.records import Measurement
+from harness.faults import Faults, FaultSpec
+from harness.resources import Sampler
 
 # ---------------------------------------------------------------- what plugins declare
 
@@ -121,14 +124,22 @@ S = TypeVar("S")
 @dataclass
 class Cluster:
     """What an environment hands to backends: per service (``ceph``, ``gluster``), the
-    typed facts a client needs (``harness.services``), plus the ledger where attached
-    clients record what they create."""
+    typed facts a client needs (``harness.services``), the ledger where attached clients
+    record what they create, and the hosts the clients run on (this machine, or a lab's
+    client nodes: backends mount on the first, workloads that use several take them all).
+    ``link`` is the declared rate of every node's link in B/s, where the environment
+    shapes one: the network limit of the runs it serves."""
 
     environment: str
     services: dict[str, Any]
     ledger: Ledger
     workdir: Path
     reused: bool = False
+    clients: tuple[Host, ...] = (LOCAL,)
+    link: float | None = None
+    # a new watcher of the lab's nodes for each cell, where the environment can watch them
+    sampler: Callable[[], Sampler] | None = None
+    faults: Faults | None = None  # what it can do to its storage nodes (see harness.faults)
 
     def service(self, name: str, kind: type[S], backend: str) -> S:
         """The service a backend needs, or an error saying this environment lacks it."""
@@ -174,6 +185,10 @@ class Environment(ABC):
     Options: ClassVar[type[Options]] = NoOptions
     # its own client nodes mount the targets (containers): 'lab up' mounts nothing on this host
     client_nodes: ClassVar[bool] = False
+    # it can stop, kill or pause its storage nodes (a workload's 'fault'; Cluster.faults)
+    can_fault: ClassVar[bool] = False
+    # workloads the report suite adds where this environment serves a run (name, options)
+    report_workloads: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def __init__(self, options: PluginOptions) -> None:
         self.options = options
@@ -184,8 +199,10 @@ class Environment(ABC):
         """Where the lab lives (a directory, a Docker label, a cluster's address)."""
 
     @abstractmethod
-    def up(self, services: set[str]) -> AbstractContextManager[Cluster]:
-        """Bring up (or reuse) the services; undo exactly what was created on exit."""
+    def up(self, services: set[str],
+           progress: Callable[[str], None] | None = None) -> AbstractContextManager[Cluster]:
+        """Bring up (or reuse) the services; undo exactly what was created on exit.
+        ``progress`` hears of long steps (an image build, each phase of a bring-up)."""
 
     @abstractmethod
     def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
@@ -248,6 +265,9 @@ class Target:
     access: BlockAccess | CephAccess | None = None
     server_host: str | None = None
     backing: Path | None = None
+    host: Host = LOCAL  # where the client runs: paths are this host's, tools run through it
+    # every client host with this target attached (fio client/server runs one server on each)
+    hosts: tuple[Host, ...] = ()
     # what workloads did to this attachment: it lives and dies with the attachment, so the
     # new image or device of a later repeat starts empty and is written again before reads
     filled_bytes: int = 0
@@ -282,7 +302,8 @@ class Target:
         """The description as stored with the run: the topology, plus where the traffic
         goes and what storage is under it."""
         return {**self.description, "server_host": self.server_host,
-                "backing": str(self.backing) if self.backing else None}
+                "backing": str(self.backing) if self.backing else None,
+                "client_host": self.host.label, "client_hosts": len(self.hosts) or 1}
 
     def drop_caches(self) -> str:
         """Flush and forget every cache between the workload and the storage.
@@ -357,6 +378,8 @@ class Workload(ABC):
     # the network limit of the path), "storage", "latency"; never flagged against limits
     baseline: ClassVar[str | None] = None
     version_argv: ClassVar[tuple[str, ...] | None] = None  # prints the tool's version
+    # a fault each cell runs through (the config's 'fault' next to the options; harness.faults)
+    fault: FaultSpec | None = None
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
@@ -370,6 +393,11 @@ class Workload(ABC):
     def parse(cls, text: str, source: str) -> list[Measurement]:
         """Records from the text ``tool`` printed (for ``dfsbench parse`` and ``import``)."""
         raise NotImplementedError(f"workload {cls.name} reads no tool output")
+
+    def verification(self) -> str:
+        """How this workload, so configured, checks what it reads back against what it
+        wrote ('' : it does not) — what a fault run reports as 'verified'."""
+        return ""
 
     def supports(self, target: Target) -> bool:
         """Whether this workload runs on the target (by default: by its kind)."""

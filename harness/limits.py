@@ -1,8 +1,9 @@
 """Physical limits and hygiene, decided once for every record a view shows.
 
 Each run knows the limits of the path to each system: the client's network (declared in
-the config as ``limits.network``, or measured by the run's network baseline — iperf3 —
-when that crossed a real network, never loopback) and its RAM (declared
+the config as ``limits.network``; else the link a lab shaped, stored with the target as
+``link``; else measured by the run's network baseline — iperf3 — when that crossed a real
+network, never loopback) and its RAM (declared
 ``limits.client_ram``, or the client's memory). With the backend's declared facts (does
 its path cross a network, how many times does a written byte cross the client's link):
 
@@ -11,7 +12,10 @@ its path cross a network, how many times does a written byte cross the client's 
 - ``fits-in-cache``: a cell run in cached mode (``direct: false``) whose file is smaller
   than client RAM.
 - ``no-cache-drop``: a read whose record says the caches were not dropped first.
-- The ceiling of a throughput cell: the network limit divided by the write copies
+- ``page-cache-kept``: a read after a remount whose kernel page cache could not be dropped
+  (a container client): said, not held against the verdict.
+- The ceiling of a throughput cell: the network limit divided by the write copies, times
+  the clients an aggregate stands for (each has a link of its own)
   (a replica-3 GlusterFS FUSE client sends each write to every replica: link/3; a Ceph
   client sends it once to the primary OSD). Tables show a cell's share of it.
 """
@@ -23,6 +27,8 @@ from dataclasses import dataclass, replace
 from harness import registry
 from harness.contracts import SystemFacts
 from harness.records import Measurement
+from harness.faults import FAULT
+from harness.resources import RESOURCES
 from harness.stats import median
 from harness.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
@@ -61,6 +67,8 @@ def caches_dropped(how: object) -> bool:
 
 
 def role(workload: str) -> str | None:
+    if workload in (RESOURCES, FAULT):  # about the lab's nodes: never held against a limit
+        return workload
     cls = registry.find("workload", workload)
     return getattr(cls, "baseline", None) if cls is not None else None
 
@@ -73,8 +81,11 @@ def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, st
     for key in info.targets:
         facts = info.systems.get(key) or SystemFacts(key[0])
         network, source, note = None, "", ""
+        link = (info.targets.get(key) or {}).get("link")
         if declared.get("network"):
             network, source = parse_rate(declared["network"]), "declared"
+        elif isinstance(link, (int, float)) and link > 0:  # the lab shaped every node's link so
+            network, source = float(link), "the lab's shaped link"
         else:
             probes = [m for m in records if (m.backend, m.variant) == key and m.value
                       and m.metric == "throughput" and role(m.workload) == "network"]
@@ -102,23 +113,35 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
         flags, params = list(m.flags), m.params
         if lim is not None and m.value is not None and roles[m.workload] is None:
             if m.unit == "B/s" and lim.facts.network:
-                if lim.network is not None and m.value > lim.network:
+                links = _links(m)
+                if lim.network is not None and m.value > lim.network * links:
                     flags.append("exceeds-network")
                 ceiling = lim.ceiling(is_write(m))
                 if ceiling is not None:
-                    params = {**params, "ceiling": ceiling}
+                    params = {**params, "ceiling": ceiling * links}
             size = m.params.get("file_size")
             if m.params.get("direct") is False and lim.client_ram and isinstance(size, (int, float)) \
                     and size < lim.client_ram:
                 flags.append("fits-in-cache")
         # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
-        if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False \
-                and not caches_dropped(m.params["cache"]):
-            flags.append("no-cache-drop")
+        if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False:
+            if not caches_dropped(m.params["cache"]):
+                flags.append("no-cache-drop")
+            elif "no-drop_caches" in str(m.params["cache"]).split("+"):
+                flags.append("page-cache-kept")
         if flags != list(m.flags) or params is not m.params:
             m = replace(m, flags=tuple(dict.fromkeys(flags)), params=params)
         out.append(m)
     return out
+
+
+def _links(m: Measurement) -> int:
+    """How many client links a record's traffic crossed: the aggregate over N clients
+    (``host: all``, ``clients: N``) had N links of its own; any other record one."""
+    clients = m.params.get("clients")
+    if m.params.get("host") == "all" and isinstance(clients, int) and clients > 1:
+        return clients
+    return 1
 
 
 def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:

@@ -1,7 +1,8 @@
 """Running external programs: argv lists in, clear errors out.
 
-Three helpers: :func:`run` for a command that finishes, :func:`spawn` for a daemon we
-own, and :func:`wait_for` for a readiness condition with a deadline.
+Helpers: :func:`run` for a command that finishes, :func:`run_tool` for a measuring tool
+with a deadline, :func:`spawn` for a daemon we own, and :func:`wait_for` for a readiness
+condition with a deadline.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from harness.errors import DfsbenchError, Hung, NotReady, ToolError
+from harness.errors import DfsbenchError, NotReady, ToolError
 
 T = TypeVar("T")
 
@@ -274,61 +275,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def tcp_listening(host: str, port: int) -> bool:
-    """Whether something listens on host:port (IPv4), read from /proc/net/tcp rather than
-    by connecting, which a one-shot server would take for its client."""
+def tcp_listening(host: str, port: int, table: str | None = None) -> bool:
+    """Whether something listens on host:port (IPv4), read from /proc/net/tcp (or the text
+    of another host's) rather than by connecting, which a one-shot server would take for
+    its client."""
     want = f"{''.join(f'{int(b):02X}' for b in reversed(host.split('.')))}:{port:04X}"
-    try:
-        with open("/proc/net/tcp") as f:
-            next(f)
-            return any(parts[1] == want and parts[3] == "0A" for parts in (line.split() for line in f))
-    except OSError:
-        return False
-
-
-def call_with_deadline(fn: Callable[..., T], *args: object, deadline: float, what: str) -> T:
-    """Run ``fn(*args)`` in a forked child and return its result; past ``deadline``
-    seconds the child is killed and :class:`Hung` raised — an in-process engine on a hung
-    FUSE client (whose every call blocks) stops the cell, not the run."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork")
-    here, there = ctx.Pipe(duplex=False)
-
-    def child() -> None:
+    if table is None:
         try:
-            there.send(("ok", fn(*args)))
-        except OSError as exc:  # handed to the parent, which raises it (as plain data:
-            there.send(("oserror", (exc.errno, exc.strerror, str(exc))))  # not every error pickles)
-        except BaseException as exc:
-            there.send(("error", exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"))
-
-    worker = ctx.Process(target=child, daemon=True)
-    worker.start()
-    there.close()
-    try:
-        if not here.poll(deadline):
-            raise Hung(f"{what} passed its deadline of {deadline:.0f} s and was killed",
-                       hint="check the client (a stopped or dead FUSE daemon blocks every call), "
-                            "or raise the workload's deadline_s")
-        kind, value = here.recv()
-    except EOFError:
-        raise DfsbenchError(f"{what} died (exit code {worker.exitcode})") from None
-    finally:
-        kill_children([worker])
-    if kind == "oserror":
-        errno, strerror, text = value
-        raise OSError(errno, strerror or text)
-    if kind == "error":
-        raise DfsbenchError(str(value))
-    result: T = value
-    return result
-
-
-def kill_children(workers: list[Any]) -> None:
-    """SIGKILL forked workers that are still there and reap them."""
-    for w in workers:
-        if w.is_alive():
-            w.kill()
-    for w in workers:
-        w.join(timeout=5)
+            table = Path("/proc/net/tcp").read_text()
+        except OSError:
+            return False
+    rows = (line.split() for line in table.splitlines()[1:])
+    return any(len(parts) > 3 and parts[1] == want and parts[3] == "0A" for parts in rows)

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.errors import BadInput
 
-UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s"})
+UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s", "%"})
 
 # Every flag a record can carry: its code in a table cell, what it means and what to do
 # (printed once under a table), and, for a flag that makes a cell unfit for a verdict, the
@@ -36,6 +36,10 @@ FLAGS: dict[str, Flag] = {
     "no-cache-drop": Flag("D", "caches were not dropped before this read (or could not be: not "
                           "root?); it may measure the client's cache, not the storage. Run as "
                           "root, or distrust it.", "no cache drop"),
+    "page-cache-kept": Flag("K", "the FUSE client was remounted before this read (its own cache "
+                            "and the kernel's pages of that mount are gone), but the kernel page "
+                            "cache could not be dropped (a container cannot write drop_caches): "
+                            "reads of files outside the mount may have been served from memory."),
     "exceeds-network": Flag("N", "faster than the network allows: a cache answered, not the "
                             "storage. Use O_DIRECT, or files larger than the client's RAM, and "
                             "drop caches.", "cache"),
@@ -79,7 +83,8 @@ def unfit_reason(flags: set[str] | frozenset[str]) -> str | None:
 
 # Params that say how a number was obtained, not which cell it belongs to: two records
 # that differ only in these are the same cell (pooled over repeats and runs).
-CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv"})
+# what describes how a value came about, not which cell it belongs to
+CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu"})
 
 
 def lower_is_better(unit: str) -> bool:
@@ -138,3 +143,12 @@ class Measurement:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
+
+
+def describe_cell(params: dict[str, Any], leave_out: tuple[str, ...] = ()) -> str:
+    """``key=value`` pairs of a cell for people: sizes in units, circumstantial keys and
+    ``leave_out`` left out."""
+    from harness.units import size
+
+    return " ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
+                    for k, v in params.items() if k not in CIRCUMSTANTIAL and k not in leave_out)

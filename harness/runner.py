@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import os
 import platform
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
+from harness import __version__, faults, resources
 from harness.config import Plan
-from harness.contracts import Backend
+from harness.contracts import Backend, Cluster, Target, Workload
 from harness.errors import DfsbenchError, Hung
+from harness.hosts import LOCAL, Host
 from harness.progress import Progress
-from harness.records import Measurement
+from harness.records import Measurement, describe_cell
 from harness.store import Store, new_run_id
 from harness.units import size
 
@@ -33,17 +35,16 @@ def host_facts() -> dict[str, Any]:
             "dfsbench": __version__}
 
 
-def tool_versions(workloads: list[Any]) -> dict[str, str]:
-    """The first line each workload's tool prints of its version (``version_argv``)."""
-    from harness import proc
-
+def tool_versions(workloads: list[Any], host: Host = LOCAL) -> dict[str, str]:
+    """The first line each workload's tool prints of its version (``version_argv``) on
+    the host its client runs on."""
     found: dict[str, str] = {}
     for w in workloads:
         argv = getattr(w, "version_argv", None)
         if not argv or argv[0] in found:
             continue
         try:
-            result = proc.run(argv, timeout=20, check=False)
+            result = host.run(argv, timeout=20, check=False)
         except DfsbenchError:
             found[argv[0]] = "not installed"
             continue
@@ -56,13 +57,6 @@ def tool_versions(workloads: list[Any]) -> dict[str, str]:
 def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
     """A B, then B A, then A B … so drift over time does not favour one backend."""
     return backends if repeat % 2 == 0 else list(reversed(backends))
-
-
-def describe_cell(cell: dict[str, Any]) -> str:
-    parts = []
-    for key, value in cell.items():
-        parts.append(f"{key}={size(value)}" if key.endswith("size") else f"{key}={value}")
-    return " ".join(parts)
 
 
 def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None) -> tuple[str, bool]:
@@ -78,7 +72,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
         with ExitStack() as stack:
             services = ", ".join(sorted(plan.services())) or "no services"
             with progress.step(f"environment '{plan.environment.name}' up ({services})"):
-                cluster = stack.enter_context(plan.environment.up(plan.services()))
+                cluster = stack.enter_context(plan.environment.up(plan.services(), progress.note))
             # runs first on the way out (LIFO), so the teardown that follows is announced
             stack.callback(progress.note, "leaving the lab running" if cluster.reused
                            else "tearing the environment down …")
@@ -88,10 +82,11 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             workdir = cluster.workdir / "runs" / run_id
             workdir.mkdir(parents=True)
             cluster.ledger.tree(workdir)
-            mine = cluster.ledger.ids() - before
 
             def undo_run_files() -> None:
-                problems = cluster.ledger.undo(only=mine)
+                # the run's directory, scratch directories on client nodes, and whatever
+                # an attachment failed to undo at its detach (tried once more)
+                problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
                 for problem in problems:
                     progress.note(f"  could not undo: {problem}")
 
@@ -120,33 +115,108 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                  backend: Backend, cluster: Any, workdir: Path) -> bool:
     ok = True
     tag = f"{backend.name}-{backend.variant}"
-    scratch = workdir / "scratch"
-    scratch.mkdir(exist_ok=True)
     with ExitStack() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
+        scratch = target.host.scratch(workdir / "scratch", cluster.ledger)
         facts = backend.facts(target.description)
-        store.add_target(run_id, backend.name, backend.variant,
-                         {**target.stored_description(), "facts": vars(facts)}, rep)
+        described = {**target.stored_description(), "facts": vars(facts)}
+        if cluster.link is not None:  # the lab's declared link: the run's network limit
+            described["link"] = cluster.link
+        if not target.host.local:  # the client node's tools, next to this host's in the run
+            described["tools"] = tool_versions(plan.workloads, target.host)
+        store.add_target(run_id, backend.name, backend.variant, described, rep)
         for workload in plan.workloads:
             if not workload.supports(target):
                 continue
-            raw_dir = store.raw_dir(run_id, f"{tag}-r{rep}", workload.name)
             for cell in workload.cells():
-                what = f"{workload.name} {describe_cell(cell)} on {backend.name}/{backend.variant}"
-                if plan.config.repeat > 1:
-                    what += f" (repeat {rep + 1}/{plan.config.repeat})"
-                try:
-                    with progress.step(what):
-                        for m in workload.run(target, cell, scratch, raw_dir):
-                            store.add(replace(m, run_id=run_id, repeat=rep))
-                except (DfsbenchError, OSError) as exc:  # e.g. ENOTCONN from a dead FUSE client
-                    ok = False
-                    message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
-                    progress.note(f"  {message}")
-                    flag = "hung" if isinstance(exc, Hung) else "failed"
-                    store.add(Measurement(workload.name, "cell", "elapsed", None, "s",
-                                          {**cell, "error": message[:500]}, backend.name,
-                                          backend.variant, run_id, rep, (flag,)))
+                if workload.fault is None:
+                    ok &= _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload,
+                                    cell, scratch)
+                else:
+                    ok &= _run_fault_cell(plan, store, progress, run_id, rep, backend, cluster, target,
+                                          workload, cell, scratch)
     return ok
+
+
+def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
+              cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any], scratch: Path,
+              phase: str | None = None, flags: tuple[str, ...] = (),
+              around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> bool:
+    """One cell: its records stored as they come (with the phase and flags given), what
+    the lab's nodes spent on it, or a failed (or hung) record. Whether it succeeded."""
+    tag = f"{backend.name}-{backend.variant}-r{rep}"
+    raw_dir = store.raw_dir(run_id, tag, workload.name, *([phase] if phase else []))
+    what = f"{workload.name} {describe_cell(cell)} on {backend.name}/{backend.variant}"
+    if phase:
+        what += f" ({phase} the fault)" if phase != "during" else " (during the fault)"
+    if plan.config.repeat > 1:
+        what += f" (repeat {rep + 1}/{plan.config.repeat})"
+    extra = {"phase": phase} if phase else {}
+
+    def keep(m: Measurement) -> None:
+        store.add(replace(m, params={**m.params, **extra}, flags=(*m.flags, *flags), run_id=run_id,
+                          repeat=rep))
+
+    sampler = cluster.sampler() if cluster.sampler is not None else None
+    try:
+        with progress.step(what), around():
+            if sampler is not None:
+                sampler.start()
+            for m in workload.run(target, cell, scratch, raw_dir):
+                keep(m)
+            if sampler is not None:
+                for m in resources.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
+                                           backend.name, backend.variant):
+                    keep(m)
+    except (DfsbenchError, OSError) as exc:  # e.g. ENOTCONN from a dead FUSE client
+        message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
+        progress.note(f"  {message}")
+        flag = "hung" if isinstance(exc, Hung) else "failed"
+        store.add(Measurement(workload.name, "cell", "elapsed", None, "s", {**cell, **extra, "error": message[:500]},
+                              backend.name, backend.variant, run_id, rep, (flag, *flags)))
+        return False
+    return True
+
+
+def _run_fault_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
+                    cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any],
+                    scratch: Path) -> bool:
+    """The cell before, during and after its fault (``harness.faults``), and the fault's
+    record: what was done, time to recover, whether the data verified."""
+    spec = workload.fault
+    assert spec is not None
+    if cluster.faults is None:
+        raise DfsbenchError(f"environment '{cluster.environment}' cannot do faults to its nodes")
+    system = next(iter(sorted(backend.requires)), None)
+    if system is None:
+        progress.note(f"  {backend.name} runs on no cluster service: no fault to do, the cell runs once")
+        return _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell, scratch)
+    timeline = faults.Timeline(cluster.faults, system, spec)
+
+    @contextmanager
+    def fault() -> Iterator[None]:
+        timeline.start()
+        try:
+            yield
+        finally:
+            timeline.restore()
+
+    ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell, scratch,
+                   "before")
+    during_ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell,
+                          scratch, "during", ("degraded",), fault)
+    with progress.step(f"waiting for {system} to be healthy again"):
+        recovery, state = timeline.wait_healthy()
+    progress.note(f"  {timeline.injected.description if timeline.injected else 'no fault done'}; "
+                  + (f"healthy {recovery:.1f} s after it came back" if recovery is not None
+                     else f"not healthy: {state}"))
+    check = workload.verification()
+    verified = (f"yes ({check})" if during_ok else "no: the cell failed (see 'Cells that failed')") \
+        if check else f"not checked ({workload.name} does not compare what it reads back)"
+    store.add(replace(faults.record(timeline, recovery, state, verified, workload.name, cell, backend.name,
+                                    backend.variant), run_id=run_id, repeat=rep))
+    after_ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell,
+                         scratch, "after", () if recovery is not None else ("degraded",))
+    return ok and during_ok and after_ok and recovery is not None and not timeline.problems

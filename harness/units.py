@@ -92,4 +92,6 @@ def format_value(v: float | None, unit: str, metric: str = "") -> str:
         return duration(v)
     if unit == "B":
         return size(v)
+    if unit == "%":
+        return f"{v:.0f} %"
     return count_rate(v, unit)

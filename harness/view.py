@@ -97,8 +97,8 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     return lines
 
 
-TOPOLOGY = ("replicas", "volume_type", "client", "fs_type", "osds", "bricks", "rbd_cache",
-            "volume_options", "client_options")
+TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "volume_type", "client", "fs_type", "osds",
+            "bricks", "rbd_cache", "volume_options", "client_options")
 
 
 def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:

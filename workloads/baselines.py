@@ -55,7 +55,7 @@ class RawDisk(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("fio", "fio")
+        target.host.require("fio", "fio")
         backing = target.backing
         assert backing is not None  # supports() said so
         path = backing / "dfsbench-rawdisk.data"
@@ -65,7 +65,7 @@ class RawDisk(Workload):
                                   "ioengine=libaio", "iodepth=16", "end_fsync=1"]) + "\n")
         out = raw_dir / f"rawdisk-{cell['rw']}.json"
         try:
-            result = proc.run_tool(["fio", "--output-format=json", str(job)],
+            result = target.host.run_tool(["fio", "--output-format=json", str(target.host.put(job, scratch))],
                                    deadline=self.options.deadline_s, output=out)
         finally:
             if cell["rw"] == "read":
@@ -110,7 +110,7 @@ class Iperf3(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("iperf3", "iperf3")
+        target.host.require("iperf3", "iperf3")
         host = str(target.server_host)
         if not host.startswith("127."):
             # the server side runs on the host that serves the storage; dfsbench only
@@ -132,7 +132,7 @@ class Iperf3(Workload):
             if cell["direction"] == "from-server":
                 argv.append("-R")
             out = raw_dir / f"iperf3-{cell['direction']}.json"
-            result = proc.run_tool(argv, deadline=cell["seconds"] + self.options.deadline_s, output=out)
+            result = target.host.run_tool(argv, deadline=cell["seconds"] + self.options.deadline_s, output=out)
             if not result.ok:
                 raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
         finally:
@@ -194,13 +194,13 @@ class Ioping(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("ioping", "ioping")
+        target.host.require("ioping", "ioping")
         where = target.directory if target.kind == "path" else Path(target.block.device)
         argv = ["ioping", "-J", "-c", str(cell["count"]), "-i", str(self.options.interval_s)]
         if self.options.direct:
             argv.append("-D")
         out = raw_dir / f"ioping-{uuid.uuid4().hex[:6]}.json"
-        result = proc.run_tool([*argv, str(where)], deadline=self.options.deadline_s, output=out)
+        result = target.host.run_tool([*argv, str(where)], deadline=self.options.deadline_s, output=out)
         if not result.ok:
             raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
         for m in parse_ioping(result.output, str(out)):

@@ -29,10 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator,
 from harness import proc
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
+from harness.hosts import LOCAL, Host, Running
 from harness.records import Measurement
 from harness.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim")
+DEFAULT_PORT = 8765  # fio --server's
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 
@@ -92,11 +94,14 @@ class FioOptions(Options):
     local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "
                                "host's loopback addresses and run in client/server mode (each "
                                "stands for one load-generating host)")
+    all_clients: bool = Field(False, description="in a lab with several client nodes: a fio server "
+                              "on each, all running the job at once on their own file (records per "
+                              "client and the aggregate, host 'all')")
 
     @model_validator(mode="after")
     def _one_kind_of_servers(self) -> FioOptions:
-        if self.servers and self.local_servers:
-            raise ValueError("give either 'servers' or 'local_servers', not both")
+        if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
+            raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
         return self
     deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
 
@@ -208,10 +213,21 @@ class Fio(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("fio", "fio")
+        target.host.require("fio", "fio")
         tag = uuid.uuid4().hex[:8]
-        with FioServers(self.options.local_servers, raw_dir) as started:
-            servers = self.options.servers or started
+        o = self.options
+        if o.local_servers and not target.host.local:
+            raise DfsbenchError(f"local_servers start fio servers on this host, and the client of "
+                                f"{target.key} is {target.host.name}",
+                                hint="use 'all_clients: true' to load it from every client node")
+        places: list[tuple[Host, str]] = [(LOCAL, f"127.0.9.{i + 1}") for i in range(o.local_servers)]
+        if o.all_clients and len(target.hosts) > 1:
+            if target.kind != "path":
+                raise DfsbenchError(f"all_clients runs fio on files in a mount; {target.key} is a "
+                                    f"{target.kind} target", hint="leave all_clients out for it")
+            places = [(host, host.address()) for host in target.hosts]
+        with FioServers(places, raw_dir, scratch) as started:
+            servers = o.servers or started
             hosts = max(1, len(servers))
             env: dict[str, str] = {}
             if "job_file" in cell:
@@ -221,20 +237,25 @@ class Fio(Workload):
             else:
                 profile = next(p for p in self.profiles() if p.name == cell["profile"])
                 name = profile.name
-                self.fill(target, raw_dir)
+                self.fill(target, raw_dir, scratch)
                 jobs = []
                 for h in range(hosts):
                     text, env = self.job_text(profile, target, f"{tag}-h{h}" if servers else tag)
                     jobs.append(raw_dir / (f"fio-{name}-h{h}.fio" if servers else f"fio-{name}.fio"))
                     jobs[-1].write_text(text)
+                if not servers:  # (a fio client sends its job files to the servers itself)
+                    jobs = [target.host.put(job, scratch) for job in jobs]
             out = raw_dir / f"fio-{name}.json"
+            # in client/server mode this machine is the fio client: it holds the job files
+            # and sends them to the servers
+            runner = LOCAL if servers else target.host
             try:
-                result = proc.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out,
-                                       env=env)
+                result = runner.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out,
+                                         env=env)
             finally:
                 if target.kind == "path":
-                    for leftover in target.directory.glob(f"dfsbench-fio-{tag}*"):
-                        leftover.unlink(missing_ok=True)
+                    target.host.run(["sh", "-c", f'rm -f "$1"/dfsbench-fio-{tag}*', "sh",
+                                     str(target.directory)], timeout=600)
         records: list[Measurement] = []
         if result.output.strip():
             try:
@@ -249,10 +270,17 @@ class Fio(Workload):
             # fio printed results and still failed (or hung): keep the numbers, flagged
             flag = "hung" if result.hung else "incomplete"
             records = [replace(m, flags=(*m.flags, flag)) for m in records]
+        # a client node by its name in the lab (fio names a server by its address); the
+        # number of clients (each with its own link) a record stands for
+        names = {address: host.label for host, address in places if not host.local}
         for m in records:
-            yield replace(m, backend=target.backend, variant=target.variant)
+            params = m.params
+            if names:  # (loopback servers share this host's one link)
+                host = str(params.get("host"))
+                params = {**params, "host": names.get(host, host), "clients": len(names)}
+            yield replace(m, params=params, backend=target.backend, variant=target.variant)
 
-    def fill(self, target: Target, raw_dir: Path) -> None:
+    def fill(self, target: Target, raw_dir: Path, scratch: Path) -> None:
         # the mark lives on the attachment: a later repeat attaches a new, empty image
         if target.kind not in ("rbd", "block") or \
                 target.filled_bytes >= self.options.size:
@@ -260,7 +288,7 @@ class Fio(Workload):
         text, env = self.fill_text(target)
         job = raw_dir / "fio-fill.fio"
         job.write_text(text)
-        result = proc.run_tool(["fio", str(job)], deadline=self.deadline(),
+        result = target.host.run_tool(["fio", str(target.host.put(job, scratch))], deadline=self.deadline(),
                                output=raw_dir / "fio-fill.txt", env=env)
         if not result.ok:
             raise DfsbenchError("could not fill the target before reading: " + result.problem())
@@ -268,39 +296,38 @@ class Fio(Workload):
 
 
 class FioServers:
-    """``fio --server`` processes on loopback addresses of this host, one per simulated
-    load-generating host, for the length of a ``with`` block."""
+    """``fio --server`` on each of some hosts, for the length of a ``with`` block: on this
+    host's loopback addresses (each standing for one load-generating host), or one in each
+    client node of a lab. Their logs are kept with the run."""
 
-    def __init__(self, count: int, log_dir: Path) -> None:
-        self.count, self.log_dir = count, log_dir
-        self.procs: list[proc.ProcessId] = []
+    def __init__(self, places: list[tuple[Host, str]], log_dir: Path, scratch: Path) -> None:
+        self.places, self.log_dir, self.scratch = places, log_dir, scratch
+        self.running: list[tuple[Host, Running, str]] = []
 
     def __enter__(self) -> list[str]:
         addresses = []
         try:
-            for i in range(self.count):
-                host = f"127.0.9.{i + 1}"
-                port = proc.free_port(host)
-                child = proc.spawn(["fio", f"--server=ip:{host},{port}"],
-                                   self.log_dir / f"fio-server-{i + 1}.log")
-                ident = proc.ProcessId.of(child.pid)
-                if ident is not None:
-                    self.procs.append(ident)
-                proc.wait_for(lambda: (proc.tcp_listening(host, port), "not listening yet"),
-                              what=f"fio server on {host}:{port}", timeout=10, interval=0.05,
-                              alive=lambda: None if child.poll() is None else
-                              f"fio --server exited with code {child.returncode}")
-                addresses.append(f"ip:{host},{port}")
+            for i, (host, address) in enumerate(self.places):
+                port = proc.free_port(address) if host.local else DEFAULT_PORT
+                name = f"fio-server-{i + 1}.log"
+                server = host.spawn(["fio", f"--server=ip:{address},{port}"],
+                                    (self.log_dir if host.local else self.scratch) / name)
+                self.running.append((host, server, name))
+                proc.wait_for(lambda: (host.listening(address, port), "not listening yet"),
+                              what=f"fio server on {host.name} at {address}:{port}", timeout=20,
+                              interval=0.1, alive=server.died)
+                addresses.append(f"ip:{address},{port}")
         except BaseException:
             self.__exit__()
             raise
         return addresses
 
     def __exit__(self, *exc: object) -> None:
-        proc.stop([(p, 3) for p in self.procs])
-        self.procs = []
-
-
+        for host, server, name in self.running:
+            server.stop(3)
+            if not host.local:
+                (self.log_dir / f"{host.name}-{name}").write_text(server.output())
+        self.running = []
 
 
 # ---------------------------------------------------------------- parsing

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from harness import proc
 from harness.contracts import Bytes, Column, MatrixSpec, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
@@ -129,15 +128,15 @@ class Iozone(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("iozone", "iozone3 (Debian non-free)")
+        target.host.require("iozone", "iozone3 (Debian non-free)")
         path = target.directory / f"dfsbench-iozone-{uuid.uuid4().hex[:8]}"
         argv = self.command(cell, path)
         out = raw_dir / f"iozone-{cell['mode']}-{cell['file_size']}.txt"
         try:
-            result = proc.run_tool(argv, deadline=self.options.deadline_s, output=out,
-                                   cwd=scratch)
+            result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out,
+                                          cwd=scratch)
         finally:
-            path.unlink(missing_ok=True)
+            target.host.remove(path)
         found = parse(result.output, tests=self.options.tests) if result.output.strip() else []
         extra = {"cache": "none (cached mode)" if cell["mode"] == "cached" else "O_DIRECT"}
         done = set()

@@ -1,19 +1,16 @@
 """Workload ``largefile``: copy one large file into the mount and back out.
 
 The 2014 report timed ``cp`` of ~210 MB to 4 GB files. Here the source is a file of
-random bytes on the local disk, held in the page cache so the local read is not what is
+random bytes (no two 4 KiB blocks equal) on the client host's local disk, held in the page cache so the local read is not what is
 measured; the write into the mount ends with fsync (counted), and before the read back
 the page cache is dropped and the FUSE client remounted, since its own cache survives
 ``drop_caches``. The copy back out is compared byte for byte with the source's digest.
+The copies run in ``workloads.engines`` on the client's host.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import struct
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +19,11 @@ from typing import Any
 from pydantic import Field
 
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
-from harness import proc
 from harness.errors import DfsbenchError
 from harness.records import Measurement
 from harness.units import size
 
 CHUNK = 1 << 20
-DEDUP_BLOCK = 4096
 
 
 class LargeFileOptions(Options):
@@ -67,39 +62,44 @@ class LargeFile(Workload):
     def cells(self) -> list[dict[str, Any]]:
         return [{"file_size": s} for s in self.options.sizes]
 
+    def verification(self) -> str:
+        return "blake2b digest of the copy read back" if self.options.verify else ""
+
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         size, bs = cell["file_size"], self.options.block_size
+        host, deadline = target.host, self.options.deadline_s
         tag = uuid.uuid4().hex[:8]
         source = scratch / f"largefile-{size}.src"
-        digest = make_source(source, size)
         remote = target.directory / f"dfsbench-largefile-{tag}"
         back = scratch / f"largefile-{tag}.back"
         params = {"file_size": size, "block_size": bs}
-        raw: dict[str, Any] = {"file_size": size, "block_size": bs}
+        raw: dict[str, Any] = {"file_size": size, "block_size": bs, "host": host.name}
+        step = raw_dir / f"largefile-{size}"
+
+        def engine(name: str, **args: Any) -> dict[str, Any]:
+            return host.engine(name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
+
         try:
-            warm(source, bs)
-            deadline = self.options.deadline_s
-            elapsed = proc.call_with_deadline(copy, source, remote, bs, True, deadline=deadline,
-                                              what=f"largefile write of {size} bytes")
+            digest = engine("source", path=str(source), size=size)["digest"]
+            elapsed = engine("copy", src=str(source), dst=str(remote), bs=bs, fsync=True, warm=True)["elapsed"]
             raw["write"] = {"elapsed": elapsed, "cache": "source in page cache; fsync counted"}
             yield from _pair("write", elapsed, size, params, target, ())
             cache = target.drop_caches()
             flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
-            elapsed = proc.call_with_deadline(copy, remote, back, bs, False, deadline=deadline,
-                                              what=f"largefile read of {size} bytes")
+            got = engine("copy", src=str(remote), dst=str(back), bs=bs, fsync=False,
+                         digest=self.options.verify)
+            elapsed = got["elapsed"]
             raw["read"] = {"elapsed": elapsed, "cache": cache}
             if self.options.verify:
-                got = file_digest(back, bs)
-                raw["read"]["verified"] = got == digest
-                if got != digest:
+                raw["read"]["verified"] = got["digest"] == digest
+                if got["digest"] != digest:
                     raise DfsbenchError(f"the file read back from {target.backend} differs from "
                                         f"what was written ({size} bytes)")
             yield from _pair("read", elapsed, size, {**params, "cache": cache}, target, flags)
         finally:
             (raw_dir / f"largefile-{size}.json").write_text(json.dumps(raw, indent=1))
-            for path in (remote, back):
-                path.unlink(missing_ok=True)
+            host.remove(remote, back)
 
 
 def _pair(test: str, elapsed: float, size: int, params: dict[str, Any], target: Target,
@@ -108,55 +108,3 @@ def _pair(test: str, elapsed: float, size: int, params: dict[str, Any], target: 
                       target.variant, flags=flags)
     yield Measurement("largefile", test, "throughput", size / elapsed, "B/s", params,
                       target.backend, target.variant, flags=flags)
-
-
-def make_source(path: Path, size: int) -> str:
-    """Random (incompressible) bytes; reused across cells of the same size within a run."""
-    digest_file = path.with_suffix(".blake2b")
-    if path.exists() and digest_file.exists() and path.stat().st_size == size:
-        return digest_file.read_text()
-    h = hashlib.blake2b()
-    chunk = bytearray(os.urandom(CHUNK))
-    block_no = 0
-    with open(path, "wb") as f:
-        left = size
-        while left:
-            # every 4 KiB block starts with its own number, so no two blocks of the file
-            # are equal (nothing for block-level dedup or compression to find)
-            for offset in range(0, CHUNK, DEDUP_BLOCK):
-                struct.pack_into("<Q", chunk, offset, block_no)
-                block_no += 1
-            piece = memoryview(chunk)[:min(CHUNK, left)]
-            f.write(piece)
-            h.update(piece)
-            left -= len(piece)
-    digest_file.write_text(h.hexdigest())
-    return h.hexdigest()
-
-
-def warm(path: Path, bs: int) -> None:
-    with open(path, "rb", buffering=0) as f:
-        while f.read(bs * 8):
-            pass
-
-
-def copy(src: Path, dst: Path, bs: int, fsync: bool) -> float:
-    buf = bytearray(bs)
-    view = memoryview(buf)
-    start = time.perf_counter()
-    with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
-        while n := fin.readinto(buf):
-            done = 0
-            while done < n:
-                done += fout.write(view[done:n])
-        if fsync:
-            os.fsync(fout.fileno())
-    return time.perf_counter() - start
-
-
-def file_digest(path: Path, bs: int) -> str:
-    h = hashlib.blake2b()
-    with open(path, "rb", buffering=0) as f:
-        while chunk := f.read(bs * 8):
-            h.update(chunk)
-    return h.hexdigest()

@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from harness import proc
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.units import size
 from harness.errors import BadInput, DfsbenchError
@@ -64,7 +63,7 @@ class RadosBench(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("rados", "ceph-common")
+        target.host.require("rados", "ceph-common")
         ceph = target.ceph
         base = ["rados", *ceph.args, "-p", ceph.pool]
         o = self.options
@@ -75,7 +74,7 @@ class RadosBench(Workload):
                 if mode == "write":
                     argv += ["-b", str(o.block_size), "--no-cleanup"]
                 out = raw_dir / f"rados-bench-{mode}.txt"
-                result = proc.run_tool(argv, deadline=deadline, output=out)
+                result = target.host.run_tool(argv, deadline=deadline, output=out)
                 if not result.ok:
                     raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
                 for m in parse(result.output, mode=mode, source=str(out)):
@@ -83,7 +82,7 @@ class RadosBench(Workload):
                                       {**m.params, "threads": o.threads, "seconds": o.seconds},
                                       target.backend, target.variant)
         finally:
-            proc.run([*base, "cleanup"], check=False, timeout=600)
+            target.host.run([*base, "cleanup"], check=False, timeout=600)
 
 
 _FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+([-\d.e+]+)\s*$")

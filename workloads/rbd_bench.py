@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from harness import proc
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
@@ -60,13 +59,13 @@ class RbdBench(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
-        proc.require_tool("rbd", "ceph-common")
+        target.host.require("rbd", "ceph-common")
         ceph = target.ceph
         base = ["rbd", *ceph.args, "bench", f"{ceph.pool}/{ceph.image}"]
         size = ceph.image_size or int(cell["io_total"])
         # the mark lives on the attachment: a later repeat attaches a new, empty image
         if cell["io_type"] == "read" and target.filled_bytes < size:
-            result = proc.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
+            result = target.host.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
                                     "--io-threads", "16", "--io-total", str(size),
                                     "--io-pattern", "seq"],
                                    deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
@@ -77,7 +76,7 @@ class RbdBench(Workload):
                 "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
                 "--io-pattern", cell["io_pattern"]]
         out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
-        result = proc.run_tool(argv, deadline=self.options.deadline_s, output=out)
+        result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
         if not result.ok:
             raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
         for m in parse(result.output, source=str(out)):

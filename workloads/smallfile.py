@@ -1,9 +1,9 @@
 """Workload ``smallfile``: many small files created, listed with stat (``ls -l``), read back.
 
 The 2014 report timed ``cp`` of 1024-10000 files of ~38 KiB into the mount, ``ls`` of the
-directory and ``cp`` back out. This engine does the same operations with several worker
-processes (no GIL between them), each in its own directory, all started together; it
-times every file operation, so it reports per-operation latency percentiles as well as
+directory and ``cp`` back out. This engine (``workloads.engines``, run on the client's host)
+does the same operations with several worker processes (no GIL between them), each in its
+own directory, all started together; it times every file operation, so it reports per-operation latency percentiles as well as
 files/s and MiB/s. Caches are dropped (and the FUSE client remounted) before listing and
 before reading, as the report's author rebooted the client.
 """
@@ -11,21 +11,15 @@ before reading, as the report's author rebooted the client.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
-import os
-import shutil
-import time
 import uuid
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, PositiveInt, field_validator
 
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
-from harness import proc
-from harness.errors import BadInput, DfsbenchError, Hung
+from harness.errors import BadInput
 from harness.records import Measurement
 from harness.stats import percentile
 from harness.units import size
@@ -97,8 +91,9 @@ class SmallFile(Workload):
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
+        host = target.host
         top = target.directory / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
-        top.mkdir()
+        host.mkdir(top)
         threads, files, size = cell["threads"], cell["files"], cell["file_size"]
         per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
         try:
@@ -106,12 +101,14 @@ class SmallFile(Workload):
                 cache = "none"
                 if op != "create" and self.options.drop_caches:
                     cache = target.drop_caches()
-                result = run_phase(op, top, per_thread, size, self.options.deadline_s)
                 raw = raw_dir / f"smallfile-{files}-{op}.json"
-                raw.write_text(json.dumps({**result, "cache": cache}, indent=1))
+                result = host.engine("smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
+                                                   "size": size, "deadline": self.options.deadline_s},
+                                     deadline=self.options.deadline_s, output=raw)
+                raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
                 yield from measurements(op, result, cell, cache, target)
         finally:
-            shutil.rmtree(top, ignore_errors=True)
+            host.remove(top)
 
 
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
@@ -131,102 +128,6 @@ def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: s
         yield m("throughput", result["bytes"] / elapsed, "B/s")
     yield m("lat_p50", percentile(lat, 50), "s")
     yield m("lat_p99", percentile(lat, 99), "s")
-
-
-def run_phase(op: str, top: Path, per_thread: list[int], size: int,
-              deadline: float = 1800) -> dict[str, Any]:
-    """Run one operation in parallel worker processes; return timings and latencies.
-    Past ``deadline`` seconds (a hung FUSE client blocks every call) the workers are
-    killed and :class:`Hung` raised."""
-    ctx = mp.get_context("fork")
-    barrier = ctx.Barrier(len(per_thread))
-    pipes, workers = [], []
-    for t, count in enumerate(per_thread):
-        here, there = ctx.Pipe(duplex=False)
-        w = ctx.Process(target=_worker, args=(op, top / f"t{t:02d}", count, size, barrier, there),
-                        daemon=True)
-        w.start()
-        there.close()
-        pipes.append(here)
-        workers.append(w)
-    results = []
-    end = time.monotonic() + deadline
-    try:
-        for pipe, w in zip(pipes, workers):
-            if not pipe.poll(max(0.0, end - time.monotonic())):
-                raise Hung(f"smallfile {op} in {top} passed its deadline of {deadline:.0f} s; its "
-                           f"{len(workers)} workers were killed",
-                           hint="check the client (a stopped or dead FUSE daemon blocks every call), "
-                                "or raise the workload's deadline_s")
-            try:
-                results.append(pipe.recv())
-            except EOFError:
-                results.append({"error": f"worker exited with code {w.exitcode}"})
-    finally:
-        proc.kill_children(workers)
-    errors = [r["error"] for r in results if "error" in r]
-    if errors:
-        raise DfsbenchError(f"smallfile {op} failed in {top}: {errors[0]}")
-    start = min(r["start"] for r in results)
-    end = max(r["end"] for r in results)
-    latencies = [x for r in results for x in r["lat"]]
-    return {"operation": op, "elapsed": end - start, "files": sum(r["files"] for r in results),
-            "bytes": sum(r["bytes"] for r in results), "latencies": latencies,
-            "threads": [{"files": r["files"], "elapsed": r["end"] - r["start"]} for r in results]}
-
-
-def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection) -> None:
-    try:
-        if op == "create":
-            directory.mkdir()
-        data = os.urandom(size)
-        names = [str(directory / f"f{i:06d}") for i in range(count)]
-        lat: list[float] = []
-        clock = time.perf_counter
-        total = 0
-        barrier.wait(timeout=60)
-        start = clock()
-        if op == "create":
-            flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
-            for name in names:
-                t0 = clock()
-                fd = os.open(name, flags, 0o644)
-                written = 0
-                while written < size:
-                    written += os.write(fd, data[written:] if written else data)
-                os.close(fd)
-                lat.append(clock() - t0)
-                total += written
-            files = count
-        elif op == "ls-l":
-            listed = os.listdir(directory)
-            for name in listed:
-                t0 = clock()
-                os.lstat(os.path.join(directory, name))
-                lat.append(clock() - t0)
-            files = len(listed)
-            if files != count:
-                raise RuntimeError(f"listed {files} files in {directory}, expected {count}")
-        else:
-            for name in names:
-                t0 = clock()
-                fd = os.open(name, os.O_RDONLY)
-                got = 0
-                while chunk := os.read(fd, 1 << 20):
-                    got += len(chunk)
-                os.close(fd)
-                lat.append(clock() - t0)
-                if got != size:
-                    raise RuntimeError(f"{name}: read {got} bytes, expected {size}")
-                total += got
-            files = count
-        end = clock()
-        out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat})
-    except BaseException as exc:  # reported to the parent, which raises it
-        barrier.abort()  # release the other workers at once instead of after the timeout
-        out.send({"error": f"{type(exc).__name__}: {exc}"})
-    finally:
-        out.close()
 
 
 def parse(text: str, source: str = "smallfile output") -> list[Measurement]:

@@ -97,8 +97,67 @@ def test_storage_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
         docker("rm", "-f", bystander)
 
 
-def test_run_in_the_docker_lab_says_it_is_not_built_yet(docker_lab):
-    lab_dir, env, config = docker_lab
-    run = dfsbench("run", str(config), env=env)
-    assert run.returncode == 1 and "not built yet" in run.stderr
+def test_a_run_measures_on_the_client_nodes_and_leaves_nothing(docker_lab, tmp_path):
+    """run --env docker brings its own lab up, mounts on both client nodes, runs the
+    workloads there (fio from both at once), takes the link as the network limit, says
+    which node and resource was busiest in each cell, kills a storage node in the middle
+    of the largefile write and brings it back, and removes everything it created."""
+    lab_dir, env, _ = docker_lab
+    config = tmp_path / "run.yaml"
+    config.write_text("""
+environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}}}
+backends: [glusterfs, cephfs]
+workloads:
+  - {name: largefile, options: {sizes: [96MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 4}}
+  - {name: smallfile, options: {files: [64], file_size: 4KiB, threads: 2}}
+  - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
+                          profiles: [{name: w1m, rw: write, bs: 1m, iodepth: 8}]}}
+""")
+    before = set(docker("ps", "-aq", "--filter", "label=dfsbench.lab").split())
+    run = dfsbench("run", str(config), env=env, timeout=1800)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
+    assert "(the lab's shaped link)" in run.stdout
+    assert set(docker("ps", "-aq", "--filter", "label=dfsbench.lab").split()) <= before
     assert not (lab_dir / "ledger.json").exists()
+
+    out = dfsbench("compare", "latest", "--format", "json", env=env)
+    view = json.loads(out.stdout)
+    systems = {s["backend"]: s["description"] for s in view["runs"][0]["systems"]}
+    for backend in ("glusterfs", "cephfs"):
+        assert systems[backend]["client_host"] == "client1"
+        assert systems[backend]["client_hosts"] == 2
+        assert systems[backend]["link"] == 125e6
+        assert systems[backend]["environment"] == "docker"
+    records = view["records"]
+    fio = [r for r in records if r["workload"] == "fio" and r["metric"] == "throughput"]
+    assert {(r["backend"], r["params"]["host"]) for r in fio} == \
+        {(b, h) for b in ("glusterfs", "cephfs") for h in ("client1", "client2", "all")}
+    # each Gluster client sends every write to three nodes over its own link
+    for r in fio:
+        if r["backend"] == "glusterfs" and r["params"]["host"] != "all":
+            assert r["value"] < 125e6 / 3 * 1.1 or "exceeds-network" in r["flags"], r
+    reads = [r for r in records if r["workload"] == "largefile" and r["test"] == "read"]
+    assert reads and all(r["params"]["cache"] == "sync+remount+no-drop_caches" for r in reads)
+    assert all("page-cache-kept" in r["flags"] for r in reads)
+    write = next(r for r in records if r["workload"] == "largefile" and r["test"] == "write"
+                 and r["backend"] == "glusterfs" and r["metric"] == "throughput"
+                 and r["params"]["phase"] == "before")
+    assert write["value"] < 125e6 / 3 * 1.1, write
+
+    # the fault: the cell before, during (degraded) and after; the node came back, the
+    # system was healthy again, and the file written during the fault read back intact
+    for backend in ("glusterfs", "cephfs"):
+        phases = {r["params"]["phase"]: r for r in records if r["workload"] == "largefile"
+                  and r["backend"] == backend and r["test"] == "write" and r["metric"] == "elapsed"}
+        assert set(phases) == {"before", "during", "after"}
+        assert "degraded" in phases["during"]["flags"] and "degraded" not in phases["after"]["flags"]
+        fault = next(r for r in records if r["workload"] == "fault" and r["backend"] == backend)
+        assert fault["value"] is not None and fault["value"] > 0, fault
+        assert "killed at" in fault["params"]["fault"] and "back at" in fault["params"]["fault"]
+        assert fault["params"]["verified"].startswith("yes")
+    # what the nodes spent: every node's CPU per cell, and the busiest per cell
+    nodes = {r["test"] for r in records if r["workload"] == "resources" and r["metric"] == "cpu"}
+    assert {"client1", "client2", "gluster1", "ceph-mon1", "ceph-osd3"} <= nodes
+    busiest = [r for r in records if r["workload"] == "resources" and r["test"] == "busiest"]
+    assert busiest and all(r["params"]["busiest"] for r in busiest)
+    assert "Busiest node and resource per cell" in run.stdout and "Faults:" in run.stdout

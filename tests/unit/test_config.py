@@ -145,3 +145,18 @@ def test_bad_workload_options_name_the_key():
         build_plan({"backends": ["rados"], "workloads": [{"name": "rados-bench", "options": {"modes": ["seq"]}}]})
     with pytest.raises(BadInput, match="runs on .* targets, and none of the backends provides one"):
         build_plan({"backends": ["rados"], "workloads": ["iozone"]})
+
+
+def test_a_fault_is_checked_and_needs_an_environment_that_can_do_it():
+    fault = {"action": "kill", "after_s": 5, "restore_after_s": 15}
+    plan = build_plan({"environment": "docker", "backends": ["cephfs"],
+                       "workloads": [{"name": "largefile", "fault": fault}]})
+    assert plan.workloads[0].fault.action == "kill" and plan.workloads[0].fault.restore_after_s == 15
+    assert plan.workloads[0].verification()  # largefile checks the copy it reads back
+    with pytest.raises(BadInput, match="cannot do faults"):
+        build_plan({"backends": ["cephfs"], "workloads": [{"name": "largefile", "fault": fault}]})
+    with pytest.raises(BadInput, match=r"workloads\[0\].fault"):
+        build_plan({"environment": "docker", "backends": ["cephfs"],
+                    "workloads": [{"name": "largefile", "fault": {"action": "explode", "after_s": 1}}]})
+    with pytest.raises(BadInput):  # a backend takes no fault
+        build_plan({"environment": "docker", "backends": [{"name": "cephfs", "fault": fault}]})

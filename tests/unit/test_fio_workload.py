@@ -52,9 +52,11 @@ def test_raw_device_needs_allow_destructive(tmp_path):
         list(fio.run(target, fio.cells()[0], tmp_path, tmp_path))
 
 
-def test_servers_and_local_servers_exclude_each_other():
-    with pytest.raises(ValueError, match="either"):
+def test_servers_local_servers_and_all_clients_exclude_each_other():
+    with pytest.raises(ValueError, match="one of"):
         FioOptions(size="4MiB", runtime_s=1, servers=["ip:127.0.0.1"], local_servers=1)
+    with pytest.raises(ValueError, match="one of"):
+        FioOptions(size="4MiB", runtime_s=1, local_servers=2, all_clients=True)
 
 
 def test_every_new_attachment_is_filled_before_reads(tmp_path):

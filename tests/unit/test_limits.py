@@ -87,3 +87,42 @@ def test_stability_only_where_there_are_repeats():
     notes = stability_notes(records, Systems(info.systems))
     assert "CephFS: cells measured 2 times; the tables show their median and run-to-run CV" in notes
     assert "GlusterFS/sr33: one run per cell — its stability cannot be judged from repeats" in notes
+
+
+def test_the_link_a_lab_shaped_is_the_network_limit_unless_one_is_declared():
+    info, _ = replay()
+    link = parse_rate("100Mbit")
+    shaped = replace(info, config={}, targets={key: {**d, "link": link} for key, d in info.targets.items()})
+    limits = path_limits(shaped, [])
+    assert limits[("cephfs", "default")].network == link
+    assert limits[("cephfs", "default")].network_source == "the lab's shaped link"
+    assert limits[("glusterfs", "sr33")].ceiling(write=True) == link / 3
+    write = Measurement("largefile", "write", "throughput", link * 0.9, "B/s", {"file_size": 1 << 30},
+                        "glusterfs", "sr33", run_id="report-2014")
+    read = Measurement("largefile", "read", "throughput", link * 1.5, "B/s",
+                       {"file_size": 1 << 30, "cache": "sync+remount+no-drop_caches"}, "cephfs",
+                       run_id="report-2014")
+    flagged = annotate([write, read], {"report-2014": shaped})
+    assert flagged[0].params["ceiling"] == link / 3 and "exceeds-network" not in flagged[0].flags
+    assert "exceeds-network" in flagged[1].flags
+    assert "page-cache-kept" in flagged[1].flags and "no-cache-drop" not in flagged[1].flags
+    # a declared limit still wins over the lab's link
+    assert path_limits(replace(shaped, config={"limits": {"network": "1Gbit"}}), [])[
+        ("cephfs", "default")].network == LINE_RATE
+
+
+def test_an_aggregate_over_client_nodes_has_a_link_per_client():
+    info, _ = replay()
+    link = parse_rate("1Gbit")
+    shaped = replace(info, config={}, targets={key: {**d, "link": link} for key, d in info.targets.items()})
+
+    def fio(host, value, clients=2):
+        return Measurement("fio", "read-1m", "throughput", value, "B/s",
+                           {"direction": "read", "host": host, "clients": clients}, "cephfs", run_id="report-2014")
+
+    one, two, total = annotate([fio("client1", 0.95 * link), fio("client2", 0.95 * link),
+                                fio("all", 1.9 * link)], {"report-2014": shaped})
+    assert "exceeds-network" not in total.flags and total.params["ceiling"] == 2 * link
+    assert one.params["ceiling"] == link
+    assert "exceeds-network" in annotate([fio("all", 2.1 * link)], {"report-2014": shaped})[0].flags
+    assert "exceeds-network" in annotate([fio("client1", 1.1 * link)], {"report-2014": shaped})[0].flags

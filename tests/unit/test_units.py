@@ -38,10 +38,10 @@ def test_largefile_source_has_no_two_equal_4k_blocks(tmp_path):
     64 MiB file had 319 unique blocks of 16,384)."""
     import hashlib
 
-    from workloads.largefile import make_source
+    from workloads.engines import source
 
     path = tmp_path / "src"
-    make_source(path, 64 << 20)
+    source(str(path), 64 << 20)
     data = path.read_bytes()
     blocks = {hashlib.blake2b(data[i:i + 4096], digest_size=16).digest() for i in range(0, len(data), 4096)}
     assert len(blocks) == len(data) // 4096 == 16384

@@ -1,0 +1,114 @@
+"""Faults in the container lab: a storage node killed (``docker kill``), stopped (``docker
+stop``) or paused (``docker pause``), or only its OSD / brick process killed; and the way
+back — the node started again, its link shaped again (a restarted container has a new
+network namespace) and its daemons started as at bring-up; the process started again."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from typing import Any
+
+from backends.gluster_client import volume_status
+from environments.nodes import Node
+from harness import proc
+from harness.errors import DfsbenchError
+from harness.faults import Faults, FaultSpec, Injected
+
+
+class NodeFault(Injected):
+    def __init__(self, description: str, restore: Callable[[], None]) -> None:
+        self.description = description
+        self._restore = restore
+
+    def restore(self) -> None:
+        self._restore()
+
+
+class LabFaults(Faults):
+    """``facts`` are the lab's (its ledger's ``docker`` entry); ``shape`` re-shapes a node's
+    link; ``gluster_cli`` is the gluster CLI of a node."""
+
+    def __init__(self, facts: dict[str, Any], shape: Callable[[Node], None],
+                 gluster_cli: Callable[[Node], Any]) -> None:
+        self.facts, self.shape, self.gluster_cli = facts, shape, gluster_cli
+        self.prefix = f"dfsbench-{facts.get('lab')}-"
+
+    def node(self, hostname: str) -> Node:
+        return Node(self.prefix + hostname, hostname)
+
+    def storage(self, system: str) -> list[str]:
+        names = self.facts.get("gluster_nodes", []) if system == "gluster" else \
+            self.facts.get("ceph_osd_nodes", [])
+        return [n.removeprefix(self.prefix) for n in names]
+
+    def inject(self, system: str, spec: FaultSpec) -> Injected:
+        candidates = self.storage(system) + (["ceph-mon1"] if system == "ceph" else [])
+        hostname = spec.node or (candidates[1] if len(candidates) > 1 else candidates[0])
+        if hostname not in candidates:
+            raise DfsbenchError(f"fault node '{hostname}' is not a {system} storage node of this lab",
+                                hint=f"its nodes: {', '.join(candidates)}")
+        node = self.node(hostname)
+        if spec.target == "process":
+            name = "glusterfsd" if system == "gluster" else "ceph-osd"
+            node.exec("sh", "-c", f"kill -9 $(pidof {name})")  # (our daemons, in our container)
+            return NodeFault(f"{name} killed on {hostname}", lambda: self._start_daemons(system, node,
+                                                                                          only_storage=True))
+        command = {"kill": ["kill"], "stop": ["stop", "-t", "10"], "pause": ["pause"]}[spec.action]
+        proc.run(["docker", *command, node.name], timeout=60)
+        if spec.action == "pause":
+            return NodeFault(f"{hostname} paused", lambda: self._unpause(node))
+        verb = "killed" if spec.action == "kill" else "stopped"
+        return NodeFault(f"{hostname} {verb}", lambda: self._start_node(system, node))
+
+    @staticmethod
+    def _unpause(node: Node) -> None:
+        proc.run(["docker", "unpause", node.name], timeout=60)
+
+    def _start_node(self, system: str, node: Node) -> None:
+        proc.run(["docker", "start", node.name], timeout=120)
+        self.shape(node)
+        self._start_daemons(system, node)
+
+    def _start_daemons(self, system: str, node: Node, only_storage: bool = False) -> None:
+        if system == "gluster":
+            if only_storage:  # glusterd starts the bricks of started volumes that are missing
+                self.gluster_cli(self.node(self.storage("gluster")[0]))("volume", "start",
+                                                                         self.facts["volume"], "force")
+            else:
+                node.exec("glusterd")
+            return
+        hostname = node.hostname or node.name
+        if hostname == "ceph-mon1":
+            node.daemon("ceph-mon", "-f", "-i", "a")
+            node.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", "/data/mgr/x/keyring")
+            node.daemon("ceph-mds", "-f", "-i", "a", "--keyring", "/data/mds/a/keyring")
+            return
+        index = self.storage("ceph").index(hostname)
+        per_node = int(self.facts.get("osds_per_node", 1))
+        for osd in range(index * per_node, (index + 1) * per_node):
+            node.daemon("ceph-osd", "-f", "-i", str(osd))
+
+    def health(self, system: str) -> tuple[bool, str]:
+        if system == "ceph":
+            from environments.docker_ceph import health
+
+            return health(self.node("ceph-mon1"))
+        nodes = self.storage("gluster")
+        cli = self.gluster_cli(self.node(nodes[0]))
+        online, state = volume_status(cli, self.facts["volume"], len(nodes))
+        if not online:
+            return False, state
+        pending = heal_pending(cli("volume", "heal", self.facts["volume"], "info", "--xml"))
+        return pending == 0, f"{state}, {pending} entries to heal"
+
+
+def heal_pending(xml: str) -> int:
+    """Entries left to heal over all bricks, from ``gluster volume heal VOL info --xml``
+    (a brick that cannot be asked counts as one)."""
+    root = ET.fromstring(xml)
+    total = 0
+    for brick in root.iter("brick"):
+        count = brick.findtext("numberOfEntries")
+        total += int(count) if count and count.strip().isdigit() else 1
+    return total

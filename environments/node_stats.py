@@ -1,0 +1,123 @@
+"""Resources of the container lab's nodes over one cell, from the Docker stats API (CPU,
+memory, network, block I/O of each container, a one-shot sample at the start and at the
+end of the cell) and, for the process that used the most CPU in a node, from the node's
+/proc (utime + stime of every process, at the same two moments, and every ``EVERY_S``
+seconds on the client nodes, whose tools start and end within the cell)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from harness.resources import NodeUsage, Sampler
+from environments.nodes import Node
+
+# every process's name and CPU ticks: fields 2 and 14-15 of /proc/PID/stat
+PROCESS_TICKS = "for f in /proc/[0-9]*/stat; do cat $f 2>/dev/null; echo; done"
+TICKS_PER_SECOND = 100
+EVERY_S = 2.0
+
+
+Ticks = dict[tuple[int, str], int]  # CPU ticks by (pid, name)
+
+
+class NodeSampler(Sampler):
+    def __init__(self, nodes: list[Node], watched: list[Node] | None = None) -> None:
+        self.nodes = nodes
+        self.watched = watched or []  # nodes whose processes are looked at every EVERY_S
+        self.first: dict[str, tuple[float, dict[str, Any], Ticks]] = {}
+        self.seen: dict[str, Ticks] = {}  # the last ticks of every process seen in the cell
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self, node: Node) -> tuple[float, dict[str, Any], Ticks] | None:
+        import docker
+
+        try:
+            stats = docker.from_env().containers.get(node.name).stats(stream=False, one_shot=True)
+            ticks = process_ticks(node.run(["sh", "-c", PROCESS_TICKS], check=False, timeout=30).stdout)
+        except Exception:  # a node that is gone (a fault) has nothing to say; the cell goes on
+            return None
+        return time.monotonic(), stats, ticks
+
+    def _all(self) -> dict[str, tuple[float, dict[str, Any], Ticks]]:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            samples = list(pool.map(self._sample, self.nodes))
+        found = {n.label: s for n, s in zip(self.nodes, samples) if s is not None}
+        for node, (_, _, ticks) in found.items():
+            self.seen.setdefault(node, {}).update(ticks)
+        return found
+
+    def _watch(self) -> None:
+        while not self._stop.wait(EVERY_S):
+            for node in self.watched:
+                out = node.run(["sh", "-c", PROCESS_TICKS], check=False, timeout=30).stdout
+                self.seen.setdefault(node.label, {}).update(process_ticks(out))
+
+    def start(self) -> None:
+        self.first = self._all()
+        if self.watched:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="dfsbench-ticks")
+            self._thread.start()
+
+    def stop(self) -> list[NodeUsage]:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        last = self._all()
+        return [usage(node, self.first[node], (*last[node][:2], self.seen.get(node, last[node][2])))
+                for node in last if node in self.first]
+
+
+def usage(node: str, a: tuple[float, dict[str, Any], Ticks], b: tuple[float, dict[str, Any], Ticks]) -> NodeUsage:
+    """A node's use of each resource between samples ``a`` and ``b``; the process
+    ticks of ``b`` are the last seen of every process (one that started after ``a``
+    counts from zero), summed by name."""
+    (t0, s0, p0), (t1, s1, p1) = a, b
+    seconds = max(t1 - t0, 1e-6)
+    cpu0, cpu1 = s0.get("cpu_stats", {}), s1.get("cpu_stats", {})
+    used = cpu1.get("cpu_usage", {}).get("total_usage", 0) - cpu0.get("cpu_usage", {}).get("total_usage", 0)
+    system = cpu1.get("system_cpu_usage", 0) - cpu0.get("system_cpu_usage", 0)
+    cores = cpu1.get("online_cpus") or 1
+    cpu = 100.0 * used / system * cores if system > 0 else 0.0
+    mem = s1.get("memory_stats", {})
+    inactive = mem.get("stats", {}).get("total_inactive_file", mem.get("stats", {}).get("inactive_file", 0))
+    memory = float(max(0, mem.get("usage", 0) - inactive))
+
+    def net(stats: dict[str, Any], key: str) -> int:
+        return sum(i.get(key, 0) for i in (stats.get("networks") or {}).values())
+
+    def blk(stats: dict[str, Any], op: str) -> int:
+        entries = (stats.get("blkio_stats") or {}).get("io_service_bytes_recursive") or []
+        return sum(e.get("value", 0) for e in entries if str(e.get("op", "")).lower() == op)
+
+    process, process_cpu = "", 0.0
+    deltas: dict[str, int] = {}
+    for (pid, name), ticks in p1.items():
+        deltas[name] = deltas.get(name, 0) + ticks - p0.get((pid, name), 0)
+    if deltas:
+        process = max(deltas, key=lambda name: deltas[name])
+        process_cpu = 100.0 * max(0, deltas[process]) / TICKS_PER_SECOND / seconds
+    return NodeUsage(node, seconds, cpu, memory,
+                     (net(s1, "rx_bytes") - net(s0, "rx_bytes")) / seconds,
+                     (net(s1, "tx_bytes") - net(s0, "tx_bytes")) / seconds,
+                     (blk(s1, "read") - blk(s0, "read")) / seconds,
+                     (blk(s1, "write") - blk(s0, "write")) / seconds,
+                     process, process_cpu)
+
+
+def process_ticks(text: str) -> Ticks:
+    """CPU ticks (user + system) of each process, by (pid, name), from /proc/PID/stat lines."""
+    out: Ticks = {}
+    for line in text.splitlines():
+        if ")" not in line or "(" not in line:
+            continue
+        pid = line.split(" ", 1)[0]
+        name = line[line.index("(") + 1:line.rindex(")")]
+        fields = line[line.rindex(")") + 1:].split()
+        if len(fields) < 13 or not pid.isdigit():
+            continue
+        out[(int(pid), name)] = int(fields[11]) + int(fields[12])
+    return out

@@ -1,0 +1,178 @@
+"""A node of the container lab as a :class:`~harness.hosts.Host`: every command runs in
+the container through ``docker exec``, paths are the container's, raw outputs come back
+here. The lab's bring-up uses :meth:`Node.exec`; backends and workloads use the Host API.
+
+A tool runs under coreutils ``timeout`` inside the container, so a tool past its deadline
+is killed where it runs (killing ``docker exec`` here would leave it running there). A
+long-running process (a FUSE client, a fio or iperf3 server) writes its pid to a file in
+the container and is stopped by that pid; containers run with an init that reaps them.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from harness import proc
+from harness.errors import DfsbenchError
+from harness.hosts import Host, Running
+from harness.ledger import Ledger
+
+# where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
+SCRATCH = Path("/scratch")
+ENGINES = "/usr/local/lib/dfsbench/engines.py"
+# exit codes of coreutils timeout: it stopped the command (TERM), or had to KILL it
+TIMED_OUT = (124, 137)
+
+
+class Node(Host):
+    """A container of the lab, reached with ``docker exec``."""
+
+    def __init__(self, name: str, hostname: str | None = None) -> None:
+        self.name = name
+        self.hostname = hostname  # its name on the lab's network
+        self._engines = False
+        self._ip: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.hostname or self.name
+
+    # ---------------------------------------------------------------- for the bring-up
+
+    def argv(self, *args: str) -> list[str]:
+        return ["docker", "exec", self.name, *args]
+
+    def exec(self, *args: str, timeout: float = 120, check: bool = True) -> str:
+        return proc.run(self.argv(*args), timeout=timeout, check=check).stdout
+
+    def daemon(self, *args: str) -> None:
+        """Start a process in the node that outlives this call (``docker exec -d``)."""
+        proc.run(["docker", "exec", "-d", self.name, *args], timeout=60)
+
+    def running(self) -> bool:
+        out = proc.run(["docker", "inspect", "--format", "{{.State.Running}}", self.name], check=False,
+                       timeout=30)
+        return out.returncode == 0 and out.stdout.strip() == "true"
+
+    def mount_type(self, path: str) -> str | None:
+        try:
+            entry = self.mount_entry(Path(path))
+        except DfsbenchError:
+            return None
+        return entry.fstype if entry else None
+
+    # ---------------------------------------------------------------- the Host API
+
+    def wrap(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
+             cwd: Path | None = None, interactive: bool = False) -> list[str]:
+        head = ["docker", "exec"] + (["-i"] if interactive else [])
+        for key, value in (env or {}).items():
+            head += ["-e", f"{key}={value}"]
+        if cwd is not None:
+            head += ["-w", str(cwd)]
+        return [*head, self.name, *map(str, argv)]
+
+    def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
+            env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return proc.run(self.wrap(argv, env, interactive=input is not None), timeout=timeout, check=check,
+                        input=input)
+
+    def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
+                 env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                 grace: float = 5.0) -> proc.ToolRun:
+        inner = ["timeout", "-k", f"{grace:g}s", f"{deadline:g}s", *map(str, argv)]
+        result = proc.run_tool(self.wrap(inner, env, cwd), deadline=deadline + grace + 30, output=output,
+                               grace=grace)
+        if result.returncode in TIMED_OUT:
+            result.returncode = None  # killed at its deadline, in the container
+        result.argv = [str(a) for a in argv]
+        return result
+
+    def python(self) -> list[str]:
+        if not self._engines:
+            from workloads import engines
+
+            self.run(["mkdir", "-p", str(Path(ENGINES).parent)])
+            proc.run(["docker", "cp", engines.__file__, f"{self.name}:{ENGINES}"], timeout=60)
+            self._engines = True
+        return ["python3", ENGINES]
+
+    def scratch(self, here: Path, ledger: Ledger) -> Path:
+        where = SCRATCH / here.parent.name  # the run's id
+        if self.run(["test", "-d", str(where)], check=False).returncode != 0:
+            self.mkdir(where)
+            ledger.command(self.wrap(["rm", "-rf", "--one-file-system", str(where)]),
+                           f"scratch directory {self.name}:{where}")
+        return where
+
+    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
+                     grace: float) -> Callable[[], str | None]:
+        daemon = self.spawn(argv, log)
+        ledger.command(self.wrap(["sh", "-c", _stop_script(daemon.pidfile, grace)]), f"{what} on {self.name}")
+        return daemon.died
+
+    def record_mount(self, ledger: Ledger, path: Path) -> None:
+        ledger.command(self.wrap(["sh", "-c", f"! mountpoint -q {shlex.quote(str(path))} || "
+                                  f"umount {shlex.quote(str(path))} || umount -l {shlex.quote(str(path))}"]),
+                       f"mount {self.name}:{path}")
+
+    def address(self) -> str:
+        if self._ip is None:
+            self._ip = proc.run(["docker", "inspect", "--format",
+                                 "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", self.name],
+                                timeout=30).stdout.strip()
+        return self._ip
+
+    def drop_caches(self) -> bool:
+        self.run(["sync"], timeout=600)
+        return self.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False).returncode == 0
+
+    def spawn(self, argv: Sequence[str], log: Path) -> NodeProcess:
+        """A long-running process in the node, its output in ``log`` (in the node)."""
+        pidfile = f"/run/dfsbench-{uuid.uuid4().hex[:10]}.pid"
+        script = f'log="$1"; shift; mkdir -p "$(dirname "$log")"; echo $$ > {pidfile}; exec "$@" >> "$log" 2>&1'
+        proc.run(["docker", "exec", "-d", self.name, "sh", "-c", script, "sh", str(log), *map(str, argv)],
+                 timeout=60)
+        started = NodeProcess(self, pidfile, log)
+        proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{argv[0]} to start on {self.name}",
+                      timeout=30, interval=0.05)
+        return started
+
+
+def _stop_script(pidfile: str, grace: float) -> str:
+    """TERM the process of a pid file, KILL it after ``grace`` s; succeed if it is gone."""
+    return (f'p=$(cat {pidfile} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; '
+            f'i=0; while kill -0 $p 2>/dev/null && [ $i -lt {max(1, int(grace * 10))} ]; do sleep 0.1; '
+            f'i=$((i+1)); done; kill -9 $p 2>/dev/null; rm -f {pidfile}; exit 0')
+
+
+class NodeProcess(Running):
+    """A process started in a node, known by the pid file it wrote there."""
+
+    def __init__(self, node: Node, pidfile: str, log: Path) -> None:
+        self.node, self.pidfile, self.log = node, pidfile, log
+
+    def pid(self) -> int | None:
+        out = self.node.run(["cat", self.pidfile], check=False, timeout=30)
+        return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+    def died(self) -> str | None:
+        pid = self.pid()
+        if pid is not None and self.node.run(["kill", "-0", str(pid)], check=False, timeout=30).returncode == 0:
+            return None
+        return f"the process exited (see {self.node.name}:{self.log})"
+
+    def output(self) -> str:
+        return self.node.run(["cat", str(self.log)], check=False, timeout=30).stdout
+
+    def stop(self, grace: float = 3) -> None:
+        self.node.run(["sh", "-c", _stop_script(self.pidfile, grace)], check=False, timeout=grace + 30)
+        deadline = time.monotonic() + grace + 5
+        while self.died() is None and time.monotonic() < deadline:
+            time.sleep(0.1)

@@ -1,0 +1,293 @@
+"""Where a target's client runs: this machine, or a client node of a lab (a container).
+
+Backends mount through a host and workloads run their tools through it, so the same
+workload code measures a mount on this machine or one inside a container: the paths a
+target hands out are the host's paths, and every command on them goes through the host.
+Raw outputs are always written here, next to the run.
+
+:class:`LocalHost` is this machine. Environments with client nodes provide their own
+(``environments.docker.ContainerHost``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import proc
+from harness.errors import DfsbenchError, Hung
+from harness.ledger import Ledger, read_mounts
+
+
+@dataclass(frozen=True)
+class MountEntry:
+    source: str
+    path: str
+    fstype: str
+    options: str
+
+
+def newest_mount(rows: Sequence[Sequence[str]], path: str) -> MountEntry | None:
+    """The last (topmost) entry of /proc/mounts rows for exactly this mount point."""
+    found = None
+    for row in rows:
+        if len(row) >= 4 and row[1] == path:
+            found = MountEntry(row[0], row[1], row[2], row[3])
+    return found
+
+
+class Running(ABC):
+    """A process started on a host with :meth:`Host.spawn`."""
+
+    @abstractmethod
+    def died(self) -> str | None:
+        """Why it is gone, or None while it runs."""
+
+    @abstractmethod
+    def output(self) -> str:
+        """What it has printed so far."""
+
+    @abstractmethod
+    def stop(self, grace: float = 3) -> None:
+        """TERM, then KILL after ``grace`` seconds."""
+
+
+class Host(ABC):
+    """A machine a client runs on, as backends and workloads use it."""
+
+    name: str
+    local: bool = False
+
+    @property
+    def label(self) -> str:
+        """How records and tables name the host (stable across labs)."""
+        return self.name
+
+    @abstractmethod
+    def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
+            env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run a command to completion (see :func:`harness.proc.run`)."""
+
+    @abstractmethod
+    def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
+                 env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                 grace: float = 5.0) -> proc.ToolRun:
+        """Run a measuring tool with a deadline, its output kept in ``output`` (here)."""
+
+    @abstractmethod
+    def python(self) -> list[str]:
+        """The argv prefix that runs the engines module (``workloads/engines.py``)."""
+
+    @abstractmethod
+    def scratch(self, here: Path, ledger: Ledger) -> Path:
+        """A directory of this host for a run's scratch files (``here`` on this machine,
+        which the run removes), recorded in the ledger where it is not."""
+
+    @abstractmethod
+    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
+                     grace: float) -> Callable[[], str | None]:
+        """Start a long-running client (a FUSE daemon) and record it in the ledger;
+        returns a check that says why it died, or None while it runs."""
+
+    @abstractmethod
+    def spawn(self, argv: Sequence[str], log: Path) -> Running:
+        """A long-running helper (a fio server) for the length of a workload; ``log`` is a
+        path of this host."""
+
+    @abstractmethod
+    def address(self) -> str:
+        """The IPv4 address this machine reaches the host at."""
+
+    def listening(self, address: str, port: int) -> bool:
+        return proc.tcp_listening(address, port, self.run(["cat", "/proc/net/tcp"], timeout=30).stdout)
+
+    @abstractmethod
+    def record_mount(self, ledger: Ledger, path: Path) -> None:
+        """Record a mount point on this host in the ledger, to be unmounted on undo."""
+
+    @abstractmethod
+    def drop_caches(self) -> bool:
+        """sync, then drop the kernel's page cache; whether it could be dropped."""
+
+    @abstractmethod
+    def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
+        """The argv that runs ``argv`` on this host from this machine (for the ledger's
+        undo commands)."""
+
+    # ---------------------------------------------------------------- on top of run
+
+    def has(self, tool: str) -> bool:
+        return self.run(["sh", "-c", f"command -v {tool}"], check=False, timeout=30).returncode == 0
+
+    def require(self, tool: str, package: str) -> None:
+        """Raise an error naming the package when the tool is missing on this host."""
+        if not self.has(tool):
+            raise DfsbenchError(f"'{tool}' is not installed on {self.name}",
+                                hint=f"install the Debian package '{package}' there")
+
+    def mounts(self) -> list[list[str]]:
+        text = self.run(["cat", "/proc/mounts"], timeout=30).stdout
+        return [line.split()[:4] for line in text.splitlines() if line.strip()]
+
+    def mount_entry(self, path: Path) -> MountEntry | None:
+        return newest_mount(self.mounts(), str(path))
+
+    def device_of(self, path: Path) -> int:
+        return int(self.run(["stat", "-c", "%d", str(path)], timeout=30).stdout.strip())
+
+    def capacity(self, path: Path) -> int:
+        """Total blocks of the file system at ``path`` (0: a dead or empty mount)."""
+        return int(self.run(["stat", "-f", "-c", "%b", str(path)], timeout=30).stdout.strip())
+
+    def mkdir(self, path: Path) -> None:
+        self.run(["mkdir", "-p", str(path)], timeout=60)
+
+    def remove(self, *paths: Path, timeout: float = 600) -> None:
+        """rm -rf, on one file system only; what cannot be removed is an error."""
+        if paths:
+            self.run(["rm", "-rf", "--one-file-system", *map(str, paths)], timeout=timeout)
+
+    def write_text(self, path: Path, text: str) -> None:
+        self.run(["sh", "-c", 'cat > "$1"', "sh", str(path)], input=text, timeout=60)
+
+    def setxattr(self, path: Path, name: str, value: str) -> None:
+        self.run(["setfattr", "-n", name, "-v", value, str(path)], timeout=60)
+
+    def put(self, file: Path, directory: Path) -> Path:
+        """A file of this machine (a job file kept with the run) where this host's tools
+        can read it: copied into ``directory`` of the host, or as it is here."""
+        where = directory / file.name
+        self.write_text(where, file.read_text())
+        return where
+
+    def engine(self, name: str, args: dict[str, Any], *, deadline: float, output: Path) -> dict[str, Any]:
+        """Run one of the stdlib-only engines of ``workloads/engines.py`` on this host; its
+        JSON result is kept in ``output``. An engine with a deadline of its own stops
+        itself; past ``deadline`` plus 5 s any engine is killed. Either way :class:`Hung`."""
+        from workloads.engines import HUNG
+
+        result = self.run_tool([*self.python(), name, json.dumps(args)], deadline=deadline + 5,
+                               output=output)
+        what = f"{name} engine on {self.name}"
+        if result.hung or result.returncode == HUNG:
+            raise Hung(f"{what} passed its deadline of {deadline:.0f} s and was killed" +
+                       (f": {_error(result.output)}" if result.output.strip() else ""),
+                       hint="check the client (a stopped or dead FUSE daemon blocks every call), "
+                            "or raise the workload's deadline_s")
+        if not result.ok:
+            raise DfsbenchError(_error(result.output) or result.problem())
+        try:
+            answer: dict[str, Any] = json.loads(result.output)
+        except json.JSONDecodeError:
+            raise DfsbenchError(f"{what} printed no result", hint=f"its output is kept in {output}") from None
+        return answer
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _error(output: str) -> str:
+    try:
+        return str(json.loads(output).get("error", ""))
+    except (json.JSONDecodeError, AttributeError):
+        return output.strip()[-500:]
+
+
+class LocalHost(Host):
+    """This machine."""
+
+    name = "this host"
+    local = True
+
+    def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
+            env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return proc.run(argv, timeout=timeout, check=check, env=env, input=input)
+
+    def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
+                 env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                 grace: float = 5.0) -> proc.ToolRun:
+        return proc.run_tool(argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace)
+
+    def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
+        return [str(a) for a in argv]
+
+    def python(self) -> list[str]:
+        from workloads import engines
+        return [sys.executable, engines.__file__]
+
+    def scratch(self, here: Path, ledger: Ledger) -> Path:
+        here.mkdir(parents=True, exist_ok=True)
+        return here
+
+    def has(self, tool: str) -> bool:
+        import shutil
+        return shutil.which(tool) is not None
+
+    def mounts(self) -> list[list[str]]:
+        return [list(row) for row in read_mounts()]
+
+    def device_of(self, path: Path) -> int:
+        return os.stat(path).st_dev
+
+    def capacity(self, path: Path) -> int:
+        return os.statvfs(path).f_blocks
+
+    def mkdir(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+
+    def write_text(self, path: Path, text: str) -> None:
+        path.write_text(text)
+
+    def put(self, file: Path, directory: Path) -> Path:
+        return file
+
+    def setxattr(self, path: Path, name: str, value: str) -> None:
+        os.setxattr(path, name, value.encode())
+
+    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
+                     grace: float) -> Callable[[], str | None]:
+        child = proc.spawn(argv, log)
+        ledger.process(child.pid, what, grace=grace)
+        return lambda: None if child.poll() is None else f"the client exited with code {child.returncode}"
+
+    def record_mount(self, ledger: Ledger, path: Path) -> None:
+        ledger.mount(path)
+
+    def spawn(self, argv: Sequence[str], log: Path) -> Running:
+        return LocalProcess(proc.spawn(argv, log), log)
+
+    def address(self) -> str:
+        return "127.0.0.1"
+
+    def listening(self, address: str, port: int) -> bool:
+        return proc.tcp_listening(address, port)
+
+    def drop_caches(self) -> bool:
+        from harness import caches
+        return caches.drop_kernel_caches()
+
+
+LOCAL = LocalHost()
+
+
+class LocalProcess(Running):
+    def __init__(self, child: subprocess.Popen[bytes], log: Path) -> None:
+        self.child, self.log = child, log
+        self.ident = proc.ProcessId.of(child.pid)
+
+    def died(self) -> str | None:
+        return None if self.child.poll() is None else f"it exited with code {self.child.returncode}"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self, grace: float = 3) -> None:
+        if self.ident is not None:
+            proc.stop([(self.ident, grace)])

@@ -1,0 +1,94 @@
+"""The fault timeline (inject at after_s, restore at restore_after_s or at the end of the
+cell, recovery counted from the restore) and the fault's options."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from pydantic import ValidationError
+
+from harness.faults import Faults, FaultSpec, Injected, Timeline, record, table_rows
+
+
+class Clock(Faults):
+    """A system whose node goes down and comes back at the times the timeline chooses,
+    and is healthy again ``heal_s`` after that."""
+
+    def __init__(self, heal_s: float) -> None:
+        self.heal_s, self.events, self.back = heal_s, [], None
+
+    def inject(self, system, spec):
+        self.events.append(("inject", system, time.monotonic()))
+        clock = self
+
+        class Down(Injected):
+            description = f"{system}2 killed"
+
+            def restore(self):
+                clock.events.append(("restore", system, time.monotonic()))
+                clock.back = time.monotonic()
+
+        return Down()
+
+    def health(self, system):
+        ok = self.back is not None and time.monotonic() - self.back >= self.heal_s
+        return ok, "HEALTH_OK" if ok else "HEALTH_WARN"
+
+
+def test_the_fault_happens_on_time_and_recovery_counts_from_the_restore():
+    faults = Clock(heal_s=1.0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=0.5))
+    start = time.monotonic()
+    timeline.start()
+    time.sleep(0.8)  # the cell
+    timeline.restore()  # at the end of the cell: already done by the timer, not again
+    assert [e[0] for e in faults.events] == ["inject", "restore"]
+    assert 0.15 < faults.events[0][2] - start < 0.4 and 0.45 < faults.events[1][2] - start < 0.7
+    recovery, state = timeline.wait_healthy()
+    assert state == "HEALTH_OK" and 0.9 < recovery < 3.5
+    m = record(timeline, recovery, state, "yes (digest)", "largefile", {"file_size": 1}, "cephfs", "default")
+    assert m.flags == () and m.value == recovery
+    assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 0.5 s")
+    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s", "yes (digest)"]
+
+
+def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
+    faults = Clock(heal_s=0)
+    timeline = Timeline(faults, "gluster", FaultSpec(action="stop", after_s=0.1))
+    timeline.start()
+    time.sleep(0.3)
+    timeline.restore()
+    assert [e[0] for e in faults.events] == ["inject", "restore"]
+    assert timeline.wait_healthy()[0] is not None
+
+
+def test_a_cell_shorter_than_after_s_has_no_fault_and_no_recovery():
+    faults = Clock(heal_s=0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=5))
+    timeline.start()
+    timeline.restore()
+    time.sleep(0.1)
+    assert faults.events == [] and timeline.wait_healthy() == (None, "not restored")
+    assert "degraded" in record(timeline, None, "not restored", "", "fio", {}, "cephfs", "default").flags
+
+
+def test_fault_options_are_checked():
+    with pytest.raises(ValidationError, match="restore_after_s must come after"):
+        FaultSpec(action="kill", after_s=5, restore_after_s=2)
+    with pytest.raises(ValidationError, match="pause applies to a node"):
+        FaultSpec(action="pause", target="process", after_s=1)
+    with pytest.raises(ValidationError):
+        FaultSpec(action="reboot", after_s=1)
+
+
+def test_gluster_heal_info_counts_what_is_left_to_heal():
+    from pathlib import Path
+
+    from environments.docker_faults import heal_pending
+
+    tools = Path(__file__).parent.parent / "data" / "tools"
+    assert heal_pending((tools / "gluster-heal-info.xml").read_text()) == 0
+    # gluster2 killed, three files written: 4 entries on each live brick, and the brick that
+    # cannot be asked counts as one
+    assert heal_pending((tools / "gluster-heal-info-pending.xml").read_text()) == 4 + 1 + 4

@@ -1,0 +1,208 @@
+"""The in-process engines of the ``smallfile`` and ``largefile`` workloads, as a script
+that runs on the client's host — this machine, or a client node of a lab, which has a
+Python 3 but not dfsbench — so it imports nothing but the standard library.
+
+    python3 engines.py NAME 'JSON ARGUMENTS'
+
+prints the result as one JSON object. An error prints ``{"error": …}`` and exits 1; an
+engine that passed its own deadline (its workers killed) exits 3.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import struct
+import sys
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+CHUNK = 1 << 20
+DEDUP_BLOCK = 4096
+HUNG = 3
+
+
+class Deadline(Exception):
+    """The engine passed its deadline; its workers were killed."""
+
+
+# ------------------------------------------------------------------ smallfile
+
+def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: float = 1800) -> dict[str, Any]:
+    """One operation (create, ls-l, read) over every thread's files, the threads being
+    worker processes (no GIL between them) started together at a barrier; returns
+    timings and per-file latencies. Past ``deadline`` seconds (a hung FUSE client blocks
+    every call) the workers are killed and :class:`Deadline` raised."""
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(len(per_thread))
+    pipes, workers = [], []
+    for t, count in enumerate(per_thread):
+        here, there = ctx.Pipe(duplex=False)
+        w = ctx.Process(target=_worker, args=(op, Path(top) / f"t{t:02d}", count, size, barrier, there),
+                        daemon=True)
+        w.start()
+        there.close()
+        pipes.append(here)
+        workers.append(w)
+    results = []
+    end = time.monotonic() + deadline
+    try:
+        for pipe, w in zip(pipes, workers):
+            if not pipe.poll(max(0.0, end - time.monotonic())):
+                raise Deadline(f"smallfile {op} in {top} passed its deadline of {deadline:.0f} s; its "
+                               f"{len(workers)} workers were killed")
+            try:
+                results.append(pipe.recv())
+            except EOFError:
+                results.append({"error": f"worker exited with code {w.exitcode}"})
+    finally:
+        for w in workers:
+            if w.is_alive():
+                w.kill()
+        for w in workers:
+            w.join(timeout=5)
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        raise RuntimeError(f"smallfile {op} failed in {top}: {errors[0]}")
+    start = min(r["start"] for r in results)
+    finish = max(r["end"] for r in results)
+    return {"operation": op, "elapsed": finish - start, "files": sum(r["files"] for r in results),
+            "bytes": sum(r["bytes"] for r in results), "latencies": [x for r in results for x in r["lat"]],
+            "threads": [{"files": r["files"], "elapsed": r["end"] - r["start"]} for r in results]}
+
+
+def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection) -> None:
+    try:
+        if op == "create":
+            directory.mkdir()
+        data = os.urandom(size)
+        names = [str(directory / f"f{i:06d}") for i in range(count)]
+        lat: list[float] = []
+        clock = time.perf_counter
+        total = 0
+        barrier.wait(timeout=60)
+        start = clock()
+        if op == "create":
+            flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+            for name in names:
+                t0 = clock()
+                fd = os.open(name, flags, 0o644)
+                written = 0
+                while written < size:
+                    written += os.write(fd, data[written:] if written else data)
+                os.close(fd)
+                lat.append(clock() - t0)
+                total += written
+            files = count
+        elif op == "ls-l":
+            listed = os.listdir(directory)
+            for name in listed:
+                t0 = clock()
+                os.lstat(os.path.join(directory, name))
+                lat.append(clock() - t0)
+            files = len(listed)
+            if files != count:
+                raise RuntimeError(f"listed {files} files in {directory}, expected {count}")
+        else:
+            for name in names:
+                t0 = clock()
+                fd = os.open(name, os.O_RDONLY)
+                got = 0
+                while chunk := os.read(fd, 1 << 20):
+                    got += len(chunk)
+                os.close(fd)
+                lat.append(clock() - t0)
+                if got != size:
+                    raise RuntimeError(f"{name}: read {got} bytes, expected {size}")
+                total += got
+            files = count
+        end = clock()
+        out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat})
+    except BaseException as exc:  # reported to the parent, which raises it
+        barrier.abort()  # release the other workers at once instead of after the timeout
+        out.send({"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        out.close()
+
+
+# ------------------------------------------------------------------ largefile
+
+def source(path: str, size: int) -> dict[str, Any]:
+    """Random (incompressible) bytes; reused when a file of that size is already there.
+    Every 4 KiB block starts with its own number, so no two blocks of the file are equal
+    (nothing for block-level dedup or compression to find). Returns its digest."""
+    file = Path(path)
+    digest_file = file.with_suffix(".blake2b")
+    if file.exists() and digest_file.exists() and file.stat().st_size == size:
+        return {"digest": digest_file.read_text()}
+    h = hashlib.blake2b()
+    chunk = bytearray(os.urandom(CHUNK))
+    block_no = 0
+    with open(file, "wb") as f:
+        left = size
+        while left:
+            for offset in range(0, CHUNK, DEDUP_BLOCK):
+                struct.pack_into("<Q", chunk, offset, block_no)
+                block_no += 1
+            piece = memoryview(chunk)[:min(CHUNK, left)]
+            f.write(piece)
+            h.update(piece)
+            left -= len(piece)
+    digest_file.write_text(h.hexdigest())
+    return {"digest": h.hexdigest()}
+
+
+def copy(src: str, dst: str, bs: int, fsync: bool, warm: bool = False, digest: bool = False) -> dict[str, Any]:
+    """Copy ``src`` to ``dst`` in ``bs`` blocks, timed (with the fsync when asked);
+    ``warm`` reads the source first (into the page cache, untimed); ``digest`` hashes
+    the copy afterwards (untimed)."""
+    if warm:
+        file_digest(src, bs)
+    buf = bytearray(bs)
+    view = memoryview(buf)
+    start = time.perf_counter()
+    with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
+        while n := fin.readinto(buf):
+            done = 0
+            while done < n:
+                done += fout.write(view[done:n])
+        if fsync:
+            os.fsync(fout.fileno())
+    elapsed = time.perf_counter() - start
+    return {"elapsed": elapsed, **({"digest": file_digest(dst, bs)} if digest else {})}
+
+
+def file_digest(path: str, bs: int) -> str:
+    h = hashlib.blake2b()
+    with open(path, "rb", buffering=0) as f:
+        while chunk := f.read(bs * 8):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"smallfile": smallfile, "source": source, "copy": copy}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[1] not in ENGINES:
+        print(json.dumps({"error": f"usage: engines.py {{{','.join(ENGINES)}}} JSON"}))
+        return 2
+    try:
+        result = ENGINES[argv[1]](**json.loads(argv[2]))
+    except Deadline as exc:
+        print(json.dumps({"error": str(exc)}))
+        return HUNG
+    except Exception as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
