@@ -32,18 +32,19 @@ class CephCli:
     conf and keyring paths the service names)."""
 
     def __init__(self, info: CephService, settings: dict[str, str] | None = None,
-                 ledger: Ledger | None = None, host: Host = LOCAL) -> None:
+                 ledger: Ledger | None = None, host: Host = LOCAL, server: Host | None = None) -> None:
         self.info = info
         self.ledger = ledger
         self.host = host
+        self.server = server  # the monitor's host, where dfsbench can start a server
         self.conf, self.keyring = info.conf, info.keyring
         self.client = info.client
         self.settings = dict(settings or {})  # client-side Ceph options, e.g. rbd_cache
 
     @classmethod
     def of(cls, cluster: Cluster, backend: str, settings: dict[str, str] | None = None) -> CephCli:
-        return cls(cluster.service("ceph", CephService, backend), settings, cluster.ledger,
-                   cluster.clients[0])
+        info = cluster.service("ceph", CephService, backend)
+        return cls(info, settings, cluster.ledger, cluster.clients[0], cluster.servers.get(info.mon_host))
 
     def created(self, what: str, *undo: str, tool: str = "ceph") -> frozenset[str]:
         """Record a resource this client created in the ledger, with the command that
@@ -92,7 +93,7 @@ class CephCli:
         return Target(kind, path, backend, variant, description, access=access,
                       server_host=self.info.mon_host,
                       backing=Path(self.info.backing) if self.info.backing else None,
-                      host=self.host, **rest)
+                      host=self.host, server=self.server, **rest)
 
     def access(self, pool: str, image: str | None = None, image_size: int | None = None) -> CephAccess:
         """What workloads need to reach a pool or image: ``args`` for the Ceph CLIs (rados,

@@ -95,5 +95,5 @@ class CephFS(Backend):
         if o.client_options:
             description["client_options"] = dict(o.client_options)
         return cli.target("path", self.name, self.variant, description, None, path=where,
-                          remount=client.remount, detach=detach, hosts=cluster.clients)
+                          remount=client.remount, remount_host=client.remount_on, detach=detach, hosts=cluster.clients)
 

@@ -132,7 +132,7 @@ class GlusterFS(Backend):
             description["redundancy"] = o.redundancy
         if volume_options:
             description["volume_options"] = dict(volume_options)
-        return Target("path", mnt, self.name, self.variant, description, remount=client.remount,
+        return Target("path", mnt, self.name, self.variant, description, remount=client.remount, remount_host=client.remount_on,
                       detach=detach, server_host=info.host,
                       backing=Path(info.backing) if info.backing else None, host=host,
-                      hosts=cluster.clients)
+                      hosts=cluster.clients, server=cluster.servers.get(info.host))

@@ -124,3 +124,8 @@ class FuseClients:
     def remount(self) -> None:
         for client in self.clients:
             client.remount()
+
+    def remount_on(self, host: Host) -> None:
+        for client in self.clients:
+            if client.host is host:
+                client.remount()

@@ -34,6 +34,7 @@ from backends.gluster_client import HONEST_OPTIONS, GlusterCli, volume_status
 from harness import proc
 from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
+from harness.hosts import Host
 from harness.services import CephService, GlusterService
 from harness.ledger import Ledger
 from harness.units import parse_rate
@@ -198,12 +199,16 @@ class DockerEnvironment(Environment):
         storage = [*facts.get("gluster_nodes", []), *([facts["ceph_mon"]] if facts.get("ceph_mon") else []),
                    *facts.get("ceph_osd_nodes", [])]
         nodes = [*clients, *(Node(name, name.removeprefix(lab)) for name in storage)]
+        servers: dict[str, Host] = {n.label: n for n in nodes}
+        if facts.get("ceph_mon_addr"):  # services name the monitor by its address
+            servers[services["ceph"].mon_host] = servers["ceph-mon1"]
 
         def sampler() -> NodeSampler:
             return NodeSampler(nodes, list(clients))
 
         faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None, NodeGlusterCli)
-        return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler, faults)
+        return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
+                       servers=servers, faults=faults)
 
     def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
         note = progress or (lambda _: None)
@@ -247,10 +252,11 @@ class DockerEnvironment(Environment):
             problems += sweep(lab)
         if not problems:
             self.ledger_path.unlink(missing_ok=True)
-            try:
-                self.lab_dir.rmdir()  # made for the ledger; kept if anything else is in it
-            except OSError:
-                pass
+            for made in (self.lab_dir / "runs", self.lab_dir):  # kept if anything else is in them
+                try:
+                    made.rmdir()
+                except OSError:
+                    pass
         return problems
 
     def status(self) -> LabStatus:

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness import registry
 from harness.contracts import Column, MatrixSpec, SystemFacts, TableSpec
-from harness.records import (CIRCUMSTANTIAL, Measurement, flag_marks, flag_notes, lower_is_better,
+from harness.records import (CIRCUMSTANTIAL, HARNESS_PARAMS, Measurement, flag_marks, flag_notes, lower_is_better,
                              unfit_reason)
 from harness.stats import Summary, compare, median, summarize
 from harness import faults, resources
@@ -319,6 +319,11 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
             group = spec.group(m)
         except (KeyError, TypeError):  # a record without the grid's coordinates
             continue
+        # what the harness adds to a cell (the phase of a fault, the client of a run on
+        # several) is a grid of its own, never pooled into another's cells
+        added = ", ".join(f"{k} {m.params[k]}" for k in HARNESS_PARAMS if k in m.params)
+        if added:
+            group = f"{group}, {added}"
         g = (m.backend, m.variant, group, (m.run_id, m.repeat) if each_repeat else None)
         groups[g].add((sort_key, m.test), m)
         labels[g][sort_key] = row_labels

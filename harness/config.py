@@ -47,6 +47,9 @@ class PluginSpec(_Strict):
 
 
 class WorkloadSpec(PluginSpec):
+    clients: Literal["first", "all"] = Field("first", description="run on the first client host, or "
+                                             "on every client host at once from a common start "
+                                             "(per-client records and their aggregate, host 'all')")
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
                                          "after_s, restore_after_s} (harness.faults)")
@@ -244,6 +247,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
             workload = wcls(wcls.Options.model_validate(merged))
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
+        workload.clients = spec.clients
         if spec.fault is not None:
             try:
                 workload.fault = FaultSpec.model_validate(spec.fault)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -139,6 +139,9 @@ class Cluster:
     link: float | None = None
     # a new watcher of the lab's nodes for each cell, where the environment can watch them
     sampler: Callable[[], Sampler] | None = None
+    # hosts by the address a service names (a storage node of a lab), where dfsbench may
+    # start the far end of a network baseline
+    servers: dict[str, Host] = field(default_factory=dict)
     faults: Faults | None = None  # what it can do to its storage nodes (see harness.faults)
 
     def service(self, name: str, kind: type[S], backend: str) -> S:
@@ -266,8 +269,12 @@ class Target:
     server_host: str | None = None
     backing: Path | None = None
     host: Host = LOCAL  # where the client runs: paths are this host's, tools run through it
+    # where dfsbench may start a server to measure the path to ``server_host`` (iperf3):
+    # None where it cannot (this machine's loopback needs none)
+    server: Host | None = None
     # every client host with this target attached (fio client/server runs one server on each)
     hosts: tuple[Host, ...] = ()
+    remount_host: Callable[[Host], None] | None = None  # a fresh client on one of the hosts
     # what workloads did to this attachment: it lives and dies with the attachment, so the
     # new image or device of a later repeat starts empty and is written again before reads
     filled_bytes: int = 0
@@ -275,6 +282,16 @@ class Target:
     @property
     def key(self) -> str:
         return f"{self.backend}/{self.variant}"
+
+    def on(self, host: Host) -> Target:
+        """The same attachment as seen from another of its client hosts: paths and tools
+        there, and a cache drop that remounts only that host's client (so the others,
+        running at the same time, keep theirs)."""
+        remount = self.remount
+        if self.remount_host is not None:
+            remount_host = self.remount_host
+            remount = lambda: remount_host(host)  # noqa: E731
+        return replace(self, host=host, hosts=(host,), remount=remount, detach=None)
 
     @property
     def directory(self) -> Path:
@@ -380,6 +397,8 @@ class Workload(ABC):
     version_argv: ClassVar[tuple[str, ...] | None] = None  # prints the tool's version
     # a fault each cell runs through (the config's 'fault' next to the options; harness.faults)
     fault: FaultSpec | None = None
+    # 'all': every client host of a target runs each cell at once (the config's 'clients')
+    clients: str = "first"
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:

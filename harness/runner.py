@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, faults, resources
+from harness import __version__, faults, resources, together
 from harness.config import Plan
 from harness.contracts import Backend, Cluster, Target, Workload
 from harness.errors import DfsbenchError, Hung
@@ -119,7 +119,13 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
-        scratch = target.host.scratch(workdir / "scratch", cluster.ledger)
+        scratches: dict[str, Path] = {}
+
+        def scratch(host: Host) -> Path:
+            if host.label not in scratches:
+                scratches[host.label] = host.scratch(workdir / "scratch", cluster.ledger)
+            return scratches[host.label]
+
         facts = backend.facts(target.description)
         described = {**target.stored_description(), "facts": vars(facts)}
         if cluster.link is not None:  # the lab's declared link: the run's network limit
@@ -141,8 +147,8 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
 
 
 def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
-              cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any], scratch: Path,
-              phase: str | None = None, flags: tuple[str, ...] = (),
+              cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any],
+              scratch: Callable[[Host], Path], phase: str | None = None, flags: tuple[str, ...] = (),
               around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> bool:
     """One cell: its records stored as they come (with the phase and flags given), what
     the lab's nodes spent on it, or a failed (or hung) record. Whether it succeeded."""
@@ -164,8 +170,13 @@ def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: in
         with progress.step(what), around():
             if sampler is not None:
                 sampler.start()
-            for m in workload.run(target, cell, scratch, raw_dir):
-                keep(m)
+            if workload.clients == "all" and len(target.hosts) > 1:
+                what_all = f"{workload.name} {describe_cell(cell)} on {len(target.hosts)} clients at once"
+                for m in together.run(workload, target, cell, scratch, raw_dir, what_all):
+                    keep(m)
+            else:
+                for m in workload.run(target, cell, scratch(target.host), raw_dir):
+                    keep(m)
             if sampler is not None:
                 for m in resources.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
                                            backend.name, backend.variant):
@@ -182,7 +193,7 @@ def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: in
 
 def _run_fault_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
                     cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any],
-                    scratch: Path) -> bool:
+                    scratch: Callable[[Host], Path]) -> bool:
     """The cell before, during and after its fault (``harness.faults``), and the fault's
     record: what was done, time to recover, whether the data verified."""
     spec = workload.fault

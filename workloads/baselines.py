@@ -21,6 +21,7 @@ from pydantic import Field, PositiveInt
 from harness import proc
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
+from harness.hosts import LOCAL
 from harness.records import Measurement
 from workloads import fio
 
@@ -112,23 +113,24 @@ class Iperf3(Workload):
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("iperf3", "iperf3")
         host = str(target.server_host)
-        if not host.startswith("127."):
+        loopback = host.startswith("127.")
+        server_host = target.server or (LOCAL if loopback else None)
+        if server_host is None:
             # the server side runs on the host that serves the storage; dfsbench only
-            # starts it itself where that host is this one
-            raise DfsbenchError(f"iperf3 needs a server on {host}; dfsbench starts one only on "
-                                "this host's loopback addresses",
+            # starts it itself where it can (this host's loopback, a lab's storage node)
+            raise DfsbenchError(f"iperf3 needs a server on {host}, where dfsbench cannot start one",
                                 hint="start 'iperf3 -s' there, or leave the iperf3 workload out")
-        port = proc.free_port(host)
-        server_log = raw_dir / f"iperf3-server-{cell['direction']}.log"
-        server = proc.spawn(["iperf3", "-s", "-1", "--forceflush", "-B", host, "-p", str(port)], server_log)
-        ident = proc.ProcessId.of(server.pid)
+        address = host if server_host.local else server_host.address()
+        port = proc.free_port(address) if server_host.local else 5201
+        server_log = (raw_dir if server_host.local else scratch) / f"iperf3-server-{cell['direction']}.log"
+        server = server_host.spawn(["iperf3", "-s", "-1", "--forceflush", "-B", address, "-p", str(port)],
+                                   server_log)
         try:
             # not probed by connecting: the one-off server (-1) would take that as its test
-            proc.wait_for(lambda: ("Server listening" in _read(server_log), "not listening yet"),
-                          what=f"iperf3 server on {host}:{port}", timeout=10, interval=0.05,
-                          log=server_log, alive=lambda: None if server.poll() is None else
-                          f"iperf3 -s exited with code {server.returncode}")
-            argv = ["iperf3", "-J", "-c", host, "-p", str(port), "-t", str(cell["seconds"])]
+            proc.wait_for(lambda: ("Server listening" in server.output(), "not listening yet"),
+                          what=f"iperf3 server on {server_host.label} at {address}:{port}", timeout=15,
+                          interval=0.1, alive=server.died)
+            argv = ["iperf3", "-J", "-c", address, "-p", str(port), "-t", str(cell["seconds"])]
             if cell["direction"] == "from-server":
                 argv.append("-R")
             out = raw_dir / f"iperf3-{cell['direction']}.json"
@@ -136,12 +138,11 @@ class Iperf3(Workload):
             if not result.ok:
                 raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
         finally:
-            if ident is not None:
-                proc.stop([(ident, 2)])
+            server.stop(2)
         bps = parse_iperf3(result.output, str(out))
         yield Measurement("iperf3", "network", "throughput", bps / 8, "B/s",
-                          {"server": host, "direction": cell["direction"], "seconds": cell["seconds"],
-                           "loopback": host.startswith("127.")},
+                          {"server": host if server_host.local else server_host.label,
+                           "direction": cell["direction"], "seconds": cell["seconds"], "loopback": loopback},
                           target.backend, target.variant)
 
 
@@ -158,13 +159,6 @@ def parse_iperf3(text: str, source: str = "iperf3 output") -> float:
     except (KeyError, TypeError):
         raise BadInput(f"{source}: iperf3 JSON without end.sum_received") from None
 
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 class IopingOptions(Options):

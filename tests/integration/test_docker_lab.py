@@ -109,7 +109,8 @@ environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}}}
 backends: [glusterfs, cephfs]
 workloads:
   - {name: largefile, options: {sizes: [96MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 4}}
-  - {name: smallfile, options: {files: [64], file_size: 4KiB, threads: 2}}
+  - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
+  - {name: iperf3, options: {seconds: 2}}
   - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
                           profiles: [{name: w1m, rw: write, bs: 1m, iodepth: 8}]}}
 """)
@@ -118,7 +119,7 @@ workloads:
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
     assert "(the lab's shaped link)" in run.stdout
     assert set(docker("ps", "-aq", "--filter", "label=dfsbench.lab").split()) <= before
-    assert not (lab_dir / "ledger.json").exists()
+    assert not lab_dir.exists()
 
     out = dfsbench("compare", "latest", "--format", "json", env=env)
     view = json.loads(out.stdout)
@@ -143,6 +144,15 @@ workloads:
                  and r["backend"] == "glusterfs" and r["metric"] == "throughput"
                  and r["params"]["phase"] == "before")
     assert write["value"] < 125e6 / 3 * 1.1, write
+
+    # smallfile on both clients at once: each client's records and their sum
+    small = {(r["backend"], r["params"]["host"]) for r in records
+             if r["workload"] == "smallfile" and r["metric"] == "files_per_sec"}
+    assert small == {(b, h) for b in ("glusterfs", "cephfs") for h in ("client1", "client2", "all")}
+    # iperf3 from the client node to a storage node, across the shaped link
+    net = [r for r in records if r["workload"] == "iperf3"]
+    assert {r["params"]["server"] for r in net} == {"gluster1", "ceph-mon1"}
+    assert all(60e6 < r["value"] < 125e6 * 1.05 and not r["params"]["loopback"] for r in net), net
 
     # the fault: the cell before, during (degraded) and after; the node came back, the
     # system was healthy again, and the file written during the fault read back intact
