@@ -87,6 +87,7 @@ class GlusterFS(Backend):
                                 hint="leave them out to use the environment's volume")
         volume_name, volume_type, bricks = info.volume, info.volume_type, len(info.bricks)
         replicas: int | None = info.replica
+        redundancy = info.redundancy
         volume_options = info.volume_options or {}
         volume: Volume | None = None
         if o.own_volume:
@@ -104,6 +105,7 @@ class GlusterFS(Backend):
                 raise
             volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
             replicas = o.replica if layout.kind != "disperse" else None
+            redundancy = o.redundancy
         mnt = workdir / "glusterfs"
         client = FuseClients(
             cluster.ledger, cluster.clients, mnt,
@@ -129,7 +131,7 @@ class GlusterFS(Backend):
             "note": STRIPE_NOTE,
         }
         if volume_type == "disperse":
-            description["redundancy"] = o.redundancy
+            description["redundancy"] = redundancy
         if volume_options:
             description["volume_options"] = dict(volume_options)
         return Target("path", mnt, self.name, self.variant, description, remount=client.remount, remount_host=client.remount_on,

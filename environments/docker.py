@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, volume_status
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, Layout, volume_status
 from harness import proc
 from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
@@ -84,22 +84,45 @@ class DockerOptions(Options):
                                  "/var/tmp/dfsbench-docker-lab or $DFSBENCH_DOCKER_LAB_DIR)")
     gluster_nodes: int = Field(3, ge=1, le=12)
     gluster_replica: int = Field(3, ge=1, le=12)
+    gluster_layout: Literal["replicate", "distributed-replicate", "disperse"] | None = Field(
+        None, description="default: replicate when all bricks form one replica set, else "
+        "distributed-replicate")
+    gluster_redundancy: int = Field(1, ge=1, le=6, description="disperse: bricks that may fail")
+    bricks_per_node: int = Field(1, ge=1, le=4)
     ceph_osd_nodes: int = Field(3, ge=1, le=12)
     osds_per_node: int = Field(1, ge=1, le=4)
     ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
     ready_timeout_s: float = Field(180, gt=0)
+    sample_every_s: float = Field(2.0, ge=0, description="how often each node's resources are "
+                                  "sampled within a cell (Docker stats; 0: at its start and end only, "
+                                  "which costs the least CPU on a small host)")
 
     @model_validator(mode="after")
     def _shape(self) -> DockerOptions:
-        if self.gluster_nodes % self.gluster_replica:
-            raise ValueError(f"{self.gluster_nodes} GlusterFS nodes cannot form replica-"
-                             f"{self.gluster_replica} sets (one brick per node)")
+        try:
+            self.layout.create_args(self.gluster_bricks)
+        except DfsbenchError as exc:
+            raise ValueError(f"{exc.message} ({self.gluster_nodes} nodes × {self.bricks_per_node} "
+                             "bricks)") from None
+        if self.layout.kind != "disperse" and self.gluster_replica > self.gluster_nodes:
+            raise ValueError(f"{self.gluster_nodes} GlusterFS nodes cannot hold replica-"
+                             f"{self.gluster_replica} sets on different nodes")
         if self.ceph_replicas > self.ceph_osd_nodes:
             raise ValueError(f"ceph_replicas {self.ceph_replicas} needs as many OSD nodes: the failure "
                              f"domain is the node, and there are {self.ceph_osd_nodes}")
         return self
+
+    @property
+    def gluster_bricks(self) -> int:
+        return self.gluster_nodes * self.bricks_per_node
+
+    @property
+    def layout(self) -> Layout:
+        kind = self.gluster_layout or ("replicate" if self.gluster_bricks == self.gluster_replica
+                                       else "distributed-replicate")
+        return Layout(kind, self.gluster_replica, self.gluster_redundancy)
 
 
 def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
@@ -185,13 +208,11 @@ class DockerEnvironment(Environment):
                           "osd_nodes": str(len(facts["ceph_osd_nodes"]))})
         if facts.get("gluster_nodes"):
             nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
-            replica = int(facts["replica"])
             services["gluster"] = GlusterService(
-                host=nodes[0], volume=facts["volume"],
-                volume_type="replicate" if replica == len(nodes) else "distributed-replicate",
-                replica=replica, bricks=[f"{n}:{BRICKS}/b" for n in nodes], socket="",
+                host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
+                replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
                 version=facts["gluster_version"], log_dir="", phases=phases,
-                volume_options=dict(HONEST_OPTIONS))
+                volume_options=dict(HONEST_OPTIONS), redundancy=facts.get("redundancy"))
         clients = tuple(Node(name, name.removeprefix(f"dfsbench-{facts['lab']}-"))
                         for name in facts.get("clients", []))
         link = parse_rate(facts["link"]) if facts.get("link") else None
@@ -204,7 +225,7 @@ class DockerEnvironment(Environment):
             servers[services["ceph"].mon_host] = servers["ceph-mon1"]
 
         def sampler() -> NodeSampler:
-            return NodeSampler(nodes, list(clients))
+            return NodeSampler(nodes, list(clients), self.options.sample_every_s)
 
         faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None, NodeGlusterCli)
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
@@ -270,7 +291,7 @@ class DockerEnvironment(Environment):
         services = []
         if nodes:
             try:
-                ok, text = volume_status(NodeGlusterCli(nodes[0]), VOLUME, len(nodes))
+                ok, text = volume_status(NodeGlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
             services.append(ServiceHealth("gluster", ok, text))
@@ -381,21 +402,23 @@ class LabBringUp:
             cli("peer", "probe", peer)
         proc.wait_for(lambda: self.peers(cli, len(names) - 1), what="every GlusterFS peer connected",
                       timeout=self.o.ready_timeout_s, interval=0.5)
-        replica = ["replica", str(self.o.gluster_replica)] if self.o.gluster_replica > 1 else []
-        cli("volume", "create", VOLUME, *replica, "transport", "tcp",
-            *[f"{n}:{BRICKS}/b" for n in names], "force")
+        layout = self.o.layout
+        # node-major order: consecutive bricks (a replica set) are on different nodes
+        bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.o.bricks_per_node) for n in names]
+        cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
         for key, value in HONEST_OPTIONS.items():
             cli("volume", "set", VOLUME, key, value)
         cli("volume", "start", VOLUME)
-        proc.wait_for(lambda: volume_status(cli, VOLUME, len(names)),
-                      what=f"all {len(names)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
+        proc.wait_for(lambda: volume_status(cli, VOLUME, len(bricks)),
+                      what=f"all {len(bricks)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
                       interval=0.5)
-        self.phase(f"GlusterFS: volume {VOLUME} (replica {self.o.gluster_replica}) started")
+        self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.mount, clients))
         self.phase("GlusterFS: mounted on the clients")
-        return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME,
-                "replica": self.o.gluster_replica,
+        return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
+                "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
+                "replica": self.o.gluster_replica if layout.kind != "disperse" else None,
                 "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
 
     def ceph(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:

@@ -61,6 +61,13 @@ class LabFaults(Faults):
         verb = "killed" if spec.action == "kill" else "stopped"
         return NodeFault(f"{hostname} {verb}", lambda: self._start_node(system, node))
 
+    def _force_start(self, via: str) -> tuple[bool, str]:
+        try:
+            self.gluster_cli(self.node(via))("volume", "start", self.facts["volume"], "force")
+        except DfsbenchError as exc:  # glusterd of the restarted node not answering yet
+            return False, exc.message
+        return True, "started"
+
     @staticmethod
     def _unpause(node: Node) -> None:
         proc.run(["docker", "unpause", node.name], timeout=60)
@@ -72,11 +79,16 @@ class LabFaults(Faults):
 
     def _start_daemons(self, system: str, node: Node, only_storage: bool = False) -> None:
         if system == "gluster":
-            if only_storage:  # glusterd starts the bricks of started volumes that are missing
-                self.gluster_cli(self.node(self.storage("gluster")[0]))("volume", "start",
-                                                                         self.facts["volume"], "force")
-            else:
+            if not only_storage:
+                # a restarted container keeps the pid files of the daemons that were killed,
+                # and its new processes reuse low pids: glusterd would take a brick whose
+                # stale pid now names another process for running, and not start it
+                node.exec("sh", "-c", "find /var/run/gluster /var/lib/glusterd -name '*.pid' -delete")
                 node.exec("glusterd")
+            # (bricks of a started volume that are not running are started; the others stay)
+            live = [n for n in self.storage("gluster") if n != node.hostname] or self.storage("gluster")
+            proc.wait_for(lambda: self._force_start(live[0]), what="the GlusterFS bricks to be started again",
+                          timeout=120, interval=2)
             return
         hostname = node.hostname or node.name
         if hostname == "ceph-mon1":
@@ -96,7 +108,7 @@ class LabFaults(Faults):
             return health(self.node("ceph-mon1"))
         nodes = self.storage("gluster")
         cli = self.gluster_cli(self.node(nodes[0]))
-        online, state = volume_status(cli, self.facts["volume"], len(nodes))
+        online, state = volume_status(cli, self.facts["volume"], len(self.facts.get("bricks", nodes)))
         if not online:
             return False, state
         pending = heal_pending(cli("volume", "heal", self.facts["volume"], "info", "--xml"))

@@ -1,14 +1,16 @@
 """Resources of the container lab's nodes over one cell, from the Docker stats API (CPU,
 memory, network, block I/O of each container, a one-shot sample at the start and at the
 end of the cell) and, for the process that used the most CPU in a node, from the node's
-/proc (utime + stime of every process, at the same two moments, and every ``EVERY_S``
-seconds on the client nodes, whose tools start and end within the cell)."""
+/proc (utime + stime of every process, at the same two moments). Every ``every_s``
+seconds within the cell each node's stats are sampled again (for the peak rates) and the
+client nodes' processes looked at (their tools start and end within the cell)."""
 
 from __future__ import annotations
 
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from harness.resources import NodeUsage, Sampler
@@ -24,26 +26,34 @@ Ticks = dict[tuple[int, str], int]  # CPU ticks by (pid, name)
 
 
 class NodeSampler(Sampler):
-    def __init__(self, nodes: list[Node], watched: list[Node] | None = None) -> None:
-        self.nodes = nodes
-        self.watched = watched or []  # nodes whose processes are looked at every EVERY_S
+    def __init__(self, nodes: list[Node], watched: list[Node] | None = None, every_s: float = EVERY_S) -> None:
+        self.nodes, self.every_s = nodes, every_s
+        self.watched = watched or []  # nodes whose processes are looked at every every_s
         self.first: dict[str, tuple[float, dict[str, Any], Ticks]] = {}
         self.seen: dict[str, Ticks] = {}  # the last ticks of every process seen in the cell
+        self.series: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # stats every every_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def _sample(self, node: Node) -> tuple[float, dict[str, Any], Ticks] | None:
+    def _stats(self, node: Node) -> dict[str, Any] | None:
         import docker
 
         try:
-            stats = docker.from_env().containers.get(node.name).stats(stream=False, one_shot=True)
-            ticks = process_ticks(node.run(["sh", "-c", PROCESS_TICKS], check=False, timeout=30).stdout)
+            stats: dict[str, Any] = docker.from_env().containers.get(node.name).stats(stream=False, one_shot=True)
         except Exception:  # a node that is gone (a fault) has nothing to say; the cell goes on
             return None
-        return time.monotonic(), stats, ticks
+        self.series.setdefault(node.label, []).append((time.monotonic(), stats))
+        return stats
+
+    def _sample(self, node: Node) -> tuple[float, dict[str, Any], Ticks] | None:
+        stats = self._stats(node)
+        if stats is None:
+            return None
+        return time.monotonic(), stats, self._ticks(node)
 
     def _all(self) -> dict[str, tuple[float, dict[str, Any], Ticks]]:
-        with ThreadPoolExecutor(max_workers=8) as pool:
+        # all at once: a one-shot sample can wait up to a second for the engine's collector
+        with ThreadPoolExecutor(max_workers=len(self.nodes) or 1) as pool:
             samples = list(pool.map(self._sample, self.nodes))
         found = {n.label: s for n, s in zip(self.nodes, samples) if s is not None}
         for node, (_, _, ticks) in found.items():
@@ -51,15 +61,21 @@ class NodeSampler(Sampler):
         return found
 
     def _watch(self) -> None:
-        while not self._stop.wait(EVERY_S):
-            for node in self.watched:
-                out = node.run(["sh", "-c", PROCESS_TICKS], check=False, timeout=30).stdout
-                self.seen.setdefault(node.label, {}).update(process_ticks(out))
+        with ThreadPoolExecutor(max_workers=len(self.nodes) + len(self.watched) or 1) as pool:
+            while not self._stop.wait(self.every_s):
+                list(pool.map(self._stats, self.nodes))
+                for node, out in zip(self.watched, pool.map(self._ticks, self.watched)):
+                    self.seen.setdefault(node.label, {}).update(out)
+
+    @staticmethod
+    def _ticks(node: Node) -> Ticks:
+        return process_ticks(node.run(["sh", "-c", PROCESS_TICKS], check=False, timeout=30).stdout)
 
     def start(self) -> None:
+        self.series = {}
         self.first = self._all()
-        if self.watched:
-            self._thread = threading.Thread(target=self._watch, daemon=True, name="dfsbench-ticks")
+        if self.every_s > 0:
+            self._thread = threading.Thread(target=self._watch, daemon=True, name="dfsbench-stats")
             self._thread.start()
 
     def stop(self) -> list[NodeUsage]:
@@ -67,8 +83,24 @@ class NodeSampler(Sampler):
         if self._thread is not None:
             self._thread.join(timeout=30)
         last = self._all()
-        return [usage(node, self.first[node], (*last[node][:2], self.seen.get(node, last[node][2])))
-                for node in last if node in self.first]
+        out = []
+        for node in last:
+            if node in self.first:
+                whole = usage(node, self.first[node], (*last[node][:2], self.seen.get(node, last[node][2])))
+                cpu, rx, tx = peaks(self.series.get(node, []))
+                out.append(replace(whole, peak_cpu=cpu, peak_net_rx=rx, peak_net_tx=tx))
+        return out
+
+
+def peaks(series: list[tuple[float, dict[str, Any]]]) -> tuple[float, float, float]:
+    """The highest CPU (%), network in and out (B/s) between consecutive samples of a node."""
+    cpu = rx = tx = 0.0
+    for (t0, a), (t1, b) in zip(series, series[1:]):
+        if t1 - t0 < 0.5:  # too short to be a rate
+            continue
+        u = usage("", (t0, a, {}), (t1, b, {}))
+        cpu, rx, tx = max(cpu, u.cpu), max(rx, u.net_rx), max(tx, u.net_tx)
+    return cpu, rx, tx
 
 
 def usage(node: str, a: tuple[float, dict[str, Any], Ticks], b: tuple[float, dict[str, Any], Ticks]) -> NodeUsage:

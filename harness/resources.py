@@ -33,14 +33,19 @@ class NodeUsage:
     blk_write: float
     process: str = ""  # the process that used the most CPU in the node during the cell
     process_cpu: float = 0.0
+    # the highest rates over a few seconds within the cell (0: not sampled that often)
+    peak_cpu: float = 0.0
+    peak_net_rx: float = 0.0
+    peak_net_tx: float = 0.0
 
     def loads(self, link: float | None) -> dict[str, float]:
-        """Each resource's load as a share of its capacity, in percent: CPU of one core
-        (a FUSE client's work is mostly one thread's), the network of the node's link."""
-        out = {"CPU": self.cpu}
+        """Each resource's load as a share of its capacity, in percent, at its peak within
+        the cell (where sampled; else over the whole cell): CPU of one core (a FUSE
+        client's work is mostly one thread's), the network of the node's link."""
+        out = {"CPU": max(self.cpu, self.peak_cpu)}
         if link:
-            out["network in"] = 100 * self.net_rx / link
-            out["network out"] = 100 * self.net_tx / link
+            out["network in"] = 100 * max(self.net_rx, self.peak_net_rx) / link
+            out["network out"] = 100 * max(self.net_tx, self.peak_net_tx) / link
         return out
 
 
@@ -74,7 +79,8 @@ def records(usages: list[NodeUsage], link: float | None, workload: str, cell: di
         params = {**cell_params, "process": u.process, "process_cpu": round(u.process_cpu, 1)}
         for metric, value, unit in (("cpu", u.cpu, "%"), ("memory", u.memory, "B"), ("net_rx", u.net_rx, "B/s"),
                                     ("net_tx", u.net_tx, "B/s"), ("blk_read", u.blk_read, "B/s"),
-                                    ("blk_write", u.blk_write, "B/s")):
+                                    ("blk_write", u.blk_write, "B/s"), ("peak_cpu", u.peak_cpu, "%"),
+                                    ("peak_net_rx", u.peak_net_rx, "B/s"), ("peak_net_tx", u.peak_net_tx, "B/s")):
             out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, backend, variant))
     top = busiest(usages, link)
     if top is not None:
@@ -102,6 +108,7 @@ def table_rows(records: list[Measurement], name: Any) -> list[list[str]]:
 
 
 TITLE = "Busiest node and resource per cell"
-NOTE = ("CPU: 100 % = one core busy (docker stats), with the process that used most of it; "
-        "network: share of the node's link; every node's CPU, memory, network and block I/O "
-        "are stored as 'resources' records")
+NOTE = ("each resource at its peak over 2 s within the cell; CPU: 100 % = one core busy "
+        "(docker stats), with the process that used most of it over the whole cell; network: "
+        "share of the node's link; every node's CPU, memory, network and block I/O (whole cell "
+        "and peak) are stored as 'resources' records")

@@ -40,7 +40,7 @@ class GlusterService:
     host: str
     volume: str
     volume_type: str
-    replica: int
+    replica: int | None
     bricks: list[str]
     socket: str
     version: str
@@ -48,6 +48,7 @@ class GlusterService:
     phases: dict[str, float]
     backing: str = ""  # the directory holding the bricks (the raw storage)
     volume_options: dict[str, str] | None = None
+    redundancy: int | None = None  # disperse: bricks that may fail
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -68,7 +68,7 @@ def test_storage_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
     assert 5 < rate < 125 / 3 * 1.1, out.stderr
     # every node has the file: the write went to all three
     for i in (1, 2, 3):
-        assert docker("exec", f"dfsbench-{lab}-gluster{i}", "stat", "-c", "%s", "/bricks/b/f").strip() == \
+        assert docker("exec", f"dfsbench-{lab}-gluster{i}", "stat", "-c", "%s", "/bricks/b0/f").strip() == \
             str(96 << 20)
 
     # a Ceph client sends a write once, to the primary OSD: up to the link, not a third of it

@@ -46,8 +46,19 @@ def test_image_tag_follows_its_inputs():
 
 
 def test_topologies_that_cannot_work_are_refused_before_anything_starts():
-    with pytest.raises(BadInput, match="4 GlusterFS nodes cannot form replica-3"):
+    with pytest.raises(BadInput, match="4 bricks cannot form a distributed-replicate volume of replica 3"):
         build_plan({"environment": {"kind": "docker", "options": {"gluster_nodes": 4}}})
+    with pytest.raises(BadInput, match="2 GlusterFS nodes cannot hold replica-3 sets on different nodes"):
+        build_plan({"environment": {"kind": "docker", "options": {"gluster_nodes": 2, "bricks_per_node": 3}}})
+    two_per_node = build_plan({"environment": {"kind": "docker", "options": {"bricks_per_node": 2}}})
+    assert two_per_node.environment.options.layout.kind == "distributed-replicate"
+    assert two_per_node.environment.options.layout.create_args(6) == ["replica", "3"]
+    disperse = build_plan({"environment": {"kind": "docker", "options": {
+        "gluster_layout": "disperse", "gluster_redundancy": 1}}}).environment.options
+    assert disperse.layout.create_args(disperse.gluster_bricks) == ["disperse", "3", "redundancy", "1"]
+    with pytest.raises(BadInput, match="redundancy"):
+        build_plan({"environment": {"kind": "docker", "options": {"gluster_layout": "disperse",
+                                                                   "gluster_redundancy": 2}}})
     with pytest.raises(BadInput, match="ceph_replicas 3 needs as many OSD nodes"):
         build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2}}})
     build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2, "ceph_replicas": 2}}})

@@ -50,3 +50,14 @@ def test_a_tool_that_ran_and_ended_within_the_cell_is_named():
     seen = {(1, "sh"): 6, (20, "ceph-fuse"): 1040, (41, "python3"): 150}
     u = usage("client1", (0.0, stats["start"], start), (2.0, stats["end"], seen))
     assert u.process == "python3" and u.process_cpu == 75.0
+
+
+def test_peaks_come_from_consecutive_samples():
+    from environments.node_stats import peaks
+
+    stats = json.loads((DATA / "docker-stats-one-shot.json").read_text())
+    cpu, rx, tx = peaks([(0.0, stats["start"]), (0.2, stats["start"]), (2.0, stats["end"])])
+    assert 90 < cpu < 130 and rx == 0 and tx == 0  # (the 0.2 s pair is too short to count)
+    assert peaks([(0.0, stats["start"])]) == (0.0, 0.0, 0.0)
+    busy = NodeUsage("client1", 30, 20.0, 0, 0, 10e6, 0, 0, peak_net_tx=110e6)
+    assert busiest([busy], 125e6)[1:] == ("network out", 88.0)
