@@ -64,9 +64,7 @@ mds_data = {DATA}/mds/$id
 """
 
     def up(self) -> dict[str, Any]:
-        mon_ip = proc.run(["docker", "inspect", "--format",
-                           "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", self.mon.name],
-                          timeout=30).stdout.strip()
+        mon_ip = self.mon.address()
         keys = lab_keys(self.osds)
         admin = {k: v for k, v in keys.items() if k == "client.admin"}
         with tempfile.TemporaryDirectory(prefix="dfsbench-ceph-") as tmp:
@@ -103,16 +101,14 @@ mds_data = {DATA}/mds/$id
 
         with ThreadPoolExecutor(max_workers=4) as pool:
             uuids = list(pool.map(mkfs, range(self.osds)))
-        m.daemon("ceph-mon", "-f", "-i", "a")
-        m.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", f"{DATA}/mgr/x/keyring")
-        m.daemon("ceph-mds", "-f", "-i", "a", "--keyring", f"{DATA}/mds/a/keyring")
+        start_mon_daemons(m)
         self.phase("Ceph mkfs (mon and OSDs), mon, mgr and MDS started")
         proc.wait_for(lambda: (m.exec("ceph", "--connect-timeout", "5", "mon", "stat", check=False) != "",
                                "no answer"), what="the Ceph monitor to answer", timeout=self.timeout,
                       interval=0.5)
         for i, osd_uuid in enumerate(uuids):
             m.exec("ceph", "osd", "new", osd_uuid, str(i))
-            self.osd_nodes[i // self.per_node].daemon("ceph-osd", "-f", "-i", str(i))
+            start_osd(self.osd_nodes[i // self.per_node], i)
         m.exec("ceph", "osd", "pool", "create", "cephfs_metadata", str(self.pg_num))
         m.exec("ceph", "osd", "pool", "create", "cephfs_data", str(self.pg_num))
         m.exec("ceph", "fs", "new", "cephfs", "cephfs_metadata", "cephfs_data")
@@ -157,6 +153,18 @@ mds_data = {DATA}/mds/$id
 
 
 CEPH_MOUNT = "/mnt/cephfs"
+
+
+def start_mon_daemons(node: Any) -> None:
+    """The monitor node's daemons, in the foreground of ``docker exec -d`` (at bring-up,
+    and when a fault brought the node back)."""
+    node.daemon("ceph-mon", "-f", "-i", "a")
+    node.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", f"{DATA}/mgr/x/keyring")
+    node.daemon("ceph-mds", "-f", "-i", "a", "--keyring", f"{DATA}/mds/a/keyring")
+
+
+def start_osd(node: Any, osd: int) -> None:
+    node.daemon("ceph-osd", "-f", "-i", str(osd))
 
 
 def health(mon: Any) -> tuple[bool, str]:

@@ -91,15 +91,15 @@ class LabFaults(Faults):
                           timeout=120, interval=2)
             return
         hostname = node.hostname or node.name
+        from environments.docker_ceph import start_mon_daemons, start_osd
+
         if hostname == "ceph-mon1":
-            node.daemon("ceph-mon", "-f", "-i", "a")
-            node.daemon("ceph-mgr", "-f", "-i", "x", "--keyring", "/data/mgr/x/keyring")
-            node.daemon("ceph-mds", "-f", "-i", "a", "--keyring", "/data/mds/a/keyring")
+            start_mon_daemons(node)
             return
         index = self.storage("ceph").index(hostname)
         per_node = int(self.facts.get("osds_per_node", 1))
         for osd in range(index * per_node, (index + 1) * per_node):
-            node.daemon("ceph-osd", "-f", "-i", str(osd))
+            start_osd(node, osd)
 
     def health(self, system: str) -> tuple[bool, str]:
         if system == "ceph":

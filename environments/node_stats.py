@@ -34,16 +34,23 @@ class NodeSampler(Sampler):
         self.series: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # stats every every_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._docker: Any = None
 
     def _stats(self, node: Node) -> dict[str, Any] | None:
-        import docker
-
         try:
-            stats: dict[str, Any] = docker.from_env().containers.get(node.name).stats(stream=False, one_shot=True)
+            stats: dict[str, Any] = self._client().containers.get(node.name).stats(stream=False, one_shot=True)
         except Exception:  # a node that is gone (a fault) has nothing to say; the cell goes on
             return None
         self.series.setdefault(node.label, []).append((time.monotonic(), stats))
         return stats
+
+    def _client(self) -> Any:
+        """One Docker API client for the sampler's life (not one per call)."""
+        if self._docker is None:
+            import docker
+
+            self._docker = docker.from_env()
+        return self._docker
 
     def _sample(self, node: Node) -> tuple[float, dict[str, Any], Ticks] | None:
         stats = self._stats(node)

@@ -6,7 +6,7 @@ target hands out are the host's paths, and every command on them goes through th
 Raw outputs are always written here, next to the run.
 
 :class:`LocalHost` is this machine. Environments with client nodes provide their own
-(``environments.docker.ContainerHost``).
+(``environments.nodes.Node``).
 """
 
 from __future__ import annotations
