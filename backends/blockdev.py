@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness import proc
 from harness.contracts import Backend, BlockAccess, Bytes, Cluster, Options, Target
@@ -38,6 +38,13 @@ class BlockdevOptions(Options):
                 raise ValueError(exc.message) from None
         return v
 
+    @model_validator(mode="after")
+    def _destructive(self) -> BlockdevOptions:
+        if self.device is not None and not self.allow_destructive:
+            raise ValueError(f"the workloads write to the raw device {self.device}, which destroys what "
+                             "is on it; set 'allow_destructive: true' if its contents may be lost (or "
+                             "leave out 'device' for a throwaway loop device)")
+        return self
 
 
 class Blockdev(Backend):
@@ -55,13 +62,14 @@ class Blockdev(Backend):
             proc.require_tool("losetup", "mount")
             workdir.mkdir(parents=True, exist_ok=True)
             backing = workdir / "blockdev.img"
-            before = cluster.ledger.ids()
-            cluster.ledger.tree(backing)
-            with open(backing, "wb") as f:
-                f.truncate(o.loop_size)
-            device = proc.run(["losetup", "--find", "--show", "--direct-io=on", str(backing)]).stdout.strip()
-            cluster.ledger.loop(device)
-            mine = cluster.ledger.ids() - before
+            with cluster.ledger.capture() as created:
+                cluster.ledger.tree(backing)
+                with open(backing, "wb") as f:
+                    f.truncate(o.loop_size)
+                device = proc.run(["losetup", "--find", "--show", "--direct-io=on",
+                                   str(backing)]).stdout.strip()
+                cluster.ledger.loop(device)
+            mine = frozenset(created)
             description.update({"device": device, "client": "loop device on a sparse file",
                                 "size": o.loop_size})
         else:

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from harness import proc
 from harness.contracts import CephAccess, Cluster, Options, Target
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host
 from harness.ledger import Ledger
 from harness.services import CephService
@@ -83,8 +83,11 @@ class CephCli:
         return json.loads(self.run(tool, *args, "--format", "json") or "null")
 
     def describe(self) -> dict[str, Any]:
-        return {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
-                "cluster_settings": self.info.settings}
+        described = {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
+                     "cluster_settings": self.info.settings}
+        if self.info.cluster:
+            described["cluster"] = self.info.cluster
+        return described
 
     def target(self, kind: str, backend: str, variant: str, description: dict[str, Any],
                access: CephAccess | None, path: Path | None = None, **rest: Any) -> Target:
@@ -118,7 +121,7 @@ class Pool:
         if not self.owned:
             pools = self.cli.json("osd", "pool", "ls")
             if self.name not in pools:
-                raise DfsbenchError(f"pool '{self.name}' does not exist in this cluster",
+                raise BadInput(f"pool '{self.name}' does not exist in this cluster",
                                     hint=f"existing pools: {', '.join(pools) or 'none'}")
         else:
             self.cli.run("ceph", "osd", "pool", "create", self.name, str(o.pg_num), str(o.pg_num),

@@ -1,7 +1,7 @@
-"""Backend ``cephfs``: the CephFS of a cluster, mounted with ceph-fuse.
-
-These machines have no kernel Ceph module, so the client is ceph-fuse; /proc/mounts
-must then say ``fuse.ceph-fuse`` at the mount point before any workload runs.
+"""Backend ``cephfs``: the CephFS of a cluster, mounted with the kernel client where the
+client host's kernel has it, else with ceph-fuse (``client`` chooses). /proc/mounts must
+then say ``ceph`` or ``fuse.ceph-fuse`` at the mount point before any workload runs. The
+machines this was built on have no kernel Ceph module: there it is always ceph-fuse.
 
 ``replicas`` puts the workloads' files in a data pool of that size (created, added to
 the file system, and set as the layout of the directory the workloads use), so a variant
@@ -11,16 +11,21 @@ ceph-fuse (e.g. ``client_oc_size``), for default-vs-tuned variants as in seed 00
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
-from backends.mounts import FuseClients
+from backends.mounts import FuseClients, GivenMount, remove_workspace, verify_mount, workspace
 from harness.contracts import Backend, Cluster, Options, Target
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
+from harness.hosts import Host, MountEntry
+from harness.ledger import Ledger
 
 FSTYPE = "fuse.ceph-fuse"
+KERNEL = "ceph"
 
 
 class CephFSOptions(Options):
@@ -28,6 +33,75 @@ class CephFSOptions(Options):
                                  "for this backend (default: the file system's own data pool)")
     client_options: dict[str, str] = Field({}, description="Ceph client settings for ceph-fuse, "
                                            "e.g. client_oc_size: '209715200'")
+    client: Literal["auto", "kernel", "fuse"] = Field(
+        "auto", description="auto: the kernel client where every client host's kernel has it, "
+        "else ceph-fuse")
+
+
+def has_kernel_client(host: Host) -> bool:
+    """The host's kernel knows the ceph file system (built in, or its module loads)."""
+    probe = "grep -qw ceph /proc/filesystems || modprobe -n -q ceph"
+    return host.run(["sh", "-c", probe], check=False, timeout=30).returncode == 0
+
+
+class KernelMounts:
+    """CephFS mounted with the kernel client on every client host (``mount -t ceph``): the
+    monitors from the conf, the key from a secret file of mode 0600 made from the keyring on
+    the host itself (the key never passes through dfsbench). Unmounted on undo; a remount
+    gives a fresh session, its caps and caches gone."""
+
+    owned = True
+
+    def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, cli: CephCli,
+                 fs_name: str, private: Path) -> None:
+        self.ledger, self.hosts, self.mountpoint, self.cli = ledger, hosts, mountpoint, cli
+        self.fs_name, self.private = fs_name, private
+        self._mine: dict[str, frozenset[str]] = {}
+
+    def _mount_on(self, host: Host) -> MountEntry:
+        with self.ledger.capture() as mine:
+            try:
+                host.mkdir(self.mountpoint)
+                secret = self.private / f"{self.cli.client}.secret"
+                host.run(["sh", "-c", f"umask 077; ceph-authtool {shlex.quote(self.cli.keyring)} "
+                          f"-n client.{self.cli.client} -p > {shlex.quote(str(secret))}"], timeout=60)
+                host.record_mount(self.ledger, self.mountpoint)
+                options = (f"name={self.cli.client},secretfile={secret},conf={self.cli.conf},"
+                           f"mds_namespace={self.fs_name}")
+                host.run(["mount", "-t", KERNEL, ":/", str(self.mountpoint), "-o", options], timeout=120)
+                self._mine[host.label] = frozenset(mine)
+                return verify_mount(self.mountpoint, KERNEL, host)
+            except BaseException:
+                self.ledger.undo(only=frozenset(mine))
+                self._mine.pop(host.label, None)
+                raise
+
+    def mount(self) -> MountEntry:
+        entries = []
+        try:
+            for host in self.hosts:
+                entries.append(self._mount_on(host))
+        except BaseException:
+            self.unmount()
+            raise
+        return entries[0]
+
+    def _unmount_on(self, host: Host) -> None:
+        problems = self.ledger.undo(only=self._mine.pop(host.label, frozenset()))
+        if problems:
+            raise DfsbenchError(f"could not unmount CephFS on {host.name}: " + "; ".join(problems))
+
+    def unmount(self) -> None:
+        for host in self.hosts:
+            self._unmount_on(host)
+
+    def remount(self) -> None:
+        for host in self.hosts:
+            self.remount_on(host)
+
+    def remount_on(self, host: Host) -> None:
+        self._unmount_on(host)
+        self._mount_on(host)
 
 
 class CephFS(Backend):
@@ -35,49 +109,71 @@ class CephFS(Backend):
     display = "CephFS"
     network = True  # a Ceph client writes each byte once, to the primary OSD
     requires = frozenset({"ceph"})
+    tools = (("ceph-fuse", "ceph-fuse"),)
     Options = CephFSOptions
     options: CephFSOptions
+
+    def creates(self) -> str:
+        return "a data pool" if self.options.replicas is not None else ""
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name)
         info = cli.info
         host = cli.host
-        host.require("ceph-fuse", "ceph-fuse")
         o = self.options
-        mnt = workdir / "cephfs"
-        argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name]
-        for key, value in o.client_options.items():
-            argv.append(f"--{key}={value}")
-        client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE,
-                             workdir / "log" / "ceph-fuse.log")
+        client: FuseClients | GivenMount | KernelMounts
+        if info.mounted:
+            if o.client_options:
+                raise BadInput(f"cephfs/{self.variant}: client_options are given to a ceph-fuse that "
+                               f"dfsbench starts, and CephFS is already mounted at {info.mounted}",
+                               hint="leave out client_options, or 'mounted' so that dfsbench mounts it")
+            mnt = Path(info.mounted)
+            client = GivenMount(cluster.clients, mnt, (FSTYPE, KERNEL), "CephFS")
+        elif o.client != "fuse" and not o.client_options and \
+                all(has_kernel_client(h) for h in cluster.clients):
+            mnt = workdir / "cephfs"
+            client = KernelMounts(cluster.ledger, cluster.clients, mnt, cli, info.fs_name, workdir)
+        else:
+            if o.client == "kernel":
+                raise BadInput(f"cephfs/{self.variant}: client 'kernel', and the kernel of "
+                               f"{', '.join(h.name for h in cluster.clients if not has_kernel_client(h))} "
+                               "has no ceph file system", hint="use client 'auto' or 'fuse' (ceph-fuse)")
+            host.require("ceph-fuse", "ceph-fuse")
+            mnt = workdir / "cephfs"
+            argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name]
+            for key, value in o.client_options.items():
+                argv.append(f"--{key}={value}")
+            client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE,
+                                 workdir / "log" / "ceph-fuse.log")
         # everything below is in the ledger (pool, its place in the file system, the
         # client and its mount), so a failure at any step undoes all of it
-        before = cluster.ledger.ids()
         pool: Pool | None = None
         where = mnt
-        try:
-            if o.replicas is not None:
-                pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
-                pool.create()
-                cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
-                cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
-                            info.fs_name, pool.name)
-            entry = client.mount()
-            if pool is not None:
-                where = mnt / f"dfsbench-{self.variant}"
-                host.mkdir(where)
-                host.setxattr(where, "ceph.dir.layout.pool", pool.name)
-        except BaseException:
-            problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
-            if problems:
-                raise DfsbenchError("cephfs attach failed, and undoing it left: " + "; ".join(problems))
-            raise
-        mine = cluster.ledger.ids() - before
+        with cluster.ledger.capture() as created:
+            try:
+                if o.replicas is not None:
+                    pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
+                    pool.create()
+                    cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
+                    cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
+                                info.fs_name, pool.name)
+                entry = client.mount()
+                where = workspace(host, mnt, self.variant)
+                if pool is not None:
+                    host.setxattr(where, "ceph.dir.layout.pool", pool.name)
+            except BaseException:
+                if where != mnt:
+                    remove_workspace(cluster.clients, where)
+                client.unmount()
+                problems = cluster.ledger.undo(only=frozenset(created))
+                if problems:
+                    raise DfsbenchError("cephfs attach failed, and undoing it left: " + "; ".join(problems))
+                raise
+        mine = frozenset(created)
 
         def detach() -> None:
             try:
-                if where != mnt:
-                    host.remove(where)
+                remove_workspace(cluster.clients, where)
             finally:
                 client.unmount()  # the current client: a remount replaced the first one
                 problems = cluster.ledger.undo(only=mine)
@@ -85,15 +181,20 @@ class CephFS(Backend):
                     raise DfsbenchError("could not detach cephfs cleanly: " + "; ".join(problems))
 
         description = {
-            "system": "ceph", "client": "ceph-fuse", "version": info.version,
+            "system": "ceph", "client": "ceph-fuse" if entry.fstype == FSTYPE else "kernel client",
+            "version": info.version,
             "replicas": pool.size if pool else info.replicas, "osds": info.osds,
             "data_pool": pool.name if pool else info.data_pool,
             "metadata_pool": info.metadata_pool, "fs_type": entry.fstype,
             "mount_options": entry.options, "environment": cluster.environment,
-            "cluster_settings": info.settings,
+            "cluster_settings": info.settings, "mounted_by": "dfsbench" if client.owned else "the user",
         }
+        if info.cluster:
+            description["cluster"] = info.cluster
         if o.client_options:
             description["client_options"] = dict(o.client_options)
+        owned = not isinstance(client, GivenMount)
         return cli.target("path", self.name, self.variant, description, None, path=where,
-                          remount=client.remount, remount_host=client.remount_on, detach=detach, hosts=cluster.clients)
-
+                          remount=client.remount if not isinstance(client, GivenMount) else None,
+                          remount_host=client.remount_on if not isinstance(client, GivenMount) else None,
+                          detach=detach, hosts=cluster.clients, cache_kept=entry.fstype == FSTYPE and not owned)

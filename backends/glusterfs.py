@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.mounts import FuseClients
+from backends.mounts import FuseClients, GivenMount, remove_workspace, workspace
 from backends.gluster_client import GlusterCli, Layout, Volume
 from harness.services import GlusterService
 from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
@@ -72,14 +72,19 @@ class GlusterFS(Backend):
             copies = int(bricks) / (int(bricks) - int(redundancy))
         return SystemFacts(cls.display or cls.name, True, copies)
     requires = frozenset({"gluster"})
+    tools = (("glusterfs", "glusterfs-client"),)
     Options = GlusterOptions
     options: GlusterOptions
+
+    def creates(self) -> str:
+        return "a volume" if self.options.own_volume else ""
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         info = cluster.service("gluster", GlusterService, self.name)
         host = cluster.clients[0]
-        host.require("glusterfs", "glusterfs-client")
         o = self.options
+        if not info.mounted:
+            host.require("glusterfs", "glusterfs-client")
         if o.own_volume and not info.socket:
             raise DfsbenchError(f"glusterfs options 'layout' and 'volume_options' create a volume on "
                                 f"a glusterd of this host, and environment '{cluster.environment}' "
@@ -106,35 +111,51 @@ class GlusterFS(Backend):
             volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
             replicas = o.replica if layout.kind != "disperse" else None
             redundancy = o.redundancy
-        mnt = workdir / "glusterfs"
-        client = FuseClients(
-            cluster.ledger, cluster.clients, mnt,
-            ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
-             f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
-            FSTYPE, workdir / "log" / "glusterfs-client.stdout")
+        client: FuseClients | GivenMount
+        if info.mounted and volume is None:
+            mnt = Path(info.mounted)
+            client = GivenMount(cluster.clients, mnt, (FSTYPE,), "GlusterFS volume")
+        else:
+            mnt = workdir / "glusterfs"
+            client = FuseClients(
+                cluster.ledger, cluster.clients, mnt,
+                ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
+                 f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
+                FSTYPE, workdir / "log" / "glusterfs-client.stdout")
+        where = mnt
         try:
             entry = client.mount()
+            where = workspace(host, mnt, self.variant)
         except BaseException:
+            client.unmount()
             if volume is not None:
                 volume.delete()
             raise
 
         def detach() -> None:
-            client.unmount()
-            if volume is not None:
-                volume.delete()
+            try:
+                remove_workspace(cluster.clients, where)
+            finally:
+                client.unmount()
+                if volume is not None:
+                    volume.delete()
 
         description: dict[str, Any] = {
             "system": "glusterfs", "client": "glusterfs (FUSE)", "version": info.version,
             "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
             "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
-            "note": STRIPE_NOTE,
+            "note": STRIPE_NOTE, "mounted_by": "dfsbench" if client.owned else "the user",
         }
+        if info.cluster:
+            description["cluster"] = info.cluster
         if volume_type == "disperse":
             description["redundancy"] = redundancy
         if volume_options:
             description["volume_options"] = dict(volume_options)
-        return Target("path", mnt, self.name, self.variant, description, remount=client.remount, remount_host=client.remount_on,
-                      detach=detach, server_host=info.host,
+        owned = isinstance(client, FuseClients)
+        return Target("path", where, self.name, self.variant, description,
+                      remount=client.remount if isinstance(client, FuseClients) else None,
+                      remount_host=client.remount_on if isinstance(client, FuseClients) else None,
+                      cache_kept=not owned, detach=detach, server_host=info.host,
                       backing=Path(info.backing) if info.backing else None, host=host,
                       hosts=cluster.clients, server=cluster.servers.get(info.host))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from harness import proc
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host, MountEntry
 from harness.ledger import Ledger
 
@@ -53,14 +54,14 @@ class FuseClient:
             raise DfsbenchError(f"{self.mountpoint} on {host.name} is already a mount point; "
                                 "not mounting over it")
         host.mkdir(self.mountpoint)
-        before = self.ledger.ids()
         died = None
-        try:
-            died = host.start_daemon(self.argv, self.log, self.ledger,
-                                     f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
-        finally:
-            host.record_mount(self.ledger, self.mountpoint)
-            self._mine = self.ledger.ids() - before
+        with self.ledger.capture() as mine:
+            try:
+                died = host.start_daemon(self.argv, self.log, self.ledger,
+                                         f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
+            finally:
+                host.record_mount(self.ledger, self.mountpoint)
+                self._mine = frozenset(mine)
 
         def mounted() -> tuple[bool, str]:
             entry = host.mount_entry(self.mountpoint)
@@ -129,3 +130,59 @@ class FuseClients:
         for client in self.clients:
             if client.host is host:
                 client.remount()
+
+    owned = True
+
+
+class GivenMount:
+    """A file system the user has mounted on every client host (not dfsbench's: it is
+    never unmounted or remounted, so its client's own cache cannot be dropped)."""
+
+    owned = False
+
+    def __init__(self, hosts: tuple[Host, ...], mountpoint: Path, fstypes: tuple[str, ...], system: str) -> None:
+        self.hosts, self.mountpoint, self.fstypes, self.system = hosts, mountpoint, fstypes, system
+
+    def mount(self) -> MountEntry:
+        """Verify the mount on every host; the first host's entry."""
+        entries = []
+        for host in self.hosts:
+            where = f"{host.name}:{self.mountpoint}"
+            entry = host.mount_entry(self.mountpoint)
+            if entry is None or entry.fstype not in self.fstypes:
+                seen = f"a '{entry.fstype}' mount" if entry else "not a mount point (the local disk)"
+                raise BadInput(f"{where} is {seen}, not the {self.system} the config says is mounted there "
+                               f"({' or '.join(self.fstypes)})",
+                               hint="writing there would not measure that system: mount it there, or let "
+                                    "dfsbench mount it (leave out 'mounted')")
+            if host.device_of(self.mountpoint) == host.device_of(self.mountpoint.parent):
+                raise BadInput(f"{where} has the same device as its parent: not a separate mount")
+            if host.capacity(self.mountpoint) == 0:
+                raise BadInput(f"{where} reports no capacity: its client is dead")
+            entries.append(entry)
+        return entries[0]
+
+    def unmount(self) -> None:
+        pass
+
+
+def workspace(host: Host, mount: Path, variant: str) -> Path:
+    """A fresh, uniquely named directory under a mount, where every file of a target goes
+    (the only thing under the mount that its detach removes)."""
+    where = mount / f"dfsbench-{variant}-{secrets.token_hex(4)}"
+    host.run(["mkdir", str(where)], timeout=60)  # not -p: it must be new
+    return where
+
+
+def remove_workspace(hosts: tuple[Host, ...], where: Path) -> None:
+    """Remove a target's directory under its mount from the first client host whose mount
+    still works (a client that died must not leave it in the user's file system)."""
+    problems = []
+    for host in hosts:
+        try:
+            host.remove(where)
+            return
+        except DfsbenchError as exc:
+            problems.append(f"{host.name}: {exc.message.splitlines()[0]}")
+    raise DfsbenchError(f"could not remove {where} from the file system: " + "; ".join(problems),
+                        hint="remove that directory by hand from any client")

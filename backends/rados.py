@@ -21,6 +21,9 @@ class Rados(Backend):
     Options = PoolOptions
     options: PoolOptions
 
+    def creates(self) -> str:
+        return "a pool" if self.options.pool is None else ""
+
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name)
         cli.host.require("rados", "ceph-common")

@@ -47,12 +47,16 @@ class Rbd(Backend):
     network = True
     requires = frozenset({"ceph"})
     target_kind = "rbd"
+    tools = (("rbd", "ceph-common"),)
     Options = RbdOptions
     options: RbdOptions
 
     @property
     def kind(self) -> str:
         return "path" if self.options.access == "filesystem" else "rbd"
+
+    def creates(self) -> str:
+        return ("a pool and " if self.options.pool is None else "") + "an RBD image"
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name,
@@ -133,30 +137,30 @@ class RbdFilesystem:
         proc.require_tool("rbd-fuse", "rbd-fuse")
         proc.require_tool("losetup", "mount")
         self.fuse.mount()
-        before = self.ledger.ids()
-        try:
-            image_file = self.fuse_dir / self.image
-            if not image_file.exists():
-                raise DfsbenchError(f"rbd-fuse does not show image {self.image} in {self.fuse_dir}")
-            self.device = proc.run(["losetup", "--find", "--show", "--direct-io=on",
-                                    str(image_file)]).stdout.strip()
-            self.ledger.loop(self.device)
-            if mkfs:
-                if self.fs == "xfs":
-                    proc.run(["mkfs.xfs", "-q", "-f", "-K", self.device], timeout=600)
-                else:
-                    proc.run(["mkfs.ext4", "-q", "-F", "-E",
-                              "lazy_itable_init=0,lazy_journal_init=0,nodiscard", self.device],
-                             timeout=600)
-            self.mountpoint.mkdir(parents=True, exist_ok=True)
-            proc.run(["mount", "-t", self.fs, self.device, str(self.mountpoint)])
-            self.ledger.mount(self.mountpoint)
-            verify_mount(self.mountpoint, self.fs)
-        except BaseException:
-            self._mine = self.ledger.ids() - before
-            self.down()
-            raise
-        self._mine = self.ledger.ids() - before
+        with self.ledger.capture() as mine:
+            try:
+                image_file = self.fuse_dir / self.image
+                if not image_file.exists():
+                    raise DfsbenchError(f"rbd-fuse does not show image {self.image} in {self.fuse_dir}")
+                self.device = proc.run(["losetup", "--find", "--show", "--direct-io=on",
+                                        str(image_file)]).stdout.strip()
+                self.ledger.loop(self.device)
+                if mkfs:
+                    if self.fs == "xfs":
+                        proc.run(["mkfs.xfs", "-q", "-f", "-K", self.device], timeout=600)
+                    else:
+                        proc.run(["mkfs.ext4", "-q", "-F", "-E",
+                                  "lazy_itable_init=0,lazy_journal_init=0,nodiscard", self.device],
+                                 timeout=600)
+                self.mountpoint.mkdir(parents=True, exist_ok=True)
+                proc.run(["mount", "-t", self.fs, self.device, str(self.mountpoint)])
+                self.ledger.mount(self.mountpoint)
+                verify_mount(self.mountpoint, self.fs)
+            except BaseException:
+                self._mine = frozenset(mine)
+                self.down()
+                raise
+            self._mine = frozenset(mine)
 
     def down(self) -> None:
         problems = self.ledger.undo(only=self._mine)

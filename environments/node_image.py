@@ -32,6 +32,8 @@ PACKAGES = (
     "glusterfs-server", "glusterfs-client",
     "fio", "iozone3", "iperf3", "ioping", "iproute2", "fuse3", "procps", "psmisc",
     "util-linux", "attr", "kmod", "uuid-runtime", "xfsprogs", "e2fsprogs", "python3",
+    # a client node can also be an SSH client host of the existing environment (its tests)
+    "openssh-server",
 )
 SOURCES_FILE = Path("/etc/apt/sources.list.d/debian.sources")
 SOURCES_LIST = Path("/etc/apt/sources.list")

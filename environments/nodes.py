@@ -11,16 +11,14 @@ the container and is stopped by that pid; containers run with an init that reaps
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
-import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness import proc
 from harness.errors import DfsbenchError
-from harness.hosts import Host, Running
+from harness.hosts import PidfileProcess, RemoteHost
 from harness.ledger import Ledger
 
 # where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
@@ -30,7 +28,7 @@ ENGINES = "/usr/local/lib/dfsbench/engines.py"
 TIMED_OUT = (124, 137)
 
 
-class Node(Host):
+class Node(RemoteHost):
     """A container of the lab, reached with ``docker exec``."""
 
     def __init__(self, name: str, hostname: str | None = None) -> None:
@@ -111,17 +109,6 @@ class Node(Host):
                            f"scratch directory {self.name}:{where}")
         return where
 
-    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
-                     grace: float) -> Callable[[], str | None]:
-        daemon = self.spawn(argv, log)
-        ledger.command(self.wrap(["sh", "-c", _stop_script(daemon.pidfile, grace)]), f"{what} on {self.name}")
-        return daemon.died
-
-    def record_mount(self, ledger: Ledger, path: Path) -> None:
-        ledger.command(self.wrap(["sh", "-c", f"! mountpoint -q {shlex.quote(str(path))} || "
-                                  f"umount {shlex.quote(str(path))} || umount -l {shlex.quote(str(path))}"]),
-                       f"mount {self.name}:{path}")
-
     def address(self) -> str:
         if self._ip is None:
             self._ip = proc.run(["docker", "inspect", "--format",
@@ -133,46 +120,13 @@ class Node(Host):
         self.run(["sync"], timeout=600)
         return self.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False).returncode == 0
 
-    def spawn(self, argv: Sequence[str], log: Path) -> NodeProcess:
+    def spawn(self, argv: Sequence[str], log: Path) -> PidfileProcess:
         """A long-running process in the node, its output in ``log`` (in the node)."""
         pidfile = f"/run/dfsbench-{uuid.uuid4().hex[:10]}.pid"
         script = f'log="$1"; shift; mkdir -p "$(dirname "$log")"; echo $$ > {pidfile}; exec "$@" >> "$log" 2>&1'
         proc.run(["docker", "exec", "-d", self.name, "sh", "-c", script, "sh", str(log), *map(str, argv)],
                  timeout=60)
-        started = NodeProcess(self, pidfile, log)
+        started = PidfileProcess(self, pidfile, log)
         proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{argv[0]} to start on {self.name}",
                       timeout=30, interval=0.05)
         return started
-
-
-def _stop_script(pidfile: str, grace: float) -> str:
-    """TERM the process of a pid file, KILL it after ``grace`` s; succeed if it is gone."""
-    return (f'p=$(cat {pidfile} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; '
-            f'i=0; while kill -0 $p 2>/dev/null && [ $i -lt {max(1, int(grace * 10))} ]; do sleep 0.1; '
-            f'i=$((i+1)); done; kill -9 $p 2>/dev/null; rm -f {pidfile}; exit 0')
-
-
-class NodeProcess(Running):
-    """A process started in a node, known by the pid file it wrote there."""
-
-    def __init__(self, node: Node, pidfile: str, log: Path) -> None:
-        self.node, self.pidfile, self.log = node, pidfile, log
-
-    def pid(self) -> int | None:
-        out = self.node.run(["cat", self.pidfile], check=False, timeout=30)
-        return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
-
-    def died(self) -> str | None:
-        pid = self.pid()
-        if pid is not None and self.node.run(["kill", "-0", str(pid)], check=False, timeout=30).returncode == 0:
-            return None
-        return f"the process exited (see {self.node.name}:{self.log})"
-
-    def output(self) -> str:
-        return self.node.run(["cat", str(self.log)], check=False, timeout=30).stdout
-
-    def stop(self, grace: float = 3) -> None:
-        self.node.run(["sh", "-c", _stop_script(self.pidfile, grace)], check=False, timeout=grace + 30)
-        deadline = time.monotonic() + grace + 5
-        while self.died() is None and time.monotonic() < deadline:
-            time.sleep(0.1)

@@ -30,6 +30,8 @@ def drop(target: Target) -> str:
     if target.remount is not None:
         target.remount()
         steps.append("remount")
+    elif target.cache_kept:  # a FUSE client the user mounted: its own cache stays (and is said)
+        steps.append("client-cache-kept")
     # a container cannot write drop_caches: the kernel's page cache is then kept (and said)
     steps.append("drop_caches" if target.host.drop_caches() else "no-drop_caches")
     return "+".join(steps)

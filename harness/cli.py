@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="what runs where the config names nothing: 'report' (default) the "
                           "report's iozone, large-file and small-file comparison on GlusterFS and "
                           "CephFS; 'full' every workload on every backend")
-    run.add_argument("--env", help="environment (local, docker)")
+    run.add_argument("--env", help="environment (local, docker, existing)")
     run.add_argument("--backends", type=_csv, help="comma-separated backend names")
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)

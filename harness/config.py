@@ -47,9 +47,10 @@ class PluginSpec(_Strict):
 
 
 class WorkloadSpec(PluginSpec):
-    clients: Literal["first", "all"] = Field("first", description="run on the first client host, or "
-                                             "on every client host at once from a common start "
-                                             "(per-client records and their aggregate, host 'all')")
+    clients: Literal["first", "all"] | None = Field(
+        None, description="run on the first client host, or on every client host at once from a "
+        "common start (per-client records and their aggregate, host 'all'); default: the "
+        "environment's ('all' for an existing cluster's client hosts, else 'first')")
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
                                          "after_s, restore_after_s} (harness.faults)")
@@ -188,6 +189,14 @@ def _select(configured: Any, names: list[str], defaults: list[dict[str, Any]]) -
     return chosen
 
 
+def _same_kind(configured: Any, chosen: dict[str, Any]) -> dict[str, Any]:
+    """``--env KIND``: the config's environment options stay when it names the same kind
+    (they mean nothing to another)."""
+    if isinstance(configured, dict) and configured.get("kind", "local") == chosen.get("kind"):
+        return {**configured, **chosen}
+    return chosen
+
+
 def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                overrides: dict[str, Any] | None = None) -> Plan:
     """Validate a config mapping (plus CLI overrides) into a Plan, or raise BadInput."""
@@ -197,6 +206,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
             continue
         if key in ("backends", "workloads"):
             value = _select(data.get(key), value, FULL_BACKENDS if key == "backends" else [])
+        if key == "environment":
+            value = _same_kind(data.get("environment"), value)
         data[key] = value
     suite = data.get("suite", "report")
     report_suite = False
@@ -247,7 +258,10 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
             workload = wcls(wcls.Options.model_validate(merged))
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
-        workload.clients = spec.clients
+        # (fio's all_clients is its own way of saying 'all')
+        given = spec.clients or ("all" if getattr(workload.options, "all_clients", False) else None)
+        workload.clients = given or environment.default_clients
+        workload.clients_given = given is not None
         if spec.fault is not None:
             try:
                 workload.fault = FaultSpec.model_validate(spec.fault)
@@ -257,6 +271,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                 raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
                                "do faults to its nodes", hint="run it with --env docker")
         workloads.append(workload)
+    environment.check_plan(backends, workloads)
     return Plan(config, environment, backends, workloads, source)
 
 
@@ -274,7 +289,7 @@ def environment_from_file(path: Path | None, kind: str | None = None) -> Environ
     data = load_yaml(path) if path is not None else {}
     env = data.get("environment", "local")
     if kind is not None:
-        env = {"kind": kind, "options": env.get("options", {}) if isinstance(env, dict) else {}}
+        env = _same_kind(env, {"kind": kind})
     try:
         spec = Config.model_validate({"environment": env}).environment
     except ValidationError as exc:

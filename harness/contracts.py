@@ -143,6 +143,8 @@ class Cluster:
     # start the far end of a network baseline
     servers: dict[str, Host] = field(default_factory=dict)
     faults: Faults | None = None  # what it can do to its storage nodes (see harness.faults)
+    # per client host (by label): kernel, CPUs, memory, clock offset — stored with each target
+    hosts_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def service(self, name: str, kind: type[S], backend: str) -> S:
         """The service a backend needs, or an error saying this environment lacks it."""
@@ -190,6 +192,8 @@ class Environment(ABC):
     client_nodes: ClassVar[bool] = False
     # it can stop, kill or pause its storage nodes (a workload's 'fault'; Cluster.faults)
     can_fault: ClassVar[bool] = False
+    # where a workload's config does not say 'clients': the first client host, or all of them
+    default_clients: ClassVar[str] = "first"
     # workloads the report suite adds where this environment serves a run (name, options)
     report_workloads: ClassVar[tuple[dict[str, Any], ...]] = ()
 
@@ -200,6 +204,9 @@ class Environment(ABC):
     @abstractmethod
     def where(self) -> str:
         """Where the lab lives (a directory, a Docker label, a cluster's address)."""
+
+    def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
+        """Refuse (BadInput) what this environment must not do, before anything starts."""
 
     @abstractmethod
     def up(self, services: set[str],
@@ -275,6 +282,9 @@ class Target:
     # every client host with this target attached (fio client/server runs one server on each)
     hosts: tuple[Host, ...] = ()
     remount_host: Callable[[Host], None] | None = None  # a fresh client on one of the hosts
+    # the client keeps a cache of its own that drop_caches does not reach, and dfsbench cannot
+    # remount it (a FUSE mount the user made): reads after a "cache drop" may come from it
+    cache_kept: bool = False
     # what workloads did to this attachment: it lives and dies with the attachment, so the
     # new image or device of a later repeat starts empty and is written again before reads
     filled_bytes: int = 0
@@ -350,6 +360,8 @@ class Backend(ABC):
     requires: ClassVar[frozenset[str]] = frozenset()  # services the environment must provide
     target_kind: ClassVar[str] = "path"
     Options: ClassVar[type[Options]] = NoOptions
+    # (command, Debian package) every client host needs for this backend's client
+    tools: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     def __init__(self, options: PluginOptions, variant: str = "default") -> None:
         self.options = options
@@ -365,6 +377,11 @@ class Backend(ABC):
         """The facts of one attached target, from its stored description (so stored and
         imported runs get them too). Override where they depend on the topology."""
         return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control)
+
+    def creates(self) -> str:
+        """What this backend, so configured, creates in the cluster for its attachment (e.g.
+        "a pool"), '' for nothing: an ``existing`` cluster refuses it without allow_create."""
+        return ""
 
     @abstractmethod
     def open(self, cluster: Cluster, workdir: Path) -> Target:
@@ -395,10 +412,17 @@ class Workload(ABC):
     # the network limit of the path), "storage", "latency"; never flagged against limits
     baseline: ClassVar[str | None] = None
     version_argv: ClassVar[tuple[str, ...] | None] = None  # prints the tool's version
+    # (command, Debian package) every client host that runs it needs
+    tools: ClassVar[tuple[tuple[str, str], ...]] = ()
     # a fault each cell runs through (the config's 'fault' next to the options; harness.faults)
     fault: FaultSpec | None = None
-    # 'all': every client host of a target runs each cell at once (the config's 'clients')
+    # 'all': every client host of a target runs each cell at once (the config's 'clients', or
+    # the environment's default: then only on file system targets); see harness.runner
     clients: str = "first"
+    clients_given: bool = False
+    # it spreads a cell over every client host itself (fio's client/server mode), rather
+    # than being run on each from a common start (harness.together)
+    spreads_itself: ClassVar[bool] = False
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
@@ -412,6 +436,11 @@ class Workload(ABC):
     def parse(cls, text: str, source: str) -> list[Measurement]:
         """Records from the text ``tool`` printed (for ``dfsbench parse`` and ``import``)."""
         raise NotImplementedError(f"workload {cls.name} reads no tool output")
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        """At most how many bytes a cell writes to the target (checked against its free
+        space before the cell runs; 0: nothing worth checking)."""
+        return 0
 
     def verification(self) -> str:
         """How this workload, so configured, checks what it reads back against what it

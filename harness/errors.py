@@ -18,7 +18,9 @@ class DfsbenchError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+        from harness.secret import redact
+
+        return redact(self.message if not self.hint else f"{self.message}\n  hint: {self.hint}")
 
 
 class BadInput(DfsbenchError):

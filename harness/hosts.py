@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +59,40 @@ class Running(ABC):
     @abstractmethod
     def stop(self, grace: float = 3) -> None:
         """TERM, then KILL after ``grace`` seconds."""
+
+
+def stop_script(pidfile: str, grace: float) -> str:
+    """Shell: TERM the process of a pid file, KILL it after ``grace`` s; succeed if it is gone."""
+    return (f'p=$(cat {pidfile} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; '
+            f'i=0; while kill -0 $p 2>/dev/null && [ $i -lt {max(1, int(grace * 10))} ]; do sleep 0.1; '
+            f'i=$((i+1)); done; kill -9 $p 2>/dev/null; rm -f {pidfile}; exit 0')
+
+
+class PidfileProcess(Running):
+    """A process started on another host (a lab's node, an SSH client host) that wrote its
+    pid to a file there: checked and stopped by that pid, through the host."""
+
+    def __init__(self, host: Host, pidfile: str, log: Path) -> None:
+        self.host, self.pidfile, self.log = host, pidfile, log
+
+    def pid(self) -> int | None:
+        out = self.host.run(["cat", self.pidfile], check=False, timeout=30)
+        return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+    def died(self) -> str | None:
+        pid = self.pid()
+        if pid is not None and self.host.run(["kill", "-0", str(pid)], check=False, timeout=30).returncode == 0:
+            return None
+        return f"the process exited (see {self.host.name}:{self.log})"
+
+    def output(self) -> str:
+        return self.host.run(["cat", str(self.log)], check=False, timeout=30).stdout
+
+    def stop(self, grace: float = 3) -> None:
+        self.host.run(["sh", "-c", stop_script(self.pidfile, grace)], check=False, timeout=grace + 30)
+        deadline = time.monotonic() + grace + 5
+        while self.died() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 class Host(ABC):
@@ -121,6 +157,9 @@ class Host(ABC):
         """The argv that runs ``argv`` on this host from this machine (for the ledger's
         undo commands)."""
 
+    def close(self) -> None:
+        """Let go of the connection to the host, if there is one."""
+
     # ---------------------------------------------------------------- on top of run
 
     def has(self, tool: str) -> bool:
@@ -145,6 +184,11 @@ class Host(ABC):
     def capacity(self, path: Path) -> int:
         """Total blocks of the file system at ``path`` (0: a dead or empty mount)."""
         return int(self.run(["stat", "-f", "-c", "%b", str(path)], timeout=30).stdout.strip())
+
+    def free_bytes(self, path: Path) -> int:
+        """Bytes an unprivileged writer may still write at ``path``."""
+        avail, block = self.run(["stat", "-f", "-c", "%a %S", str(path)], timeout=30).stdout.split()
+        return int(avail) * int(block)
 
     def mkdir(self, path: Path) -> None:
         self.run(["mkdir", "-p", str(path)], timeout=60)
@@ -239,6 +283,10 @@ class LocalHost(Host):
     def capacity(self, path: Path) -> int:
         return os.statvfs(path).f_blocks
 
+    def free_bytes(self, path: Path) -> int:
+        st = os.statvfs(path)
+        return st.f_bavail * st.f_frsize
+
     def mkdir(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
 
@@ -291,3 +339,24 @@ class LocalProcess(Running):
     def stop(self, grace: float = 3) -> None:
         if self.ident is not None:
             proc.stop([(self.ident, grace)])
+
+
+class RemoteHost(Host):
+    """A host reached from here (a lab's node, an SSH client host): its long-running
+    processes are known by pid files there, and the ledger undoes them, and its mounts,
+    by commands run through :meth:`Host.wrap`."""
+
+    @abstractmethod
+    def spawn(self, argv: Sequence[str], log: Path) -> PidfileProcess:
+        """A long-running process on the host, its pid in a file there."""
+
+    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
+                     grace: float) -> Callable[[], str | None]:
+        daemon = self.spawn(argv, log)
+        ledger.command(self.wrap(["sh", "-c", stop_script(daemon.pidfile, grace)]), f"{what} on {self.name}")
+        return daemon.died
+
+    def record_mount(self, ledger: Ledger, path: Path) -> None:
+        point = shlex.quote(str(path))
+        ledger.command(self.wrap(["sh", "-c", f"! mountpoint -q {point} || umount {point} || umount -l {point}"]),
+                       f"mount {self.name}:{path}")

@@ -14,6 +14,8 @@ import threading
 import uuid
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ class Ledger:
     entries: list[dict[str, Any]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _thread: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
@@ -47,11 +50,28 @@ class Ledger:
         entry["id"] = uuid.uuid4().hex[:12]
         with self._lock:
             self.entries.append(entry)
+        for found in getattr(self._thread, "captures", []):
+            found.add(entry["id"])
         self.save()
 
+    @contextmanager
+    def capture(self) -> Iterator[set[str]]:
+        """The ids of the entries this thread adds within the block, and only those:
+        ``undo(only=frozenset(found))`` undoes just what the block created, even while other
+        threads (other clients of a run at once) add entries of their own."""
+        found: set[str] = set()
+        captures = getattr(self._thread, "captures", None)
+        if captures is None:
+            captures = self._thread.captures = []
+        captures.append(found)
+        try:
+            yield found
+        finally:  # (by identity: two captures may hold equal sets)
+            del captures[next(i for i, c in enumerate(captures) if c is found)]
+
     def ids(self) -> frozenset[str]:
-        """The ids of the entries present now: take them before and after creating
-        something, and ``undo(only=after - before)`` undoes just that."""
+        """The ids of the entries present now (what a test compares; code that undoes its
+        own entries uses :meth:`capture`)."""
         with self._lock:
             return frozenset(e["id"] for e in self.entries)
 

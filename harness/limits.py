@@ -38,6 +38,8 @@ WRITES = frozenset({"write", "rewrite", "random_write", "record_rewrite", "fwrit
 # the steps of a cache drop (as workloads record them, e.g. "sync+remount+drop_caches")
 # that leave no cache between the client and the storage
 DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT"})
+# a FUSE client that dfsbench did not mount (and so cannot remount) kept its own cache
+KEPT_STEP = "client-cache-kept"
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def caches_dropped(how: object) -> bool:
     """Whether a recorded cache-drop description means the caches were gone: one of its
     '+'-separated steps must be a dropping step ('sync+no-drop_caches' is not)."""
     steps = {step.strip() for step in str(how or "").split("+")}
-    return bool(steps & DROPPING_STEPS)
+    return bool(steps & DROPPING_STEPS) and KEPT_STEP not in steps
 
 
 def role(workload: str) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from harness.errors import DfsbenchError, NotReady, ToolError
+from harness.secret import redact_file
 
 T = TypeVar("T")
 
@@ -250,6 +251,8 @@ def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output:
         except BaseException:  # Ctrl-C: take the tool down with us
             _kill_group(child, grace)
             raise
+    redact_file(output)
+    redact_file(err_path)
     return ToolRun(cmd, returncode, output.read_text(errors="replace"),
                    err_path.read_text(errors="replace"), time.monotonic() - start)
 

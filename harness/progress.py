@@ -11,6 +11,8 @@ from typing import TextIO
 
 from rich.console import Console
 
+from harness.secret import redact
+
 
 class Progress:
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
@@ -26,7 +28,7 @@ class Progress:
     def note(self, text: str) -> None:
         if not self.quiet:
             # one line per note: a log is read (and grepped) by line, whatever its width
-            self.console.print(f"{self._stamp()} {text}", markup=False, soft_wrap=True)
+            self.console.print(f"{self._stamp()} {redact(text)}", markup=False, soft_wrap=True)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
@@ -34,7 +36,7 @@ class Progress:
         start = time.monotonic()
         try:
             if self.live:
-                with self.console.status(f"{text} …", spinner="dots"):
+                with self.console.status(f"{redact(text)} …", spinner="dots"):
                     yield
             else:
                 self.note(f"{text} …")

@@ -34,8 +34,10 @@ FLAGS: dict[str, Flag] = {
     "incomplete": Flag("I", "the tool ended early; the value covers only part of the work. Rerun "
                        "the cell.", "incomplete"),
     "no-cache-drop": Flag("D", "caches were not dropped before this read (or could not be: not "
-                          "root?); it may measure the client's cache, not the storage. Run as "
-                          "root, or distrust it.", "no cache drop"),
+                          "root?, or a FUSE client the user mounted, which dfsbench cannot "
+                          "remount); it may measure the client's cache, not the storage. Run as "
+                          "root and let dfsbench mount the file system, or distrust it.",
+                          "no cache drop"),
     "page-cache-kept": Flag("K", "the FUSE client was remounted before this read (its own cache "
                             "and the kernel's pages of that mount are gone), but the kernel page "
                             "cache could not be dropped (a container cannot write drop_caches): "

@@ -14,7 +14,7 @@ from typing import Any
 from harness import __version__, faults, resources, together
 from harness.config import Plan
 from harness.contracts import Backend, Cluster, Target, Workload
-from harness.errors import DfsbenchError, Hung
+from harness.errors import BadInput, DfsbenchError, Hung
 from harness.hosts import LOCAL, Host
 from harness.progress import Progress
 from harness.records import Measurement, describe_cell
@@ -54,6 +54,38 @@ def tool_versions(workloads: list[Any], host: Host = LOCAL) -> dict[str, str]:
     return found
 
 
+def preflight(plan: Plan, hosts: tuple[Host, ...]) -> None:
+    """Every tool the plan's backends and workloads need, on every client host, before
+    anything runs: one error naming each host and the Debian package it lacks."""
+    kinds = {b.kind for b in plan.backends}
+    needed: dict[str, str] = {}
+    for b in plan.backends:
+        needed.update(b.tools)
+    for w in plan.workloads:
+        if w.accepts & kinds:
+            needed.update(w.tools)
+    if any(not h.local for h in hosts):
+        needed.setdefault("timeout", "coreutils")
+    missing = [f"{h.name} lacks '{tool}' (Debian package {package})"
+               for h in hosts for tool, package in sorted(needed.items()) if not h.has(tool)]
+    if missing:
+        raise BadInput("client hosts are missing tools this run needs:\n  " + "\n  ".join(missing),
+                       hint="install those packages there (apt install …), or leave out the workloads "
+                            "that need them")
+
+
+def room_for(workload: Workload, cell: dict[str, Any], target: Target) -> None:
+    """Refuse a cell that would write more than the target has free, with the figures."""
+    need = workload.writes(cell)
+    if not need or target.kind != "path" or target.path is None:
+        return
+    free = target.host.free_bytes(target.path)
+    if need > free:
+        raise DfsbenchError(f"{workload.name} would write {size(need)} to {target.key} at "
+                            f"{target.host.name}:{target.path}, which has {size(free)} free",
+                            hint="free space there, or give the workload smaller sizes")
+
+
 def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
     """A B, then B A, then A B … so drift over time does not favour one backend."""
     return backends if repeat % 2 == 0 else list(reversed(backends))
@@ -78,6 +110,8 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                            else "tearing the environment down …")
             if cluster.reused:
                 progress.note(f"reusing the running lab in {cluster.workdir}")
+            with progress.step(f"checking the tools on {len(cluster.clients)} client host(s)"):
+                preflight(plan, cluster.clients)
             before = cluster.ledger.ids()
             workdir = cluster.workdir / "runs" / run_id
             workdir.mkdir(parents=True)
@@ -95,6 +129,9 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                 for backend in order_for(plan.backends, rep):
                     try:
                         ok &= _run_backend(plan, store, progress, run_id, rep, backend, cluster, workdir)
+                    except BadInput:  # the config names what is not there: stop, keep what was measured
+                        ok = False
+                        raise
                     except DfsbenchError as exc:  # attach or detach failed: the others go on
                         ok = False
                         progress.note(f"  {exc}")
@@ -130,8 +167,12 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
         described = {**target.stored_description(), "facts": vars(facts)}
         if cluster.link is not None:  # the lab's declared link: the run's network limit
             described["link"] = cluster.link
-        if not target.host.local:  # the client node's tools, next to this host's in the run
+        if not target.host.local:  # the client hosts' tools, next to this host's in the run
             described["tools"] = tool_versions(plan.workloads, target.host)
+            if len(target.hosts) > 1:
+                described["tools_by_host"] = {h.label: tool_versions(plan.workloads, h) for h in target.hosts}
+        if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
+            described["client_facts"] = cluster.hosts_facts
         store.add_target(run_id, backend.name, backend.variant, described, rep)
         for workload in plan.workloads:
             if not workload.supports(target):
@@ -167,10 +208,11 @@ def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: in
 
     sampler = cluster.sampler() if cluster.sampler is not None else None
     try:
+        room_for(workload, cell, target)
         with progress.step(what), around():
             if sampler is not None:
                 sampler.start()
-            if workload.clients == "all" and len(target.hosts) > 1:
+            if together.spread(workload, target) and not workload.spreads_itself:
                 what_all = f"{workload.name} {describe_cell(cell)} on {len(target.hosts)} clients at once"
                 for m in together.run(workload, target, cell, scratch, raw_dir, what_all):
                     keep(m)

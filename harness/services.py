@@ -25,6 +25,8 @@ class CephService:
     backing: str = ""  # the directory holding the OSDs' block files (the raw storage)
     client: str = "admin"
     settings: dict[str, str] | None = None  # what differs from a stock cluster
+    mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
+    cluster: dict[str, Any] | None = None  # how an existing cluster is built (status, OSD tree, pools)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,6 +51,8 @@ class GlusterService:
     backing: str = ""  # the directory holding the bricks (the raw storage)
     volume_options: dict[str, str] | None = None
     redundancy: int | None = None  # disperse: bricks that may fail
+    mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
+    cluster: dict[str, Any] | None = None  # how an existing volume is built (volume info)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
+from harness.secret import redact_json
 
 SCHEMA_VERSION = 2
 DB_NAME = "dfsbench.sqlite"
@@ -109,13 +110,13 @@ class Store:
                   host: dict[str, Any], source: str, label: str | None = None) -> None:
         self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
                         (run_id, time.time(), None, "running", label, source,
-                         json.dumps(config), config_hash, json.dumps(host)))
+                         json.dumps(redact_json(config)), config_hash, json.dumps(redact_json(host))))
 
     def add_target(self, run_id: str, backend: str, variant: str, description: dict[str, Any],
                    repeat: int = 0) -> None:
         """Each attachment's description, once per repeat (a repeat attaches anew)."""
         self.db.execute("INSERT INTO targets VALUES (?,?,?,?,?)",
-                        (run_id, backend, variant, repeat, json.dumps(description, default=str)))
+                        (run_id, backend, variant, repeat, json.dumps(redact_json(description), default=str)))
 
     def target_descriptions(self, run_id: str) -> list[tuple[str, str, int, dict[str, Any]]]:
         return [(b, v, r, json.loads(d)) for b, v, r, d in self.db.execute(
@@ -128,12 +129,12 @@ class Store:
             "INSERT INTO measurements (run_id, workload, test, metric, value, unit, params, backend,"
             " variant, repeat, flags, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
-             json.dumps(m.params, sort_keys=True), m.backend, m.variant, m.repeat,
+             json.dumps(redact_json(m.params), sort_keys=True), m.backend, m.variant, m.repeat,
              json.dumps(list(m.flags)), time.time()))
 
     def add_many(self, records: Iterable[Measurement]) -> int:
         rows = [(m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
-                 json.dumps(m.params, sort_keys=True), m.backend, m.variant, m.repeat,
+                 json.dumps(redact_json(m.params), sort_keys=True), m.backend, m.variant, m.repeat,
                  json.dumps(list(m.flags)), time.time()) for m in records]
         with self.db:
             self.db.execute("BEGIN")

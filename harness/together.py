@@ -30,6 +30,15 @@ from harness.records import Measurement
 RATES = frozenset({"B/s", "op/s", "files/s"})
 
 
+def spread(workload: Workload, target: Target) -> bool:
+    """Whether a cell runs on every client host of the target at once: the workload says
+    'all' (by default, where the environment's clients are all used, only on file system
+    targets: several clients on one RBD image would fight over its lock)."""
+    if workload.clients != "all" or len(target.hosts) < 2:
+        return False
+    return workload.clients_given or target.kind == "path"
+
+
 def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Callable[[Host], Path],
         raw_dir: Path, what: str) -> Iterator[Measurement]:
     """Per-client records of the cell, then the aggregate; raises if a client failed

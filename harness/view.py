@@ -76,8 +76,15 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     facts = [f"kernel {host['kernel']}" if host.get("kernel") else "",
              f"{host['cpus']} CPUs" if host.get("cpus") else "",
              f"{size(host['memory'])} RAM" if host.get("memory") else ""]
-    lines.append(f"  client: {host.get('hostname') or host.get('imported_from') or 'unknown'}"
+    remote = _client_hosts(info)
+    lines.append(f"  {'harness' if remote else 'client'}: "
+                 f"{host.get('hostname') or host.get('imported_from') or 'unknown'}"
                  + "".join(f", {f}" for f in facts if f))
+    if remote:
+        lines.append("  client hosts: " + "; ".join(
+            f"{label} (kernel {f.get('kernel')}, {f.get('cpus')} CPUs, {size(f.get('memory') or 0)} RAM"
+            + (f", clock {f['clock_offset_s']:+.3f} s" if isinstance(f.get("clock_offset_s"), (int, float)) else "")
+            + ")" for label, f in remote.items()))
     tools = host.get("tools") or {}
     if tools:
         lines.append("  tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())))
@@ -98,7 +105,25 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
 
 
 TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "volume_type", "client", "fs_type", "osds",
-            "bricks", "rbd_cache", "volume_options", "client_options")
+            "bricks", "rbd_cache", "volume_options", "client_options", "version", "mounted_by")
+
+
+def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
+    """The client hosts' facts (an existing cluster's SSH clients), as stored with targets."""
+    found: dict[str, dict[str, Any]] = {}
+    for d in info.targets.values():
+        found.update(d.get("client_facts") or {})
+    return found
+
+
+def _layout(d: dict[str, Any]) -> Any:
+    """How an existing cluster keeps the target's data: its pools' sizes, rules and failure
+    domains, or the volume's type and bricks (from the description stored with the run)."""
+    cluster = d.get("cluster") or {}
+    pools: dict[Any, Any] = {p.get("pool"): (p.get("size"), p.get("failure_domain"), p.get("type"))
+             for p in cluster.get("pools") or [] if p.get("pool") in (d.get("data_pool"), d.get("pool"))}
+    info = cluster.get("volume_info") or {}
+    return pools or ({k: info.get(k) for k in ("type", "replica", "disperse", "redundancy")} if info else None)
 
 
 def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:
@@ -124,7 +149,16 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
                 if da.get(key) != db.get(key):
                     notes.append((f"{pair}: {systems.name(target)} {key} {da.get(key)} vs {db.get(key)}",
                                   target))
-        for key in ("cpus", "memory", "kernel"):
-            if first.host.get(key) != other.host.get(key):
-                notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
+            if _layout(da) != _layout(db):
+                notes.append((f"{pair}: {systems.name(target)} layout {_layout(da)} vs {_layout(db)}", target))
+        ca, cb = _client_hosts(first), _client_hosts(other)
+        if ca or cb:  # the client hosts are what the numbers were measured from
+            for key in ("cpus", "memory", "kernel"):
+                va, vb = sorted(str(f.get(key)) for f in ca.values()), sorted(str(f.get(key)) for f in cb.values())
+                if va != vb:
+                    notes.append((f"{pair}: client hosts' {key} {', '.join(va)} vs {', '.join(vb)}", "*"))
+        else:
+            for key in ("cpus", "memory", "kernel"):
+                if first.host.get(key) != other.host.get(key):
+                    notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
     return notes

@@ -36,6 +36,7 @@ class RawDiskOptions(Options):
 class RawDisk(Workload):
     name = "rawdisk"
     version_argv = ("fio", "--version")
+    tools = (("fio", "fio"),)
     accepts = frozenset({"path", "block", "rbd", "rados"})
     baseline = "storage"
     tables = (TableSpec("Baseline: the raw storage under the cluster (fio, O_DIRECT)",
@@ -90,6 +91,7 @@ class Iperf3Options(Options):
 class Iperf3(Workload):
     name = "iperf3"
     version_argv = ("iperf3", "--version")
+    tools = (("iperf3", "iperf3"),)
     accepts = frozenset({"path", "block", "rbd", "rados"})
     baseline = "network"
     tables = (TableSpec("Baseline: the network from the client to the server (iperf3)",
@@ -171,6 +173,7 @@ class IopingOptions(Options):
 class Ioping(Workload):
     name = "ioping"
     version_argv = ("ioping", "-v")
+    tools = (("ioping", "ioping"),)
     accepts = frozenset({"path", "block"})
     baseline = "latency"
     tables = (TableSpec("Baseline: request latency (ioping, 4 KiB)",

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
-from harness import proc
+from harness import proc, together
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host, Running
@@ -34,7 +34,6 @@ from harness.records import Measurement
 from harness.units import parse_size
 
 DIRECTIONS = ("read", "write", "trim")
-DEFAULT_PORT = 8765  # fio --server's
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 
@@ -129,6 +128,8 @@ def _label(m: Measurement) -> tuple[str, str]:
 class Fio(Workload):
     name = "fio"
     version_argv = ("fio", "--version")
+    tools = (("fio", "fio"),)
+    spreads_itself = True  # fio's client/server mode
     tool = "fio"
     accepts = frozenset({"path", "block", "rbd"})
     Options = FioOptions
@@ -161,6 +162,12 @@ class Fio(Workload):
         if self.options.job_file is not None:
             return [{"job_file": str(self.options.job_file)}]
         return [{"profile": p.name} for p in self.profiles()]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        if "profile" not in cell:
+            return 0  # a job file of the user's says its own sizes
+        jobs = max((p.numjobs for p in self.profiles() if p.name == cell["profile"]), default=1)
+        return int(self.options.size) * jobs
 
     # ------------------------------------------------------------ job files
 
@@ -221,7 +228,7 @@ class Fio(Workload):
                                 f"{target.key} is {target.host.name}",
                                 hint="use 'all_clients: true' to load it from every client node")
         places: list[tuple[Host, str]] = [(LOCAL, f"127.0.9.{i + 1}") for i in range(o.local_servers)]
-        if o.all_clients and len(target.hosts) > 1:
+        if together.spread(self, target):
             if target.kind != "path":
                 raise DfsbenchError(f"all_clients runs fio on files in a mount; {target.key} is a "
                                     f"{target.kind} target", hint="leave all_clients out for it")
@@ -295,6 +302,18 @@ class Fio(Workload):
         target.filled_bytes = self.options.size
 
 
+def unused_port(host: Host, address: str) -> int:
+    """A port nothing listens on at the host's address, picked at random: never one a server
+    of an earlier cell may still hold while it goes away (or one the host's owner uses)."""
+    import random
+
+    for _ in range(20):
+        port = random.randint(20000, 60000)
+        if not host.listening(address, port):
+            return port
+    raise DfsbenchError(f"found no free port for a fio server on {host.name}")
+
+
 class FioServers:
     """``fio --server`` on each of some hosts, for the length of a ``with`` block: on this
     host's loopback addresses (each standing for one load-generating host), or one in each
@@ -308,7 +327,7 @@ class FioServers:
         addresses = []
         try:
             for i, (host, address) in enumerate(self.places):
-                port = proc.free_port(address) if host.local else DEFAULT_PORT
+                port = proc.free_port(address) if host.local else unused_port(host, address)
                 name = f"fio-server-{i + 1}.log"
                 server = host.spawn(["fio", f"--server=ip:{address},{port}"],
                                     (self.log_dir if host.local else self.scratch) / name)

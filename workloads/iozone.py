@@ -82,6 +82,7 @@ class IozoneOptions(Options):
 class Iozone(Workload):
     name = "iozone"
     version_argv = ("iozone", "-v")
+    tools = (("iozone", "iozone3 (Debian non-free)"),)
     tool = "iozone"
     Options = IozoneOptions
     options: IozoneOptions
@@ -112,6 +113,9 @@ class Iozone(Workload):
     def cells(self) -> list[dict[str, Any]]:
         return [{"mode": mode, "file_size": size} for mode in self.options.modes
                 for size in self.options.file_sizes]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        return int(cell["file_size"])
 
     def command(self, cell: dict[str, Any], path: Path) -> list[str]:
         o = self.options

@@ -49,6 +49,7 @@ class LargeFile(Workload):
     name = "largefile"
     Options = LargeFileOptions
     options: LargeFileOptions
+    tools = (("python3", "python3"),)
     tables = (TableSpec("Large files: copy one file into the mount (write) and back out (read)",
                         (Column("elapsed", "time"), Column("throughput", "rate")), "elapsed",
                         ("mode", "file size"), _label, _order, chart="throughput"),)
@@ -61,6 +62,9 @@ class LargeFile(Workload):
 
     def cells(self) -> list[dict[str, Any]]:
         return [{"file_size": s} for s in self.options.sizes]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        return int(cell["file_size"])
 
     def verification(self) -> str:
         return "blake2b digest of the copy read back" if self.options.verify else ""

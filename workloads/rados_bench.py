@@ -40,6 +40,7 @@ class RadosBenchOptions(Options):
 class RadosBench(Workload):
     name = "rados-bench"
     version_argv = ("rados", "--version")
+    tools = (("rados", "ceph-common"),)
     tool = "rados-bench"
     accepts = frozenset({"rados"})
     Options = RadosBenchOptions

@@ -34,6 +34,7 @@ class RbdBenchOptions(Options):
 class RbdBench(Workload):
     name = "rbd-bench"
     version_argv = ("rbd", "--version")
+    tools = (("rbd", "ceph-common"),)
     tool = "rbd-bench"
     accepts = frozenset({"rbd"})
     Options = RbdBenchOptions

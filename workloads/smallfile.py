@@ -71,6 +71,7 @@ class SmallFile(Workload):
     tool = "smallfile"
     Options = SmallFileOptions
     options: SmallFileOptions
+    tools = (("python3", "python3"),)
     tables = (TableSpec("Small files: time to write, list and read N files",
                         (Column("elapsed", "time"), Column("files_per_sec", "rate")), "elapsed",
                         ("mode", "files"), _label, _order, chart="files_per_sec", chart_log=True),)
@@ -88,6 +89,9 @@ class SmallFile(Workload):
     def cells(self) -> list[dict[str, Any]]:
         o = self.options
         return [{"files": n, "file_size": o.file_size, "threads": min(o.threads, n)} for n in o.files]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        return int(cell["files"]) * int(cell["file_size"])
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:

@@ -64,3 +64,29 @@ def test_cluster_resources_are_undone_while_their_daemons_still_run(tmp_path):
     assert order.read_text().splitlines() == ["image alive", "pool alive"]
     assert problems == ["volume v1: could not be removed (no such volume)"]
     assert [e["kind"] for e in Ledger.open(tmp_path / "ledger.json").entries] == ["command"]
+
+
+def test_capture_takes_only_what_its_own_thread_added(tmp_path):
+    import threading
+
+    ledger = Ledger(tmp_path / "ledger.json")
+    started = threading.Barrier(2)
+    captured: dict[str, frozenset[str]] = {}
+
+    def client(name: str) -> None:
+        with ledger.capture() as outer:
+            started.wait()
+            for i in range(20):
+                with ledger.capture():  # nested, and empty or equal to another at times
+                    ledger.command(["true"], f"{name} {i}")
+            captured[name] = frozenset(outer)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    whats = {e["id"]: e["what"] for e in ledger.entries}
+    for name in ("a", "b"):
+        assert len(captured[name]) == 20
+        assert all(whats[i].startswith(name) for i in captured[name])

@@ -1,0 +1,107 @@
+"""Secrets: keyrings, passwords and keys. A config value may come from the environment
+(``${NAME}``) or a file (``file:PATH``) instead of the config itself; a value that is a
+secret is also remembered here, for this process, so that every text dfsbench writes —
+stored runs, raw tool outputs, progress lines, error messages — has it replaced by
+``[secret]`` on the way out. A secret is never put on a command line: it goes into a
+file of mode 0600 or straight to the library that needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ValidationInfo
+
+SHOWN = "[secret]"
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_known: set[str] = set()
+_lock = threading.Lock()
+
+
+def expand(value: str) -> str:
+    """``${NAME}`` (anywhere in the value) from the environment, or the whole value from
+    ``file:PATH``; any other value as it is. A missing variable or file is a ValueError
+    naming it (the config's validation says which key)."""
+    if value.startswith("file:"):
+        path = Path(value[5:]).expanduser()
+        try:
+            return path.read_text().rstrip("\n")
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+
+    def variable(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ValueError(f"environment variable {name} is not set")
+        return os.environ[name]
+
+    return _REFERENCE.sub(variable, value)
+
+
+def remember(value: str) -> str:
+    """Hide ``value`` from everything written from now on (values under 4 characters
+    would hide digits of measurements, and are not secrets worth the name)."""
+    if len(value) >= 4:
+        with _lock:
+            _known.add(value)
+    return value
+
+
+def redact(text: str) -> str:
+    """``text`` with every remembered secret replaced by ``[secret]``."""
+    if not _known or not text:
+        return text
+    with _lock:
+        known = sorted(_known, key=len, reverse=True)
+    for value in known:
+        if value in text:
+            text = text.replace(value, SHOWN)
+    return text
+
+
+def redact_file(path: Path) -> None:
+    """Rewrite a file dfsbench keeps (a tool's raw output) without the secrets in it."""
+    if not _known or not path.exists():
+        return
+    text = path.read_text(errors="replace")
+    clean = redact(text)
+    if clean != text:
+        path.write_text(clean)
+
+
+def redact_json(value: Any) -> Any:
+    """A JSON-able value (a stored config, a target's description) without secrets."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_json(v) for v in value]
+    return value
+
+
+def keyring_keys(text: str) -> list[str]:
+    """The ``key = …`` values of a Ceph keyring file."""
+    return [m.group(1) for m in re.finditer(r"^\s*key\s*=\s*(\S+)", text, re.M)]
+
+
+def _expanded(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, str):
+        return expand(value)
+    return value
+
+
+def _secret(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, str):
+        return remember(expand(value))
+    return value
+
+
+# a config value that may come from ${ENV} or file:PATH
+Expanded = Annotated[str, BeforeValidator(_expanded)]
+# the same, and a secret: never written anywhere
+Secret = Annotated[str, BeforeValidator(_secret)]

@@ -1,0 +1,243 @@
+"""The ``existing`` environment against real clusters: a container lab started by
+``dfsbench lab up`` stands in for a site's Ceph cluster and GlusterFS pool, and its two
+client nodes run Debian's openssh-server, reached over SSH (one by key, one by password).
+The run must leave the clusters as it found them, measure from both clients, and never
+write a secret anywhere: the password is written in the config itself (the hardest case:
+the stored config would hold it), the Ceph key is in the keyring on the client hosts."""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_local_lab import dfsbench
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(shutil.which("docker") is None or
+                       subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
+                       reason="needs a running Docker engine"),
+]
+
+
+def docker(*args: str, check: bool = True) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=300, check=check).stdout
+
+
+class Site:
+    """The lab as a site: its client nodes' addresses, a key, the canaries."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.lab_dir = tmp / "docker-lab"
+        self.env = {"DFSBENCH_DOCKER_LAB_DIR": str(self.lab_dir), "DFSBENCH_RESULTS": str(tmp / "results"),
+                    "DFSBENCH_EXISTING_DIR": str(tmp / "existing")}
+        up = dfsbench("lab", "up", "--env", "docker", env=self.env, timeout=1800)
+        assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
+        try:
+            self._prepare(tmp)
+        except BaseException:
+            self.down()
+            raise
+
+    def _prepare(self, tmp: Path) -> None:
+        import paramiko
+
+        lab = json.loads((self.lab_dir / "ledger.json").read_text())["data"]["docker"]["lab"]
+        self.node = lambda name: f"dfsbench-{lab}-{name}"  # noqa: E731
+        self.password = "canary-pw-" + secrets.token_hex(8)
+        key = paramiko.RSAKey.generate(2048)
+        self.key = tmp / "id_rsa"
+        key.write_private_key_file(str(self.key))
+        public = f"{key.get_name()} {key.get_base64()}\n"
+        self.address = {}
+        for client in ("client1", "client2"):
+            node = self.node(client)
+            self.sh(client, "mkdir -p /root/.ssh /run/sshd && chmod 700 /root/.ssh && "
+                    f"echo '{public.strip()}' > /root/.ssh/authorized_keys && "
+                    f"echo 'root:{self.password}' | chpasswd && "
+                    "/usr/sbin/sshd -o PermitRootLogin=yes -o PasswordAuthentication=yes")
+            self.address[client] = docker("inspect", "--format",
+                                          "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", node).strip()
+        # a Ceph client of its own, whose key is the canary, in a keyring on each client host
+        mon = self.node("ceph-mon1")
+        self.ceph_key = docker("exec", mon, "ceph-authtool", "--gen-print-key").strip()
+        keyring = f"[client.canary]\n\tkey = {self.ceph_key}\n"
+        caps = "".join(f'\tcaps {d} = "allow *"\n' for d in ("mds", "mgr", "mon", "osd"))
+        subprocess.run(["docker", "exec", "-i", mon, "sh", "-c", "cat > /tmp/canary.keyring && ceph auth import "
+                        "-i /tmp/canary.keyring && rm /tmp/canary.keyring"], input=keyring + caps, text=True,
+                       capture_output=True, check=True, timeout=120)
+        for client in ("client1", "client2"):
+            self.sh(client, f"printf '{keyring}' > /etc/ceph/ceph.client.canary.keyring && "
+                    "chmod 600 /etc/ceph/ceph.client.canary.keyring")
+
+    def sh(self, node: str, script: str) -> str:
+        return docker("exec", self.node(node), "sh", "-c", script)
+
+    def config(self, body: str, clients: str | None = None) -> Path:
+        clients = clients or (f"[{{host: {self.address['client1']}, key: {self.key}, name: client1}}, "
+                              f"{{host: {self.address['client2']}, password: '{self.password}', "
+                              "name: client2}]")
+        path = self.tmp / f"existing-{secrets.token_hex(3)}.yaml"
+        path.write_text(f"environment:\n  kind: existing\n  options:\n    clients: {clients}\n{body}")
+        return path
+
+    def run_env(self) -> dict[str, str]:
+        return self.env
+
+    def state(self) -> dict[str, object]:
+        """What the clusters hold and what the client hosts run: pools, images, volumes,
+        top-level directories of both file systems, dfsbench's directories, mounts, clients."""
+        c = "ceph --id admin"
+        pools = self.sh("client1", f"{c} osd pool ls").split()
+        images = {p: self.sh("client1", f"rbd --id admin ls {p} 2>/dev/null || true").split() for p in pools}
+        hosts = {}
+        for client in ("client1", "client2"):
+            hosts[client] = {
+                "dfsbench dirs": self.sh(client, "ls -d /var/tmp/dfsbench-* 2>/dev/null || true").split(),
+                "mounts": sorted(line.split()[1] for line in self.sh(client, "cat /proc/mounts").splitlines()
+                                 if "fuse" in line),
+                "clients": self.sh(client, "pgrep -c 'ceph-fuse|glusterfs|^fio$' || true").strip(),
+            }
+        return {"pools": pools, "images": images,
+                "volumes": docker("exec", self.node("gluster1"), "gluster", "volume", "list").split(),
+                "filesystems": self.sh("client1", f"{c} fs ls").strip(),
+                "cephfs top": self.sh("client1", "ls -A /mnt/cephfs").split(),
+                "glusterfs top": self.sh("client1", "ls -A /mnt/glusterfs").split(),
+                "hosts": hosts}
+
+    def down(self) -> None:
+        dfsbench("lab", "down", "--env", "docker", env=self.env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    s = Site(tmp_path_factory.mktemp("site"))
+    try:
+        yield s
+    finally:
+        s.down()
+
+
+def leaks(root: Path, canaries: list[str], *texts: str) -> list[str]:
+    found = [f"output {i}" for i, text in enumerate(texts) for c in canaries if c in text]
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            found += [str(path) for c in canaries if c.encode() in data]
+    return found
+
+
+def test_two_ssh_clients_measure_an_existing_site_and_leave_it_as_it_was(site):
+    config = site.config("""    ceph: {client: canary}
+    gluster: {servers: [gluster1], volume: dfsbench}
+limits: {network: 1Gbit}
+backends: [glusterfs, cephfs]
+workloads:
+  - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
+  - {name: largefile, clients: all, options: {sizes: [16MiB]}}
+  - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
+                          profiles: [{name: w1m, rw: write, bs: 1m, iodepth: 8}]}}
+""")
+    before = site.state()
+    run = dfsbench("run", str(config), env=site.run_env(), timeout=1800)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
+    assert site.state() == before
+    assert "client hosts: client1 (kernel" in run.stdout and "; client2 (kernel" in run.stdout
+
+    out = dfsbench("compare", "latest", "--format", "json", env=site.env)
+    view = json.loads(out.stdout)
+    records = view["records"]
+    for workload, metric in (("fio", "throughput"), ("smallfile", "files_per_sec"), ("largefile", "throughput")):
+        hosts = {(r["backend"], r["params"]["host"]) for r in records
+                 if r["workload"] == workload and r["metric"] == metric and r["value"] is not None}
+        assert hosts == {(b, h) for b in ("glusterfs", "cephfs") for h in ("client1", "client2", "all")}, workload
+    systems = {s["backend"]: s["description"] for s in view["runs"][0]["systems"]}
+    assert systems["cephfs"]["environment"] == "existing"
+    assert systems["cephfs"]["cluster"]["health"] == "HEALTH_OK"
+    assert "ceph-osd1" in systems["cephfs"]["cluster"]["osd_tree"]
+    assert {p["pool"]: p["failure_domain"] for p in systems["cephfs"]["cluster"]["pools"]}["cephfs_data"] == "host"
+    assert systems["glusterfs"]["cluster"]["volume_info"]["replica"] == 3
+    assert systems["glusterfs"]["replicas"] == 3
+    assert set(systems["cephfs"]["client_facts"]) == {"client1", "client2"}
+    assert all(abs(f["clock_offset_s"]) < 5 for f in systems["cephfs"]["client_facts"].values())
+    assert set(systems["cephfs"]["tools_by_host"]) == {"client1", "client2"}
+
+    report = site.tmp / "report.html"
+    made = dfsbench("report", "latest", "-o", str(report), env=site.env)
+    assert made.returncode == 0, made.stderr
+    canaries = [site.password, site.ceph_key]
+    assert leaks(site.tmp / "results", canaries, run.stdout, run.stderr, out.stdout, report.read_text()) == []
+    assert not (site.tmp / "existing" / "ledger.json").exists()
+
+
+def test_a_mount_the_user_made_is_used_as_it_is_and_its_cache_is_said(site):
+    config = site.config("""    ceph: {mounted: /mnt/cephfs}
+    gluster: {mounted: /mnt/glusterfs}
+backends: [glusterfs, cephfs]
+workloads: [{name: largefile, options: {sizes: [16MiB]}}]
+""")
+    before = site.state()
+    run = dfsbench("run", str(config), env=site.run_env(), timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
+    assert site.state() == before  # not unmounted, nothing left in it
+    view = json.loads(dfsbench("compare", "latest", "--format", "json", env=site.env).stdout)
+    reads = [r for r in view["records"] if r["workload"] == "largefile" and r["test"] == "read"]
+    assert reads and all("client-cache-kept" in r["params"]["cache"] for r in reads)
+    assert all("no-cache-drop" in r["flags"] for r in reads)
+    systems = {s["backend"]: s["description"] for s in view["runs"][0]["systems"]}
+    assert systems["glusterfs"]["mounted_by"] == "the user"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_refusals_come_before_any_io(site, tmp_path):
+    before = site.state()
+    workload = "workloads: [{name: largefile, options: {sizes: [16MiB]}}]\n"
+    one = f"[{{host: {site.address['client1']}, key: {site.key}, name: client1}}]"
+
+    def refused(config: Path, *words: str) -> None:
+        run = dfsbench("run", str(config), env=site.run_env(), timeout=600)
+        assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+        for word in words:
+            assert word in run.stderr, run.stderr
+        assert site.password not in run.stderr + run.stdout
+
+    # a 'mounted' path that is really the local disk
+    refused(site.config("    ceph: {mounted: /root}\nbackends: [cephfs]\n" + workload, one),
+            "client1:/root is not a mount point", "CephFS")
+    # a pool dfsbench would create, without allow_create
+    refused(site.config("    ceph: {}\nbackends: [rados]\n", one), "would create a pool", "allow_create")
+    # a client host that does not answer, named
+    port = free_port()
+    refused(site.config("    gluster: {servers: [gluster1], volume: dfsbench}\nbackends: [glusterfs]\n" + workload,
+                        f"[{{host: 127.0.0.1, port: {port}, key: {site.key}, name: gone}}]"),
+            "client host gone", "unreachable")
+    # a client host without fio, named with the package
+    site.sh("client2", "mv /usr/bin/fio /usr/bin/fio.away")
+    try:
+        refused(site.config("    gluster: {servers: [gluster1], volume: dfsbench}\nbackends: [glusterfs]\n"
+                            "workloads: [fio]\n"), "client2 lacks 'fio' (Debian package fio)")
+    finally:
+        site.sh("client2", "mv /usr/bin/fio.away /usr/bin/fio")
+    # a raw device without allow_destructive
+    image = tmp_path / "raw.img"
+    image.write_bytes(b"")
+    os.truncate(image, 64 << 20)
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    try:
+        refused(site.config(f"backends: [{{name: blockdev, options: {{device: {device}}}}}]\n", "[]"),
+                "allow_destructive")
+    finally:
+        subprocess.run(["losetup", "-d", device], check=True)
+    assert site.state() == before
