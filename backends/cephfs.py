@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
-from backends.mounts import FuseClients, GivenMount, remove_workspace, verify_mount, workspace
+from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.contracts import Backend, Cluster, Options, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.hosts import Host, MountEntry
@@ -148,7 +148,7 @@ class CephFS(Backend):
         # everything below is in the ledger (pool, its place in the file system, the
         # client and its mount), so a failure at any step undoes all of it
         pool: Pool | None = None
-        where = mnt
+        space: Workspace | None = None
         with cluster.ledger.capture() as created:
             try:
                 if o.replicas is not None:
@@ -158,22 +158,25 @@ class CephFS(Backend):
                     cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
                                 info.fs_name, pool.name)
                 entry = client.mount()
-                where = workspace(host, mnt, self.variant)
+                space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
+                                  client.argv[:-1] if isinstance(client, FuseClients) else None)
                 if pool is not None:
-                    host.setxattr(where, "ceph.dir.layout.pool", pool.name)
+                    host.setxattr(space.path, "ceph.dir.layout.pool", pool.name)
             except BaseException:
-                if where != mnt:
-                    remove_workspace(cluster.clients, where)
+                if space is not None:
+                    space.remove()
                 client.unmount()
                 problems = cluster.ledger.undo(only=frozenset(created))
                 if problems:
                     raise DfsbenchError("cephfs attach failed, and undoing it left: " + "; ".join(problems))
                 raise
         mine = frozenset(created)
+        assert space is not None
+        where = space.path
 
         def detach() -> None:
             try:
-                remove_workspace(cluster.clients, where)
+                space.remove()
             finally:
                 client.unmount()  # the current client: a remount replaced the first one
                 problems = cluster.ledger.undo(only=mine)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.mounts import FuseClients, GivenMount, remove_workspace, workspace
+from backends.mounts import FuseClients, GivenMount, Workspace
 from backends.gluster_client import GlusterCli, Layout, Volume
 from harness.services import GlusterService
 from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
@@ -122,19 +122,20 @@ class GlusterFS(Backend):
                 ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
                  f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
                 FSTYPE, workdir / "log" / "glusterfs-client.stdout")
-        where = mnt
         try:
             entry = client.mount()
-            where = workspace(host, mnt, self.variant)
+            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
+                              client.argv[:-1] if isinstance(client, FuseClients) else None)
         except BaseException:
             client.unmount()
             if volume is not None:
                 volume.delete()
             raise
+        where = space.path
 
         def detach() -> None:
             try:
-                remove_workspace(cluster.clients, where)
+                space.remove()
             finally:
                 client.unmount()
                 if volume is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import shlex
 from pathlib import Path
 
 from harness import proc
@@ -56,11 +57,11 @@ class FuseClient:
         host.mkdir(self.mountpoint)
         died = None
         with self.ledger.capture() as mine:
-            try:
+            try:  # (the mount's undo first: it must come before the client's stop)
+                host.record_mount(self.ledger, self.mountpoint)
                 died = host.start_daemon(self.argv, self.log, self.ledger,
                                          f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
             finally:
-                host.record_mount(self.ledger, self.mountpoint)
                 self._mine = frozenset(mine)
 
         def mounted() -> tuple[bool, str]:
@@ -99,6 +100,7 @@ class FuseClients:
 
     def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: list[str],
                  fstype: str, log: Path, timeout: float = 60) -> None:
+        self.argv = argv  # (its last word is the mount point)
         self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host) for host in hosts]
 
     def mount(self) -> MountEntry:
@@ -166,23 +168,53 @@ class GivenMount:
         pass
 
 
-def workspace(host: Host, mount: Path, variant: str) -> Path:
+class Workspace:
     """A fresh, uniquely named directory under a mount, where every file of a target goes
-    (the only thing under the mount that its detach removes)."""
-    where = mount / f"dfsbench-{variant}-{secrets.token_hex(4)}"
-    host.run(["mkdir", str(where)], timeout=60)  # not -p: it must be new
-    return where
+    (the only thing under the mount that its detach removes). It is in the ledger from
+    before it exists, undone before any mount (so while its mount still works), so a run
+    that crashed leaves nothing in the user's file system after 'lab down'."""
 
+    def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mount: Path, variant: str,
+                 client: list[str] | None = None) -> None:
+        self.ledger, self.hosts, self.client = ledger, hosts, client
+        self.path = mount / f"dfsbench-{variant}-{secrets.token_hex(4)}"
+        host = hosts[0]
+        self._id = ledger.command(self.undo_argv(mount), f"directory {self.path} in the file system at "
+                                  f"{', '.join(h.name for h in hosts)}:{mount}", when="first")
+        host.run(["mkdir", str(self.path)], timeout=60)  # not -p: it must be new
 
-def remove_workspace(hosts: tuple[Host, ...], where: Path) -> None:
-    """Remove a target's directory under its mount from the first client host whose mount
-    still works (a client that died must not leave it in the user's file system)."""
-    problems = []
-    for host in hosts:
-        try:
-            host.remove(where)
-            return
-        except DfsbenchError as exc:
-            problems.append(f"{host.name}: {exc.message.splitlines()[0]}")
-    raise DfsbenchError(f"could not remove {where} from the file system: " + "; ".join(problems),
-                        hint="remove that directory by hand from any client")
+    def undo_argv(self, mount: Path) -> list[str]:
+        """Remove the directory through the first client host that has the file system
+        mounted; after a crash every one may have been between an unmount and a mount (a
+        cache drop), so then through a client started for it on a mount point of its own
+        (``client``: a FUSE client's argv, in the foreground, without its mount point); if
+        that cannot be, fail saying so — never 'remove' it from an empty mount point."""
+        guarded = ["sh", "-c", 'mountpoint -q "$1" || exit 3; rm -rf --one-file-system "$2"', "sh",
+                   str(mount), str(self.path)]
+        tries = [shlex.join(h.wrap(guarded)) for h in self.hosts]
+        if self.client:
+            mounted = ('t=$(mktemp -d); "$@" "$t" > /dev/null 2>&1 & p=$!; i=0; '
+                       'while ! mountpoint -q "$t" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; '
+                       'mountpoint -q "$t" || { kill $p; rmdir "$t"; exit 3; }; '
+                       f'rm -rf --one-file-system "$t"/{shlex.quote(self.path.name)}; r=$?; '
+                       'umount "$t"; wait $p; rmdir "$t"; exit $r')
+            tries.append(shlex.join(self.hosts[0].wrap(["sh", "-c", mounted, "sh", *self.client])))
+        tries_text = " || ".join(tries)
+        why = shlex.quote(f"no client host has {mount} mounted: remove {self.path.name} from "
+                          f"the top of that file system by hand")
+        return ["sh", "-c", f"{tries_text} || {{ echo {why} >&2; exit 1; }}"]
+
+    def remove(self) -> None:
+        """From the first client host whose mount still works (a client that died must
+        not leave it in the user's file system)."""
+        problems = []
+        for host in self.hosts:
+            try:
+                host.remove(self.path)
+                self.ledger.forget(frozenset({self._id}))
+                return
+            except DfsbenchError as exc:
+                problems.append(f"{host.name}: {exc.message.splitlines()[0]}")
+        raise DfsbenchError(f"could not remove {self.path} from the file system: " + "; ".join(problems),
+                            hint="remove that directory by hand from any client")
+

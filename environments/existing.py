@@ -288,17 +288,12 @@ class ExistingEnvironment(Environment):
             return [LOCAL]
         from harness.ssh import Reach, SshHost
 
+        references = self._export_passwords()
+
         def one(c: ClientHost) -> Host:
             password = expand(c.password) if c.password else None
-            reference = c.password
-            if password is not None and not _is_reference(c.password):
-                # the ledger keeps how to reach the host again, never a password: a password
-                # written in the config goes to this process's environment, which the
-                # ledger's undo commands inherit
-                name = "DFSBENCH_SSH_PASSWORD_" + re.sub(r"\W", "_", c.name or c.host).upper()
-                os.environ[name] = password
-                reference = "${" + name + "}"
-            reach = Reach(c.host, c.user, c.port, c.key, reference, c.host_keys, c.sudo, c.name)
+            reach = Reach(c.host, c.user, c.port, c.key, references.get(c.name or c.host), c.host_keys,
+                          c.sudo, c.name)
             return SshHost(reach, password, self.options.connect_timeout_s)
 
         hosts: list[Host] = []
@@ -316,8 +311,24 @@ class ExistingEnvironment(Environment):
                            "then run again: nothing was done on any of them")
         return hosts
 
+    def _export_passwords(self) -> dict[str, str | None]:
+        """How the ledger refers to each client host's password: the config's ``${NAME}``
+        or ``file:``, or, for a password written in the config itself, a variable of this
+        process's environment (which the ledger's undo commands inherit) — the ledger keeps
+        how to reach a host again, never a password."""
+        references: dict[str, str | None] = {}
+        for c in self.options.clients:
+            label = c.name or c.host
+            references[label] = c.password
+            if c.password is not None and not _is_reference(c.password):
+                name = "DFSBENCH_SSH_PASSWORD_" + re.sub(r"\W", "_", label).upper()
+                os.environ[name] = expand(c.password)
+                references[label] = "${" + name + "}"
+        return references
+
     def stop(self) -> list[str]:
         problems: list[str] = []
+        self._export_passwords()  # (after a crash, 'lab down' undoes through them)
         if self.ledger_path.exists():
             problems = Ledger.open(self.ledger_path).undo()
         for host in getattr(self, "_hosts", []):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness import proc
 from harness.errors import DfsbenchError
-from harness.hosts import PidfileProcess, RemoteHost
+from harness.hosts import RemoteHost
 from harness.ledger import Ledger
 
 # where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
@@ -120,13 +120,10 @@ class Node(RemoteHost):
         self.run(["sync"], timeout=600)
         return self.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False).returncode == 0
 
-    def spawn(self, argv: Sequence[str], log: Path) -> PidfileProcess:
-        """A long-running process in the node, its output in ``log`` (in the node)."""
-        pidfile = f"/run/dfsbench-{uuid.uuid4().hex[:10]}.pid"
+    def new_pidfile(self) -> str:
+        return f"/run/dfsbench-{uuid.uuid4().hex[:10]}.pid"
+
+    def launch(self, argv: Sequence[str], log: Path, pidfile: str) -> None:
         script = f'log="$1"; shift; mkdir -p "$(dirname "$log")"; echo $$ > {pidfile}; exec "$@" >> "$log" 2>&1'
         proc.run(["docker", "exec", "-d", self.name, "sh", "-c", script, "sh", str(log), *map(str, argv)],
                  timeout=60)
-        started = PidfileProcess(self, pidfile, log)
-        proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{argv[0]} to start on {self.name}",
-                      timeout=30, interval=0.05)
-        return started

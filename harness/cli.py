@@ -99,7 +99,14 @@ def _terminate(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        # 'lab down --env existing CONFIG': argparse takes the optional CONFIG only before
+        # an option; after one, it is left over
+        if args.command == "lab" and args.config is None and len(extra) == 1 and not extra[0].startswith("-"):
+            args.config, extra = Path(extra[0]), []
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         return COMMANDS[args.command](args)
     except DfsbenchError as exc:
         print(f"dfsbench: error: {exc}", file=sys.stderr)

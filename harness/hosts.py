@@ -347,16 +347,31 @@ class RemoteHost(Host):
     by commands run through :meth:`Host.wrap`."""
 
     @abstractmethod
-    def spawn(self, argv: Sequence[str], log: Path) -> PidfileProcess:
+    def new_pidfile(self) -> str:
+        """A fresh path on the host for a process's pid file."""
+
+    @abstractmethod
+    def launch(self, argv: Sequence[str], log: Path, pidfile: str) -> None:
+        """Start ``argv`` on the host so that it outlives this call, its pid in ``pidfile``
+        and its output appended to ``log`` (a path of the host)."""
+
+    def spawn(self, argv: Sequence[str], log: Path, pidfile: str | None = None) -> PidfileProcess:
         """A long-running process on the host, its pid in a file there."""
+        started = PidfileProcess(self, pidfile or self.new_pidfile(), log)
+        self.launch(argv, log, started.pidfile)
+        proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{argv[0]} to start on {self.name}",
+                      timeout=30, interval=0.05)
+        return started
 
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
                      grace: float) -> Callable[[], str | None]:
-        daemon = self.spawn(argv, log)
-        ledger.command(self.wrap(["sh", "-c", stop_script(daemon.pidfile, grace)]), f"{what} on {self.name}")
-        return daemon.died
+        # its stop goes into the ledger before it starts: a crash in between leaves nothing
+        # unknown (the stop of a pid file never written does nothing)
+        pidfile = self.new_pidfile()
+        ledger.command(self.wrap(["sh", "-c", stop_script(pidfile, grace)]), f"{what} on {self.name}")
+        return self.spawn(argv, log, pidfile).died
 
     def record_mount(self, ledger: Ledger, path: Path) -> None:
         point = shlex.quote(str(path))
         ledger.command(self.wrap(["sh", "-c", f"! mountpoint -q {point} || umount {point} || umount -l {point}"]),
-                       f"mount {self.name}:{path}")
+                       f"mount {self.name}:{path}", when="unmount")

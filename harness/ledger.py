@@ -91,12 +91,27 @@ class Ledger:
     def loop(self, device: str) -> None:
         self._add({"kind": "loop", "device": device})
 
-    def command(self, argv: list[str], what: str) -> str:
-        """A resource inside a cluster (a pool, an image, a volume) and the command that
-        removes it. Undone after mounts and before processes (the daemons must still be
-        up to remove it), newest first. Returns the entry's id."""
-        self._add({"kind": "command", "argv": [str(a) for a in argv], "what": what})
-        return str(self.entries[-1]["id"])
+    def command(self, argv: list[str], what: str, when: str = "cluster") -> str:
+        """Something dfsbench made and the command that removes it, undone newest first
+        among those of the same ``when``:
+
+        - ``first``: before anything else — what lives in a mount and must go while every
+          mount still works (a directory in the user's file system);
+        - ``unmount``: with the mounts (an unmount on another host);
+        - ``cluster`` (default): after the mounts and before the processes — a resource
+          inside a cluster (a pool, an image, a volume), whose daemons must still be up.
+
+        Returns the entry's id."""
+        assert when in ("first", "unmount", "cluster"), when
+        entry = {"kind": "command", "argv": [str(a) for a in argv], "what": what, "when": when}
+        self._add(entry)
+        return str(entry["id"])
+
+    def forget(self, ids: frozenset[str]) -> None:
+        """Drop entries whose resources are already gone (undone some other way)."""
+        with self._lock:
+            self.entries = [e for e in self.entries if e["id"] not in ids]
+        self.save()
 
     def tree(self, path: Path, background: bool = False) -> None:
         """A file or directory we created; removed (recursively) on undo — with
@@ -114,7 +129,7 @@ class Ledger:
     def undo(self, only: frozenset[str] | None = None, grace_cap: float | None = None) -> list[str]:
         """Undo every entry. Returns problems met (empty when all went well).
 
-        Mounts and loop devices go first, newest first (a file system on a loop device on a
+        Commands marked ``first`` go first; then mounts and loop devices, newest first (a file system on a loop device on a
         file in a FUSE mount comes apart in that order; a busy FUSE mount blocks its
         daemon), then all processes at once (SIGTERM together, so their shutdowns overlap), then files. Each
         step is attempted even if an earlier one failed; what was undone leaves the
@@ -132,12 +147,21 @@ class Ledger:
         def each(kind: str) -> list[dict[str, Any]]:
             return [e for e in newest_first if e["kind"] == kind]
 
-        for entry in [e for e in newest_first if e["kind"] in ("mount", "loop")]:
+        def when(e: dict[str, Any]) -> str:
+            return str(e.get("when", "cluster"))
+
+        for entry in [e for e in newest_first if e["kind"] == "command" and when(e) == "first"]:
             problem = _attempt(entry)
             if problem:
                 problems.append(problem)
                 remaining.append(entry)
-        for entry in each("command"):
+        for entry in [e for e in newest_first if e["kind"] in ("mount", "loop") or
+                      (e["kind"] == "command" and when(e) == "unmount")]:
+            problem = _attempt(entry)
+            if problem:
+                problems.append(problem)
+                remaining.append(entry)
+        for entry in [e for e in each("command") if when(e) == "cluster"]:
             problem = _attempt(entry)
             if problem:
                 problems.append(problem)

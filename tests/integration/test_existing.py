@@ -11,6 +11,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,4 +241,35 @@ def test_refusals_come_before_any_io(site, tmp_path):
                 "allow_destructive")
     finally:
         subprocess.run(["losetup", "-d", device], check=True)
+    assert site.state() == before
+
+
+def test_a_killed_run_is_undone_by_lab_down(site):
+    """kill -9 in the middle of a cell (after a remount: the read of the first file): its
+    client processes, mounts, directories on the hosts and its directory in the user's
+    file system are found from the ledger by 'lab down' and removed; nothing else is."""
+    import time
+
+    config = site.config("""    gluster: {servers: [gluster1], volume: dfsbench}
+backends: [glusterfs]
+workloads: [{name: largefile, options: {sizes: [96MiB, 96MiB]}}]
+""")
+    before = site.state()
+    env = {**os.environ, **site.run_env()}
+    log = site.tmp / "killed.log"
+    with open(log, "w") as out:
+        run = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(config)], stdout=out,
+                               stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + 300
+            while "largefile file_size=96 MiB" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            time.sleep(4)  # into the cell: written, remounted, reading
+        finally:
+            run.kill()
+            run.wait()
+    killed = site.state()
+    assert killed != before, "the run was killed before it created anything: nothing tested"
+    down = dfsbench("lab", "down", "--env", "existing", str(config), env=site.run_env(), timeout=600)
+    assert down.returncode == 0, down.stdout + down.stderr
     assert site.state() == before
