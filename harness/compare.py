@@ -174,6 +174,11 @@ def _share_note(cells: Cells) -> list[str]:
 
 # ---------------------------------------------------------------- side-by-side tables
 
+def _host_rank(m: Measurement) -> tuple[int, str]:
+    host = m.params.get("host")
+    return (0, "") if host is None else (2, "") if host == "all" else (1, str(host))
+
+
 def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tuple[Any, str, str]]:
     """(row key, group label, row label) in the spec's order. A row is one cell identity
     (test and every non-circumstantial parameter); rows whose labels would read the same
@@ -186,8 +191,8 @@ def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tup
         first.setdefault(key, m)
         cells.add(key, m)
     keys = list(first)
-    if spec.order is not None:
-        keys.sort(key=lambda k: spec.order(first[k]))  # type: ignore[misc]
+    if spec.order is not None:  # (a cell's clients in name order, their aggregate after them)
+        keys.sort(key=lambda k: (spec.order(first[k]), _host_rank(first[k])))  # type: ignore[misc]
     labels = {k: spec.label(first[k]) for k in keys}
     same: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for k in keys:

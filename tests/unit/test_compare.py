@@ -206,3 +206,15 @@ def test_cv_threshold_is_configurable(quick_run, tmp_path, capsys):
     assert not any(cell.endswith("U]") for t in default for row in t.rows for cell in row)
     strict = tables(records, cv_threshold=0.01)
     assert any(cell.endswith("U]") for t in strict for row in t.rows for cell in row)
+
+
+def test_a_cells_clients_come_in_name_order_and_their_aggregate_last():
+    from harness.compare import tables
+
+    records = [Measurement("largefile", "write", "throughput", v, "B/s",
+                           {"file_size": 64 << 20, "host": host, "clients": 2}, "glusterfs", "default", "r", 0, ())
+               for host, v in (("all", 3.0), ("client2", 2.0), ("client1", 1.0))]
+    table = next(t for t in tables(records) if t.title.startswith("Large files"))
+    labels = [" ".join(str(c) for c in row[:2]) for row in table.rows]
+    assert [next(h for h in ("client1", "client2", "all") if f"host={h}" in label) for label in labels] == \
+        ["client1", "client2", "all"], labels
