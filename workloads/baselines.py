@@ -23,6 +23,7 @@ from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workloa
 from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL
 from harness.records import Measurement
+from harness.parsing import tool_parser
 from workloads import fio
 
 
@@ -148,6 +149,7 @@ class Iperf3(Workload):
                           target.backend, target.variant)
 
 
+@tool_parser("iperf3")
 def parse_iperf3(text: str, source: str = "iperf3 output") -> float:
     """Bits per second received, from ``iperf3 -J``."""
     try:
@@ -206,6 +208,7 @@ class Ioping(Workload):
                               target.backend, target.variant)
 
 
+@tool_parser("ioping")
 def parse_ioping(text: str, source: str = "ioping output") -> list[Measurement]:
     """``ioping -J``: a list of per-request objects, then one with the summary ``stat``
     (times in nanoseconds)."""

@@ -32,6 +32,7 @@ from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host, Running
 from harness.records import Measurement
 from harness.units import parse_size
+from harness.parsing import tool_parser
 
 DIRECTIONS = ("read", "write", "trim")
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
@@ -377,6 +378,7 @@ def _number(v: Any) -> Any:
     return v
 
 
+@tool_parser("fio")
 def parse(text: str, source: str = "fio output") -> list[Measurement]:
     """Records from fio's ``json`` or ``json+`` output, local or client/server; failing
     that, from its normal text output (as transcribed in the seed documents).
@@ -469,6 +471,7 @@ _TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
 _SUFFIX = {"": 1, "k": 1e3, "M": 1e6}
 
 
+@tool_parser("fio")
 def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
     """fio's normal output, as far as it carries numbers: per job and direction, IOPS and
     bandwidth (as rounded as fio printed them), mean latency and the clat percentiles.

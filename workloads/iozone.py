@@ -23,6 +23,7 @@ from pydantic import Field, field_validator
 from harness.contracts import Bytes, Column, MatrixSpec, Options, Target, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
+from harness.parsing import tool_parser
 
 KIB = 1024
 
@@ -178,6 +179,7 @@ _QUOTED_NUMBERS = re.compile(r'"(\d+)"')
 _COMMAND = re.compile(r"Command line used:\s*(.*)")
 
 
+@tool_parser("iozone")
 def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone output") -> list[Measurement]:
     """Measurements from iozone's output: the rows of its result table (printed as each
     file size finishes, so a run that hung part way still has them) and the labelled

@@ -17,6 +17,7 @@ from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workloa
 from harness.units import size
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
+from harness.parsing import tool_parser
 
 MIB = 1 << 20
 MODES = ("write", "seq", "rand")
@@ -90,6 +91,7 @@ _FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+([-\d.e+]+)\s*$
 _COMMAND = re.compile(r"bench\s+(?:-p\s+\S+\s+)?(\d+)\s+(write|seq|rand)\b")
 
 
+@tool_parser("rados bench")
 def parse(text: str, mode: str | None = None, source: str = "rados bench output") -> list[Measurement]:
     """The summary of each ``rados bench`` run in the text (several runs may follow one
     another, as in a pasted session). The phase comes from ``mode``, else from a command

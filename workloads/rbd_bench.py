@@ -19,6 +19,7 @@ from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workloa
 from harness.errors import BadInput, DfsbenchError
 from harness.records import Measurement
 from harness.units import parse_size, size
+from harness.parsing import tool_parser
 
 class RbdBenchOptions(Options):
     io_types: list[Literal["write", "read"]] = Field(["write", "read"])
@@ -92,6 +93,7 @@ _SUMMARY = re.compile(r"elapsed:\s*([\d.]+)\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)
 _COMMAND = re.compile(r"--io-(type|size|threads|total|pattern)[ =](\S+)")
 
 
+@tool_parser("rbd bench")
 def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
     """Each run's summary line, with its parameters from the ``bench type …`` header
     (rbd 16) or, failing that, from an ``rbd bench`` command line in the text."""

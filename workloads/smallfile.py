@@ -23,6 +23,7 @@ from harness.errors import BadInput
 from harness.records import Measurement
 from harness.stats import percentile
 from harness.units import size
+from harness.parsing import tool_parser
 
 OPERATIONS = ("create", "ls-l", "read")
 # the engine a record came from (params.engine): this one, or an imported smallfile
@@ -134,6 +135,7 @@ def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: s
     yield m("lat_p99", percentile(lat, 99), "s")
 
 
+@tool_parser("smallfile")
 def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
     """Records from the smallfile tool's ``--output-json`` (its ``file_size`` is in KiB,
     ``files_per_thread`` per thread; ``MiBps`` is MiB/s)."""
