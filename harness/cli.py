@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -114,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dfsbench: interrupted; everything measured so far is stored", file=sys.stderr)
         return 130
+    except sqlite3.DatabaseError as exc:  # a store damaged past its header
+        print(f"dfsbench: error: the results store cannot be read: {exc}\n  hint: it is left as it "
+              "is; restore it from a copy, or give another --results directory", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # e.g. 'dfsbench list | head': the reader went away, not an error
         import os
 

@@ -127,6 +127,24 @@ class Plan:
         return set().union(*(b.requires for b in self.backends)) if self.backends else set()
 
 
+MAX_VALUES = 100_000  # what a config may expand to: aliases repeat a node without copying it
+
+
+def _expanded_size(data: Any, limit: int = MAX_VALUES) -> int:
+    """How many values ``data`` holds once every alias is expanded (counting stops just
+    past ``limit``, so a 'billion laughs' costs no more than that)."""
+    seen, stack = 0, [data]
+    while stack and seen <= limit:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return seen
+
+
 def load_yaml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text()
@@ -143,6 +161,9 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is not valid YAML{where}: {problem}") from exc
     if data is None:
         return {}
+    if _expanded_size(data) > MAX_VALUES:
+        raise BadInput(f"{path} expands to more than {MAX_VALUES:,} values (YAML anchors and aliases "
+                       "nested in each other?)", hint="a config is a few dozen keys; write it out plainly")
     if not isinstance(data, dict):
         raise BadInput(f"{path}: the top level must be a mapping of keys "
                        f"(environment, scale, repeat, backends, workloads), not {type(data).__name__}")

@@ -72,10 +72,18 @@ class RunInfo:
 class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(root / DB_NAME, isolation_level=None, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self._migrate()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(root / DB_NAME, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:  # (nothing was written to it)
+            raise BadInput(f"{root / DB_NAME} is not a dfsbench store that can be opened: {exc}",
+                           hint="it is left as it is; give another --results directory, or restore "
+                                "that file from a copy") from None
+        except OSError as exc:
+            raise BadInput(f"cannot use --results {root}: {exc.strerror}",
+                           hint="give a directory this user can write") from None
 
     def _migrate(self) -> None:
         self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

@@ -160,3 +160,30 @@ def test_a_fault_is_checked_and_needs_an_environment_that_can_do_it():
                     "workloads": [{"name": "largefile", "fault": {"action": "explode", "after_s": 1}}]})
     with pytest.raises(BadInput):  # a backend takes no fault
         build_plan({"environment": "docker", "backends": [{"name": "cephfs", "fault": fault}]})
+
+
+def test_a_yaml_bomb_hidden_in_a_valid_key_is_refused_at_once(tmp_path):
+    import time
+
+    from harness.config import plan_from_file
+
+    levels = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 9):
+        levels.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]")
+    config = tmp_path / "bomb.yaml"
+    config.write_text("\n".join(levels) + "\nbackends: [{name: glusterfs, options: {volume_options: {k: *a8}}}]\n")
+    t0 = time.monotonic()
+    with pytest.raises(BadInput, match="expands to more than 100,000 values"):
+        plan_from_file(config)
+    assert time.monotonic() - t0 < 10
+
+
+def test_a_corrupt_store_is_refused_and_left_as_it_is(tmp_path):
+    from harness.store import Store
+
+    db = tmp_path / "dfsbench.sqlite"
+    db.write_bytes(b"\x13not a database at all" * 200)
+    before = db.read_bytes()
+    with pytest.raises(BadInput, match="is not a dfsbench store"):
+        Store(tmp_path)
+    assert db.read_bytes() == before
