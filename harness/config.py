@@ -249,7 +249,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     backends = []
     seen = set()
     for i, spec in enumerate(config.backends):
-        cls = registry.load("backend", spec.name)
+        cls = _plugin("backend", spec.name, f"backends[{i}].name")
         if (spec.name, spec.variant) in seen:
             raise BadInput(f"backends[{i}]: {spec.name} variant '{spec.variant}' is listed twice",
                            hint="give each configuration of a backend its own variant name")
@@ -270,7 +270,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                  if registry.load("workload", n).accepts & kinds]
     workloads = []
     for i, spec in enumerate(specs):
-        wcls = registry.load("workload", spec.name)
+        wcls = _plugin("workload", spec.name, f"workloads[{i}].name")
         if not wcls.accepts & kinds:
             raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(wcls.accepts)} targets, "
                            f"and none of the backends provides one")
@@ -296,8 +296,16 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     return Plan(config, environment, backends, workloads, source)
 
 
+def _plugin(kind: str, name: str, where: str) -> Any:
+    """The plugin a config names, or an error that says which key named the unknown one."""
+    try:
+        return registry.load(kind, name)
+    except BadInput as exc:
+        raise BadInput(f"{where}: {exc.message}", exc.hint) from None
+
+
 def _environment(config: Config) -> Environment:
-    env_cls = registry.load("environment", config.environment.kind)
+    env_cls = _plugin("environment", config.environment.kind, "environment.kind")
     try:
         return env_cls(env_cls.Options.model_validate(config.environment.options))
     except ValidationError as exc:
