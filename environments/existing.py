@@ -33,24 +33,12 @@ from harness.contracts import Backend, Cluster, Environment, LabStatus, Options,
 from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host
 from harness.ledger import Ledger
-from harness.secret import Expanded, expand, keyring_keys, remember
+from harness.secret import Expanded, SecretReference, expand, is_reference, keyring_keys, remember
 from harness.services import CephService, GlusterService
 
 
 def default_workdir() -> Path:
     return Path(os.environ.get("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"))
-
-
-def _is_reference(value: str | None) -> bool:
-    return bool(value) and (re.fullmatch(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", value or "") is not None
-                            or (value or "").startswith("file:"))
-
-
-def _secret_reference(value: str | None) -> str | None:
-    """Check a secret can be read now (and hide it from all output), keep how it was given."""
-    if value is not None:
-        remember(expand(value))
-    return value
 
 
 class ClientHost(Options):
@@ -60,18 +48,13 @@ class ClientHost(Options):
     user: Expanded = "root"
     port: int = Field(22, ge=1, le=65535)
     key: Expanded | None = Field(None, description="a private key file of this machine")
-    password: str | None = Field(None, description="the password (better ${NAME} or file:PATH)")
+    password: SecretReference | None = Field(None, description="the password (better ${NAME} or file:PATH)")
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="how tables name it "
                              "(default: its address)")
     host_keys: Literal["accept-new", "known"] = Field(
         "accept-new", description="accept-new: trust a host key not seen before (as OpenSSH's "
         "StrictHostKeyChecking=accept-new); known: only hosts in ~/.ssh/known_hosts")
     sudo: bool = Field(False, description="run every command with 'sudo -n' (a user other than root)")
-
-    @field_validator("password")
-    @classmethod
-    def _password(cls, v: str | None) -> str | None:
-        return _secret_reference(v)
 
     @model_validator(mode="after")
     def _auth(self) -> ClientHost:
@@ -95,16 +78,11 @@ class CephSpec(Options):
     client: str = Field("admin", pattern=r"^[A-Za-z0-9_.-]+$", description="the client name (client.NAME)")
     keyring: Expanded | None = Field(None, description="keyring file on every client host (default "
                                      "/etc/ceph/ceph.client.NAME.keyring)")
-    key: str | None = Field(None, description="the client's key itself (better ${NAME} or "
+    key: SecretReference | None = Field(None, description="the client's key itself (better ${NAME} or "
                             "file:PATH): dfsbench writes a keyring of mode 0600 on each client host")
     fs_name: str = Field("cephfs", pattern=r"^[A-Za-z0-9_.-]+$")
     mounted: Path | None = Field(None, description="CephFS is already mounted here on every client "
                                  "host: use it as it is")
-
-    @field_validator("key")
-    @classmethod
-    def _key(cls, v: str | None) -> str | None:
-        return _secret_reference(v)
 
     @model_validator(mode="after")
     def _one_way(self) -> CephSpec:
@@ -320,7 +298,7 @@ class ExistingEnvironment(Environment):
         for c in self.options.clients:
             label = c.name or c.host
             references[label] = c.password
-            if c.password is not None and not _is_reference(c.password):
+            if c.password is not None and not is_reference(c.password):
                 name = "DFSBENCH_SSH_PASSWORD_" + re.sub(r"\W", "_", label).upper()
                 os.environ[name] = expand(c.password)
                 references[label] = "${" + name + "}"

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ValidationInfo
+from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
 SHOWN = "[secret]"
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -95,13 +95,19 @@ def _expanded(value: Any, info: ValidationInfo) -> Any:
     return value
 
 
-def _secret(value: Any, info: ValidationInfo) -> Any:
+def _kept(value: Any, info: ValidationInfo) -> Any:
     if isinstance(value, str):
-        return remember(expand(value))
+        remember(expand(value))  # readable now, and hidden from everything written from now on
     return value
+
+
+def is_reference(value: str | None) -> bool:
+    """Whether a secret is given as ``${NAME}`` or ``file:PATH`` rather than written out."""
+    return bool(value) and (_REFERENCE.fullmatch(value or "") is not None or (value or "").startswith("file:"))
 
 
 # a config value that may come from ${ENV} or file:PATH
 Expanded = Annotated[str, BeforeValidator(_expanded)]
-# the same, and a secret: never written anywhere
-Secret = Annotated[str, BeforeValidator(_secret)]
+# a secret, kept as the config wrote it (a reference, or the value itself), checked that it
+# can be read and hidden from all output; expand() gives its value where it is needed
+SecretReference = Annotated[str, AfterValidator(_kept)]
