@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from backends.gluster_client import HONEST_OPTIONS, GlusterCli, Layout, volume_status
-from harness import proc
+from harness import proc, signals
 from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
 from harness.hosts import Host
@@ -253,7 +253,8 @@ class DockerEnvironment(Environment):
             bringup = LabBringUp(self.options, ledger, lab, image.tag, services or {"ceph", "gluster"}, note)
             facts = bringup.run()
         except BaseException:
-            problems = self.stop()
+            with signals.shielded():
+                problems = self.stop()
             if problems:
                 note("undoing the partial lab left: " + "; ".join(problems))
             raise

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from harness import signals
 from harness.contracts import Backend, Cluster, Environment, LabStatus, Options, ServiceHealth, Workload
 from harness.errors import BadInput, DfsbenchError
 from harness.hosts import LOCAL, Host
@@ -215,7 +216,8 @@ class ExistingEnvironment(Environment):
             return self._start(ledger, services or {s for s in ("ceph", "gluster")
                                                     if getattr(self.options, s) is not None}, note)
         except BaseException:
-            self.stop()
+            with signals.shielded():
+                self.stop()
             raise
 
     def _start(self, ledger: Ledger, services: set[str], note: Callable[[str], None]) -> Cluster:

@@ -21,6 +21,7 @@ from pydantic import Field
 from environments.ceph import CephLab, MonSession, health_ok
 from environments.gluster import GlusterCli, GlusterLab, volume_status
 from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
+from harness import signals
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger, read_mounts
 from harness.services import service_from_dict
@@ -129,13 +130,16 @@ class LocalEnvironment(Environment):
                 progress(f"{name} ready in {timings[name]:.1f} s")
             return info
 
+        pool = ThreadPoolExecutor(max_workers=len(jobs) or 1)
         try:
-            with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
-                futures = {name: pool.submit(timed, name) for name in jobs}
-                infos = {name: f.result() for name, f in futures.items()}
+            futures = {name: pool.submit(timed, name) for name in jobs}
+            infos = {name: f.result() for name, f in futures.items()}
         except BaseException:
-            ledger.undo(grace_cap=TEARDOWN_GRACE)
+            with signals.shielded():
+                pool.shutdown()  # after an interrupt, the other one stops at its next command
+                ledger.undo(grace_cap=TEARDOWN_GRACE)
             raise
+        pool.shutdown()
         ledger.data["services"] = {name: info.to_dict() for name, info in infos.items()}
         ledger.data["timings"] = timings
         ledger.save()

@@ -84,9 +84,9 @@ class Node(RemoteHost):
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
                  env: Mapping[str, str] | None = None, cwd: Path | None = None,
                  grace: float = 5.0) -> proc.ToolRun:
-        inner = ["timeout", "-k", f"{grace:g}s", f"{deadline:g}s", *map(str, argv)]
-        result = proc.run_tool(self.wrap(inner, env, cwd), deadline=deadline + grace + 30, output=output,
-                               grace=grace)
+        with self.running_tool(argv, deadline, grace) as inner:
+            result = proc.run_tool(self.wrap(inner, env, cwd), deadline=deadline + grace + 30, output=output,
+                                   grace=grace)
         if result.returncode in TIMED_OUT:
             result.returncode = None  # killed at its deadline, in the container
         result.argv = [str(a) for a in argv]

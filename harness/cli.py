@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from harness import registry
+from harness import registry, signals
 from harness.config import plan_from_file
 from harness.errors import BadInput, DfsbenchError
 
@@ -92,13 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _terminate(signum: int, frame: object) -> None:
-    # SIGTERM (e.g. a CI time limit) unwinds like Ctrl-C, so labs and mounts are undone
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM (e.g. a CI time limit) unwinds like Ctrl-C, so labs and mounts are undone
+    signals.install()
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -112,9 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     except DfsbenchError as exc:
         print(f"dfsbench: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("dfsbench: interrupted; everything measured so far is stored", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"dfsbench: interrupted ({exc}); nothing it created is left running, and everything "
+              "measured is stored", file=sys.stderr)
+        return exc.exit_code if isinstance(exc, signals.Interrupted) else 130
     except sqlite3.DatabaseError as exc:  # a store damaged past its header
         print(f"dfsbench: error: the results store cannot be read: {exc}\n  hint: it is left as it "
               "is; restore it from a copy, or give another --results directory", file=sys.stderr)
@@ -187,13 +183,14 @@ def cmd_lab(args: argparse.Namespace) -> int:
                 if not env.client_nodes:
                     _attach_all(plan, cluster, progress)
             except BaseException:
-                env.stop()  # half a lab is no lab: undo everything, then report why
+                with signals.shielded():
+                    env.stop()  # half a lab is no lab: undo everything, then report why
                 raise
         _print_status(env.status())
         return 0
     env = environment_from_file(args.config, args.env)
     if args.action == "down":
-        with progress.step(f"lab down ({env.name}) in {env.where}"):
+        with progress.step(f"lab down ({env.name}) in {env.where}"), signals.shielded():
             problems = env.stop()
         if problems:
             raise DfsbenchError("some lab resources could not be removed:\n  " + "\n  ".join(problems),

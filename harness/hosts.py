@@ -18,14 +18,15 @@ import subprocess
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import proc
+from harness import proc, signals
 from harness.errors import DfsbenchError, Hung
-from harness.ledger import Ledger, read_mounts
+from harness.ledger import Ledger, read_mounts, tool_started
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,9 @@ class LocalHost(Host):
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
                  env: Mapping[str, str] | None = None, cwd: Path | None = None,
                  grace: float = 5.0) -> proc.ToolRun:
-        return proc.run_tool(argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace)
+        what = f"{os.path.basename(str(argv[0]))} (a measuring tool)"
+        return proc.run_tool(argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace,
+                             started=lambda pid: tool_started(what, pid=pid))
 
     def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
         return [str(a) for a in argv]
@@ -370,6 +373,36 @@ class RemoteHost(Host):
         pidfile = self.new_pidfile()
         ledger.command(self.wrap(["sh", "-c", stop_script(pidfile, grace)]), f"{what} on {self.name}")
         return self.spawn(argv, log, pidfile).died
+
+    def timed(self, argv: Sequence[str | os.PathLike[str]], deadline: float, grace: float) -> tuple[list[str], str]:
+        """``argv`` under coreutils ``timeout`` (killed where it runs past ``deadline``),
+        and the pid file on the host that names it while it runs (see :meth:`abandon`)."""
+        pidfile = self.new_pidfile()
+        script = f'echo $$ > {pidfile}; exec timeout -k {grace:g}s {deadline:g}s "$@"'
+        return ["sh", "-c", script, "sh", *map(str, argv)], pidfile
+
+    @contextmanager
+    def running_tool(self, argv: Sequence[str | os.PathLike[str]], deadline: float,
+                     grace: float) -> Iterator[list[str]]:
+        """``argv`` made :meth:`timed`, for the block that runs it: recorded in the run's
+        ledger while it runs (a dfsbench killed with -9 leaves it to ``lab down``), and
+        stopped on the host if the block is left by an interrupt."""
+        inner, pidfile = self.timed(argv, deadline, grace)
+        ended = tool_started(f"{os.path.basename(str(argv[0]))} on {self.name}",
+                             stop=self.wrap(["sh", "-c", stop_script(pidfile, grace)]))
+        try:
+            yield inner
+        except BaseException:
+            self.abandon(pidfile, grace)
+            raise
+        finally:
+            ended()
+
+    def abandon(self, pidfile: str, grace: float) -> None:
+        """Stop a tool of :meth:`timed` that this side gave up on (an interrupted run):
+        ending the local command that started it would leave it running on the host."""
+        with signals.shielded():
+            self.run(["sh", "-c", stop_script(pidfile, grace)], check=False, timeout=grace + 30)
 
     def record_mount(self, ledger: Ledger, path: Path) -> None:
         point = shlex.quote(str(path))

@@ -14,7 +14,7 @@ import threading
 import uuid
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,13 +46,14 @@ class Ledger:
             tmp.write_text(json.dumps({"entries": self.entries, "data": self.data}, indent=1))
             os.replace(tmp, self.path)
 
-    def _add(self, entry: dict[str, Any]) -> None:
+    def _add(self, entry: dict[str, Any]) -> str:
         entry["id"] = uuid.uuid4().hex[:12]
         with self._lock:
             self.entries.append(entry)
         for found in getattr(self._thread, "captures", []):
             found.add(entry["id"])
         self.save()
+        return str(entry["id"])
 
     @contextmanager
     def capture(self) -> Iterator[set[str]]:
@@ -75,14 +76,17 @@ class Ledger:
         with self._lock:
             return frozenset(e["id"] for e in self.entries)
 
-    def process(self, pid: int, name: str, grace: float = 10.0, stage: int = 0) -> proc.ProcessId:
+    def process(self, pid: int, name: str, grace: float = 10.0, stage: int = 0,
+                when: str = "processes") -> proc.ProcessId:
         """A process we started. On undo, lower stages stop first (all of one stage at
-        once): e.g. OSDs (0) before the monitor (1) they report their shutdown to."""
+        once): e.g. OSDs (0) before the monitor (1) they report their shutdown to. A
+        process ``when="first"`` (a measuring tool) stops before anything else is undone."""
+        assert when in ("first", "processes"), when
         ident = proc.ProcessId.of(pid)
         if ident is None:
             raise ProcessLookupError(f"{name} (pid {pid}) exited right after it started")
         self._add({"kind": "process", "pid": pid, "start": ident.start_ticks, "name": name,
-                   "grace": grace, "stage": stage})
+                   "grace": grace, "stage": stage, "when": when})
         return ident
 
     def mount(self, path: Path) -> None:
@@ -150,6 +154,11 @@ class Ledger:
         def when(e: dict[str, Any]) -> str:
             return str(e.get("when", "cluster"))
 
+        tools = [e for e in each("process") if e.get("when") == "first"]
+        for e in tools:
+            if proc.stop([(proc.ProcessId(e["pid"], e["start"]), e.get("grace", 2.0))]):
+                problems.append(f"process {e['name']} (pid {e['pid']}) would not stop")
+                remaining.append(e)
         for entry in [e for e in newest_first if e["kind"] == "command" and when(e) == "first"]:
             problem = _attempt(entry)
             if problem:
@@ -166,7 +175,7 @@ class Ledger:
             if problem:
                 problems.append(problem)
                 remaining.append(entry)
-        processes = each("process")
+        processes = [e for e in each("process") if e.get("when") != "first"]
         for stage in sorted({e.get("stage", 0) for e in processes}):
             batch = [e for e in processes if e.get("stage", 0) == stage]
             idents = {id(e): proc.ProcessId(e["pid"], e["start"]) for e in batch}
@@ -188,6 +197,41 @@ class Ledger:
         elif self.path.exists():
             self.path.unlink()
         return problems
+
+
+_tools: Ledger | None = None
+
+
+@contextmanager
+def recording_tools(ledger: Ledger) -> Iterator[None]:
+    """While the block runs, every measuring tool started (:func:`tool_started`) is in
+    ``ledger`` until it ends: a dfsbench killed with -9 leaves none running past
+    ``dfsbench lab down``."""
+    global _tools
+    before, _tools = _tools, ledger
+    try:
+        yield
+    finally:
+        _tools = before
+
+
+def tool_started(what: str, pid: int | None = None, stop: list[str] | None = None) -> Callable[[], None]:
+    """Record a running tool, by its ``pid`` here or by the ``stop`` command that ends it
+    on another host, in the ledger of :func:`recording_tools` (if any). Returns what to
+    call once it ended."""
+    ledger = _tools
+    if ledger is None:
+        return lambda: None
+    if pid is not None:
+        ident = proc.ProcessId.of(pid)
+        if ident is None:  # it ended already
+            return lambda: None
+        entry = ledger._add({"kind": "process", "pid": pid, "start": ident.start_ticks, "name": what,
+                             "grace": 2.0, "stage": 0, "when": "first"})
+    else:
+        assert stop is not None
+        entry = ledger.command(stop, what, when="first")
+    return lambda: ledger.forget(frozenset({entry}))
 
 
 def _attempt(entry: dict[str, Any]) -> str | None:

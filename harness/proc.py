@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from harness import signals
 from harness.errors import DfsbenchError, NotReady, ToolError
 from harness.secret import redact_file
 
@@ -37,12 +38,16 @@ def require_tool(name: str, package: str) -> str:
 def run(argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120.0, check: bool = True,
         env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
         input: str | None = None, hint: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run a command to completion; a failure raises :class:`ToolError` with output tails."""
+    """Run a command to completion; a failure raises :class:`ToolError` with output tails.
+
+    The command gets a process group of its own, so a Ctrl-C at the terminal reaches
+    dfsbench alone, which decides: a command of a teardown runs on to its end."""
+    signals.check()
     cmd = [str(a) for a in argv]
     full_env = None if env is None else {**os.environ, **env}
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              env=full_env, cwd=cwd, input=input,
+                              env=full_env, cwd=cwd, input=input, process_group=0,
                               stdin=None if input is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:
         raise DfsbenchError(f"cannot run {cmd[0]}: not found", hint=hint) from exc
@@ -110,6 +115,7 @@ def stop(procs: list[tuple[ProcessId, float]]) -> list[ProcessId]:
     live = [(p, grace) for p, grace in procs if p.alive()]
     for p, _ in live:
         _signal(p.pid, signal.SIGTERM)
+        _signal(p.pid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once it runs
     killed: set[ProcessId] = set()
     deadline = start + max((g for _, g in live), default=0) + 5
     while live and time.monotonic() < deadline:
@@ -175,6 +181,7 @@ def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
     start = time.monotonic()
     last: object = ""
     while True:
+        signals.check()
         try:
             ready, state = check()
             last = state
@@ -225,11 +232,12 @@ class ToolRun:
 
 def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
              env: Mapping[str, str] | None = None, cwd: Path | None = None,
-             grace: float = 5.0) -> ToolRun:
+             grace: float = 5.0, started: Callable[[int], Callable[[], None]] | None = None) -> ToolRun:
     """Run a measuring tool in its own process group, stdout into ``output`` (kept as the
     raw record), stderr next to it. Past ``deadline`` seconds the whole group gets SIGTERM,
     then SIGKILL after ``grace``: a hung tool (iozone -I on a stuck client) is recorded
-    with its partial output instead of stopping the run."""
+    with its partial output instead of stopping the run. ``started`` is told the tool's
+    pid and returns what to call when it ended (see :func:`harness.ledger.tool_started`)."""
     cmd = [str(a) for a in argv]
     output.parent.mkdir(parents=True, exist_ok=True)
     err_path = output.with_name(output.name + ".stderr")
@@ -243,24 +251,40 @@ def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output:
                                      env=None if env is None else {**os.environ, **env})
         except FileNotFoundError as exc:
             raise DfsbenchError(f"cannot run {cmd[0]}: not found") from exc
+        ended = started(child.pid) if started is not None else None
         try:
-            returncode: int | None = child.wait(timeout=deadline)
-        except subprocess.TimeoutExpired:
-            returncode = None
-            _kill_group(child, grace)
+            returncode = _wait(child, start + deadline)
+            if returncode is None:
+                _kill_group(child, grace)
         except BaseException:  # Ctrl-C: take the tool down with us
             _kill_group(child, grace)
             raise
+        finally:
+            if ended is not None:
+                ended()
     redact_file(output)
     redact_file(err_path)
     return ToolRun(cmd, returncode, output.read_text(errors="replace"),
                    err_path.read_text(errors="replace"), time.monotonic() - start)
 
 
+def _wait(child: subprocess.Popen[bytes], until: float) -> int | None:
+    """The child's exit code, or None at ``until`` (monotonic); a worker thread meets an
+    interrupt of the run here (:func:`signals.check`) within half a second."""
+    while True:
+        signals.check()
+        try:
+            return child.wait(timeout=max(0.0, min(0.5, until - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= until:
+                return None
+
+
 def _kill_group(child: subprocess.Popen[bytes], grace: float) -> None:
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
         try:
             os.killpg(child.pid, sig)
+            os.killpg(child.pid, signal.SIGCONT)  # (a stopped tool only dies of SIGKILL)
         except ProcessLookupError:
             return
         try:

@@ -6,16 +6,17 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, faults, resources, together
+from harness import __version__, faults, resources, signals, together
 from harness.config import Plan
 from harness.contracts import Backend, Cluster, Target, Workload
 from harness.errors import BadInput, DfsbenchError, Hung
 from harness.hosts import LOCAL, Host
+from harness.ledger import recording_tools
 from harness.progress import Progress
 from harness.records import Measurement, describe_cell
 from harness.store import Store, new_run_id
@@ -101,7 +102,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
     ok = True
     status = "failed"
     try:
-        with ExitStack() as stack:
+        with signals.Teardown() as stack:
             services = ", ".join(sorted(plan.services())) or "no services"
             with progress.step(f"environment '{plan.environment.name}' up ({services})"):
                 cluster = stack.enter_context(plan.environment.up(plan.services(), progress.note))
@@ -125,6 +126,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                     progress.note(f"  could not undo: {problem}")
 
             stack.callback(undo_run_files)
+            stack.enter_context(recording_tools(cluster.ledger))
             for rep in range(plan.config.repeat):
                 for backend in order_for(plan.backends, rep):
                     try:
@@ -152,7 +154,7 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                  backend: Backend, cluster: Any, workdir: Path) -> bool:
     ok = True
     tag = f"{backend.name}-{backend.variant}"
-    with ExitStack() as stack:
+    with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")

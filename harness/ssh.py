@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import proc
+from harness import proc, signals
 from harness.errors import BadInput, DfsbenchError, ToolError
 from harness.hosts import RemoteHost
 from harness.ledger import Ledger
@@ -136,6 +136,7 @@ class SshHost(RemoteHost):
                     return channel.recv_exit_status()
                 if time.monotonic() > deadline:
                     return None
+                signals.check()
                 if not got:  # wake on the channel's next event (data or exit), not on a timer
                     select.select([channel], [], [], 0.05)
         finally:
@@ -168,9 +169,9 @@ class SshHost(RemoteHost):
         output.parent.mkdir(parents=True, exist_ok=True)
         err_path = output.with_name(output.name + ".stderr")
         output.with_name(output.name + ".argv").write_text(json.dumps([f"{self.name}:", *words]) + "\n")
-        inner = ["timeout", "-k", f"{grace:g}s", f"{deadline:g}s", *words]
         start = time.monotonic()
-        with open(output, "wb") as out, open(err_path, "wb") as err:
+        with open(output, "wb") as out, open(err_path, "wb") as err, \
+                self.running_tool(words, deadline, grace) as inner:
             def sink(o: bytes, e: bytes) -> None:
                 out.write(o)
                 err.write(e)

@@ -1,0 +1,218 @@
+"""The fault matrix: a real local-lab run stopped by SIGINT (Ctrl-C: the whole process
+group) or SIGTERM at each stage, and killed with -9 (then 'lab down'). After each: no
+process, mount, loop device or lab directory of the run is left, and the store opens
+with every measurement made before the signal. Needs root."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from harness import proc
+from harness.ledger import Ledger, mount_points
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, drop_caches)"),
+]
+
+CONFIG = """\
+backends:
+  - name: glusterfs
+    variant: disperse
+    options: {layout: disperse}
+  - cephfs
+workloads:
+  - name: largefile
+    options: {sizes: [32MiB]}
+  - name: smallfile
+    options: {files: [1000], file_size: 4KiB, threads: 2}
+  - name: fio
+    options: {size: 16MiB, runtime_s: 6, profiles: [{name: rr, rw: randread, bs: 4k, iodepth: 4}]}
+"""
+
+
+@dataclass
+class Watched:
+    """A run of ``dfsbench run`` in its own process group, its progress read as it comes;
+    every process its lab's ledger ever named, and the measurements stored when the signal
+    went."""
+
+    lab: Path
+    results: Path
+    child: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+    processes: set[proc.ProcessId] = field(default_factory=set)
+    before: list[tuple] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def read(self) -> None:
+        assert self.child.stderr is not None
+        for line in self.child.stderr:
+            self.lines.append(line)
+            self.note_processes()
+        self.done.set()
+
+    def note_processes(self) -> None:
+        try:
+            entries = json.loads((self.lab / "ledger.json").read_text())["entries"]
+        except (OSError, ValueError, KeyError):
+            return
+        self.processes |= {proc.ProcessId(e["pid"], e["start"]) for e in entries if e["kind"] == "process"}
+
+    def wait_for_line(self, text: str, timeout: float = 180) -> None:
+        end = time.monotonic() + timeout
+        seen = 0
+        while time.monotonic() < end:
+            while seen < len(self.lines):
+                if text in self.lines[seen]:
+                    return
+                seen += 1
+            assert not self.done.is_set(), f"the run ended before '{text}':\n{''.join(self.lines)}"
+            self.note_processes()
+            time.sleep(0.02)
+        raise AssertionError(f"no '{text}' within {timeout} s:\n{''.join(self.lines)}")
+
+    def stored(self) -> list[tuple]:
+        path = self.results / "dfsbench.sqlite"
+        if not path.exists():
+            return []
+        db = sqlite3.connect(path, timeout=30)
+        try:
+            return db.execute("SELECT seq, run_id, workload, test, metric, value, params, flags "
+                              "FROM measurements ORDER BY seq").fetchall()
+        finally:
+            db.close()
+
+    def send(self, sig: int) -> None:
+        self.note_processes()
+        self.before = self.stored()
+        if sig == signal.SIGINT:  # Ctrl-C at a terminal: the whole foreground process group
+            os.killpg(self.child.pid, sig)
+        else:
+            os.kill(self.child.pid, sig)
+
+
+@pytest.fixture
+def started(tmp_path):
+    """Starts the run; whatever the test found, nothing of it outlives the test."""
+    runs: list[Watched] = []
+
+    def go(config: str = CONFIG) -> Watched:
+        runs.append(start(tmp_path, config))
+        return runs[-1]
+
+    yield go
+    for w in runs:
+        if w.child.poll() is None:
+            w.child.kill()
+        if (w.lab / "ledger.json").exists():
+            Ledger.open(w.lab / "ledger.json").undo()
+        proc.stop([(p, 1) for p in w.processes])
+
+
+def start(tmp_path: Path, config: str = CONFIG) -> Watched:
+    (tmp_path / "run.yaml").write_text(config)
+    lab, results = tmp_path / "lab", tmp_path / "results"
+    env = {**os.environ, "DFSBENCH_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(results)}
+    child = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(tmp_path / "run.yaml")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             start_new_session=True)
+    watched = Watched(lab, results, child)
+    threading.Thread(target=watched.read, daemon=True).start()
+    return watched
+
+
+def finish(w: Watched, timeout: float = 180) -> int:
+    try:
+        code = w.child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        w.child.kill()
+        raise AssertionError(f"dfsbench did not stop within {timeout} s:\n{''.join(w.lines)}")
+    w.done.wait(10)
+    return code
+
+
+def assert_nothing_left(w: Watched) -> None:
+    deadline = time.monotonic() + 10  # a process SIGKILLed by the teardown is reaped by init
+    while any(p.alive() for p in w.processes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [p for p in w.processes if p.alive()]
+    assert not alive, f"left running: {[(p.pid, proc.cmdline(p.pid)[:3]) for p in alive]}"
+    assert w.processes, "the watcher saw no process of the lab: it cannot tell"
+    assert not [m for m in mount_points() if m.startswith(str(w.lab))], "mounts left behind"
+    assert not w.lab.exists(), "lab directory left behind"
+    loops = proc.run(["losetup", "-a"]).stdout
+    assert str(w.lab) not in loops, loops
+
+
+def assert_kept(w: Watched, status: str) -> None:
+    """The store opens; every measurement stored before the signal is there unchanged."""
+    after = w.stored()
+    assert after[:len(w.before)] == w.before
+    db = sqlite3.connect(w.results / "dfsbench.sqlite")
+    statuses = [s for (s,) in db.execute("SELECT status FROM runs")]
+    db.close()
+    assert statuses == [status], statuses
+
+
+# (what the progress says when the signal goes, seconds after, signal): each a distinct stage
+POINTS = {
+    "bring-up": ("environment 'local' up", 3.0, signal.SIGINT),
+    "attach": ("attach glusterfs/disperse", 0.0, signal.SIGTERM),
+    "tool": ("fio profile=rr on glusterfs/disperse", 2.0, signal.SIGINT),
+    "engine": ("smallfile files=1000", 0.3, signal.SIGTERM),
+    "detach": ("detaching glusterfs/disperse", 0.3, signal.SIGINT),
+    "teardown": ("tearing the environment down", 0.0, signal.SIGTERM),
+}
+
+
+@pytest.mark.parametrize("point", list(POINTS))
+def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(started, point):
+    text, delay, sig = POINTS[point]
+    w = started()
+    w.wait_for_line(text)
+    time.sleep(delay)
+    w.send(sig)
+    if point in ("bring-up", "teardown", "detach"):  # a second Ctrl-C does not abandon the undo
+        time.sleep(0.2)
+        os.killpg(w.child.pid, signal.SIGINT)
+    code = finish(w)
+    out = "".join(w.lines)
+    assert code == 128 + sig, out
+    assert "interrupted" in out
+    assert_nothing_left(w)
+    assert_kept(w, "interrupted")
+    if point in ("teardown", "detach"):  # the second signal was put off, and said so
+        assert "still undoing" in out, out
+    if point == "teardown":  # every cell was measured before it
+        assert {row[2] for row in w.before} == {"largefile", "smallfile", "fio"}
+
+
+def test_kill_9_then_lab_down_leaves_nothing(started):
+    w = started()
+    w.wait_for_line("fio profile=rr on cephfs")
+    time.sleep(2.0)
+    w.note_processes()
+    tool = [p for p in w.processes if p.alive() and proc.cmdline(p.pid)[:1] == ["fio"]]
+    assert tool, "fio is recorded in the ledger while it runs"
+    w.before = w.stored()
+    os.kill(w.child.pid, signal.SIGKILL)
+    assert finish(w) == -signal.SIGKILL
+    assert any(p.alive() for p in w.processes)  # the lab outlived the harness, as a crash leaves it
+    env = {"DFSBENCH_LAB_DIR": str(w.lab), "DFSBENCH_RESULTS": str(w.results)}
+    down = subprocess.run([sys.executable, "-m", "harness.cli", "lab", "down"], capture_output=True,
+                          text=True, env={**os.environ, **env}, timeout=300)
+    assert down.returncode == 0, down.stderr
+    assert_nothing_left(w)
+    assert_kept(w, "running")

@@ -1,0 +1,104 @@
+"""Ctrl-C and SIGTERM: a teardown runs to its end through them; other threads stop."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from harness import proc, signals
+from harness.signals import Interrupted
+
+
+@pytest.fixture(autouse=True)
+def handlers():
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signals.install()
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+    signals.cancelled.clear()
+
+
+def wait_for_signal() -> None:
+    time.sleep(0.2)  # the handler runs between bytecodes; sleep is interrupted at once
+
+
+def test_a_signal_raises_interrupted_with_the_shells_exit_code():
+    with pytest.raises(Interrupted) as caught:
+        os.kill(os.getpid(), signal.SIGTERM)
+        wait_for_signal()
+    assert caught.value.exit_code == 143
+    assert signals.cancelled.is_set()
+
+
+def test_a_shielded_block_runs_to_its_end_then_the_signal_is_raised(capsys):
+    done = []
+    with pytest.raises(Interrupted) as caught:
+        with signals.shielded():
+            os.kill(os.getpid(), signal.SIGINT)
+            wait_for_signal()
+            os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C
+            wait_for_signal()
+            done.append("all of it")
+    assert done == ["all of it"]
+    assert caught.value.exit_code == 130
+    assert "still undoing" in capsys.readouterr().err
+
+
+def test_a_teardown_undoes_everything_through_more_signals():
+    undone = []
+    with pytest.raises(Interrupted):
+        with signals.Teardown() as stack:
+            stack.callback(undone.append, "lab")
+            stack.callback(lambda: (os.kill(os.getpid(), signal.SIGINT), wait_for_signal(),
+                                    undone.append("mount")))
+            os.kill(os.getpid(), signal.SIGTERM)
+            wait_for_signal()
+            undone.append("never")
+    assert undone == ["mount", "lab"]
+
+
+def test_a_worker_thread_stops_its_tool_when_the_run_is_interrupted(tmp_path):
+    seen: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            proc.run_tool(["sleep", "60"], deadline=120, output=tmp_path / "out.txt")
+        except BaseException as exc:
+            seen.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(0.3)
+    pid = next(p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+               if proc.cmdline(p) == ["sleep", "60"] and proc.start_ticks(p) is not None)
+    sleeper = proc.ProcessId.of(pid)
+    assert sleeper is not None
+    started = time.monotonic()
+    signals.cancelled.set()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - started < 2
+    assert isinstance(seen[0], Interrupted)
+    assert not sleeper.alive()
+
+
+def test_a_worker_in_its_own_shielded_block_runs_on():
+    signals.cancelled.set()
+    ran = []
+
+    def work() -> None:
+        with signals.shielded():
+            signals.check()
+            ran.append("cleanup")
+        try:
+            signals.check()
+        except Interrupted:
+            ran.append("stopped")
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(5)
+    assert ran == ["cleanup", "stopped"]
+    signals.check()  # the main thread meets signals itself, never here
