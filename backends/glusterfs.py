@@ -70,7 +70,7 @@ class GlusterFS(Backend):
         bricks, redundancy = description.get("bricks"), description.get("redundancy")
         if description.get("volume_type") == "disperse" and bricks and redundancy:
             copies = int(bricks) / (int(bricks) - int(redundancy))
-        return SystemFacts(cls.display or cls.name, True, copies)
+        return SystemFacts(cls.display or cls.name, True, copies, stored_copies=copies)
     requires = frozenset({"gluster"})
     tools = (("glusterfs", "glusterfs-client"),)
     Options = GlusterOptions

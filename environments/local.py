@@ -93,7 +93,7 @@ class LocalEnvironment(Environment):
                                 f"this run needs {sorted(services)}",
                                 hint="run 'dfsbench lab down' and let the run start its own lab")
         typed = {name: service_from_dict(name, d) for name, d in ledger.data["services"].items()}
-        return Cluster("local", typed, ledger, self.lab_dir, reused=True)
+        return Cluster("local", typed, ledger, self.lab_dir, reused=True, shared_disk=self.lab_dir)
 
     def start(self, services: set[str],
               progress: Callable[[str], None] | None = None) -> Cluster:
@@ -143,7 +143,7 @@ class LocalEnvironment(Environment):
         ledger.data["services"] = {name: info.to_dict() for name, info in infos.items()}
         ledger.data["timings"] = timings
         ledger.save()
-        return Cluster("local", infos, ledger, self.lab_dir)
+        return Cluster("local", infos, ledger, self.lab_dir, shared_disk=self.lab_dir)
 
     def stop(self) -> list[str]:
         ledger = self.existing()

@@ -44,7 +44,7 @@ class Catalogue:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = Store(self.root)
+            self._store = Store(self.root, readonly=True)
         return self._store
 
     def resolve(self, ref: str) -> str:

@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)
     run.add_argument("--label", help="a name for the run")
+    run.add_argument("--resume", metavar="RUN",
+                     help="go on with a stored run that was interrupted, crashed or had failures: "
+                          "only its missing and failed cells run, in that run; give the config and "
+                          "options it was started with")
     run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
 
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
@@ -154,8 +158,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     plan = plan_from_file(args.config, overrides)
     store = _store(args)
+    resume = _catalogue(args).resolve(args.resume) if args.resume else None
     progress = Progress()
-    run_id, ok = execute(plan, store, progress, label=args.label)
+    run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
     print(_render(_catalogue(args), [run_id], args.format))
     if args.format == "table":
         print(f"run id: {run_id}")

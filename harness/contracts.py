@@ -35,6 +35,7 @@ class SystemFacts:
     network: bool = False
     write_copies: float = 1.0
     control: bool = False
+    stored_copies: float = 1.0  # bytes kept per byte written (replicas; (k+m)/k for disperse)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,9 @@ class Cluster:
     faults: Faults | None = None  # what it can do to its storage nodes (see harness.faults)
     # per client host (by label): kernel, CPUs, memory, clock offset — stored with each target
     hosts_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # a directory of this host on the file system that holds every copy of every system's
+    # data (a local lab's OSDs and bricks): what a cell writes must fit there, times replicas
+    shared_disk: Path | None = None
 
     def service(self, name: str, kind: type[S], backend: str) -> S:
         """The service a backend needs, or an error saying this environment lacks it."""
@@ -376,7 +380,8 @@ class Backend(ABC):
     def facts(cls, description: dict[str, Any]) -> SystemFacts:
         """The facts of one attached target, from its stored description (so stored and
         imported runs get them too). Override where they depend on the topology."""
-        return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control)
+        return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control,
+                           float(description.get("replicas") or 1))
 
     def creates(self) -> str:
         """What this backend, so configured, creates in the cluster for its attachment (e.g.

@@ -29,6 +29,11 @@ class BadInput(DfsbenchError):
     exit_code = 2
 
 
+class StoreUnwritable(BadInput):
+    """The results store cannot take what a run measures (read-only, full, or damaged):
+    the run stops; what it stored before stays. Exit code 2."""
+
+
 class ToolError(DfsbenchError):
     """An external program failed. Carries argv, exit code and the tails of its output."""
 

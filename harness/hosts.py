@@ -194,10 +194,42 @@ class Host(ABC):
     def mkdir(self, path: Path) -> None:
         self.run(["mkdir", "-p", str(path)], timeout=60)
 
+    def answers(self, path: Path, within: float = 10) -> str | None:
+        """None if the file system holding ``path`` answers (statfs) within ``within``
+        seconds; else what is wrong. A hung or stopped client blocks every operation there:
+        the probe is what waits, and is killed, not dfsbench."""
+        probe = self.run(["timeout", "-k", "2", f"{within:g}", "stat", "-f", "-c", "%T", str(path)],
+                         check=False, timeout=within + 30)
+        if probe.returncode in (124, 137, -9):  # TERM at the deadline, or KILL (of the group) after it
+            return f"did not answer within {within:g} s: its client is hung or stopped"
+        if probe.returncode != 0:
+            return f"is gone: {(probe.stderr.strip() or f'stat exits {probe.returncode}')[-300:]}"
+        return None
+
     def remove(self, *paths: Path, timeout: float = 600) -> None:
-        """rm -rf, on one file system only; what cannot be removed is an error."""
-        if paths:
-            self.run(["rm", "-rf", "--one-file-system", *map(str, paths)], timeout=timeout)
+        """rm -rf, on one file system only; what cannot be removed is an error (also a file
+        system that does not answer: its files are left to the teardown, not waited on)."""
+        if not paths:
+            return
+        wrong = self.answers(paths[0].parent)
+        if wrong:
+            raise DfsbenchError(f"{paths[0].parent} {wrong}: {', '.join(p.name for p in paths)} not removed "
+                                "(the teardown tries again)")
+        self.run(["rm", "-rf", "--one-file-system", *map(str, paths)], timeout=timeout)
+
+    @contextmanager
+    def removing(self, *paths: Path) -> Iterator[None]:
+        """``paths`` removed when the block ends. When the block failed and the removal
+        fails too (a client that hung), the block's error is the one reported."""
+        try:
+            yield
+        except BaseException:
+            try:
+                self.remove(*paths)
+            except DfsbenchError:
+                pass
+            raise
+        self.remove(*paths)
 
     def write_text(self, path: Path, text: str) -> None:
         self.run(["sh", "-c", 'cat > "$1"', "sh", str(path)], input=text, timeout=60)

@@ -130,14 +130,19 @@ class Ledger:
                 out.append((e["name"], ident, ident.alive()))
         return out
 
-    def undo(self, only: frozenset[str] | None = None, grace_cap: float | None = None) -> list[str]:
+    def undo(self, only: frozenset[str] | None = None, grace_cap: float | None = None,
+             daemons_first: bool = False) -> list[str]:
         """Undo every entry. Returns problems met (empty when all went well).
 
-        Commands marked ``first`` go first; then mounts and loop devices, newest first (a file system on a loop device on a
-        file in a FUSE mount comes apart in that order; a busy FUSE mount blocks its
-        daemon), then all processes at once (SIGTERM together, so their shutdowns overlap), then files. Each
-        step is attempted even if an earlier one failed; what was undone leaves the
-        ledger, so undo can be run again after fixing a problem.
+        Running tools stop first, then commands marked ``first``; then mounts and loop
+        devices, newest first (a file system on a loop device on a file in a FUSE mount
+        comes apart in that order; a busy FUSE mount blocks its daemon), then commands
+        inside clusters, then all processes at once (SIGTERM together, so their shutdowns
+        overlap), then files. ``daemons_first``: processes (and the commands that stop them
+        elsewhere) before the mounts — for a FUSE client that hung, whose mount cannot be
+        unmounted while it is stopped and comes apart at once when it is gone. Each step is
+        attempted even if an earlier one failed; what was undone leaves the ledger, so undo
+        can be run again after fixing a problem.
 
         ``grace_cap`` shortens every process's grace between SIGTERM and SIGKILL: for a
         lab that goes away whole, whose data is deleted next, an orderly shutdown (an OSD
@@ -148,48 +153,43 @@ class Ledger:
         chosen = [e for e in self.entries if only is None or e["id"] in only]
         newest_first = list(reversed(chosen))
 
-        def each(kind: str) -> list[dict[str, Any]]:
-            return [e for e in newest_first if e["kind"] == kind]
-
         def when(e: dict[str, Any]) -> str:
             return str(e.get("when", "cluster"))
 
-        tools = [e for e in each("process") if e.get("when") == "first"]
-        for e in tools:
-            if proc.stop([(proc.ProcessId(e["pid"], e["start"]), e.get("grace", 2.0))]):
-                problems.append(f"process {e['name']} (pid {e['pid']}) would not stop")
-                remaining.append(e)
-        for entry in [e for e in newest_first if e["kind"] == "command" and when(e) == "first"]:
-            problem = _attempt(entry)
-            if problem:
-                problems.append(problem)
-                remaining.append(entry)
-        for entry in [e for e in newest_first if e["kind"] in ("mount", "loop") or
-                      (e["kind"] == "command" and when(e) == "unmount")]:
-            problem = _attempt(entry)
-            if problem:
-                problems.append(problem)
-                remaining.append(entry)
-        for entry in [e for e in each("command") if when(e) == "cluster"]:
-            problem = _attempt(entry)
-            if problem:
-                problems.append(problem)
-                remaining.append(entry)
-        processes = [e for e in each("process") if e.get("when") != "first"]
-        for stage in sorted({e.get("stage", 0) for e in processes}):
-            batch = [e for e in processes if e.get("stage", 0) == stage]
-            idents = {id(e): proc.ProcessId(e["pid"], e["start"]) for e in batch}
-            graces = [min(e.get("grace", 10.0), grace_cap if grace_cap is not None else 1e9) for e in batch]
-            stuck = set(proc.stop([(idents[id(e)], g) for e, g in zip(batch, graces)]))
-            for e in batch:
-                if idents[id(e)] in stuck:
-                    problems.append(f"process {e['name']} (pid {e['pid']}) would not stop")
-                    remaining.append(e)
-        for entry in each("tree"):
-            problem = _attempt(entry)
-            if problem:
-                problems.append(problem)
-                remaining.append(entry)
+        def attempt(entries: list[dict[str, Any]]) -> None:
+            for entry in entries:
+                problem = _attempt(entry)
+                if problem:
+                    problems.append(problem)
+                    remaining.append(entry)
+
+        def stop(entries: list[dict[str, Any]], cap: float | None) -> None:
+            for stage in sorted({e.get("stage", 0) for e in entries}):
+                batch = [e for e in entries if e.get("stage", 0) == stage]
+                idents = {id(e): proc.ProcessId(e["pid"], e["start"]) for e in batch}
+                graces = [min(e.get("grace", 10.0), cap if cap is not None else 1e9) for e in batch]
+                stuck = set(proc.stop([(idents[id(e)], g) for e, g in zip(batch, graces)]))
+                for e in batch:
+                    if idents[id(e)] in stuck:
+                        problems.append(f"process {e['name']} (pid {e['pid']}) would not stop")
+                        remaining.append(e)
+
+        processes = [e for e in newest_first if e["kind"] == "process"]
+        commands = [e for e in newest_first if e["kind"] == "command"]
+
+        def mounts() -> None:
+            attempt([e for e in newest_first if e["kind"] in ("mount", "loop") or
+                     (e["kind"] == "command" and when(e) == "unmount")])
+
+        def daemons() -> None:
+            attempt([e for e in commands if when(e) == "cluster"])
+            stop([e for e in processes if e.get("when") != "first"], grace_cap)
+
+        stop([e for e in processes if e.get("when") == "first"], 2.0)  # measuring tools
+        attempt([e for e in commands if when(e) == "first"])
+        for step in ((daemons, mounts) if daemons_first else (mounts, daemons)):
+            step()
+        attempt([e for e in newest_first if e["kind"] == "tree"])
         self.entries = [e for e in self.entries
                         if any(e is r for r in remaining) or not any(e is c for c in chosen)]
         if self.entries or only is not None:

@@ -3,22 +3,24 @@ measurement stored the moment it exists. A failing cell is recorded and the run 
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness import __version__, faults, resources, signals, together
 from harness.config import Plan
 from harness.contracts import Backend, Cluster, Target, Workload
-from harness.errors import BadInput, DfsbenchError, Hung
+from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
 from harness.hosts import LOCAL, Host
 from harness.ledger import recording_tools
 from harness.progress import Progress
 from harness.records import Measurement, describe_cell
+from harness.secret import redact_json
 from harness.store import Store, new_run_id
 from harness.units import size
 
@@ -33,7 +35,7 @@ def host_facts() -> dict[str, Any]:
         pass
     return {"hostname": uname.node, "kernel": uname.release, "machine": uname.machine,
             "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version(),
-            "dfsbench": __version__}
+            "dfsbench": __version__, "pid": os.getpid()}
 
 
 def tool_versions(workloads: list[Any], host: Host = LOCAL) -> dict[str, str]:
@@ -75,8 +77,11 @@ def preflight(plan: Plan, hosts: tuple[Host, ...]) -> None:
                             "that need them")
 
 
-def room_for(workload: Workload, cell: dict[str, Any], target: Target) -> None:
-    """Refuse a cell that would write more than the target has free, with the figures."""
+def room_for(workload: Workload, cell: dict[str, Any], target: Target, cluster: Cluster | None = None,
+             copies: float = 1.0) -> None:
+    """Refuse a cell that would write more than the target has free, with the figures; on
+    a lab whose systems all keep their data on one disk of this host, more than that disk
+    has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep."""
     need = workload.writes(cell)
     if not need or target.kind != "path" or target.path is None:
         return
@@ -85,6 +90,41 @@ def room_for(workload: Workload, cell: dict[str, Any], target: Target) -> None:
         raise DfsbenchError(f"{workload.name} would write {size(need)} to {target.key} at "
                             f"{target.host.name}:{target.path}, which has {size(free)} free",
                             hint="free space there, or give the workload smaller sizes")
+    shared = cluster.shared_disk if cluster is not None else None
+    if shared is not None and need * copies > (disk := LOCAL.free_bytes(shared)):
+        raise DfsbenchError(f"{workload.name} would write {size(need)} to {target.key}, kept {copies:g} "
+                            f"times: {size(need * copies)} on this host's disk under {shared}, which "
+                            f"has {size(disk)} free", hint="free space there, or give the workload "
+                                                           "smaller sizes")
+
+
+def still_there(target: Target, answer_within: float = 10) -> None:
+    """Before each cell: the target's file system is still mounted, as what it was when
+    attached, and answers on every client host. A FUSE client that died leaves an empty
+    directory (writing there measures the local disk) and one that hangs blocks every
+    operation: either fails the cell at once, not each operation in it."""
+    if target.kind != "path" or target.path is None:
+        return
+    want = target.description.get("fs_type")
+    for host in target.hosts or (target.host,):
+        where = f"{target.key} at {target.path}" + ("" if host.local else f" on {host.name}")
+        wrong = host.answers(target.path, answer_within)
+        if wrong:
+            raise DfsbenchError(f"{where} {wrong}", hint="see its client's log; the other cells go on")
+        found = _mounted_as(host.mounts(), target.path)
+        if want and found != want:
+            raise DfsbenchError(f"{where} is now on a '{found}' file system, not the '{want}' it was "
+                                "attached as: its mount is gone", hint="its client died; see the client's log")
+
+
+def _mounted_as(rows: list[list[str]], path: Path) -> str | None:
+    """The type of the file system that holds ``path`` (the longest mount point above it)."""
+    best, fstype = -1, None
+    for row in rows:
+        point = row[1].rstrip("/") or "/"
+        if (str(path) == point or str(path).startswith(point.rstrip("/") + "/")) and len(point) > best:
+            best, fstype = len(point), row[2]
+    return fstype
 
 
 def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
@@ -92,13 +132,34 @@ def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
     return backends if repeat % 2 == 0 else list(reversed(backends))
 
 
-def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None) -> tuple[str, bool]:
-    """Run the plan; returns (run id, whether every cell succeeded)."""
-    run_id = new_run_id()
-    store.begin_run(run_id, plan.config.model_dump(mode="json"), plan.config_hash,
-                    {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
-    progress.note(f"run {run_id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
-                  f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+@dataclass
+class Run:
+    """What every step of one run shares: where it stores, what it shows, what is done."""
+
+    plan: Plan
+    store: Store
+    progress: Progress
+    id: str
+    done: set[str] = field(default_factory=set)  # cells that succeeded (of an earlier session)
+    raw: tuple[str, ...] = ()  # under the run's raw directory: a resumed session's own
+
+    def raw_dir(self, *parts: str) -> Path:
+        return self.store.raw_dir(self.id, *self.raw, *parts)
+
+
+def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None,
+            resume: str | None = None) -> tuple[str, bool]:
+    """Run the plan, or (``resume``: a run's id) the cells of that run that are missing
+    or failed; returns (run id, whether every cell succeeded)."""
+    store.room()
+    if resume is None:
+        run = Run(plan, store, progress, new_run_id())
+        store.begin_run(run.id, plan.config.model_dump(mode="json"), plan.config_hash,
+                        {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
+        progress.note(f"run {run.id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
+                      f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+    else:
+        run = resumable(plan, store, resume, progress)
     ok = True
     status = "failed"
     try:
@@ -114,7 +175,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             with progress.step(f"checking the tools on {len(cluster.clients)} client host(s)"):
                 preflight(plan, cluster.clients)
             before = cluster.ledger.ids()
-            workdir = cluster.workdir / "runs" / run_id
+            workdir = cluster.workdir / "runs" / "-".join((run.id, *run.raw))
             workdir.mkdir(parents=True)
             cluster.ledger.tree(workdir)
 
@@ -129,8 +190,10 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             stack.enter_context(recording_tools(cluster.ledger))
             for rep in range(plan.config.repeat):
                 for backend in order_for(plan.backends, rep):
+                    if not pending(run, backend, rep):
+                        continue
                     try:
-                        ok &= _run_backend(plan, store, progress, run_id, rep, backend, cluster, workdir)
+                        ok &= _run_backend(run, rep, backend, cluster, workdir)
                     except BadInput:  # the config names what is not there: stop, keep what was measured
                         ok = False
                         raise
@@ -139,25 +202,91 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                         progress.note(f"  {exc}")
                         store.add(Measurement("attach", "cell", "elapsed", None, "s",
                                               {"error": exc.message[:500]}, backend.name,
-                                              backend.variant, run_id, rep, ("failed",)))
+                                              backend.variant, run.id, rep, ("failed",)),
+                                  cell_key(backend, rep, "attach", {}))
         progress.note("environment down" if not cluster.reused else "lab left running")
         status = "complete" if ok else "complete-with-failures"
     except KeyboardInterrupt:
         status = "interrupted"
+        progress.note(f"run {run.id} interrupted; to run what it did not finish: "
+                      f"dfsbench run {plan.source if plan.source != 'built-in default' else ''} "
+                      f"--resume {run.id} (with the same options)".replace("  ", " "))
         raise
     finally:
-        store.finish_run(run_id, status)
-    return run_id, ok
+        try:
+            store.finish_run(run.id, status)
+        except StoreUnwritable as exc:  # (the error that stopped the run is the one to report)
+            progress.note(f"run {run.id} could not be marked {status}: {exc.message}")
+    return run.id, ok
 
 
-def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int,
-                 backend: Backend, cluster: Any, workdir: Path) -> bool:
+def cell_key(backend: Backend, rep: int, workload: str, cell: dict[str, Any]) -> str:
+    """A cell of a run, the same in every session of it (``run --resume``)."""
+    return json.dumps([backend.name, backend.variant, rep, workload, cell], sort_keys=True, default=str)
+
+
+def pending(run: Run, backend: Backend, rep: int) -> bool:
+    """Whether the backend has a cell to run in this repeat (so it is worth attaching)."""
+    return any(cell_key(backend, rep, w.name, c) not in run.done
+               for w in run.plan.workloads if w.accepts & {backend.kind} for c in w.cells())
+
+
+def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
+    """The stored run ``ref`` made ready to go on: the same config (else what changed),
+    not still running, stored with its cells; its successful cells are left alone."""
+    info = store.run(ref)
+    if info.config_hash != plan.config_hash:
+        changed = differences(info.config, redact_json(plan.config.model_dump(mode="json")))
+        raise BadInput(f"run {ref} was made with another config; a resumed run must be the same run. "
+                       f"What differs (stored → now):\n  " + "\n  ".join(changed or ["a secret's value"]),
+                       hint=f"give the config and the options (--scale, --backends, …) run {ref} was "
+                            "started with, or start a new run")
+    pid, host = info.host.get("pid"), info.host.get("hostname")
+    if info.status == "running" and isinstance(pid, int) and host == platform.node() and _alive(pid):
+        raise BadInput(f"run {ref} is still running (pid {pid})", hint="wait for it, or stop it first")
+    if not store.knows_cells(ref):
+        raise BadInput(f"run {ref} was stored by an older dfsbench that did not record its cells; "
+                       "it cannot be resumed", hint="start a new run")
+    done = store.cells_done(ref)
+    sessions = 1 + sum(1 for p in store.raw_dir(ref).glob("resume-*"))
+    store.resumed(ref)
+    progress.note(f"resuming run {ref} (was {info.status}): {len(done)} cells done are kept; "
+                  "the missing and failed ones run now")
+    return Run(plan, store, progress, ref, done, (f"resume-{sessions}",))
+
+
+def differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """``key: old → new`` for each place two JSON values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [line for key in sorted(set(old) | set(new), key=str)
+                for line in differences(old.get(key, "(absent)"), new.get(key, "(absent)"),
+                                        f"{path}.{key}" if path else str(key))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [line for i, (a, b) in enumerate(zip(old, new)) for line in differences(a, b, f"{path}[{i}]")]
+    return [] if old == new else [f"{path or '(the config)'}: {json.dumps(old)} → {json.dumps(new)}"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Path) -> bool:
     ok = True
+    plan, store, progress = run.plan, run.store, run.progress
     tag = f"{backend.name}-{backend.variant}"
     with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
+        attach = cell_key(backend, rep, "attach", {})
+        if store.supersede(run.id, attach):  # an earlier session could not attach it
+            store.cell_ended(run.id, attach, "ok")
         scratches: dict[str, Path] = {}
 
         def scratch(host: Host) -> Path:
@@ -175,28 +304,35 @@ def _run_backend(plan: Plan, store: Store, progress: Progress, run_id: str, rep:
                 described["tools_by_host"] = {h.label: tool_versions(plan.workloads, h) for h in target.hosts}
         if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
             described["client_facts"] = cluster.hosts_facts
-        store.add_target(run_id, backend.name, backend.variant, described, rep)
+        store.add_target(run.id, backend.name, backend.variant, described, rep)
         for workload in plan.workloads:
             if not workload.supports(target):
                 continue
             for cell in workload.cells():
+                key = cell_key(backend, rep, workload.name, cell)
+                if key in run.done:
+                    continue
+                if store.supersede(run.id, key):
+                    progress.note(f"  {workload.name} {describe_cell(cell)}: the records of its earlier, "
+                                  "unfinished attempt are set aside")
                 if workload.fault is None:
-                    ok &= _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload,
-                                    cell, scratch)
+                    good = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key)
                 else:
-                    ok &= _run_fault_cell(plan, store, progress, run_id, rep, backend, cluster, target,
-                                          workload, cell, scratch)
+                    good = _run_fault_cell(run, rep, backend, cluster, target, workload, cell, scratch, key)
+                store.cell_ended(run.id, key, "ok" if good else "failed")
+                ok &= good
     return ok
 
 
-def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
-              cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any],
-              scratch: Callable[[Host], Path], phase: str | None = None, flags: tuple[str, ...] = (),
+def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Target, workload: Workload,
+              cell: dict[str, Any], scratch: Callable[[Host], Path], key: str, phase: str | None = None,
+              flags: tuple[str, ...] = (),
               around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> bool:
     """One cell: its records stored as they come (with the phase and flags given), what
     the lab's nodes spent on it, or a failed (or hung) record. Whether it succeeded."""
+    plan, store, progress = run.plan, run.store, run.progress
     tag = f"{backend.name}-{backend.variant}-r{rep}"
-    raw_dir = store.raw_dir(run_id, tag, workload.name, *([phase] if phase else []))
+    raw_dir = run.raw_dir(tag, workload.name, *([phase] if phase else []))
     what = f"{workload.name} {describe_cell(cell)} on {backend.name}/{backend.variant}"
     if phase:
         what += f" ({phase} the fault)" if phase != "during" else " (during the fault)"
@@ -204,13 +340,18 @@ def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: in
         what += f" (repeat {rep + 1}/{plan.config.repeat})"
     extra = {"phase": phase} if phase else {}
 
+    unfinished: list[str] = []  # records that came back flagged hung, failed or incomplete
+
     def keep(m: Measurement) -> None:
-        store.add(replace(m, params={**m.params, **extra}, flags=(*m.flags, *flags), run_id=run_id,
-                          repeat=rep))
+        store.add(replace(m, params={**m.params, **extra}, flags=(*m.flags, *flags), run_id=run.id,
+                          repeat=rep), key)
+        unfinished.extend(f for f in m.flags if f in UNFINISHED)
 
     sampler = cluster.sampler() if cluster.sampler is not None else None
     try:
-        room_for(workload, cell, target)
+        store.room()
+        still_there(target)
+        room_for(workload, cell, target, cluster, backend.facts(target.description).stored_copies)
         with progress.step(what), around():
             if sampler is not None:
                 sampler.start()
@@ -225,29 +366,34 @@ def _run_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: in
                 for m in resources.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
                                            backend.name, backend.variant):
                     keep(m)
+    except StoreUnwritable:  # nowhere to keep what the run measures: it stops
+        raise
     except (DfsbenchError, OSError) as exc:  # e.g. ENOTCONN from a dead FUSE client
         message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
         progress.note(f"  {message}")
         flag = "hung" if isinstance(exc, Hung) else "failed"
-        store.add(Measurement(workload.name, "cell", "elapsed", None, "s", {**cell, **extra, "error": message[:500]},
-                              backend.name, backend.variant, run_id, rep, (flag, *flags)))
+        keep(Measurement(workload.name, "cell", "elapsed", None, "s", {**cell, "error": message[:500]},
+                         backend.name, backend.variant, run.id, rep, (flag,)))
         return False
-    return True
+    return not unfinished  # (a tool killed at its deadline may still have printed numbers)
 
 
-def _run_fault_cell(plan: Plan, store: Store, progress: Progress, run_id: str, rep: int, backend: Backend,
-                    cluster: Cluster, target: Target, workload: Workload, cell: dict[str, Any],
-                    scratch: Callable[[Host], Path]) -> bool:
+UNFINISHED = frozenset({"hung", "failed", "incomplete"})
+
+
+def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Target,
+                    workload: Workload, cell: dict[str, Any], scratch: Callable[[Host], Path], key: str) -> bool:
     """The cell before, during and after its fault (``harness.faults``), and the fault's
     record: what was done, time to recover, whether the data verified."""
     spec = workload.fault
     assert spec is not None
     if cluster.faults is None:
         raise DfsbenchError(f"environment '{cluster.environment}' cannot do faults to its nodes")
+    progress = run.progress
     system = next(iter(sorted(backend.requires)), None)
     if system is None:
         progress.note(f"  {backend.name} runs on no cluster service: no fault to do, the cell runs once")
-        return _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell, scratch)
+        return _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key)
     timeline = faults.Timeline(cluster.faults, system, spec)
 
     @contextmanager
@@ -258,10 +404,9 @@ def _run_fault_cell(plan: Plan, store: Store, progress: Progress, run_id: str, r
         finally:
             timeline.restore()
 
-    ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell, scratch,
-                   "before")
-    during_ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell,
-                          scratch, "during", ("degraded",), fault)
+    ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "before")
+    during_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "during",
+                          ("degraded",), fault)
     with progress.step(f"waiting for {system} to be healthy again"):
         recovery, state = timeline.wait_healthy()
     progress.note(f"  {timeline.injected.description if timeline.injected else 'no fault done'}; "
@@ -270,8 +415,8 @@ def _run_fault_cell(plan: Plan, store: Store, progress: Progress, run_id: str, r
     check = workload.verification()
     verified = (f"yes ({check})" if during_ok else "no: the cell failed (see 'Cells that failed')") \
         if check else f"not checked ({workload.name} does not compare what it reads back)"
-    store.add(replace(faults.record(timeline, recovery, state, verified, workload.name, cell, backend.name,
-                                    backend.variant), run_id=run_id, repeat=rep))
-    after_ok = _run_cell(plan, store, progress, run_id, rep, backend, cluster, target, workload, cell,
-                         scratch, "after", () if recovery is not None else ("degraded",))
+    run.store.add(replace(faults.record(timeline, recovery, state, verified, workload.name, cell, backend.name,
+                                        backend.variant), run_id=run.id, repeat=rep), key)
+    after_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "after",
+                         () if recovery is not None else ("degraded",))
     return ok and during_ok and after_ok and recovery is not None and not timeline.problems

@@ -260,8 +260,8 @@ class Fio(Workload):
             try:
                 result = runner.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out,
                                          env=env)
-            finally:
-                if target.kind == "path":
+            finally:  # (where the file system stopped answering, the teardown removes them)
+                if target.kind == "path" and target.host.answers(target.directory) is None:
                     target.host.run(["sh", "-c", f'rm -f "$1"/dfsbench-fio-{tag}*', "sh",
                                      str(target.directory)], timeout=600)
         records: list[Measurement] = []

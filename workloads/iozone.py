@@ -137,11 +137,9 @@ class Iozone(Workload):
         path = target.directory / f"dfsbench-iozone-{uuid.uuid4().hex[:8]}"
         argv = self.command(cell, path)
         out = raw_dir / f"iozone-{cell['mode']}-{cell['file_size']}.txt"
-        try:
+        with target.host.removing(path):
             result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out,
                                           cwd=scratch)
-        finally:
-            target.host.remove(path)
         found = parse(result.output, tests=self.options.tests) if result.output.strip() else []
         extra = {"cache": "none (cached mode)" if cell["mode"] == "cached" else "O_DIRECT"}
         done = set()

@@ -84,26 +84,26 @@ class LargeFile(Workload):
         def engine(name: str, **args: Any) -> dict[str, Any]:
             return host.engine(name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
 
-        try:
-            digest = engine("source", path=str(source), size=size)["digest"]
-            elapsed = engine("copy", src=str(source), dst=str(remote), bs=bs, fsync=True, warm=True)["elapsed"]
-            raw["write"] = {"elapsed": elapsed, "cache": "source in page cache; fsync counted"}
-            yield from _pair("write", elapsed, size, params, target, ())
-            cache = target.drop_caches()
-            flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
-            got = engine("copy", src=str(remote), dst=str(back), bs=bs, fsync=False,
-                         digest=self.options.verify)
-            elapsed = got["elapsed"]
-            raw["read"] = {"elapsed": elapsed, "cache": cache}
-            if self.options.verify:
-                raw["read"]["verified"] = got["digest"] == digest
-                if got["digest"] != digest:
-                    raise DfsbenchError(f"the file read back from {target.backend} differs from "
-                                        f"what was written ({size} bytes)")
-            yield from _pair("read", elapsed, size, {**params, "cache": cache}, target, flags)
-        finally:
-            (raw_dir / f"largefile-{size}.json").write_text(json.dumps(raw, indent=1))
-            host.remove(remote, back)
+        with host.removing(remote, back):
+            try:
+                digest = engine("source", path=str(source), size=size)["digest"]
+                elapsed = engine("copy", src=str(source), dst=str(remote), bs=bs, fsync=True, warm=True)["elapsed"]
+                raw["write"] = {"elapsed": elapsed, "cache": "source in page cache; fsync counted"}
+                yield from _pair("write", elapsed, size, params, target, ())
+                cache = target.drop_caches()
+                flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
+                got = engine("copy", src=str(remote), dst=str(back), bs=bs, fsync=False,
+                             digest=self.options.verify)
+                elapsed = got["elapsed"]
+                raw["read"] = {"elapsed": elapsed, "cache": cache}
+                if self.options.verify:
+                    raw["read"]["verified"] = got["digest"] == digest
+                    if got["digest"] != digest:
+                        raise DfsbenchError(f"the file read back from {target.backend} differs from "
+                                            f"what was written ({size} bytes)")
+                yield from _pair("read", elapsed, size, {**params, "cache": cache}, target, flags)
+            finally:
+                (raw_dir / f"largefile-{size}.json").write_text(json.dumps(raw, indent=1))
 
 
 def _pair(test: str, elapsed: float, size: int, params: dict[str, Any], target: Target,

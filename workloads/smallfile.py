@@ -101,7 +101,7 @@ class SmallFile(Workload):
         host.mkdir(top)
         threads, files, size = cell["threads"], cell["files"], cell["file_size"]
         per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
-        try:
+        with host.removing(top):
             for op in self.options.operations:
                 cache = "none"
                 if op != "create" and self.options.drop_caches:
@@ -112,8 +112,6 @@ class SmallFile(Workload):
                                      deadline=self.options.deadline_s, output=raw)
                 raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
                 yield from measurements(op, result, cell, cache, target)
-        finally:
-            host.remove(top)
 
 
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,

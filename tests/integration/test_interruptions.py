@@ -52,6 +52,7 @@ class Watched:
     results: Path
     child: subprocess.Popen[str]
     lines: list[str] = field(default_factory=list)
+    out: list[str] = field(default_factory=list)  # what it printed on stdout (the tables)
     processes: set[proc.ProcessId] = field(default_factory=set)
     before: list[tuple] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
@@ -62,6 +63,11 @@ class Watched:
             self.lines.append(line)
             self.note_processes()
         self.done.set()
+
+    def read_out(self) -> None:
+        assert self.child.stdout is not None
+        for line in self.child.stdout:
+            self.out.append(line)
 
     def note_processes(self) -> None:
         try:
@@ -130,6 +136,7 @@ def start(tmp_path: Path, config: str = CONFIG) -> Watched:
                              start_new_session=True)
     watched = Watched(lab, results, child)
     threading.Thread(target=watched.read, daemon=True).start()
+    threading.Thread(target=watched.read_out, daemon=True).start()
     return watched
 
 
@@ -174,6 +181,7 @@ POINTS = {
     "engine": ("smallfile files=1000", 0.3, signal.SIGTERM),
     "detach": ("detaching glusterfs/disperse", 0.3, signal.SIGINT),
     "teardown": ("tearing the environment down", 0.0, signal.SIGTERM),
+    "comparator": ("s] environment down", 0.0, signal.SIGINT),  # the tables being made
 }
 
 
@@ -192,10 +200,10 @@ def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(starte
     assert code == 128 + sig, out
     assert "interrupted" in out
     assert_nothing_left(w)
-    assert_kept(w, "interrupted")
+    assert_kept(w, "complete" if point == "comparator" else "interrupted")  # (all was measured)
     if point in ("teardown", "detach"):  # the second signal was put off, and said so
         assert "still undoing" in out, out
-    if point == "teardown":  # every cell was measured before it
+    if point in ("teardown", "comparator"):  # every cell was measured before it
         assert {row[2] for row in w.before} == {"largefile", "smallfile", "fio"}
 
 
@@ -216,3 +224,49 @@ def test_kill_9_then_lab_down_leaves_nothing(started):
     assert down.returncode == 0, down.stderr
     assert_nothing_left(w)
     assert_kept(w, "running")
+
+
+def dfsbench(w: Watched, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DFSBENCH_LAB_DIR": str(w.lab), "DFSBENCH_RESULTS": str(w.results)}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def shape(markdown: str) -> list[str]:
+    """Each table's title, columns and row names: what a table is, without its values."""
+    out = []
+    for line in markdown.splitlines():
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            out.append(f"{cells[0]} ({len(cells)} columns)")
+        elif line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def test_resume_finishes_an_interrupted_run_into_the_same_tables(started, tmp_path):
+    w = started()
+    w.wait_for_line("smallfile files=1000 file_size=4 KiB threads=2 on glusterfs")
+    time.sleep(3)
+    w.send(signal.SIGINT)
+    assert finish(w) == 130
+    run_id = w.lines[0].split("] run ")[1].split(":")[0]
+    config = str(tmp_path / "run.yaml")
+
+    changed = dfsbench(w, "run", config, "--resume", run_id, "--scale", "report")
+    assert changed.returncode == 2 and 'scale: "quick" → "report"' in changed.stderr, changed.stderr
+
+    resumed = dfsbench(w, "run", config, "--resume", run_id, "--format", "markdown")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming run {run_id}" in resumed.stderr
+    assert "attach glusterfs/disperse" in resumed.stderr  # the unfinished backend attaches again
+    assert "largefile file_size=32 MiB on glusterfs" not in resumed.stderr  # its done cells do not run
+    db = sqlite3.connect(w.results / "dfsbench.sqlite")
+    assert [s for (s,) in db.execute("SELECT status FROM runs")] == ["complete"]
+    after = w.stored()
+    assert all(row in after for row in w.before)  # what the first session measured is kept
+
+    whole = dfsbench(w, "run", config, "--format", "markdown")
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    assert shape(resumed.stdout) == shape(whole.stdout)
+    assert len(shape(whole.stdout)) > 10

@@ -1,4 +1,5 @@
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -107,3 +108,32 @@ def test_header_leaves_out_what_is_not_known(tmp_path):
 
     header = "\n".join(build_view(Catalogue(tmp_path), ["report-2014"]).header)
     assert "None" not in header and ", 2 GiB RAM" in header and "CPUs" not in header
+
+
+def test_a_version_2_store_is_migrated_and_its_runs_read_as_before(tmp_path):
+    store = Store(tmp_path)
+    store.begin_run("old", {}, "h", {}, "test")
+    store.add(Measurement("fio", "read", "iops", 100.0, "op/s", {"bs": 4096}, "cephfs", "default", "old"))
+    store.db.execute("ALTER TABLE measurements DROP COLUMN cell")
+    store.db.execute("DROP TABLE cells")
+    store.db.execute("DROP TABLE superseded")
+    store.db.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    store.close()
+    again = Store(tmp_path)
+    assert [m.value for m in again.measurements("old")] == [100.0]
+    assert not again.knows_cells("old")  # stored without its cells: it cannot be resumed
+
+
+def test_a_cell_run_again_sets_its_earlier_records_aside(tmp_path):
+    store = Store(tmp_path)
+    store.begin_run("r", {}, "h", {}, "test")
+    m = Measurement("fio", "read", "iops", 100.0, "op/s", {"bs": 4096}, "cephfs", "default", "r")
+    store.add(m, "cell-a")
+    store.add(replace(m, value=None, flags=("failed",)), "cell-b")
+    store.cell_ended("r", "cell-a", "ok")
+    store.cell_ended("r", "cell-b", "failed")
+    assert store.cells_done("r") == {"cell-a"}
+    assert store.supersede("r", "cell-b") == 1
+    assert [x.value for x in store.measurements("r")] == [100.0]
+    assert store.db.execute("SELECT count(*) FROM superseded").fetchone()[0] == 1  # kept, not shown
+    assert store.knows_cells("r")

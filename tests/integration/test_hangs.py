@@ -1,0 +1,70 @@
+"""A tool that hangs (stopped with SIGSTOP) and an in-process engine whose FUSE client is
+stopped: each is killed at its deadline and flagged, the cells after it fail at once
+instead of hanging, and the run finishes and leaves nothing. Needs root."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+
+from tests.integration.test_interruptions import assert_nothing_left, finish, started  # noqa: F401
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, drop_caches)"),
+]
+
+CONFIG = """\
+backends: [glusterfs, cephfs]
+workloads:
+  - name: fio
+    options: {size: 16MiB, runtime_s: 3, deadline_s: 12, profiles: [{name: rr, rw: randread, bs: 4k, iodepth: 4}]}
+  - name: smallfile
+    options: {files: [3000], file_size: 4KiB, threads: 2, deadline_s: 12}
+  - name: largefile
+    options: {sizes: [16MiB]}
+"""
+
+
+def ledger_pid(w, prefix: str) -> int:
+    entries = json.loads((w.lab / "ledger.json").read_text())["entries"]
+    return next(e["pid"] for e in reversed(entries) if e["kind"] == "process" and e["name"].startswith(prefix))
+
+
+def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):  # noqa: F811
+    w = started(CONFIG)
+    w.wait_for_line("fio profile=rr on glusterfs")
+    time.sleep(0.5)
+    fio = ledger_pid(w, "fio")
+    os.killpg(fio, signal.SIGSTOP)  # fio and its job processes: a tool that hangs
+    w.wait_for_line("smallfile files=3000 file_size=4 KiB threads=2 on cephfs")
+    time.sleep(0.5)
+    client = ledger_pid(w, "ceph-fuse")
+    os.kill(client, signal.SIGSTOP)  # the engine's every file operation now blocks
+    stopped = time.monotonic()
+    code = finish(w, timeout=300)
+    out = "".join(w.lines)
+    assert code == 1, out  # finished, with failures
+    # the engine's deadline (12 s + 5 s + 10 s to find its directory cannot be removed), the
+    # next cell's 10 s check, the detach: no wait for a client that will not answer
+    assert time.monotonic() - stopped < 120, out
+    db = sqlite3.connect(w.results / "dfsbench.sqlite")
+    rows = db.execute("SELECT backend, workload, value, flags, params FROM measurements").fetchall()
+    hung = {(b, wl) for b, wl, _, f, _ in rows if "hung" in json.loads(f)}
+    # fio prints what it did when stopped at its deadline: those numbers are kept, flagged
+    assert hung == {("glusterfs", "fio"), ("cephfs", "smallfile")}, rows
+    after = [json.loads(p)["error"] for b, wl, v, _, p in rows if (b, wl) == ("cephfs", "largefile")]
+    assert after and "did not answer within 10 s" in after[0], rows
+    # a hung cell is not done: 'run --resume' would run it again
+    cells = dict(db.execute("SELECT cell, status FROM cells"))
+    assert sorted(cells.values()).count("failed") == 3, cells
+    # the other backend's cells after the hung tool ran
+    ran = {(b, wl) for b, wl, v, f, _ in rows if v is not None and "hung" not in json.loads(f)}
+    assert {("glusterfs", "smallfile"), ("glusterfs", "largefile"), ("cephfs", "fio")} <= ran
+    assert "Cells that failed or hung" in "".join(w.out)
+    assert_nothing_left(w)

@@ -1,0 +1,55 @@
+"""'run --resume': only the same run goes on, and only once it has stopped."""
+
+import os
+
+import pytest
+
+from harness.config import build_plan
+from harness.errors import BadInput
+from harness.progress import Progress
+from harness.runner import differences, host_facts, resumable
+from harness.store import Store
+
+CONFIG = {"backends": ["localdir"], "workloads": [{"name": "fio", "options": {"size": "16MiB"}}],
+          "scale": "quick"}
+
+
+def stored(tmp_path, status="interrupted", host=None):
+    plan = build_plan(CONFIG)
+    store = Store(tmp_path)
+    store.begin_run("r1", plan.config.model_dump(mode="json"), plan.config_hash, host or host_facts(), "t")
+    store.finish_run("r1", status)
+    return store
+
+
+def test_a_changed_config_is_refused_naming_what_changed(tmp_path):
+    store = stored(tmp_path)
+    changed = build_plan({**CONFIG, "scale": "report",
+                          "workloads": [{"name": "fio", "options": {"size": "32MiB"}}]})
+    with pytest.raises(BadInput) as err:
+        resumable(changed, store, "r1", Progress(quiet=True))
+    text = str(err.value)
+    assert 'scale: "quick" → "report"' in text
+    assert 'workloads[0].options.size: "16MiB" → "32MiB"' in text
+
+
+def test_a_run_still_running_is_refused(tmp_path):
+    store = stored(tmp_path, "running")  # this process is its pid, and alive
+    with pytest.raises(BadInput, match="still running"):
+        resumable(build_plan(CONFIG), store, "r1", Progress(quiet=True))
+
+
+def test_a_crashed_run_goes_on_with_its_done_cells_kept(tmp_path):
+    store = stored(tmp_path, "running", {**host_facts(), "pid": 2 ** 22 + 1})  # no such process
+    store.cell_ended("r1", "a", "ok")
+    store.cell_ended("r1", "b", "failed")
+    run = resumable(build_plan(CONFIG), store, "r1", Progress(quiet=True))
+    assert run.id == "r1" and run.done == {"a"} and run.raw == ("resume-1",)
+    assert store.run("r1").status == "running"
+
+
+def test_differences_name_each_path():
+    assert differences({"a": {"b": [1, 2]}, "c": 1}, {"a": {"b": [1, 3]}, "d": 1}) == [
+        "a.b[1]: 2 → 3", 'c: 1 → "(absent)"', 'd: "(absent)" → 1']
+    assert differences({"x": 1}, {"x": 1}) == []
+    assert os.getpid() == host_facts()["pid"]
