@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from harness import signals
-from harness.errors import DfsbenchError, NotReady, ToolError
+from harness.errors import DfsbenchError, Hung, NotReady, ToolError
 from harness.secret import redact_file
 
 T = TypeVar("T")
@@ -218,6 +218,11 @@ class ToolRun:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+    def failure(self, hint: str | None = None, what: str = "") -> DfsbenchError:
+        """The error for a run that did not end well: :class:`Hung` when it passed its
+        deadline (its cell is flagged hung, not failed), else :class:`DfsbenchError`."""
+        return (Hung if self.hung else DfsbenchError)(what + self.problem(), hint=hint)
 
     def problem(self) -> str:
         """A one-paragraph explanation of a run that did not end well ('' if it did)."""

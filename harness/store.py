@@ -113,11 +113,19 @@ class Store:
             if readonly and root.is_dir() and (not os.access(root, os.W_OK) or _free(root) < MIN_FREE):
                 if not path.exists():
                     raise BadInput(f"no runs are stored in {root}")
-                # read-only or full media: nothing may be written, not even the WAL's index
-                self.db = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True,
-                                          isolation_level=None)
-                self._check_version(readonly=True)
-                return
+                # read-only or full media: nothing may be written. Read-only still reads what
+                # a WAL left by a crash holds; where it cannot open (no WAL index there, and
+                # none may be made), there is no WAL to read and the file is read as it is
+                for mode in ("mode=ro", "immutable=1"):
+                    self.db = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True,
+                                              isolation_level=None)
+                    try:
+                        self._check_version(readonly=True)
+                        return
+                    except sqlite3.OperationalError:
+                        self.db.close()
+                        if mode != "mode=ro":
+                            raise
             root.mkdir(parents=True, exist_ok=True)
             self.room()
             if not os.access(root, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):

@@ -75,7 +75,7 @@ class RawDisk(Workload):
                 path.unlink(missing_ok=True)
         if not result.ok:
             path.unlink(missing_ok=True)
-            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+            raise result.failure(hint=f"output kept in {out}")
         for m in fio.parse(result.output, source=str(out)):
             if m.metric == "throughput":
                 yield Measurement("rawdisk", cell["rw"], "throughput", m.value, "B/s",
@@ -139,7 +139,7 @@ class Iperf3(Workload):
             out = raw_dir / f"iperf3-{cell['direction']}.json"
             result = target.host.run_tool(argv, deadline=cell["seconds"] + self.options.deadline_s, output=out)
             if not result.ok:
-                raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+                raise result.failure(hint=f"output kept in {out}")
         finally:
             server.stop(2)
         bps = parse_iperf3(result.output, str(out))
@@ -201,7 +201,7 @@ class Ioping(Workload):
         out = raw_dir / f"ioping-{uuid.uuid4().hex[:6]}.json"
         result = target.host.run_tool([*argv, str(where)], deadline=self.options.deadline_s, output=out)
         if not result.ok:
-            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+            raise result.failure(hint=f"output kept in {out}")
         for m in parse_ioping(result.output, str(out)):
             yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
                               {**m.params, "direct": self.options.direct},

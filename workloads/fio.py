@@ -273,8 +273,9 @@ class Fio(Workload):
                     raise
         if not records or not result.ok:
             if not records:
-                raise DfsbenchError(result.problem() or "fio printed no results",
-                                    hint=f"its output is kept in {out}")
+                if not result.ok:
+                    raise result.failure(hint=f"its output is kept in {out}")
+                raise DfsbenchError("fio printed no results", hint=f"its output is kept in {out}")
             # fio printed results and still failed (or hung): keep the numbers, flagged
             flag = "hung" if result.hung else "incomplete"
             records = [replace(m, flags=(*m.flags, flag)) for m in records]
@@ -299,7 +300,7 @@ class Fio(Workload):
         result = target.host.run_tool(["fio", str(target.host.put(job, scratch))], deadline=self.deadline(),
                                output=raw_dir / "fio-fill.txt", env=env)
         if not result.ok:
-            raise DfsbenchError("could not fill the target before reading: " + result.problem())
+            raise result.failure(what="could not fill the target before reading: ")
         target.filled_bytes = self.options.size
 
 

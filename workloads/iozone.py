@@ -150,7 +150,7 @@ class Iozone(Workload):
                    if TEST_NUMBERS[test] in self.options.tests and (test, r) not in done]
         if not missing:
             if not result.ok:  # every number is there, but the tool still complained
-                raise DfsbenchError(result.problem())
+                raise result.failure()
             return
         flag = "hung" if result.hung else "failed"
         if not found and not result.hung:

@@ -15,7 +15,7 @@ from pydantic import Field, PositiveInt, field_validator
 
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
 from harness.units import size
-from harness.errors import BadInput, DfsbenchError
+from harness.errors import BadInput
 from harness.records import Measurement
 from harness.parsing import tool_parser
 
@@ -78,7 +78,7 @@ class RadosBench(Workload):
                 out = raw_dir / f"rados-bench-{mode}.txt"
                 result = target.host.run_tool(argv, deadline=deadline, output=out)
                 if not result.ok:
-                    raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+                    raise result.failure(hint=f"output kept in {out}")
                 for m in parse(result.output, mode=mode, source=str(out)):
                     yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
                                       {**m.params, "threads": o.threads, "seconds": o.seconds},

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, PositiveInt
 
 from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
-from harness.errors import BadInput, DfsbenchError
+from harness.errors import BadInput
 from harness.records import Measurement
 from harness.units import parse_size, size
 from harness.parsing import tool_parser
@@ -72,7 +72,7 @@ class RbdBench(Workload):
                                     "--io-pattern", "seq"],
                                    deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
             if not result.ok:
-                raise DfsbenchError("could not fill the image before reading: " + result.problem())
+                raise result.failure(what="could not fill the image before reading: ")
             target.filled_bytes = size
         argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
                 "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
@@ -80,7 +80,7 @@ class RbdBench(Workload):
         out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
         result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
         if not result.ok:
-            raise DfsbenchError(result.problem(), hint=f"output kept in {out}")
+            raise result.failure(hint=f"output kept in {out}")
         for m in parse(result.output, source=str(out)):
             yield Measurement(m.workload, m.test, m.metric, m.value, m.unit, m.params,
                               target.backend, target.variant)

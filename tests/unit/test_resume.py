@@ -53,3 +53,16 @@ def test_differences_name_each_path():
         "a.b[1]: 2 → 3", 'c: 1 → "(absent)"', 'd: "(absent)" → 1']
     assert differences({"x": 1}, {"x": 1}) == []
     assert os.getpid() == host_facts()["pid"]
+
+
+def test_a_run_with_every_cell_done_resumes_without_a_lab(tmp_path):
+    from harness.runner import cell_key, execute
+
+    plan = build_plan(CONFIG)
+    store = stored(tmp_path)
+    for backend in plan.backends:
+        for w in plan.workloads:
+            for c in w.cells():
+                store.cell_ended("r1", cell_key(backend, 0, w.name, c), "ok")
+    run_id, ok = execute(plan, store, Progress(quiet=True), resume="r1")
+    assert (run_id, ok) == ("r1", True) and store.run("r1").status == "complete"

@@ -52,3 +52,15 @@ def test_the_tools_argv_is_kept_next_to_its_output(tmp_path):
     out = tmp_path / "echo.txt"
     run_tool(["echo", "hello"], deadline=10, output=out)
     assert json.loads((tmp_path / "echo.txt.argv").read_text()) == ["echo", "hello"]
+
+
+def test_a_tool_killed_at_its_deadline_is_hung_not_failed(tmp_path):
+    """Whatever a workload does with it, the error of a tool past its deadline flags its
+    cell hung (a stopped fio that printed nothing was recorded 'failed')."""
+    from harness.errors import Hung
+
+    hung = proc.run_tool(["sleep", "30"], deadline=0.3, output=tmp_path / "a.txt", grace=1)
+    assert isinstance(hung.failure(), Hung)
+    failed = proc.run_tool(["sh", "-c", "exit 3"], deadline=10, output=tmp_path / "b.txt")
+    error = failed.failure(what="could not fill: ")
+    assert not isinstance(error, Hung) and error.message.startswith("could not fill: sh -c exit 3 exited with code 3")
