@@ -85,8 +85,7 @@ class FuseClient:
             return
         # a client that stopped answering is stopped before its mount is undone: while it
         # is there (even stopped), the unmount waits on it
-        hung = self.host.mount_entry(self.mountpoint) is not None and \
-            self.host.answers(self.mountpoint, 5) is not None
+        hung = self.host.answers(self.mountpoint, 5) is not None
         problems = self.ledger.undo(only=self._mine, daemons_first=hung)
         self._mine = None
         if problems:

@@ -20,8 +20,8 @@ from pydantic import Field
 
 from environments.ceph import CephLab, MonSession, health_ok
 from environments.gluster import GlusterCli, GlusterLab, volume_status
-from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness import signals
+from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger, read_mounts
 from harness.services import service_from_dict

@@ -222,16 +222,16 @@ def tool_started(what: str, pid: int | None = None, stop: list[str] | None = Non
     ledger = _tools
     if ledger is None:
         return lambda: None
-    if pid is not None:
-        ident = proc.ProcessId.of(pid)
-        if ident is None:  # it ended already
-            return lambda: None
-        entry = ledger._add({"kind": "process", "pid": pid, "start": ident.start_ticks, "name": what,
-                             "grace": 2.0, "stage": 0, "when": "first"})
-    else:
-        assert stop is not None
-        entry = ledger.command(stop, what, when="first")
-    return lambda: ledger.forget(frozenset({entry}))
+    with ledger.capture() as entry:
+        if pid is not None:
+            try:
+                ledger.process(pid, what, grace=2.0, when="first")
+            except ProcessLookupError:  # it ended already
+                pass
+        else:
+            assert stop is not None
+            ledger.command(stop, what, when="first")
+    return lambda: ledger.forget(frozenset(entry))
 
 
 def _attempt(entry: dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, faults, resources, signals, together
+from harness import __version__, faults, proc, resources, signals, together
 from harness.config import Plan
 from harness.contracts import Backend, Cluster, Target, Workload
 from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
@@ -212,9 +212,10 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
         status = "complete" if ok else "complete-with-failures"
     except KeyboardInterrupt:
         status = "interrupted"
-        progress.note(f"run {run.id} interrupted; to run what it did not finish: "
-                      f"dfsbench run {plan.source if plan.source != 'built-in default' else ''} "
-                      f"--resume {run.id} (with the same options)".replace("  ", " "))
+        again = ["dfsbench", "run", *([plan.source] if plan.source != "built-in default" else []),
+                 "--resume", run.id]
+        progress.note(f"run {run.id} interrupted; to run what it did not finish: {' '.join(again)} "
+                      "(with the same options)")
         raise
     finally:
         try:
@@ -246,7 +247,8 @@ def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
                        hint=f"give the config and the options (--scale, --backends, …) run {ref} was "
                             "started with, or start a new run")
     pid, host = info.host.get("pid"), info.host.get("hostname")
-    if info.status == "running" and isinstance(pid, int) and host == platform.node() and _alive(pid):
+    running = proc.ProcessId.of(pid) if isinstance(pid, int) and host == platform.node() else None
+    if info.status == "running" and running is not None and running.alive():
         raise BadInput(f"run {ref} is still running (pid {pid})", hint="wait for it, or stop it first")
     if not store.knows_cells(ref):
         raise BadInput(f"run {ref} was stored by an older dfsbench that did not record its cells; "
@@ -268,16 +270,6 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [line for i, (a, b) in enumerate(zip(old, new)) for line in differences(a, b, f"{path}[{i}]")]
     return [] if old == new else [f"{path or '(the config)'}: {json.dumps(old)} → {json.dumps(new)}"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Path) -> bool:
