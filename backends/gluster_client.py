@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import proc
+from harness import proc, signals
 from harness.errors import DfsbenchError
 from harness.ledger import Ledger
 
@@ -111,10 +111,13 @@ class Volume:
 
     def start(self, alive: Callable[[], str | None] | None = None, log: Path | None = None) -> None:
         self.cli("volume", "start", self.name)
-        if self.undo_in_ledger:
-            self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
-                                               f"volume {self.name} (started)"))
-        self.record_processes()
+        # once started, the daemons glusterd forked must be in the ledger before anything
+        # stops (a run interrupted here left the self-heal daemon running)
+        with signals.shielded():
+            if self.undo_in_ledger:
+                self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
+                                                   f"volume {self.name} (started)"))
+            self.record_processes()
         proc.wait_for(lambda: volume_status(self.cli, self.name, len(self.bricks)),
                       what=f"all {len(self.bricks)} bricks of {self.name} online",
                       timeout=self.timeout, interval=0.2, alive=alive, log=log)

@@ -151,11 +151,21 @@ def finish(w: Watched, timeout: float = 180) -> int:
 
 
 def assert_nothing_left(w: Watched) -> None:
+    def named_lab(pid: int) -> bool:
+        try:
+            return any(str(w.lab) + "/" in word for word in proc.cmdline(pid))
+        except OSError:  # it ended while being read
+            return False
+
+    def strays() -> list[int]:  # also what the ledger never named (a daemon glusterd forked)
+        return [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if named_lab(pid)]
+
     deadline = time.monotonic() + 10  # a process SIGKILLed by the teardown is reaped by init
-    while any(p.alive() for p in w.processes) and time.monotonic() < deadline:
+    while (any(p.alive() for p in w.processes) or strays()) and time.monotonic() < deadline:
         time.sleep(0.1)
     alive = [p for p in w.processes if p.alive()]
     assert not alive, f"left running: {[(p.pid, proc.cmdline(p.pid)[:3]) for p in alive]}"
+    assert not strays(), f"left running: {[proc.cmdline(pid)[:3] for pid in strays()]}"
     assert w.processes, "the watcher saw no process of the lab: it cannot tell"
     assert not [m for m in mount_points() if m.startswith(str(w.lab))], "mounts left behind"
     assert not w.lab.exists(), "lab directory left behind"
