@@ -11,6 +11,7 @@ demo: deps
 	$(BIN)/dfsbench run
 
 test: deps
+	$(BIN)/lint-imports --no-cache --no-logo
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -ra
 

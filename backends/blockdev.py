@@ -16,10 +16,11 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from harness import proc
-from harness.contracts import Backend, BlockAccess, Bytes, Cluster, Options, Target
+from harness.api.contracts import Backend, Bytes, Cluster, Options
+from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput, DfsbenchError
-from harness.ledger import read_mounts
+from harness.system import proc
+from harness.system.ledger import read_mounts
 
 
 class BlockdevOptions(Options):

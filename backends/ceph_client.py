@@ -6,17 +6,46 @@ from __future__ import annotations
 
 import json
 import secrets
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from harness import proc
-from harness.contracts import CephAccess, Cluster, Options, Target
+from harness.api.contracts import Cluster, Options
+from harness.api.target import CephAccess, Target
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LOCAL, Host
-from harness.ledger import Ledger
-from harness.services import CephService
+from harness.system import proc
+from harness.system.hosts import LOCAL, Host
+from harness.system.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class CephService:
+    conf: str
+    keyring: str
+    mon_addr: str
+    fs_name: str
+    data_pool: str
+    metadata_pool: str
+    replicas: int
+    osds: int
+    version: str
+    log_dir: str
+    phases: dict[str, float]
+    backing: str = ""  # the directory holding the OSDs' block files (the raw storage)
+    client: str = "admin"
+    settings: dict[str, str] | None = None  # what differs from a stock cluster
+    mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
+    cluster: dict[str, Any] | None = None  # how an existing cluster is built (status, OSD tree, pools)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def mon_host(self) -> str:
+        """The monitor's host from an address like ``v2:127.0.0.1:3300``."""
+        return self.mon_addr.removeprefix("v2:").removeprefix("v1:").rsplit(":", 1)[0].strip("[]")
 
 
 class PoolOptions(Options):

@@ -19,10 +19,11 @@ from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
-from harness.contracts import Backend, Cluster, Options, Target
+from harness.api.contracts import Backend, Cluster, Options
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import Host, MountEntry
-from harness.ledger import Ledger
+from harness.system.hosts import Host, MountEntry
+from harness.system.ledger import Ledger
 
 FSTYPE = "fuse.ceph-fuse"
 KERNEL = "ceph"

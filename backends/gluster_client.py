@@ -8,12 +8,34 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-from harness import proc, signals
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger
+from harness.system import proc, signals
+from harness.system.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class GlusterService:
+    host: str
+    volume: str
+    volume_type: str
+    replica: int | None
+    bricks: list[str]
+    socket: str
+    version: str
+    log_dir: str
+    phases: dict[str, float]
+    backing: str = ""  # the directory holding the bricks (the raw storage)
+    volume_options: dict[str, str] | None = None
+    redundancy: int | None = None  # disperse: bricks that may fail
+    mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
+    cluster: dict[str, Any] | None = None  # how an existing volume is built (volume info)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def gluster_version() -> str:

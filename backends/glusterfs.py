@@ -17,10 +17,11 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume
 from backends.mounts import FuseClients, GivenMount, Workspace
-from backends.gluster_client import GlusterCli, Layout, Volume
-from harness.services import GlusterService
-from harness.contracts import Backend, Cluster, Options, SystemFacts, Target
+from harness.api.contracts import Backend, Cluster, Options
+from harness.api.tables import SystemFacts
+from harness.api.target import Target
 from harness.errors import DfsbenchError
 
 FSTYPE = "fuse.glusterfs"

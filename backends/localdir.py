@@ -7,7 +7,8 @@ from pathlib import Path
 from pydantic import Field
 
 from backends.mounts import MountEntry, find_mount
-from harness.contracts import Backend, Cluster, Options, Target
+from harness.api.contracts import Backend, Cluster, Options
+from harness.api.target import Target
 
 
 class LocalDirOptions(Options):

@@ -6,10 +6,10 @@ import secrets
 import shlex
 from pathlib import Path
 
-from harness import proc
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LOCAL, Host, MountEntry
-from harness.ledger import Ledger
+from harness.system import proc
+from harness.system.hosts import LOCAL, Host, MountEntry
+from harness.system.ledger import Ledger
 
 FUSE_SUPER_MAGIC = 0x65735546
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
-from harness.contracts import Backend, Cluster, Target
+from harness.api.contracts import Backend, Cluster
+from harness.api.target import Target
 
 
 class Rados(Backend):

@@ -23,10 +23,11 @@ from pydantic import Field
 
 from backends.ceph_client import CephCli, Pool, PoolOptions
 from backends.mounts import FuseClient, verify_mount
-from harness import proc
-from harness.contracts import Backend, Bytes, Cluster, Target
+from harness.api.contracts import Backend, Bytes, Cluster
+from harness.api.target import Target
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger
+from harness.system import proc
+from harness.system.ledger import Ledger
 
 
 class RbdOptions(PoolOptions):

@@ -16,8 +16,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from harness.records import Measurement
-from harness.store import Store, new_run_id
+from harness.api.records import Measurement
+from harness.results.store import Store, new_run_id
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "quick-run.jsonl"
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from environments.local import LocalEnvironment, LocalOptions
-from harness.contracts import Target
+from harness.api.target import Target
 from workloads.fio import Fio, FioOptions
 
 JOB = """\

@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.catalogue import Catalogue
-from harness.store import default_results_dir
+from harness.results.catalogue import Catalogue
+from harness.results.store import default_results_dir
 from harness.units import duration
 from workloads.iozone import Iozone, estimate_seconds
 

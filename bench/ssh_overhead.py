@@ -16,8 +16,8 @@ import statistics
 import time
 
 from environments.nodes import Node
-from harness.hosts import LOCAL, Host
-from harness.ssh import Reach, SshHost
+from harness.system.hosts import LOCAL, Host
+from harness.system.ssh import Reach, SshHost
 
 
 def timed(host: Host, n: int) -> list[float]:

@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import proc
+from backends.ceph_client import CephService
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger
-from harness.services import CephService
+from harness.system import proc
+from harness.system.ledger import Ledger
 
 SESSION_SCRIPT = Path(__file__).with_name("ceph_session.py")
 

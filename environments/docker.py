@@ -30,17 +30,29 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, Layout, volume_status
-from harness import proc, signals
-from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
-from harness.errors import DfsbenchError
-from harness.hosts import Host
-from harness.services import CephService, GlusterService
-from harness.ledger import Ledger
-from harness.units import parse_rate
+from backends.ceph_client import CephService
+from backends.gluster_client import (
+    HONEST_OPTIONS,
+    GlusterCli,
+    GlusterService,
+    Layout,
+    volume_status,
+)
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node
+from harness.api.contracts import (
+    Cluster,
+    Environment,
+    LabStatus,
+    Options,
+    ServiceHealth,
+)
+from harness.errors import DfsbenchError
+from harness.system import proc, signals
+from harness.system.hosts import Host
+from harness.system.ledger import Ledger
+from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
 VOLUME = "dfsbench"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.ceph import keyring_text, lab_keys, lab_settings
-from harness import proc
+from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
 

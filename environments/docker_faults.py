@@ -11,9 +11,9 @@ from typing import Any
 
 from backends.gluster_client import volume_status
 from environments.nodes import Node
-from harness import proc
+from harness.api.faults import Faults, FaultSpec, Injected
 from harness.errors import DfsbenchError
-from harness.faults import Faults, FaultSpec, Injected
+from harness.system import proc
 
 
 class NodeFault(Injected):

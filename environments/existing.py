@@ -10,7 +10,7 @@ every mount, and unmounts only what it mounted. What the clusters are — versio
 run, and each client host's kernel, CPUs, memory and clock offset.
 
 Secrets (a Ceph key, an SSH password) may come from ``${NAME}`` or ``file:PATH``; they are
-never written anywhere (``harness.secret``). The ledger of what a run created (mounts,
+never written anywhere (``harness.system.secret``). The ledger of what a run created (mounts,
 client processes, dfsbench's directory on each client host) is kept in ``workdir``, so
 ``dfsbench lab down --env existing CONFIG`` undoes what a crashed run left.
 """
@@ -29,13 +29,29 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness import signals
-from harness.contracts import Backend, Cluster, Environment, LabStatus, Options, ServiceHealth, Workload
+from backends.ceph_client import CephService
+from backends.gluster_client import GlusterService
+from harness.api.contracts import (
+    Backend,
+    Cluster,
+    Environment,
+    LabStatus,
+    Options,
+    ServiceHealth,
+    Workload,
+)
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LOCAL, Host
-from harness.ledger import Ledger
-from harness.secret import Expanded, SecretReference, expand, is_reference, keyring_keys, remember
-from harness.services import CephService, GlusterService
+from harness.system import signals
+from harness.system.hosts import LOCAL, Host
+from harness.system.ledger import Ledger
+from harness.system.secret import (
+    Expanded,
+    SecretReference,
+    expand,
+    is_reference,
+    keyring_keys,
+    remember,
+)
 
 
 def default_workdir() -> Path:
@@ -236,7 +252,7 @@ class ExistingEnvironment(Environment):
         self._session = session
         note(f"client hosts: {', '.join(h.name for h in hosts)} "
              f"({'connected' if not hosts[0].local else 'this machine'} in {time.monotonic() - t0:.1f} s)")
-        facts = {h.label: host_facts(h) for h in hosts}
+        facts = {h.label: h.facts() for h in hosts}
         for label, f in facts.items():
             offset = f.get("clock_offset_s")
             note(f"  {label}: kernel {f.get('kernel')}, {f.get('cpus')} CPUs, "
@@ -266,7 +282,7 @@ class ExistingEnvironment(Environment):
     def _connect(self) -> list[Host]:
         if not self.options.clients:
             return [LOCAL]
-        from harness.ssh import Reach, SshHost
+        from harness.system.ssh import Reach, SshHost
 
         references = self._export_passwords()
 
@@ -347,17 +363,6 @@ class ExistingEnvironment(Environment):
             for h in hosts:
                 h.close()
         return LabStatus(True, self.where, tuple(services))
-
-
-def host_facts(host: Host) -> dict[str, Any]:
-    facts = getattr(host, "facts", None)
-    if callable(facts):
-        return dict(facts())
-    from harness.runner import host_facts as here
-
-    f = here()
-    return {"host": host.label, "kernel": f["kernel"], "cpus": f["cpus"], "memory": f["memory"],
-            "hostname": f["hostname"], "clock_offset_s": 0.0}
 
 
 # ---------------------------------------------------------------- Ceph

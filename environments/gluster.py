@@ -14,16 +14,21 @@ import re
 import socket
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
-from harness import proc
+from backends.gluster_client import (
+    GlusterCli,
+    GlusterService,
+    Layout,
+    Volume,
+    gluster_version,
+)
 from harness.errors import DfsbenchError
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, Layout, Volume, gluster_version, volume_status
-from harness.ledger import Ledger
-from harness.services import GlusterService
+from harness.system import proc
+from harness.system.ledger import Ledger
 
 GLUSTERD_PORT = 24007
 

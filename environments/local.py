@@ -18,15 +18,22 @@ from typing import Any
 
 from pydantic import Field
 
+from backends.ceph_client import CephService
+from backends.gluster_client import GlusterCli, GlusterService, volume_status
 from environments.ceph import CephLab, MonSession, health_ok
-from environments.gluster import GlusterCli, GlusterLab, volume_status
-from harness import signals
-from harness.contracts import Cluster, Environment, LabStatus, Options, ServiceHealth
+from environments.gluster import GlusterLab
+from harness.api.contracts import (
+    Cluster,
+    Environment,
+    LabStatus,
+    Options,
+    ServiceHealth,
+)
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger, read_mounts
-from harness.services import service_from_dict
+from harness.system import signals
+from harness.system.ledger import Ledger, read_mounts
 
-SERVICES = ("ceph", "gluster")
+SERVICES: dict[str, type[CephService] | type[GlusterService]] = {"ceph": CephService, "gluster": GlusterService}
 # seconds a daemon gets after SIGTERM when the whole lab goes away (its data is deleted
 # right after, so there is nothing for an orderly shutdown to keep)
 TEARDOWN_GRACE = 0.5
@@ -92,7 +99,7 @@ class LocalEnvironment(Environment):
             raise DfsbenchError(f"the running lab in {self.lab_dir} has {sorted(have) or 'no services'}, "
                                 f"this run needs {sorted(services)}",
                                 hint="run 'dfsbench lab down' and let the run start its own lab")
-        typed = {name: service_from_dict(name, d) for name, d in ledger.data["services"].items()}
+        typed = {name: SERVICES[name](**d) for name, d in ledger.data["services"].items()}
         return Cluster("local", typed, ledger, self.lab_dir, reused=True, shared_disk=self.lab_dir)
 
     def start(self, services: set[str],

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import proc
 from harness.errors import DfsbenchError
+from harness.system import proc
 
 SUITE = "bookworm"
 LABEL = "dfsbench.image"

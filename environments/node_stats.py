@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from harness.resources import NodeUsage, Sampler
 from environments.nodes import Node
+from harness.api.sampler import NodeUsage, Sampler
 
 # every process's name and CPU ticks: fields 2 and 14-15 of /proc/PID/stat
 PROCESS_TICKS = "for f in /proc/[0-9]*/stat; do cat $f 2>/dev/null; echo; done"

@@ -1,4 +1,4 @@
-"""A node of the container lab as a :class:`~harness.hosts.Host`: every command runs in
+"""A node of the container lab as a :class:`~harness.system.hosts.Host`: every command runs in
 the container through ``docker exec``, paths are the container's, raw outputs come back
 here. The lab's bring-up uses :meth:`Node.exec`; backends and workloads use the Host API.
 
@@ -16,14 +16,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness import proc
 from harness.errors import DfsbenchError
-from harness.hosts import RemoteHost
-from harness.ledger import Ledger
+from harness.system import proc
+from harness.system.hosts import RemoteHost
+from harness.system.ledger import Ledger
 
 # where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
 SCRATCH = Path("/scratch")
-ENGINES = "/usr/local/lib/dfsbench/engines.py"
+ENGINES = "/usr/local/lib/dfsbench"  # where engine scripts are put
 # exit codes of coreutils timeout: it stopped the command (TERM), or had to KILL it
 TIMED_OUT = (124, 137)
 
@@ -34,7 +34,7 @@ class Node(RemoteHost):
     def __init__(self, name: str, hostname: str | None = None) -> None:
         self.name = name
         self.hostname = hostname  # its name on the lab's network
-        self._engines = False
+        self._copied: set[str] = set()  # engine scripts put in the node
         self._ip: str | None = None
 
     @property
@@ -92,14 +92,13 @@ class Node(RemoteHost):
         result.argv = [str(a) for a in argv]
         return result
 
-    def python(self) -> list[str]:
-        if not self._engines:
-            from workloads import engines
-
-            self.run(["mkdir", "-p", str(Path(ENGINES).parent)])
-            proc.run(["docker", "cp", engines.__file__, f"{self.name}:{ENGINES}"], timeout=60)
-            self._engines = True
-        return ["python3", ENGINES]
+    def python(self, script: Path) -> list[str]:
+        where = f"{ENGINES}/{script.name}"
+        if script.name not in self._copied:
+            self.run(["mkdir", "-p", ENGINES])
+            proc.run(["docker", "cp", str(script), f"{self.name}:{where}"], timeout=60)
+            self._copied.add(script.name)
+        return ["python3", where]
 
     def scratch(self, here: Path, ledger: Ledger) -> Path:
         where = SCRATCH / here.parent.name  # the run's id

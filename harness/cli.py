@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from harness import registry, signals
-from harness.config import plan_from_file
+from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
+from harness.execution.config import plan_from_file
+from harness.system import signals
 
 if TYPE_CHECKING:
-    from harness.catalogue import Catalogue
-    from harness.store import Store
-    from harness.contracts import LabStatus
-    from harness.config import Plan
-    from harness.progress import Progress
+    from harness.api.contracts import LabStatus
+    from harness.execution.config import Plan
+    from harness.execution.progress import Progress
+    from harness.results.catalogue import Catalogue
+    from harness.results.store import Store
 
 
 class _Parser(argparse.ArgumentParser):
@@ -127,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    from harness.store import default_results_dir  # only commands that read or write runs pay for it
+    from harness.results.store import (
+        default_results_dir,  # only commands that read or write runs pay for it
+    )
 
     root: Path = args.results or default_results_dir()
     if root.exists() and not root.is_dir():
@@ -136,13 +139,13 @@ def _results_dir(args: argparse.Namespace) -> Path:
 
 
 def _store(args: argparse.Namespace) -> Store:
-    from harness.store import Store
+    from harness.results.store import Store
 
     return Store(_results_dir(args))
 
 
 def _catalogue(args: argparse.Namespace) -> Catalogue:
-    from harness.catalogue import Catalogue
+    from harness.results.catalogue import Catalogue
 
     return Catalogue(_results_dir(args))
 
@@ -153,8 +156,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads,
                  "environment": {"kind": args.env} if args.env else None}
-    from harness.progress import Progress
-    from harness.runner import execute
+    from harness.execution.progress import Progress
+    from harness.execution.runner import execute
 
     plan = plan_from_file(args.config, overrides)
     store = _store(args)
@@ -174,9 +177,8 @@ def _env_for_lab(args: argparse.Namespace) -> Plan:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     """Any environment's lab, through the Environment contract."""
-    from harness.progress import Progress
-
-    from harness.config import environment_from_file
+    from harness.execution.config import environment_from_file
+    from harness.execution.progress import Progress
 
     progress = Progress()
     if args.action == "up":
@@ -252,12 +254,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness import gate
+    from harness.report import gate
 
     if args.fail_on and not args.baseline:
         raise BadInput("--fail-on needs --baseline RUN: a regression is measured against something")
-    from harness.render import terminal
-    from harness.view import build_view, comparability
+    from harness.report.render import terminal
+    from harness.report.view import build_view, comparability
 
     rules = gate.parse_rules(args.fail_on) if args.fail_on else []
     catalogue = _catalogue(args)
@@ -287,8 +289,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.html import render
-    from harness.view import build_view
+    from harness.report.html import render
+    from harness.report.view import build_view
 
     catalogue = _catalogue(args)
     ids = [catalogue.resolve(ref) for ref in args.runs]
@@ -318,7 +320,7 @@ def _parsed(tool: str, file: Path) -> list[Any]:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    from harness.render import json_lines
+    from harness.report.render import json_lines
 
     sys.stdout.write(json_lines(_parsed(args.tool, args.file)))
     return 0
@@ -328,7 +330,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     import hashlib
     from dataclasses import replace
 
-    from harness.store import new_run_id
+    from harness.results.store import new_run_id
 
     records = _parsed(args.tool, args.file)
     store = _store(args)
@@ -351,8 +353,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
             cv_threshold: float | None = None) -> str:
-    from harness.render import csv_text, json_document, markdown, terminal
-    from harness.view import build_view
+    from harness.report.render import csv_text, json_document, markdown, terminal
+    from harness.report.view import build_view
 
     view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json")
     if fmt == "json":  # the annotated records (every flag the tables show) and the runs' context

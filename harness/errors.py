@@ -6,6 +6,18 @@ once, prints the message and the hint, and picks the exit code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+# what every message passes through on its way to a person: harness.system.secret puts its
+# redaction here when it is imported (before any secret can be remembered), so no error
+# text shows a secret
+_redact: Callable[[str], str] = lambda text: text
+
+
+def redact_with(redact: Callable[[str], str]) -> None:
+    global _redact
+    _redact = redact
+
 
 class DfsbenchError(Exception):
     """An error a user can act on: what is wrong, and what to do about it."""
@@ -18,9 +30,7 @@ class DfsbenchError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        from harness.secret import redact
-
-        return redact(self.message if not self.hint else f"{self.message}\n  hint: {self.hint}")
+        return _redact(self.message if not self.hint else f"{self.message}\n  hint: {self.hint}")
 
 
 class BadInput(DfsbenchError):

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import Measurement
+from harness.api.records import Measurement
 
 DATA = Path(__file__).parent / "data"
 

@@ -18,12 +18,14 @@ from typing import Any
 
 from pydantic import Field, PositiveInt
 
-from harness import proc
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LOCAL
-from harness.records import Measurement
-from harness.parsing import tool_parser
+from harness.system import proc
+from harness.system.hosts import LOCAL
 from workloads import fio
 
 

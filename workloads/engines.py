@@ -5,7 +5,8 @@ Python 3 but not dfsbench — so it imports nothing but the standard library.
     python3 engines.py NAME 'JSON ARGUMENTS'
 
 prints the result as one JSON object. An error prints ``{"error": …}`` and exits 1; an
-engine that passed its own deadline (its workers killed) exits 3.
+engine that passed its own deadline (its workers killed) exits 3 — the protocol of
+``harness.system.hosts.Host.engine``, which runs it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 
 CHUNK = 1 << 20
 DEDUP_BLOCK = 4096
-HUNG = 3
+HUNG = 3  # (Host.engine's ENGINE_HUNG: this script cannot import dfsbench)
+SCRIPT = Path(__file__)
 
 
 class Deadline(Exception):

@@ -24,15 +24,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
-from harness import proc, together
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LOCAL, Host, Running
-from harness.records import Measurement
+from harness.execution import together
+from harness.system import proc
+from harness.system.hosts import LOCAL, Host, Running
 from harness.units import parse_size
-from harness.parsing import tool_parser
 
 DIRECTIONS = ("read", "write", "trim")
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}

@@ -20,10 +20,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from harness.contracts import Bytes, Column, MatrixSpec, Options, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, MatrixSpec
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.records import Measurement
-from harness.parsing import tool_parser
 
 KIB = 1024
 

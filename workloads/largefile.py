@@ -18,10 +18,13 @@ from typing import Any
 
 from pydantic import Field
 
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import DfsbenchError
-from harness.records import Measurement
 from harness.units import size
+from workloads import engines
 
 CHUNK = 1 << 20
 
@@ -82,7 +85,7 @@ class LargeFile(Workload):
         step = raw_dir / f"largefile-{size}"
 
         def engine(name: str, **args: Any) -> dict[str, Any]:
-            return host.engine(name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
+            return host.engine(engines.SCRIPT, name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
 
         with host.removing(remote, back):
             try:
@@ -91,7 +94,7 @@ class LargeFile(Workload):
                 raw["write"] = {"elapsed": elapsed, "cache": "source in page cache; fsync counted"}
                 yield from _pair("write", elapsed, size, params, target, ())
                 cache = target.drop_caches()
-                flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
+                flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.report.limits
                 got = engine("copy", src=str(remote), dst=str(back), bs=bs, fsync=False,
                              digest=self.options.verify)
                 elapsed = got["elapsed"]

@@ -13,11 +13,13 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
-from harness.units import size
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import BadInput
-from harness.records import Measurement
-from harness.parsing import tool_parser
+from harness.units import size
 
 MIB = 1 << 20
 MODES = ("write", "seq", "rand")

@@ -15,11 +15,14 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import BadInput
-from harness.records import Measurement
 from harness.units import parse_size, size
-from harness.parsing import tool_parser
+
 
 class RbdBenchOptions(Options):
     io_types: list[Literal["write", "read"]] = Field(["write", "read"])

@@ -18,12 +18,15 @@ from typing import Any
 
 from pydantic import Field, PositiveInt, field_validator
 
-from harness.contracts import Bytes, Column, Options, TableSpec, Target, Workload
+from harness.api.contracts import Bytes, Options, Workload
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 from harness.errors import BadInput
-from harness.records import Measurement
-from harness.stats import percentile
+from harness.report.stats import percentile
 from harness.units import size
-from harness.parsing import tool_parser
+from workloads import engines
 
 OPERATIONS = ("create", "ls-l", "read")
 # the engine a record came from (params.engine): this one, or an imported smallfile
@@ -107,7 +110,7 @@ class SmallFile(Workload):
                 if op != "create" and self.options.drop_caches:
                     cache = target.drop_caches()
                 raw = raw_dir / f"smallfile-{files}-{op}.json"
-                result = host.engine("smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
+                result = host.engine(engines.SCRIPT, "smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
                                                    "size": size, "deadline": self.options.deadline_s},
                                      deadline=self.options.deadline_s, output=raw)
                 raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
@@ -117,7 +120,7 @@ class SmallFile(Workload):
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
                  target: Target) -> Iterator[Measurement]:
     params = {**cell, "engine": ENGINE, "cache": cache}
-    flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.limits
+    flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.report.limits
     elapsed = result["elapsed"]
     lat = result["latencies"]
 

@@ -15,7 +15,7 @@ from backends.cephfs import CephFS, CephFSOptions
 from backends.glusterfs import GlusterFS, GlusterOptions
 from environments.local import LocalEnvironment, LocalOptions
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger, mount_points
+from harness.system.ledger import Ledger, mount_points
 from tests.integration.test_local_lab import assert_nothing_left, dfsbench
 
 pytestmark = [
@@ -103,7 +103,7 @@ def test_a_failed_attach_leaves_no_pool_volume_or_mount(lab, tmp_path, monkeypat
         def refuse(*args, **kwargs):
             raise OSError(errno.EIO, "injected: setting the layout failed")
 
-        monkeypatch.setattr("harness.hosts.LocalHost.setxattr", refuse)
+        monkeypatch.setattr("harness.system.hosts.LocalHost.setxattr", refuse)
         with pytest.raises(OSError, match="injected"):
             CephFS(CephFSOptions(replicas=2), "r2").open(cluster, tmp_path / "cephfs-r2")
         assert _pools(ceph) == pools_before

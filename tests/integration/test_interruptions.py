@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import proc
-from harness.ledger import Ledger, mount_points
+from harness.system import proc
+from harness.system.ledger import Ledger, mount_points
 
 pytestmark = [
     pytest.mark.lab,

@@ -13,8 +13,10 @@ from typing import Any
 
 from pydantic import Field
 
-from harness.contracts import Backend, Cluster, Column, Options, TableSpec, Target, Workload
-from harness.records import Measurement
+from harness.api.contracts import Backend, Cluster, Options, Workload
+from harness.api.records import Measurement
+from harness.api.tables import Column, TableSpec
+from harness.api.target import Target
 
 
 class NullFS(Backend):

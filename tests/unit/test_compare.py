@@ -1,11 +1,10 @@
+import json
 from dataclasses import replace
 from pathlib import Path
 
-import json
-
-from harness.compare import Cells, Systems, tables
-from harness.records import Measurement
-from harness.render import csv_text, markdown
+from harness.api.records import Measurement
+from harness.report.compare import Cells, Systems, tables
+from harness.report.render import csv_text, markdown
 
 
 def _table(records, title):
@@ -209,7 +208,7 @@ def test_cv_threshold_is_configurable(quick_run, tmp_path, capsys):
 
 
 def test_a_cells_clients_come_in_name_order_and_their_aggregate_last():
-    from harness.compare import tables
+    from harness.report.compare import tables
 
     records = [Measurement("largefile", "write", "throughput", v, "B/s",
                            {"file_size": 64 << 20, "host": host, "clients": 2}, "glusterfs", "default", "r", 0, ())

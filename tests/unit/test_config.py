@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import build_plan, plan_from_file
-from harness.errors import BadInput
 from harness.cli import main
+from harness.errors import BadInput
+from harness.execution.config import build_plan, plan_from_file
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -165,7 +165,7 @@ def test_a_fault_is_checked_and_needs_an_environment_that_can_do_it():
 def test_a_yaml_bomb_hidden_in_a_valid_key_is_refused_at_once(tmp_path):
     import time
 
-    from harness.config import plan_from_file
+    from harness.execution.config import plan_from_file
 
     levels = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
     for i in range(1, 9):
@@ -179,7 +179,7 @@ def test_a_yaml_bomb_hidden_in_a_valid_key_is_refused_at_once(tmp_path):
 
 
 def test_a_corrupt_store_is_refused_and_left_as_it_is(tmp_path):
-    from harness.store import Store
+    from harness.results.store import Store
 
     db = tmp_path / "dfsbench.sqlite"
     db.write_bytes(b"\x13not a database at all" * 200)

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from harness.errors import DfsbenchError, Hung
-from harness.hosts import LOCAL
+from harness.system.hosts import LOCAL
+from workloads.engines import SCRIPT
 
 
 def test_smallfile_workers_are_killed_at_the_deadline(tmp_path):
@@ -19,7 +20,7 @@ def test_smallfile_workers_are_killed_at_the_deadline(tmp_path):
     os.mkfifo(tmp_path / "t00" / "f000000")  # read phase: open() blocks forever
     start = time.monotonic()
     with pytest.raises(Hung, match="deadline of 1 s"):
-        LOCAL.engine("smallfile", {"op": "read", "top": str(tmp_path), "per_thread": [1], "size": 4096,
+        LOCAL.engine(SCRIPT, "smallfile", {"op": "read", "top": str(tmp_path), "per_thread": [1], "size": 4096,
                                    "deadline": 1}, deadline=1, output=tmp_path / "out.json")
     assert time.monotonic() - start < 10
     assert "workers were killed" in (tmp_path / "out.json").read_text()
@@ -29,17 +30,17 @@ def test_largefile_copy_is_killed_at_the_deadline(tmp_path):
     os.mkfifo(tmp_path / "source")
     start = time.monotonic()
     with pytest.raises(Hung, match="copy engine"):
-        LOCAL.engine("copy", {"src": str(tmp_path / "source"), "dst": str(tmp_path / "back"),
+        LOCAL.engine(SCRIPT, "copy", {"src": str(tmp_path / "source"), "dst": str(tmp_path / "back"),
                               "bs": 1 << 20, "fsync": False}, deadline=1, output=tmp_path / "out.json")
     assert time.monotonic() - start < 12
 
 
 def test_an_engine_returns_and_fails_like_the_call(tmp_path):
     (tmp_path / "src").write_bytes(b"x" * 4096)
-    got = LOCAL.engine("copy", {"src": str(tmp_path / "src"), "dst": str(tmp_path / "dst"), "bs": 4096,
+    got = LOCAL.engine(SCRIPT, "copy", {"src": str(tmp_path / "src"), "dst": str(tmp_path / "dst"), "bs": 4096,
                                 "fsync": True, "digest": True}, deadline=30, output=tmp_path / "a.json")
     assert got["elapsed"] > 0 and len(got["digest"]) == 128
     assert (tmp_path / "dst").read_bytes() == b"x" * 4096
     with pytest.raises(DfsbenchError, match="FileNotFoundError"):
-        LOCAL.engine("copy", {"src": str(tmp_path / "missing"), "dst": str(tmp_path / "dst"), "bs": 4096,
+        LOCAL.engine(SCRIPT, "copy", {"src": str(tmp_path / "missing"), "dst": str(tmp_path / "dst"), "bs": 4096,
                               "fsync": True}, deadline=30, output=tmp_path / "b.json")

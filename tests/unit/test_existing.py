@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from environments.existing import ExistingOptions, describe_ceph, volume_info
-from harness import secret
-from harness.config import build_plan
-from harness.contracts import Target
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.hosts import LocalHost
-from harness.limits import caches_dropped
-from harness.store import Store
+from harness.execution.config import build_plan
+from harness.report.limits import caches_dropped
+from harness.results.store import Store
+from harness.system import secret
+from harness.system.hosts import LocalHost
 
 DATA = Path(__file__).parent.parent / "data" / "existing"
 

@@ -8,7 +8,9 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from harness.faults import Faults, FaultSpec, Injected, Timeline, record, table_rows
+from harness.api.faults import Faults, FaultSpec, Injected
+from harness.execution.timeline import Timeline, record
+from harness.report.faults import table_rows
 
 
 class Clock(Faults):

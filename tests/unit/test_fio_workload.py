@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from harness.contracts import BlockAccess, Target
+from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput
 from workloads.fio import Fio, FioOptions
 

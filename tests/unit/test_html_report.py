@@ -56,9 +56,9 @@ def test_every_chart_renders_in_headless_chromium(tmp_path):
 
 
 def test_heatmaps_share_one_colour_scale_per_group(tmp_path):
-    from harness.catalogue import Catalogue
-    from harness.html import heatmaps
-    from harness.view import build_view
+    from harness.report.html import heatmaps
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
 
     view = build_view(Catalogue(tmp_path), ["report-2014"])
     maps = [f for f in heatmaps(view.tables) if "log colour" in f["title"] and ", cached," in f["title"]]

@@ -1,8 +1,8 @@
 import subprocess
 import sys
 
-from harness import proc
-from harness.ledger import Ledger
+from harness.system import proc
+from harness.system.ledger import Ledger
 
 
 def test_undo_stops_only_recorded_processes_and_removes_files(tmp_path):

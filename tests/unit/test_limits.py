@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.catalogue import Catalogue
-from harness.compare import Systems, stability_notes
-from harness.limits import annotate, caches_dropped, path_limits
-from harness.records import Measurement
+from harness.api.records import Measurement
+from harness.report.compare import Systems, stability_notes
+from harness.report.limits import annotate, caches_dropped, path_limits
+from harness.results.catalogue import Catalogue
 from harness.units import parse_rate
 
 LINE_RATE = parse_rate("1Gbit")  # 125,000,000 B/s

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import registry
+from harness.api import registry
 from harness.errors import DfsbenchError
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"

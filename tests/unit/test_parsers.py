@@ -5,7 +5,6 @@ transcribed in the seed documents (fio 3.28, iozone 3.397/3.408, rados bench).""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest

@@ -3,11 +3,10 @@ from dataclasses import replace
 
 import pytest
 
-from harness.catalogue import Catalogue
-
+from harness.api.records import Measurement
 from harness.errors import BadInput
-from harness.records import Measurement
-from harness.store import SCHEMA_VERSION, Store, new_run_id
+from harness.results.catalogue import Catalogue
+from harness.results.store import SCHEMA_VERSION, Store, new_run_id
 
 
 def test_record_validates_units_and_missing_values():
@@ -81,8 +80,8 @@ def test_a_version_1_store_is_migrated(tmp_path):
 
 
 def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run):
-    from harness.catalogue import Catalogue
-    from harness.view import build_view
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
     ids = []
@@ -103,8 +102,8 @@ def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run
 
 
 def test_header_leaves_out_what_is_not_known(tmp_path):
-    from harness.catalogue import Catalogue
-    from harness.view import build_view
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
 
     header = "\n".join(build_view(Catalogue(tmp_path), ["report-2014"]).header)
     assert "None" not in header and ", 2 GiB RAM" in header and "CPUs" not in header

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 from environments.node_stats import process_ticks, usage
-from harness.records import Measurement
-from harness.resources import NodeUsage, busiest, records, table_rows
+from harness.api.records import Measurement
+from harness.api.sampler import NodeUsage
+from harness.execution.sampling import busiest, records
+from harness.report.resources import table_rows
 
 DATA = Path(__file__).parent.parent / "data"
 

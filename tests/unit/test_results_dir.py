@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.api.records import Measurement
 from harness.errors import StoreUnwritable
-from harness.records import Measurement
-from harness.store import MIN_FREE, Store
+from harness.results.store import MIN_FREE, Store
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")
@@ -57,7 +57,7 @@ def test_read_only_results_refuse_writing_and_still_read(tmpfs):
     results = tmpfs("ro", "64m")
     run_id = imported(results)
     # a writer that died: its last record is only in the WAL it left behind
-    crash = ("import os, sys; from harness.store import Store; from harness.records import Measurement; "
+    crash = ("import os, sys; from harness.results.store import Store; from harness.api.records import Measurement; "
              "s = Store(__import__('pathlib').Path(sys.argv[1])); s.db.execute('PRAGMA wal_autocheckpoint=0'); "
              "s.add(Measurement('fio', 'crashed', 'iops', 4242.0, 'op/s', {}, 'cephfs', 'default', sys.argv[2])); "
              "os._exit(0)")

@@ -4,11 +4,11 @@ import os
 
 import pytest
 
-from harness.config import build_plan
 from harness.errors import BadInput
-from harness.progress import Progress
-from harness.runner import differences, host_facts, resumable
-from harness.store import Store
+from harness.execution.config import build_plan
+from harness.execution.progress import Progress
+from harness.execution.runner import differences, host_facts, resumable
+from harness.results.store import Store
 
 CONFIG = {"backends": ["localdir"], "workloads": [{"name": "fio", "options": {"size": "16MiB"}}],
           "scale": "quick"}
@@ -56,7 +56,7 @@ def test_differences_name_each_path():
 
 
 def test_a_run_with_every_cell_done_resumes_without_a_lab(tmp_path):
-    from harness.runner import cell_key, execute
+    from harness.execution.runner import cell_key, execute
 
     plan = build_plan(CONFIG)
     store = stored(tmp_path)

@@ -6,11 +6,12 @@ import subprocess
 
 import pytest
 
-from harness.config import build_plan
-from harness.contracts import Cluster, Target
+from harness.api.contracts import Cluster
+from harness.api.target import Target
 from harness.errors import DfsbenchError
-from harness.ledger import Ledger
-from harness.runner import room_for
+from harness.execution.checks import room_for
+from harness.execution.config import build_plan
+from harness.system.ledger import Ledger
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from harness import proc, signals
-from harness.signals import Interrupted
+from harness.system import proc, signals
+from harness.system.signals import Interrupted
 
 
 @pytest.fixture(autouse=True)

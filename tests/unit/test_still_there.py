@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.contracts import Target
+from harness.api.target import Target
 from harness.errors import DfsbenchError
-from harness.ledger import read_mounts
-from harness.runner import _mounted_as, still_there
+from harness.execution.checks import _mounted_as, still_there
+from harness.system.ledger import read_mounts
 
 
 def test_the_file_system_holding_a_path_is_the_longest_mount_above_it():

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.contracts import Target
-from harness.hosts import LOCAL, LocalHost
-from harness.records import Measurement
-from harness.together import aggregate
+from harness.api.records import Measurement
+from harness.api.target import Target
+from harness.execution.together import aggregate
+from harness.system.hosts import LOCAL, LocalHost
 
 
 def rec(test, metric, value, unit, host):

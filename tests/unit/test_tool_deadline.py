@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harness import proc
-from harness.contracts import Target
+from harness.api.target import Target
+from harness.system import proc
 from workloads.iozone import Iozone, IozoneOptions
 
 
@@ -47,7 +47,7 @@ def test_iozone_past_its_deadline_is_recorded_as_hung(tmp_path):
 def test_the_tools_argv_is_kept_next_to_its_output(tmp_path):
     import json
 
-    from harness.proc import run_tool
+    from harness.system.proc import run_tool
 
     out = tmp_path / "echo.txt"
     run_tool(["echo", "hello"], deadline=10, output=out)

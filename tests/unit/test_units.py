@@ -50,7 +50,7 @@ def test_largefile_source_has_no_two_equal_4k_blocks(tmp_path):
 def test_progress_lines_do_not_wrap_in_a_narrow_log():
     import io
 
-    from harness.progress import Progress
+    from harness.execution.progress import Progress
 
     out = io.StringIO()
     p = Progress(stream=out)

@@ -7,10 +7,10 @@ fails at load time with an error naming the plugin and its entry point.
 from __future__ import annotations
 
 from functools import cache
-from typing import Literal, overload
 from importlib.metadata import EntryPoint, entry_points
+from typing import Literal, overload
 
-from harness.contracts import Backend, Environment, Options, Workload
+from harness.api.contracts import Backend, Environment, Options, Workload
 from harness.errors import BadInput, DfsbenchError
 
 GROUPS = {
@@ -69,7 +69,7 @@ def _load(kind: str, name: str) -> type:
             problems.append(f"declares name '{getattr(cls, 'name', None)}' but is registered as '{name}'")
         opts = getattr(cls, "Options", None)
         if not (isinstance(opts, type) and issubclass(opts, Options)):
-            problems.append("has an Options attribute that is not a harness.contracts.Options model")
+            problems.append("has an Options attribute that is not a harness.api.contracts.Options model")
         abstract = sorted(getattr(cls, "__abstractmethods__", ()))
         if abstract:
             problems.append(f"does not implement {', '.join(abstract)}")

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from harness import signals
 from harness.errors import DfsbenchError, Hung, NotReady, ToolError
-from harness.secret import redact_file
+from harness.system import signals
+from harness.system.secret import redact_file
 
 T = TypeVar("T")
 
@@ -242,7 +242,7 @@ def run_tool(argv: Sequence[str | os.PathLike[str]], *, deadline: float, output:
     raw record), stderr next to it. Past ``deadline`` seconds the whole group gets SIGTERM,
     then SIGKILL after ``grace``: a hung tool (iozone -I on a stuck client) is recorded
     with its partial output instead of stopping the run. ``started`` is told the tool's
-    pid and returns what to call when it ended (see :func:`harness.ledger.tool_started`)."""
+    pid and returns what to call when it ended (see :func:`harness.system.ledger.tool_started`)."""
     cmd = [str(a) for a in argv]
     output.parent.mkdir(parents=True, exist_ok=True)
     err_path = output.with_name(output.name + ".stderr")

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import uuid
 import shutil
+import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import proc
+from harness.system import proc
 
 
 @dataclass

@@ -13,9 +13,9 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from harness.compare import Table
-from harness.records import FLAGS
-from harness.view import View
+from harness.api.records import FLAGS
+from harness.report.compare import Table
+from harness.report.view import View
 
 Figure = dict[str, Any]
 _SCALE = {"B/s": (1 << 20, "MiB/s"), "s": (1e-3, "ms")}

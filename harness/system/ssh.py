@@ -1,4 +1,4 @@
-"""A client host reached over SSH (paramiko), as a :class:`~harness.hosts.Host`.
+"""A client host reached over SSH (paramiko), as a :class:`~harness.system.hosts.Host`.
 
 Every command is an argv list, quoted once for the remote shell; a tool runs under
 coreutils ``timeout`` on the host, so a tool past its deadline is killed where it runs. A
@@ -7,7 +7,7 @@ and is stopped by that pid. Everything dfsbench puts on the host (the engines, s
 directories, job files, logs) lives under one directory of its own there, ``root``.
 
 The ledger undoes by running a command on this machine: :meth:`SshHost.wrap` gives one
-that runs the argv on the host through this module (``python -m harness.ssh``), which
+that runs the argv on the host through this module (``python -m harness.system.ssh``), which
 reconnects from the host's :class:`Reach` — its address, user, port and key file, never a
 password (a password given as ``${NAME}`` is read again from that variable there).
 """
@@ -28,11 +28,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import proc, signals
 from harness.errors import BadInput, DfsbenchError, ToolError
-from harness.hosts import RemoteHost
-from harness.ledger import Ledger
-from harness.secret import expand, redact, redact_file, remember
+from harness.system import proc, signals
+from harness.system.hosts import RemoteHost
+from harness.system.ledger import Ledger
+from harness.system.secret import expand, redact, redact_file, remember
 
 TIMED_OUT = (124, 137)  # coreutils timeout stopped the command, or had to KILL it
 
@@ -66,7 +66,7 @@ class SshHost(RemoteHost):
         self.name = reach.label
         self._password = password
         self._root: str | None = None
-        self._engines = False
+        self._copied: set[str] = set()  # engine scripts put on the host
         self._ip: str | None = None
         self.client = paramiko.SSHClient()
         self.client.load_system_host_keys()
@@ -204,13 +204,11 @@ class SshHost(RemoteHost):
         self._root = str(root)
         ledger.command(self.wrap(["rm", "-rf", "--one-file-system", str(root)]), f"directory {self.name}:{root}")
 
-    def python(self) -> list[str]:
-        if not self._engines:
-            from workloads import engines
-
-            self.put(Path(engines.__file__), Path(self.root))
-            self._engines = True
-        return ["python3", f"{self.root}/engines.py"]
+    def python(self, script: Path) -> list[str]:
+        if script.name not in self._copied:
+            self.put(script, Path(self.root))
+            self._copied.add(script.name)
+        return ["python3", f"{self.root}/{script.name}"]
 
     def put(self, file: Path, directory: Path) -> Path:
         where = directory / file.name
@@ -252,7 +250,7 @@ class SshHost(RemoteHost):
         return self.run(["sh", "-c", "echo 3 > /proc/sys/vm/drop_caches"], check=False).returncode == 0
 
     def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
-        return [sys.executable, "-m", "harness.ssh", json.dumps(asdict(self.reach)), "--", *map(str, argv)]
+        return [sys.executable, "-m", "harness.system.ssh", json.dumps(asdict(self.reach)), "--", *map(str, argv)]
 
     def close(self) -> None:
         self.client.close()
@@ -260,18 +258,7 @@ class SshHost(RemoteHost):
     # ---------------------------------------------------------------- what it is
 
     def facts(self) -> dict[str, Any]:
-        """Kernel, CPUs, memory, tool-independent facts, and the clock's offset from this
-        machine's (their difference at the midpoint of the call; a large one skews the
-        common start of several clients)."""
-        before = time.time()
-        out = self.run(["sh", "-c", "date +%s.%N; uname -r; nproc; head -1 /proc/meminfo; hostname"],
-                       timeout=30).stdout.split("\n")
-        after = time.time()
-        remote = float(out[0])
-        return {"host": self.name, "address": self.reach.host, "kernel": out[1].strip(),
-                "cpus": int(out[2]), "memory": int(out[3].split()[1]) * 1024, "hostname": out[4].strip(),
-                "clock_offset_s": round(remote - (before + after) / 2, 4),
-                "round_trip_s": round(after - before, 4)}
+        return {**super().facts(), "address": self.reach.host}
 
 
 def connect(reach: Reach) -> SshHost:
@@ -281,9 +268,9 @@ def connect(reach: Reach) -> SshHost:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m harness.ssh REACH -- ARGV…``: run ARGV on the host (the ledger's undo)."""
+    """``python -m harness.system.ssh REACH -- ARGV…``: run ARGV on the host (the ledger's undo)."""
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: python -m harness.ssh REACH_JSON -- ARGV...", file=sys.stderr)
+        print("usage: python -m harness.system.ssh REACH_JSON -- ARGV...", file=sys.stderr)
         return 2
     try:
         host = connect(Reach(**json.loads(argv[0])))

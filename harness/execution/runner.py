@@ -12,30 +12,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import __version__, faults, proc, resources, signals, together
-from harness.config import Plan
-from harness.contracts import Backend, Cluster, Target, Workload
+from harness import __version__
+from harness.api.contracts import Backend, Cluster, Workload
+from harness.api.records import Measurement, describe_cell
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
-from harness.hosts import LOCAL, Host
-from harness.ledger import recording_tools
-from harness.progress import Progress
-from harness.records import Measurement, describe_cell
-from harness.secret import redact_json
-from harness.store import Store, new_run_id
+from harness.execution import sampling, together
+from harness.execution.checks import preflight, room_for, still_there
+from harness.execution.config import Plan
+from harness.execution.progress import Progress
+from harness.execution.timeline import Timeline, record
+from harness.results.store import Store, new_run_id
+from harness.system import proc, signals
+from harness.system.hosts import LOCAL, Host, this_machine
+from harness.system.ledger import recording_tools
+from harness.system.secret import redact_json
 from harness.units import size
 
 
 def host_facts() -> dict[str, Any]:
-    uname = platform.uname()
-    mem = 0
-    try:
-        with open("/proc/meminfo") as f:
-            mem = int(f.readline().split()[1]) * 1024
-    except OSError:
-        pass
-    return {"hostname": uname.node, "kernel": uname.release, "machine": uname.machine,
-            "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version(),
-            "dfsbench": __version__, "pid": os.getpid()}
+    """This machine, the dfsbench that ran, and the process that ran it (for resume)."""
+    return {**this_machine(), "dfsbench": __version__, "pid": os.getpid()}
 
 
 def tool_versions(workloads: list[Any], host: Host = LOCAL) -> dict[str, str]:
@@ -55,76 +52,6 @@ def tool_versions(workloads: list[Any], host: Host = LOCAL) -> dict[str, str]:
         version = next((line for line in lines if any(ch.isdigit() for ch in line)), "unknown")
         found[argv[0]] = version[:120]
     return found
-
-
-def preflight(plan: Plan, hosts: tuple[Host, ...]) -> None:
-    """Every tool the plan's backends and workloads need, on every client host, before
-    anything runs: one error naming each host and the Debian package it lacks."""
-    kinds = {b.kind for b in plan.backends}
-    needed: dict[str, str] = {}
-    for b in plan.backends:
-        needed.update(b.tools)
-    for w in plan.workloads:
-        if w.accepts & kinds:
-            needed.update(w.tools)
-    if any(not h.local for h in hosts):
-        needed.setdefault("timeout", "coreutils")
-    missing = [f"{h.name} lacks '{tool}' (Debian package {package})"
-               for h in hosts for tool, package in sorted(needed.items()) if not h.has(tool)]
-    if missing:
-        raise BadInput("client hosts are missing tools this run needs:\n  " + "\n  ".join(missing),
-                       hint="install those packages there (apt install …), or leave out the workloads "
-                            "that need them")
-
-
-def room_for(workload: Workload, cell: dict[str, Any], target: Target, cluster: Cluster | None = None,
-             copies: float = 1.0) -> None:
-    """Refuse a cell that would write more than the target has free, with the figures; on
-    a lab whose systems all keep their data on one disk of this host, more than that disk
-    has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep."""
-    need = workload.writes(cell)
-    if not need or target.kind != "path" or target.path is None:
-        return
-    free = target.host.free_bytes(target.path)
-    if need > free:
-        raise DfsbenchError(f"{workload.name} would write {size(need)} to {target.key} at "
-                            f"{target.host.name}:{target.path}, which has {size(free)} free",
-                            hint="free space there, or give the workload smaller sizes")
-    shared = cluster.shared_disk if cluster is not None else None
-    if shared is not None and need * copies > (disk := LOCAL.free_bytes(shared)):
-        raise DfsbenchError(f"{workload.name} would write {size(need)} to {target.key}, kept {copies:g} "
-                            f"times: {size(need * copies)} on this host's disk under {shared}, which "
-                            f"has {size(disk)} free", hint="free space there, or give the workload "
-                                                           "smaller sizes")
-
-
-def still_there(target: Target, answer_within: float = 10) -> None:
-    """Before each cell: the target's file system is still mounted, as what it was when
-    attached, and answers on every client host. A FUSE client that died leaves an empty
-    directory (writing there measures the local disk) and one that hangs blocks every
-    operation: either fails the cell at once, not each operation in it."""
-    if target.kind != "path" or target.path is None:
-        return
-    want = target.description.get("fs_type")
-    for host in target.hosts or (target.host,):
-        where = f"{target.key} at {target.path}" + ("" if host.local else f" on {host.name}")
-        wrong = host.answers(target.path, answer_within)
-        if wrong:
-            raise DfsbenchError(f"{where} {wrong}", hint="see its client's log; the other cells go on")
-        found = _mounted_as(host.mounts(), target.path)
-        if want and found != want:
-            raise DfsbenchError(f"{where} is now on a '{found}' file system, not the '{want}' it was "
-                                "attached as: its mount is gone", hint="its client died; see the client's log")
-
-
-def _mounted_as(rows: list[list[str]], path: Path) -> str | None:
-    """The type of the file system that holds ``path`` (the longest mount point above it)."""
-    best, fstype = -1, None
-    for row in rows:
-        point = row[1].rstrip("/") or "/"
-        if (str(path) == point or str(path).startswith(point.rstrip("/") + "/")) and len(point) > best:
-            best, fstype = len(point), row[2]
-    return fstype
 
 
 def order_for(backends: list[Backend], repeat: int) -> list[Backend]:
@@ -359,7 +286,7 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
                 for m in workload.run(target, cell, scratch(target.host), raw_dir):
                     keep(m)
             if sampler is not None:
-                for m in resources.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
+                for m in sampling.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
                                            backend.name, backend.variant):
                     keep(m)
     except StoreUnwritable:  # nowhere to keep what the run measures: it stops
@@ -379,7 +306,7 @@ UNFINISHED = frozenset({"hung", "failed", "incomplete"})
 
 def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Target,
                     workload: Workload, cell: dict[str, Any], scratch: Callable[[Host], Path], key: str) -> bool:
-    """The cell before, during and after its fault (``harness.faults``), and the fault's
+    """The cell before, during and after its fault (``harness.api.faults``), and the fault's
     record: what was done, time to recover, whether the data verified."""
     spec = workload.fault
     assert spec is not None
@@ -390,7 +317,7 @@ def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, targ
     if system is None:
         progress.note(f"  {backend.name} runs on no cluster service: no fault to do, the cell runs once")
         return _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key)
-    timeline = faults.Timeline(cluster.faults, system, spec)
+    timeline = Timeline(cluster.faults, system, spec)
 
     @contextmanager
     def fault() -> Iterator[None]:
@@ -411,7 +338,7 @@ def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, targ
     check = workload.verification()
     verified = (f"yes ({check})" if during_ok else "no: the cell failed (see 'Cells that failed')") \
         if check else f"not checked ({workload.name} does not compare what it reads back)"
-    run.store.add(replace(faults.record(timeline, recovery, state, verified, workload.name, cell, backend.name,
+    run.store.add(replace(record(timeline, recovery, state, verified, workload.name, cell, backend.name,
                                         backend.variant), run_id=run.id, repeat=rep), key)
     after_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "after",
                          () if recovery is not None else ("degraded",))

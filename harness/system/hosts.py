@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shlex
 import subprocess
 import sys
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import proc, signals
 from harness.errors import DfsbenchError, Hung
-from harness.ledger import Ledger, read_mounts, tool_started
+from harness.system import proc, signals
+from harness.system.ledger import Ledger, read_mounts, tool_started
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class Host(ABC):
     @abstractmethod
     def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
             env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        """Run a command to completion (see :func:`harness.proc.run`)."""
+        """Run a command to completion (see :func:`harness.system.proc.run`)."""
 
     @abstractmethod
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
@@ -119,8 +120,9 @@ class Host(ABC):
         """Run a measuring tool with a deadline, its output kept in ``output`` (here)."""
 
     @abstractmethod
-    def python(self) -> list[str]:
-        """The argv prefix that runs the engines module (``workloads/engines.py``)."""
+    def python(self, script: Path) -> list[str]:
+        """The argv prefix that runs ``script`` (a file of this machine, a stdlib-only
+        Python engine) with the host's Python 3: copied there first where it must be."""
 
     @abstractmethod
     def scratch(self, here: Path, ledger: Ledger) -> Path:
@@ -160,6 +162,20 @@ class Host(ABC):
 
     def close(self) -> None:
         """Let go of the connection to the host, if there is one."""
+
+    def facts(self) -> dict[str, Any]:
+        """Kernel, CPUs, memory, hostname, and the clock's offset from this machine's
+        (their difference at the midpoint of the call; a large one skews the common start
+        of several clients)."""
+        before = time.time()
+        out = self.run(["sh", "-c", "date +%s.%N; uname -r; nproc; head -1 /proc/meminfo; hostname"],
+                       timeout=30).stdout.split("\n")
+        after = time.time()
+        remote = float(out[0])
+        return {"host": self.label, "kernel": out[1].strip(), "cpus": int(out[2]),
+                "memory": int(out[3].split()[1]) * 1024, "hostname": out[4].strip(),
+                "clock_offset_s": round(remote - (before + after) / 2, 4),
+                "round_trip_s": round(after - before, 4)}
 
     # ---------------------------------------------------------------- on top of run
 
@@ -244,16 +260,18 @@ class Host(ABC):
         self.write_text(where, file.read_text())
         return where
 
-    def engine(self, name: str, args: dict[str, Any], *, deadline: float, output: Path) -> dict[str, Any]:
-        """Run one of the stdlib-only engines of ``workloads/engines.py`` on this host; its
-        JSON result is kept in ``output``. An engine with a deadline of its own stops
-        itself; past ``deadline`` plus 5 s any engine is killed. Either way :class:`Hung`."""
-        from workloads.engines import HUNG
-
-        result = self.run_tool([*self.python(), name, json.dumps(args)], deadline=deadline + 5,
+    def engine(self, script: Path, name: str, args: dict[str, Any], *, deadline: float,
+               output: Path) -> dict[str, Any]:
+        """Run the engine ``name`` of a workload's engine script on this host: the script
+        runs on a Python 3 without dfsbench (only the standard library), as
+        ``python3 SCRIPT NAME 'JSON ARGUMENTS'``, prints one JSON object, ``{"error": …}``
+        and exits 1 when it fails, and exits :data:`ENGINE_HUNG` when it passed a deadline
+        of its own (its workers killed). Its JSON result is kept in ``output``; past
+        ``deadline`` plus 5 s any engine is killed. Either way :class:`Hung`."""
+        result = self.run_tool([*self.python(script), name, json.dumps(args)], deadline=deadline + 5,
                                output=output)
         what = f"{name} engine on {self.name}"
-        if result.hung or result.returncode == HUNG:
+        if result.hung or result.returncode == ENGINE_HUNG:
             raise Hung(f"{what} passed its deadline of {deadline:.0f} s and was killed" +
                        (f": {_error(result.output)}" if result.output.strip() else ""),
                        hint="check the client (a stopped or dead FUSE daemon blocks every call), "
@@ -268,6 +286,23 @@ class Host(ABC):
 
     def __str__(self) -> str:
         return self.name
+
+
+# the exit code by which an engine says it passed its own deadline (and killed its workers)
+ENGINE_HUNG = 3
+
+
+def this_machine() -> dict[str, Any]:
+    """Hostname, kernel, architecture, CPUs, memory (bytes) and Python of this machine."""
+    uname = platform.uname()
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) * 1024
+    except OSError:
+        pass
+    return {"hostname": uname.node, "kernel": uname.release, "machine": uname.machine,
+            "cpus": os.cpu_count(), "memory": mem, "python": platform.python_version()}
 
 
 def _error(output: str) -> str:
@@ -297,9 +332,8 @@ class LocalHost(Host):
     def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
         return [str(a) for a in argv]
 
-    def python(self) -> list[str]:
-        from workloads import engines
-        return [sys.executable, engines.__file__]
+    def python(self, script: Path) -> list[str]:
+        return [sys.executable, str(script)]
 
     def scratch(self, here: Path, ledger: Ledger) -> Path:
         here.mkdir(parents=True, exist_ok=True)
@@ -353,8 +387,18 @@ class LocalHost(Host):
         return proc.tcp_listening(address, port)
 
     def drop_caches(self) -> bool:
-        from harness import caches
-        return caches.drop_kernel_caches()
+        os.sync()
+        try:
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+        except OSError:  # not root
+            return False
+        return True
+
+    def facts(self) -> dict[str, Any]:
+        here = this_machine()
+        return {"host": self.label, "kernel": here["kernel"], "cpus": here["cpus"], "memory": here["memory"],
+                "hostname": here["hostname"], "clock_offset_s": 0.0}
 
 
 LOCAL = LocalHost()

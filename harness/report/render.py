@@ -13,11 +13,11 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from harness.compare import Table
-from harness.records import Measurement
+from harness.api.records import Measurement
+from harness.report.compare import Table
 
 if TYPE_CHECKING:
-    from harness.view import View
+    from harness.report.view import View
 
 
 def terminal(tables: list[Table], header: list[str], width: int | None = None) -> str:

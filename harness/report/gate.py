@@ -14,10 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from harness.compare import ALPHA, Systems, Table
+from harness.api.records import CIRCUMSTANTIAL, Measurement, lower_is_better
 from harness.errors import BadInput
-from harness.records import CIRCUMSTANTIAL, Measurement, lower_is_better
-from harness.stats import compare, median
+from harness.report.compare import ALPHA, Systems, Table
+from harness.report.stats import compare, median
 from harness.units import format_value
 
 _RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")

@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
+from harness.api.records import Measurement
 from harness.errors import BadInput
-from harness.records import Measurement
-from harness.store import RunInfo
+from harness.results.store import RunInfo
 
 IOZONE_TESTS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 
@@ -29,7 +29,7 @@ IOZONE_TESTS = ("write", "rewrite", "read", "reread", "random_read", "random_wri
 def search_path() -> list[Path]:
     """The checkout's ``results/reference`` (also what an editable install uses), then the
     copy installed as data files."""
-    here = Path(__file__).resolve().parents[1] / "results" / "reference"
+    here = Path(__file__).resolve().parents[2] / "results" / "reference"
     return [here, Path(sys.prefix) / "share" / "dfsbench" / "reference"]
 
 

@@ -22,10 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.contracts import Target, Workload
+from harness.api.contracts import Workload
+from harness.api.records import Measurement
+from harness.api.target import Target
 from harness.errors import DfsbenchError
-from harness.hosts import Host
-from harness.records import Measurement
+from harness.system.hosts import Host
 
 RATES = frozenset({"B/s", "op/s", "files/s"})
 

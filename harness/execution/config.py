@@ -13,12 +13,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
-from harness import registry
-from harness.contracts import Backend, Environment, Workload
+from harness.api import registry
+from harness.api.contracts import Backend, Environment, Workload
+from harness.api.faults import FaultSpec
 from harness.errors import BadInput
-from harness.faults import FaultSpec
 from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
@@ -53,7 +60,7 @@ class WorkloadSpec(PluginSpec):
         "environment's ('all' for an existing cluster's client hosts, else 'first')")
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
-                                         "after_s, restore_after_s} (harness.faults)")
+                                         "after_s, restore_after_s} (harness.api.faults)")
 
 
 class EnvironmentSpec(_Strict):

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
+from harness import errors
+
 SHOWN = "[secret]"
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _known: set[str] = set()
@@ -61,6 +63,9 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, SHOWN)
     return text
+
+
+errors.redact_with(redact)
 
 
 def redact_file(path: Path) -> None:

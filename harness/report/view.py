@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness.catalogue import Catalogue
-from harness.compare import Systems, Table, stability_notes, tables
-from harness.limits import annotate, describe
-from harness.records import Measurement
-from harness.store import RunInfo
+from harness.api.records import Measurement
+from harness.report.compare import Systems, Table, stability_notes, tables
+from harness.report.limits import annotate, describe
+from harness.results.catalogue import Catalogue
+from harness.results.store import RunInfo
 from harness.units import size
 
 

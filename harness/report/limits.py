@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness import registry
-from harness.contracts import SystemFacts
-from harness.records import Measurement
-from harness.faults import FAULT
-from harness.resources import RESOURCES
-from harness.stats import median
-from harness.store import RunInfo
+from harness.api import registry
+from harness.api.faults import FAULT
+from harness.api.records import Measurement
+from harness.api.sampler import RESOURCES
+from harness.api.tables import SystemFacts
+from harness.report.stats import median
+from harness.results.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
 
 WRITES = frozenset({"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite",

@@ -13,15 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness import reference
-from harness.contracts import SystemFacts
+from harness.api.records import Measurement
+from harness.api.tables import SystemFacts
 from harness.errors import BadInput, DfsbenchError
-from harness.records import Measurement
-from harness.store import RunInfo, Store
+from harness.results import reference
+from harness.results.store import RunInfo, Store
 
 
 def system_facts(backend: str, description: dict[str, Any]) -> SystemFacts:
-    from harness import registry
+    from harness.api import registry
 
     stored = description.get("facts")
     if isinstance(stored, dict):

@@ -11,7 +11,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from harness.secret import redact
+from harness.system.secret import redact
 
 
 class Progress:

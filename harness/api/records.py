@@ -85,8 +85,8 @@ def unfit_reason(flags: set[str] | frozenset[str]) -> str | None:
 
 # Params that say how a number was obtained, not which cell it belongs to: two records
 # that differ only in these are the same cell (pooled over repeats and runs).
-# what the harness adds to a workload's cell: the phase of a fault (harness.faults), the
-# client of a run on several at once (harness.together, fio's client/server mode)
+# what the harness adds to a workload's cell: the phase of a fault (harness.api.faults), the
+# client of a run on several at once (harness.execution.together, fio's client/server mode)
 HARNESS_PARAMS = ("phase", "host")
 # what describes how a value came about, not which cell it belongs to
 CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu"})

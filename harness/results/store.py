@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.api.records import Measurement
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.records import Measurement
-from harness.secret import redact_json
+from harness.system.secret import redact_json
 from harness.units import size
 
 SCHEMA_VERSION = 3

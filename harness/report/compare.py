@@ -2,7 +2,7 @@
 HTML report draws from them).
 
 The core knows no workload or backend by name. Each workload declares its tables
-(``harness.contracts.TableSpec`` side by side, ``MatrixSpec`` grids like the report's
+(``harness.api.tables.TableSpec`` side by side, ``MatrixSpec`` grids like the report's
 iozone tables); a workload that declares none gets a generic table of every metric it
 stored. Systems are named and classed (control or not) by their backends' declared
 facts. The comparison column says which system is better and by how much in the
@@ -19,12 +19,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import registry
-from harness.contracts import Column, MatrixSpec, SystemFacts, TableSpec
-from harness.records import (CIRCUMSTANTIAL, HARNESS_PARAMS, Measurement, flag_marks, flag_notes, lower_is_better,
-                             unfit_reason)
-from harness.stats import Summary, compare, median, summarize
-from harness import faults, resources
+from harness.api import registry
+from harness.api.records import (
+    CIRCUMSTANTIAL,
+    HARNESS_PARAMS,
+    Measurement,
+    flag_marks,
+    flag_notes,
+    lower_is_better,
+    unfit_reason,
+)
+from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
+from harness.report import faults, resources
+from harness.report.stats import Summary, compare, median, summarize
 from harness.units import format_value, size
 
 ALPHA = 0.05  # significance level of the A-vs-B test
@@ -43,7 +50,7 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
-    chart: dict[str, Any] | None = None  # what the HTML report draws (see harness.html)
+    chart: dict[str, Any] | None = None  # what the HTML report draws (see harness.report.html)
 
 
 @dataclass(frozen=True)
