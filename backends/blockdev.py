@@ -52,6 +52,10 @@ class Blockdev(Backend):
     name = "blockdev"
     display = "block device"
     target_kind = "block"
+    suites = {"full": 5}
+    # in a suite, on its own throwaway loop device, which it may overwrite (a user's device
+    # needs its own explicit allow_destructive)
+    suite_options = {"allow_destructive": True}
     Options = BlockdevOptions
     options: BlockdevOptions
 

@@ -5,15 +5,17 @@ until its placement groups are active+clean, delete)."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from harness.api.contracts import Cluster, Options
-from harness.api.target import CephAccess, Target
+from harness.api.contracts import Backend, Cluster, Options
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, phrases
+from harness.api.target import Access, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL, Host
@@ -46,6 +48,51 @@ class CephService:
     def mon_host(self) -> str:
         """The monitor's host from an address like ``v2:127.0.0.1:3300``."""
         return self.mon_addr.removeprefix("v2:").removeprefix("v1:").rsplit(":", 1)[0].strip("[]")
+
+
+@dataclass(frozen=True)
+class CephAccess(Access):
+    """How a workload reaches a ``rados`` or ``rbd`` target: the arguments of the Ceph
+    command-line tools (conf, keyring, client, client settings), the environment librados
+    reads inside tools that take no ``-c`` (fio's rbd engine), the pool, and for ``rbd``
+    the image and its size."""
+
+    pool: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    client: str
+    image: str | None = None
+    image_size: int | None = None
+
+
+def keyring_keys(text: str) -> list[str]:
+    """The ``key = …`` values of a Ceph keyring file."""
+    return [m.group(1) for m in re.finditer(r"^\s*key\s*=\s*(\S+)", text, re.M)]
+
+
+OSDS = ("osds", "{osds} OSDs")
+
+
+class CephBackend(Backend):
+    """What the backends of a Ceph cluster (CephFS, RBD, RADOS) share: the header names
+    its OSDs, their number is part of the topology, and an existing cluster's pools (size,
+    failure domain, type) are how it keeps the data."""
+
+    network = True  # a Ceph client writes each byte once, to the primary OSD
+    requires = frozenset({"ceph"})
+    topology: ClassVar[tuple[str, ...]] = ("osds",)
+
+    @classmethod
+    def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
+        return phrases(description, VERSION, REPLICAS, OSDS, CLIENT, FS_TYPE)
+
+    @classmethod
+    def layout(cls, description: dict[str, Any]) -> Any:
+        cluster = description.get("cluster") or {}
+        used = (description.get("data_pool"), description.get("pool"))
+        pools = {p.get("pool"): (p.get("size"), p.get("failure_domain"), p.get("type"))
+                 for p in cluster.get("pools") or [] if p.get("pool") in used}
+        return pools or None
 
 
 class PoolOptions(Options):

@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from backends.ceph_client import CephCli, Pool, PoolOptions
+from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
-from harness.api.contracts import Backend, Cluster, Options
+from harness.api.contracts import Cluster, Options
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
@@ -105,11 +105,12 @@ class KernelMounts:
         self._mount_on(host)
 
 
-class CephFS(Backend):
+class CephFS(CephBackend):
     name = "cephfs"
     display = "CephFS"
-    network = True  # a Ceph client writes each byte once, to the primary OSD
-    requires = frozenset({"ceph"})
+    suites = {"report": 1, "full": 1}
+    settings = ("client_options",)
+    topology = (*CephBackend.topology, "client_options")
     tools = (("ceph-fuse", "ceph-fuse"),)
     Options = CephFSOptions
     options: CephFSOptions

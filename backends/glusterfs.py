@@ -12,6 +12,7 @@ disperse are its modern stand-ins.
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from pydantic import Field, model_validator
 from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume
 from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, Options
-from harness.api.tables import SystemFacts
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 
@@ -62,6 +63,11 @@ class GlusterFS(Backend):
     name = "glusterfs"
     display = "GlusterFS"
     network = True
+    requires = frozenset({"gluster"})
+    tools = (("glusterfs", "glusterfs-client"),)
+    suites = {"report": 0, "full": 0}
+    settings = ("volume_options",)
+    topology = ("volume_type", "bricks", "volume_options")
 
     @classmethod
     def facts(cls, description: dict[str, Any]) -> SystemFacts:
@@ -71,9 +77,17 @@ class GlusterFS(Backend):
         bricks, redundancy = description.get("bricks"), description.get("redundancy")
         if description.get("volume_type") == "disperse" and bricks and redundancy:
             copies = int(bricks) / (int(bricks) - int(redundancy))
-        return SystemFacts(cls.display or cls.name, True, copies, stored_copies=copies)
-    requires = frozenset({"gluster"})
-    tools = (("glusterfs", "glusterfs-client"),)
+        return replace(super().facts(description), write_copies=copies, stored_copies=copies)
+
+    @classmethod
+    def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
+        return phrases(description, VERSION, ("volume_type", "{volume_type}"), REPLICAS, CLIENT, FS_TYPE)
+
+    @classmethod
+    def layout(cls, description: dict[str, Any]) -> Any:
+        info = (description.get("cluster") or {}).get("volume_info") or {}
+        return {k: info.get(k) for k in ("type", "replica", "disperse", "redundancy")} if info else None
+
     Options = GlusterOptions
     options: GlusterOptions
 

@@ -19,6 +19,7 @@ class LocalDir(Backend):
     name = "localdir"
     display = "local dir"
     control = True
+    suites = {"full": 2}
     Options = LocalDirOptions
     options: LocalDirOptions
 

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backends.ceph_client import CephCli, Pool, PoolOptions
+from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from harness.api.contracts import Backend, Cluster
 from harness.api.target import Target
 
 
-class Rados(Backend):
+class Rados(CephBackend):
     name = "rados"
     display = "RADOS"
-    network = True
-    requires = frozenset({"ceph"})
     target_kind = "rados"
+    suites = {"full": 4}
     Options = PoolOptions
     options: PoolOptions
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from backends.ceph_client import CephCli, Pool, PoolOptions
+from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from backends.mounts import FuseClient, verify_mount
 from harness.api.contracts import Backend, Bytes, Cluster
 from harness.api.target import Target
@@ -42,12 +42,13 @@ class RbdOptions(PoolOptions):
 
 
 
-class Rbd(Backend):
+class Rbd(CephBackend):
     name = "rbd"
     display = "RBD"
-    network = True
-    requires = frozenset({"ceph"})
     target_kind = "rbd"
+    suites = {"full": 3}
+    settings = ("rbd_cache",)
+    topology = (*CephBackend.topology, "rbd_cache")
     tools = (("rbd", "ceph-common"),)
     Options = RbdOptions
     options: RbdOptions

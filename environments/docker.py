@@ -158,6 +158,7 @@ class DockerEnvironment(Environment):
     options: DockerOptions
     client_nodes = True
     can_fault = True
+    provides = {"ceph": CephService, "gluster": GlusterService}
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 

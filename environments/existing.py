@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from backends.ceph_client import CephService
+from backends.ceph_client import CephService, keyring_keys
 from backends.gluster_client import GlusterService
 from harness.api.contracts import (
     Backend,
@@ -49,7 +49,6 @@ from harness.system.secret import (
     SecretReference,
     expand,
     is_reference,
-    keyring_keys,
     remember,
 )
 
@@ -156,6 +155,7 @@ class ExistingEnvironment(Environment):
     Options = ExistingOptions
     options: ExistingOptions
     client_nodes = True  # its client hosts mount the targets: 'lab up' mounts nothing here
+    provides = {"ceph": CephService, "gluster": GlusterService}
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'
     default_clients = "all"

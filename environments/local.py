@@ -57,6 +57,7 @@ class LocalEnvironment(Environment):
     name = "local"
     Options = LocalOptions
     options: LocalOptions
+    provides = SERVICES
 
     @property
     def where(self) -> str:

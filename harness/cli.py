@@ -185,7 +185,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         plan = _env_for_lab(args)
         env = plan.environment
         with progress.step(f"lab up ({env.name}) in {env.where}"):
-            cluster = env.start(plan.services() or {"ceph", "gluster"}, progress=progress.note)
+            cluster = env.start(plan.services() or set(env.provides), progress=progress.note)
             try:
                 if not env.client_nodes:
                     _attach_all(plan, cluster, progress)

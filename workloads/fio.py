@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
@@ -165,6 +166,13 @@ class Fio(Workload):
             return {"size": 1 << 30, "runtime_s": 60}
         return {"size": 256 << 20, "runtime_s": 5}
 
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        return record.params.get("direction") == "write"
+
+    def clients_asked(self) -> str | None:
+        return "all" if self.options.all_clients else None
+
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
         return PROFILE_SETS[p] if isinstance(p, str) else p
@@ -187,7 +195,7 @@ class Fio(Workload):
         hosts never share a file.)"""
         """The [global] lines that point fio at the target, and the environment it needs."""
         if target.kind == "rbd":
-            rbd = target.ceph
+            rbd = target.reach(CephAccess)
             return (["ioengine=rbd", f"clientname={rbd.client}", f"pool={rbd.pool}",
                      f"rbdname={rbd.image}"], dict(rbd.env))
         lines = [f"ioengine={self.options.ioengine}", f"direct={int(self.options.direct)}"]

@@ -47,6 +47,9 @@ TESTS: list[tuple[str, int, str]] = [
     ("freread", 7, "Re-Fread report"),
 ]
 TEST_NAMES = [t[0] for t in TESTS]
+WRITES = frozenset({"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite"})
+# the tests of the report's iozone tables (results/reference/*/iozone.tsv)
+REPORT_TESTS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 BY_TITLE = {title.lower(): name for name, _, title in TESTS}
 TEST_NUMBERS = {name: number for name, number, _ in TESTS}
 MODES = ("cached", "direct")
@@ -87,6 +90,7 @@ class Iozone(Workload):
     version_argv = ("iozone", "-v")
     tools = (("iozone", "iozone3 (Debian non-free)"),)
     tool = "iozone"
+    suites = {"report": 0}
     Options = IozoneOptions
     options: IozoneOptions
     # the report's layout: file size KB × record KB → tests, in iozone's KB/s (1024 B/s)
@@ -97,6 +101,20 @@ class Iozone(Workload):
                          row_header=("file size KB", "record KB"),
                          columns=tuple(Column(name, name.replace("_", " ")) for name, _, _ in TESTS),
                          scale=KIB, unit_label="KB/s"),)
+
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        return record.test in WRITES
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Rows of file KB, record KB, mode (cached|direct), repeat and each test's KB/s."""
+        for row in rows:
+            params = {"file_size": int(row["file_kb"]) * KIB, "record_size": int(row["record_kb"]) * KIB,
+                      "direct": row["mode"] == "direct"}
+            for test in REPORT_TESTS:
+                yield Measurement("iozone", test, "throughput", float(row[test]) * KIB, "B/s", params,
+                                  row["backend"], row["variant"], run_id, int(row["repeat"]))
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:

@@ -53,9 +53,25 @@ class LargeFile(Workload):
     Options = LargeFileOptions
     options: LargeFileOptions
     tools = (("python3", "python3"),)
+    suites = {"report": 1}
     tables = (TableSpec("Large files: copy one file into the mount (write) and back out (read)",
                         (Column("elapsed", "time"), Column("throughput", "rate")), "elapsed",
                         ("mode", "file size"), _label, _order, chart="throughput"),)
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Rows of a timed ``cp``: test, file size (bytes, and what was really copied where
+        it differs), the source's label, seconds; the caches were not dropped."""
+        for row in rows:
+            size, seconds = int(row["file_size"]), float(row["seconds"])
+            params: dict[str, Any] = {"file_size": size, "label": row["label"], "file": row["file"],
+                                      "cache": "not dropped (time cp)"}
+            moved = size
+            if row.get("actual_file_size"):
+                params["actual_file_size"] = moved = int(row["actual_file_size"])
+            for metric, value, unit in (("elapsed", seconds, "s"), ("throughput", moved / seconds, "B/s")):
+                yield Measurement("largefile", row["test"], metric, value, unit, params,
+                                  row["backend"], row["variant"], run_id)
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
+from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
@@ -68,7 +69,7 @@ class RadosBench(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("rados", "ceph-common")
-        ceph = target.ceph
+        ceph = target.reach(CephAccess)
         base = ["rados", *ceph.args, "-p", ceph.pool]
         o = self.options
         deadline = o.seconds * 3 + 120  # reads stop when the written objects run out

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt
 
+from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
@@ -65,7 +66,7 @@ class RbdBench(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("rbd", "ceph-common")
-        ceph = target.ceph
+        ceph = target.reach(CephAccess)
         base = ["rbd", *ceph.args, "bench", f"{ceph.pool}/{ceph.image}"]
         size = ceph.image_size or int(cell["io_total"])
         # the mark lives on the attachment: a later repeat attaches a new, empty image

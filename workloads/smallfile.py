@@ -76,9 +76,27 @@ class SmallFile(Workload):
     Options = SmallFileOptions
     options: SmallFileOptions
     tools = (("python3", "python3"),)
+    suites = {"report": 2}
     tables = (TableSpec("Small files: time to write, list and read N files",
                         (Column("elapsed", "time"), Column("files_per_sec", "rate")), "elapsed",
                         ("mode", "files"), _label, _order, chart="files_per_sec", chart_log=True),)
+
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        return record.test == "create"
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Rows of test, files, file size and seconds, one thread; the client was rebooted
+        between systems."""
+        for row in rows:
+            files, seconds = int(row["files"]), float(row["seconds"])
+            params = {"files": files, "file_size": int(row["file_size"]), "threads": 1,
+                      "cache": "reboot", "note": "the client was rebooted between systems"}
+            yield Measurement("smallfile", row["test"], "elapsed", seconds, "s", params,
+                              row["backend"], row["variant"], run_id)
+            yield Measurement("smallfile", row["test"], "files_per_sec", files / seconds, "files/s", params,
+                              row["backend"], row["variant"], run_id)
 
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:

@@ -18,7 +18,15 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from harness.api.faults import Faults, FaultSpec
 from harness.api.records import Measurement
 from harness.api.sampler import Sampler
-from harness.api.tables import Presentation, SystemFacts
+from harness.api.tables import (
+    CLIENT,
+    FS_TYPE,
+    REPLICAS,
+    VERSION,
+    Presentation,
+    SystemFacts,
+    phrases,
+)
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system.hosts import LOCAL, Host
@@ -127,6 +135,9 @@ class Environment(ABC):
     default_clients: ClassVar[str] = "first"
     # workloads the report suite adds where this environment serves a run (name, options)
     report_workloads: ClassVar[tuple[dict[str, Any], ...]] = ()
+    # the services it can bring up, by name, each with the type of the facts it hands to the
+    # backends that require it (see Cluster.service)
+    provides: ClassVar[dict[str, type]] = {}
 
     def __init__(self, options: PluginOptions) -> None:
         self.options = options
@@ -170,6 +181,15 @@ class Backend(ABC):
     Options: ClassVar[type[Options]] = NoOptions
     # (command, Debian package) every client host needs for this backend's client
     tools: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # the built-in suites it is part of ('report': the 2014 report's comparison; 'full'), each
+    # with its place among their backends (the report shows GlusterFS first)
+    suites: ClassVar[dict[str, int]] = {}
+    # its options where a suite, or --backends, names it and the config does not configure it
+    suite_options: ClassVar[dict[str, Any]] = {}
+    # description keys of its settings, and of what else in its topology changes the
+    # numbers (see SystemFacts)
+    settings: ClassVar[tuple[str, ...]] = ()
+    topology: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: PluginOptions, variant: str = "default") -> None:
         self.options = options
@@ -185,7 +205,20 @@ class Backend(ABC):
         """The facts of one attached target, from its stored description (so stored and
         imported runs get them too). Override where they depend on the topology."""
         return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control,
-                           float(description.get("replicas") or 1))
+                           float(description.get("replicas") or 1), cls.summary(description),
+                           cls.settings, cls.topology, cls.layout(description))
+
+    @classmethod
+    def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
+        """The header's words on an attached system: its version, replicas, client and the
+        type of its file system, where the description has them."""
+        return phrases(description, VERSION, REPLICAS, CLIENT, FS_TYPE)
+
+    @classmethod
+    def layout(cls, description: dict[str, Any]) -> Any:
+        """How the system keeps the target's data, where the description says (an existing
+        cluster's): two runs whose layouts differ are not comparable. None: not known."""
+        return None
 
     def creates(self) -> str:
         """What this backend, so configured, creates in the cluster for its attachment (e.g.
@@ -232,6 +265,9 @@ class Workload(ABC):
     # it spreads a cell over every client host itself (fio's client/server mode), rather
     # than being run on each from a common start (harness.execution.together)
     spreads_itself: ClassVar[bool] = False
+    # the built-in suites it is part of ('report': the 2014 report's comparison), each with
+    # its place among their workloads ('full' runs every workload a backend supports)
+    suites: ClassVar[dict[str, int]] = {}
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
@@ -245,6 +281,23 @@ class Workload(ABC):
     def parse(cls, text: str, source: str) -> list[Measurement]:
         """Records from the text ``tool`` printed (for ``dfsbench parse`` and ``import``)."""
         raise NotImplementedError(f"workload {cls.name} reads no tool output")
+
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        """Whether a record of this workload measures writing (its ceiling is the link over
+        the copies a write sends; a read after a write needs no cache drop before it)."""
+        return record.test == "write"
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Records of a published table of this workload: the rows of
+        ``results/reference/NAME/<workload>.tsv``, in the units the source printed."""
+        raise NotImplementedError(f"workload {cls.name} reads no reference table")
+
+    def clients_asked(self) -> str | None:
+        """'all' where the workload's own options ask for every client host at once (as
+        the config's 'clients: all' does), else None."""
+        return None
 
     def writes(self, cell: dict[str, Any]) -> int:
         """At most how many bytes a cell writes to the target (checked against its free

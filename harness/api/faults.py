@@ -34,7 +34,7 @@ class FaultSpec(BaseModel):
                                                      "then SIGKILL; pause: freeze (cgroup freezer)")
     target: Literal["node", "process"] = Field("node", description="the whole storage node, or "
                                                "only one OSD / brick process on it")
-    node: str | None = Field(None, description="which storage node (e.g. gluster2, ceph-osd2); "
+    node: str | None = Field(None, description="which storage node, by its name in the lab; "
                              "default: the system's second storage node")
     after_s: float = Field(gt=0, description="seconds into the cell")
     restore_after_s: float | None = Field(None, gt=0, description="seconds into the cell to bring "

@@ -29,7 +29,7 @@ FLAGS: dict[str, Flag] = {
     "failed": Flag("F", "the tool failed; the cell has no value. Its error is listed under 'Cells "
                    "that failed'; the raw output is stored with the run.", "failed"),
     "hung": Flag("H", "the tool passed its deadline and was killed; the cell has no value. Check "
-                 "the client (the report's iozone -I hung on one), or raise the workload's "
+                 "the client (the 2014 report saw O_DIRECT hang on one), or raise the workload's "
                  "deadline_s.", "hung"),
     "incomplete": Flag("I", "the tool ended early; the value covers only part of the work. Rerun "
                        "the cell.", "incomplete"),

@@ -4,8 +4,9 @@ that the limits and the tables read."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from harness.api.records import Measurement
@@ -15,16 +16,67 @@ from harness.api.records import Measurement
 
 @dataclass(frozen=True)
 class SystemFacts:
-    """What a backend declares about the system behind a target, read by the limits and
-    the tables: how to call it, whether its path crosses a network, how many times a
-    byte the client writes crosses the client's link, and whether it is the control
-    (shown, but never half of a verdict)."""
+    """What a backend declares about the system behind an attached target (from the
+    description stored with the run, so stored and imported runs have them too), read by
+    the limits, the comparability checks and the tables: how to call it, whether its path
+    crosses a network, how many times a byte the client writes crosses the client's link,
+    whether it is the control (shown, but never half of a verdict), how many bytes it keeps
+    per byte written; and how the header describes it."""
 
     display: str
     network: bool = False
     write_copies: float = 1.0
     control: bool = False
     stored_copies: float = 1.0  # bytes kept per byte written (replicas; (k+m)/k for disperse)
+    # the header's words on its topology, in order ("glusterfs 10.3", "replicate", "3 replicas")
+    summary: tuple[str, ...] = ()
+    # description keys that hold its settings (a mapping of them, or one value): the header shows them
+    settings: tuple[str, ...] = ()
+    # description keys that change the numbers: two pooled runs that differ in one are not
+    # comparable (besides those every system has: see harness.report.view.TOPOLOGY)
+    topology: tuple[str, ...] = ()
+    # how it keeps the target's data where the description says (an existing cluster's pool
+    # sizes and failure domains, a volume's type and bricks): differing, runs are not comparable
+    layout: Any = None
+
+    def __post_init__(self) -> None:
+        # as it is stored: a layout computed now compares equal to one read back from a run
+        object.__setattr__(self, "layout", json.loads(json.dumps(self.layout, default=str)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def stored(cls, data: Any) -> SystemFacts | None:
+        """The facts as stored with a run, or None where they are not all there (stored by
+        an older dfsbench: the plugin is asked again)."""
+        if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
+            return None
+        given: dict[str, Any] = {k: tuple(v) if isinstance(v, list) and k != "layout" else v
+                                 for k, v in data.items()}
+        try:
+            return cls(**given)
+        except TypeError:
+            return None
+
+
+class _Said(dict[str, Any]):
+    def __missing__(self, key: str) -> None:
+        return None
+
+
+def phrases(description: dict[str, Any], *shown: tuple[str, str]) -> tuple[str, ...]:
+    """``(key, template)`` pairs whose key the description has (and is not empty), each
+    template filled in from the description: ``("replicas", "{replicas} replicas")``."""
+    said = _Said(description)
+    return tuple(template.format_map(said) for key, template in shown if description.get(key))
+
+
+# what the header says of every system whose description has it (Backend.summary)
+VERSION = ("version", "{system} {version}")
+REPLICAS = ("replicas", "{replicas} replicas")
+CLIENT = ("client", "client {client}")
+FS_TYPE = ("fs_type", "{fs_type}")
 
 
 @dataclass(frozen=True)

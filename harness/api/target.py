@@ -7,33 +7,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import LOCAL, Host
 
+A = TypeVar("A", bound="Access")
+
 
 @dataclass(frozen=True)
-class BlockAccess:
+class Access:
+    """How a workload reaches a target that is not a path: each kind of target has its own
+    (a ``block`` target a :class:`BlockAccess`; a kind a plugin adds, the access that
+    plugin defines and its workloads read with :meth:`Target.reach`)."""
+
+
+@dataclass(frozen=True)
+class BlockAccess(Access):
     """How a workload reaches a ``block`` target."""
 
     device: str
     destructive_ok: bool = False  # only the user's explicit 'allow_destructive: true' sets it
-
-
-@dataclass(frozen=True)
-class CephAccess:
-    """How a workload reaches a ``rados`` or ``rbd`` target: the arguments of the Ceph
-    command-line tools (conf, keyring, client, client settings), the environment librados
-    reads inside tools that take no ``-c`` (fio's rbd engine), the pool, and for ``rbd``
-    the image and its size."""
-
-    pool: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    client: str
-    image: str | None = None
-    image_size: int | None = None
 
 
 @dataclass
@@ -42,11 +36,11 @@ class Target:
 
     - ``path``: a verified mount (or a local directory); ``path`` is where to work.
     - ``block``: a block device, reached through ``access`` (a :class:`BlockAccess`).
-    - ``rbd``: an RBD image reached through librbd; ``access`` is a :class:`CephAccess`.
-    - ``rados``: a RADOS pool; ``access`` is a :class:`CephAccess`.
+    - any other kind a plugin declares (an image or a pool reached through a client
+      library): ``access`` is that kind's own :class:`Access`.
 
     ``server_host`` (where the client's traffic goes) and ``backing`` (the storage under
-    the OSDs or bricks) are what the network and raw-storage baselines measure.
+    the cluster's daemons) are what the network and raw-storage baselines measure.
     ``description`` is the topology stored with the run (versions, replicas, client,
     options): for people and for the comparability checks, not for workloads to read.
     """
@@ -58,7 +52,7 @@ class Target:
     description: dict[str, Any] = field(default_factory=dict)
     remount: Callable[[], None] | None = None  # a fresh client, its caches gone
     detach: Callable[[], None] | None = None  # undo what open() created
-    access: BlockAccess | CephAccess | None = None
+    access: Access | None = None
     server_host: str | None = None
     backing: Path | None = None
     host: Host = LOCAL  # where the client runs: paths are this host's, tools run through it
@@ -102,10 +96,11 @@ class Target:
             raise DfsbenchError(f"{self.key} is a {self.kind} target, not a block device")
         return self.access
 
-    @property
-    def ceph(self) -> CephAccess:
-        if not isinstance(self.access, CephAccess):
-            raise DfsbenchError(f"{self.key} is a {self.kind} target, not a Ceph pool or image")
+    def reach(self, kind: type[A]) -> A:
+        """The target's access of that type, or an error saying the target is not one."""
+        if not isinstance(self.access, kind):
+            raise DfsbenchError(f"{self.key} is a {self.kind} target, not one reached through "
+                                f"{kind.__name__}")
         return self.access
 
     def stored_description(self) -> dict[str, Any]:

@@ -29,18 +29,30 @@ from harness.errors import BadInput
 from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
+# what runs where the config names no backends: the 'report' suite (the default, and 'make
+# demo') is the 2014 report's comparison, the 'full' suite every backend that declares it
+# with every workload each supports; plugins declare their place in each (Backend.suites,
+# Workload.suites)
 SUITES = ("report", "full")
-# the 'report' suite (the default, and 'make demo'): the 2014 report's comparison —
-# iozone cached and O_DIRECT, large-file copy, small files — on GlusterFS and CephFS
-REPORT_BACKENDS: list[dict[str, Any]] = [{"name": "glusterfs"}, {"name": "cephfs"}]
-REPORT_WORKLOADS: list[dict[str, Any]] = [{"name": "iozone"}, {"name": "largefile"}, {"name": "smallfile"}]
-# the 'full' suite: every backend, and every workload each supports; blockdev on its own
-# throwaway loop device, which it allows workloads to overwrite (a user's device needs
-# its own explicit allow_destructive)
-FULL_BACKENDS: list[dict[str, Any]] = [
-    {"name": "glusterfs"}, {"name": "cephfs"}, {"name": "localdir"}, {"name": "rbd"},
-    {"name": "rados"}, {"name": "blockdev", "options": {"allow_destructive": True}},
-]
+
+
+def suite(kind: str, name: str) -> list[dict[str, Any]]:
+    """The config entries of a built-in suite: each installed plugin of the kind that
+    declares it, in the place it declares, with the options it runs with there."""
+    members = []
+    for plugin in registry.names(kind):
+        suites: dict[str, int] = getattr(registry.load(kind, plugin), "suites", {})
+        if name in suites:
+            members.append((suites[name], plugin))
+    return [_default_entry(kind, plugin) for _, plugin in sorted(members)]
+
+
+def _default_entry(kind: str, name: str) -> dict[str, Any]:
+    """A plugin named without options: with those it declares for the suites (a name not
+    installed is left to the validation, which says so)."""
+    cls = registry.find(kind, name)
+    options = getattr(cls, "suite_options", None)
+    return {"name": name, "options": dict(options)} if options else {"name": name}
 
 
 class _Strict(BaseModel):
@@ -204,16 +216,15 @@ def _options_error(exc: ValidationError, prefix: str, model: type[BaseModel]) ->
     return BadInput(bad.message, hint=f"{prefix} accepts: {allowed or '(no options)'}")
 
 
-def _select(configured: Any, names: list[str], defaults: list[dict[str, Any]]) -> list[Any]:
+def _select(configured: Any, names: list[str], kind: str) -> list[Any]:
     """``--backends a,b``: keep the config's entries (with their options and variants) for
-    those names, in the order given; a name the config does not mention runs as the
-    built-in default configures it."""
+    those names, in the order given; a name the config does not mention runs as the suites
+    configure it."""
     entries = [_as_spec(x) for x in configured] if isinstance(configured, list) else []
     chosen: list[Any] = []
     for name in names:
         matching = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
-        fallback = [d for d in defaults if d["name"] == name] or [{"name": name}]
-        chosen += matching or fallback
+        chosen += matching or [_default_entry(kind, name)]
     return chosen
 
 
@@ -233,16 +244,17 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         if value is None:
             continue
         if key in ("backends", "workloads"):
-            value = _select(data.get(key), value, FULL_BACKENDS if key == "backends" else [])
+            value = _select(data.get(key), value, key[:-1])
         if key == "environment":
             value = _same_kind(data.get("environment"), value)
         data[key] = value
-    suite = data.get("suite", "report")
+    named = data.get("suite", "report")
+    chosen = named if isinstance(named, str) and named in SUITES else "report"  # (else refused below)
     report_suite = False
     if not data.get("backends"):
-        data["backends"] = FULL_BACKENDS if suite == "full" else REPORT_BACKENDS
-        if data.get("workloads") is None and suite == "report":
-            data["workloads"] = REPORT_WORKLOADS
+        data["backends"] = suite("backend", chosen)
+        if data.get("workloads") is None and chosen == "report":
+            data["workloads"] = suite("workload", "report")
             report_suite = True
     # (a config that names its backends and no workloads runs every workload they support)
     try:
@@ -286,8 +298,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
             workload = wcls(wcls.Options.model_validate(merged))
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
-        # (fio's all_clients is its own way of saying 'all')
-        given = spec.clients or ("all" if getattr(workload.options, "all_clients", False) else None)
+        given = spec.clients or workload.clients_asked()
         workload.clients = given or environment.default_clients
         workload.clients_given = given is not None
         if spec.fault is not None:

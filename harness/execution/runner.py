@@ -218,7 +218,7 @@ def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Pa
             return scratches[host.label]
 
         facts = backend.facts(target.description)
-        described = {**target.stored_description(), "facts": vars(facts)}
+        described = {**target.stored_description(), "facts": facts.to_dict()}
         if cluster.link is not None:  # the lab's declared link: the run's network limit
             described["link"] = cluster.link
         if not target.host.local:  # the client hosts' tools, next to this host's in the run

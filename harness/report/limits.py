@@ -23,8 +23,10 @@ its path cross a network, how many times does a written byte cross the client's 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
 
 from harness.api import registry
+from harness.api.contracts import Workload
 from harness.api.faults import FAULT
 from harness.api.records import Measurement
 from harness.api.sampler import RESOURCES
@@ -33,8 +35,6 @@ from harness.report.stats import median
 from harness.results.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
 
-WRITES = frozenset({"write", "rewrite", "random_write", "record_rewrite", "fwrite", "frewrite",
-                    "create"})
 # the steps of a cache drop (as workloads record them, e.g. "sync+remount+drop_caches")
 # that leave no cache between the client and the storage
 DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT"})
@@ -57,8 +57,15 @@ class PathLimits:
 
 
 def is_write(m: Measurement) -> bool:
-    return m.test in WRITES or m.params.get("direction") == "write" or \
-        m.params.get("io_type") == "write"
+    """Whether a record measures writing, as its workload declares (a workload this
+    installation lacks: its test is 'write')."""
+    cls = _workload(m.workload)
+    return cls.is_write(m) if cls is not None else m.test == "write"
+
+
+@cache
+def _workload(name: str) -> type[Workload] | None:
+    return registry.find("workload", name)
 
 
 def caches_dropped(how: object) -> bool:
@@ -71,8 +78,8 @@ def caches_dropped(how: object) -> bool:
 def role(workload: str) -> str | None:
     if workload in (RESOURCES, FAULT):  # about the lab's nodes: never held against a limit
         return workload
-    cls = registry.find("workload", workload)
-    return getattr(cls, "baseline", None) if cls is not None else None
+    cls = _workload(workload)
+    return cls.baseline if cls is not None else None
 
 
 def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, str], PathLimits]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.api.records import Measurement
+from harness.api.tables import SystemFacts
 from harness.report.compare import Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe
 from harness.results.catalogue import Catalogue
@@ -35,7 +36,7 @@ class View:
                          "source": info.source, "host": info.host,
                          "limits": (info.config.get("limits") if isinstance(info.config, dict) else None),
                          "systems": [{"backend": b, "variant": v, "name": self.systems.name((b, v)),
-                                      "facts": vars(info.systems[(b, v)]) if (b, v) in info.systems else None,
+                                      "facts": info.systems[(b, v)].to_dict() if (b, v) in info.systems else None,
                                       "description": d} for (b, v), d in info.targets.items()]})
         return {"runs": runs, "notes": self.header}
 
@@ -89,14 +90,9 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     if tools:
         lines.append("  tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())))
     for key, d in sorted(info.targets.items()):
-        bits = [d.get("version") and f"{d.get('system')} {d['version']}",
-                d.get("volume_type"), d.get("replicas") and f"{d['replicas']} replicas",
-                d.get("osds") and f"{d['osds']} OSDs", d.get("client") and f"client {d['client']}",
-                d.get("fs_type")]
-        lines.append(f"  {systems.name(key)}: " + ", ".join(str(b) for b in bits if b))
-        settings = {**(d.get("volume_options") or {}), **(d.get("client_options") or {})}
-        if "rbd_cache" in d:
-            settings["rbd_cache"] = "on" if d["rbd_cache"] else "off"
+        system = info.systems.get(key) or systems.of(key)
+        lines.append(f"  {systems.name(key)}: " + ", ".join(system.summary))
+        settings = _settings(d, system)
         if settings:
             lines.append("    settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
         if d.get("note"):
@@ -104,8 +100,23 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     return lines
 
 
-TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "volume_type", "client", "fs_type", "osds",
-            "bricks", "rbd_cache", "volume_options", "client_options", "version", "mounted_by")
+def _settings(d: dict[str, Any], facts: SystemFacts) -> dict[str, Any]:
+    """The settings a system's facts name in its description: a mapping's items, a
+    switch as on or off, any other value as it is."""
+    found: dict[str, Any] = {}
+    for key in facts.settings:
+        value = d.get(key)
+        if isinstance(value, dict):
+            found.update(value)
+        elif isinstance(value, bool):
+            found[key] = "on" if value else "off"
+        elif value is not None:
+            found[key] = value
+    return found
+
+
+# description keys that change the numbers of every system (each system's facts add its own)
+TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "client", "fs_type", "version", "mounted_by")
 
 
 def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
@@ -114,16 +125,6 @@ def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
     for d in info.targets.values():
         found.update(d.get("client_facts") or {})
     return found
-
-
-def _layout(d: dict[str, Any]) -> Any:
-    """How an existing cluster keeps the target's data: its pools' sizes, rules and failure
-    domains, or the volume's type and bricks (from the description stored with the run)."""
-    cluster = d.get("cluster") or {}
-    pools: dict[Any, Any] = {p.get("pool"): (p.get("size"), p.get("failure_domain"), p.get("type"))
-             for p in cluster.get("pools") or [] if p.get("pool") in (d.get("data_pool"), d.get("pool"))}
-    info = cluster.get("volume_info") or {}
-    return pools or ({k: info.get(k) for k in ("type", "replica", "disperse", "redundancy")} if info else None)
 
 
 def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:
@@ -145,12 +146,13 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
                 notes.append((f"{pair}: workload {name} options differ", "*"))
         for target in sorted(set(first.targets) & set(other.targets)):
             da, db = first.targets[target], other.targets[target]
-            for key in TOPOLOGY:
+            fa, fb = (info.systems.get(target) or systems.of(target) for info in (first, other))
+            for key in dict.fromkeys((*TOPOLOGY, *fa.topology, *fb.topology)):
                 if da.get(key) != db.get(key):
                     notes.append((f"{pair}: {systems.name(target)} {key} {da.get(key)} vs {db.get(key)}",
                                   target))
-            if _layout(da) != _layout(db):
-                notes.append((f"{pair}: {systems.name(target)} layout {_layout(da)} vs {_layout(db)}", target))
+            if fa.layout != fb.layout:
+                notes.append((f"{pair}: {systems.name(target)} layout {fa.layout} vs {fb.layout}", target))
         ca, cb = _client_hosts(first), _client_hosts(other)
         if ca or cb:  # the client hosts are what the numbers were measured from
             for key in ("cpus", "memory", "kernel"):

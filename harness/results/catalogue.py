@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from harness.api import registry
+from harness.api.contracts import Backend
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
 from harness.errors import BadInput, DfsbenchError
@@ -21,18 +23,16 @@ from harness.results.store import RunInfo, Store
 
 
 def system_facts(backend: str, description: dict[str, Any]) -> SystemFacts:
-    from harness.api import registry
-
-    stored = description.get("facts")
-    if isinstance(stored, dict):
-        try:
-            return SystemFacts(**stored)
-        except TypeError:
-            pass  # facts of another dfsbench version: ask the plugin instead
+    """The facts stored with the run; else (stored by an older dfsbench, or imported) those
+    the backend plugin gives for the description; else, for a backend this installation
+    lacks, its name and what every description says."""
+    stored = SystemFacts.stored(description.get("facts"))
+    if stored is not None:
+        return stored
     try:
         cls = registry.load("backend", backend)
     except DfsbenchError:
-        return SystemFacts(backend)
+        return SystemFacts(backend, summary=Backend.summary(description))
     return cls.facts(description)
 
 

@@ -2,8 +2,8 @@
 addressable like stored runs (``dfsbench compare report-2014``).
 
 A reference directory holds ``run.yaml`` (what the run was: environment, targets, limits)
-and tables as tab-separated files, one per workload, in the units the source printed;
-this module turns them into measurement records.
+and tables as tab-separated files, one per workload (``<workload>.tsv``), in the units the
+source printed; each workload turns its own table into measurement records.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from typing import Any
 
 import yaml
 
+from harness.api import registry
 from harness.api.records import Measurement
 from harness.errors import BadInput
 from harness.results.store import RunInfo
-
-IOZONE_TESTS = ("write", "rewrite", "read", "reread", "random_read", "random_write")
 
 
 def search_path() -> list[Path]:
@@ -50,6 +49,9 @@ def directory(name: str) -> Path | None:
 
 @cache
 def load(name: str) -> tuple[RunInfo, tuple[Measurement, ...]]:
+    """A reference run: what ``run.yaml`` says it was, and its records — each table
+    ``<workload>.tsv`` read by that workload's own loader (``Workload.reference``), then
+    the cells the source reports as hung."""
     where = directory(name)
     if where is None:
         raise BadInput(f"no reference run '{name}'", hint=f"references: {', '.join(names()) or 'none'}")
@@ -59,50 +61,19 @@ def load(name: str) -> tuple[RunInfo, tuple[Measurement, ...]]:
     info = RunInfo(name, float(started), float(started), "reference", meta.get("label"),
                    str(where), {"reference": name, "limits": meta.get("limits", {})},
                    "reference", {**meta.get("host", {}), "limits": meta.get("limits", {})}, targets)
-    records = [*_iozone(where, name), *_largefile(where, name), *_smallfile(where, name),
-               *_hung(meta, name)]
-    return info, tuple(records)
+    records: list[Measurement] = []
+    for table in sorted(where.glob("*.tsv")):
+        workload = registry.find("workload", table.stem)
+        if workload is None:
+            raise BadInput(f"reference '{name}' has a table of workload '{table.stem}' ({table}), "
+                           "which is not installed", hint="install the plugin that provides it")
+        records += workload.reference(list(_rows(table)), name)
+    return info, (*records, *_hung(meta, name))
 
 
 def _rows(path: Path) -> Iterator[dict[str, str]]:
-    if not path.exists():
-        return
     lines = [line for line in path.read_text().splitlines() if line and not line.startswith("#")]
     yield from csv.DictReader(lines, delimiter="\t")
-
-
-def _iozone(where: Path, run_id: str) -> Iterator[Measurement]:
-    for row in _rows(where / "iozone.tsv"):
-        params = {"file_size": int(row["file_kb"]) * 1024, "record_size": int(row["record_kb"]) * 1024,
-                  "direct": row["mode"] == "direct"}
-        for test in IOZONE_TESTS:
-            yield Measurement("iozone", test, "throughput", float(row[test]) * 1024, "B/s", params,
-                              row["backend"], row["variant"], run_id, int(row["repeat"]))
-
-
-def _largefile(where: Path, run_id: str) -> Iterator[Measurement]:
-    for row in _rows(where / "largefile.tsv"):
-        size, seconds = int(row["file_size"]), float(row["seconds"])
-        params: dict[str, Any] = {"file_size": size, "label": row["label"], "file": row["file"],
-                                  "cache": "not dropped (time cp)"}
-        moved = size
-        if row.get("actual_file_size"):
-            params["actual_file_size"] = moved = int(row["actual_file_size"])
-        for metric, value, unit in (("elapsed", seconds, "s"), ("throughput", moved / seconds, "B/s")):
-            yield Measurement("largefile", row["test"], metric, value, unit, params,
-                              row["backend"], row["variant"], run_id)
-
-
-def _smallfile(where: Path, run_id: str) -> Iterator[Measurement]:
-    for row in _rows(where / "smallfile.tsv"):
-        files, seconds = int(row["files"]), float(row["seconds"])
-        params = {"files": files, "file_size": int(row["file_size"]), "threads": 1,
-                  "cache": "reboot",
-                  "note": "the client was rebooted between systems"}
-        yield Measurement("smallfile", row["test"], "elapsed", seconds, "s", params,
-                          row["backend"], row["variant"], run_id)
-        yield Measurement("smallfile", row["test"], "files_per_sec", files / seconds, "files/s", params,
-                          row["backend"], row["variant"], run_id)
 
 
 def _hung(meta: dict[str, Any], run_id: str) -> Iterator[Measurement]:

@@ -89,11 +89,6 @@ def redact_json(value: Any) -> Any:
     return value
 
 
-def keyring_keys(text: str) -> list[str]:
-    """The ``key = …`` values of a Ceph keyring file."""
-    return [m.group(1) for m in re.finditer(r"^\s*key\s*=\s*(\S+)", text, re.M)]
-
-
 def _expanded(value: Any, info: ValidationInfo) -> Any:
     if isinstance(value, str):
         return expand(value)

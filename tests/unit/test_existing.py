@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.ceph_client import keyring_keys
 from environments.existing import ExistingOptions, describe_ceph, volume_info
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
@@ -64,7 +65,7 @@ def test_secrets_come_from_the_environment_or_a_file_and_are_never_shown(tmp_pat
     secret.remember("from-a-file-canary")
     assert secret.redact("pw=from-a-file-canary;") == "pw=[secret];"
     assert "canary" not in str(DfsbenchError("login with from-a-file-canary failed", hint="from-a-file-canary"))
-    assert secret.keyring_keys("[client.x]\n\tkey = AQB/KgRr==\n\tcaps mon = \"allow r\"\n") == ["AQB/KgRr=="]
+    assert keyring_keys("[client.x]\n\tkey = AQB/KgRr==\n\tcaps mon = \"allow r\"\n") == ["AQB/KgRr=="]
 
 
 def test_a_password_written_in_the_config_is_stored_nowhere(tmp_path):

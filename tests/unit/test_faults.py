@@ -52,7 +52,7 @@ def test_the_fault_happens_on_time_and_recovery_counts_from_the_restore():
     m = record(timeline, recovery, state, "yes (digest)", "largefile", {"file_size": 1}, "cephfs", "default")
     assert m.flags == () and m.value == recovery
     assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 0.5 s")
-    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s", "yes (digest)"]
+    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s (HEALTH_OK)", "yes (digest)"]
 
 
 def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
