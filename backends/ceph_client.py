@@ -65,6 +65,18 @@ class CephAccess(Access):
     image_size: int | None = None
 
 
+def health(said: Any) -> tuple[bool, str]:
+    """Whether a Ceph cluster is healthy, from what it says of its health (``ceph health
+    detail --format json``, the monitor's ``health`` command, or the ``health`` of ``ceph
+    status``) — what a lab's status, its bring-up and a fault's recovery all read: healthy
+    at HEALTH_OK, and its status with each check's message ("HEALTH_WARN OSD_DOWN: …")."""
+    doc = said if isinstance(said, dict) else {}
+    status = doc.get("status", "no answer")
+    checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"
+                       for k, v in (doc.get("checks") or {}).items())
+    return status == "HEALTH_OK", f"{status} {checks}".strip()
+
+
 def keyring_keys(text: str) -> list[str]:
     """The ``key = …`` values of a Ceph keyring file."""
     return [m.group(1) for m in re.finditer(r"^\s*key\s*=\s*(\S+)", text, re.M)]

@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.errors import DfsbenchError
 from harness.system import proc, signals
+from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 
 
@@ -45,20 +46,30 @@ def gluster_version() -> str:
 
 
 class GlusterCli:
-    """The gluster CLI bound to one glusterd through its private socket."""
+    """The gluster CLI on a host, bound to one glusterd: a private one here through its
+    socket (:meth:`on_socket`), a storage node's own (run inside the node), or a server's
+    from a client host (``--remote-host``, which answers what only reads)."""
 
-    def __init__(self, sock: Path, log: Path) -> None:
-        self.sock, self.log = sock, log
+    def __init__(self, host: Host = LOCAL, *connect: str) -> None:
+        self.host, self.connect = host, connect
+
+    @classmethod
+    def on_socket(cls, sock: Path, log: Path) -> GlusterCli:
+        return cls(LOCAL, f"--glusterd-sock={sock}", f"--log-file={log}")
+
+    def words(self, *args: str) -> list[str]:
+        return ["gluster", "--mode=script", *self.connect, *args]
 
     def __call__(self, *args: str, timeout: float = 120) -> str:
-        return proc.run(self.argv(*args), timeout=timeout).stdout
+        return self.host.run(self.words(*args), timeout=timeout).stdout
 
     def argv(self, *args: str) -> list[str]:
-        return ["gluster", "--mode=script", f"--glusterd-sock={self.sock}",
-                f"--log-file={self.log}", *args]
+        """The command that runs ``gluster ARGS`` on the host from this machine (an undo
+        in the ledger)."""
+        return self.host.wrap(self.words(*args))
 
     def answers(self) -> tuple[bool, str]:
-        result = proc.run(self.argv("volume", "list"), timeout=10, check=False)
+        result = self.host.run(self.words("volume", "list"), timeout=10, check=False)
         return result.returncode == 0, (result.stderr or result.stdout).strip()
 
     def xml(self, *args: str) -> ET.Element:
@@ -140,7 +151,7 @@ class Volume:
                 self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
                                                    f"volume {self.name} (started)"))
             self.record_processes()
-        proc.wait_for(lambda: volume_status(self.cli, self.name, len(self.bricks)),
+        proc.wait_for(lambda: health(self.cli, self.name, len(self.bricks)),
                       what=f"all {len(self.bricks)} bricks of {self.name} online",
                       timeout=self.timeout, interval=0.2, alive=alive, log=log)
 
@@ -181,9 +192,38 @@ class Volume:
                 self.ledger.tree(Path(args[args.index("-S") + 1]))
 
 
-def volume_status(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:
+def health(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:
+    """Whether a volume is whole — what a lab's status, its bring-up and a fault's recovery
+    all wait on: every one of its ``bricks`` online (``volume status``), and, where the
+    volume keeps copies, nothing left to heal (``volume heal info``). Healthy, and what it
+    said ("3 of 3 bricks online, 0 entries to heal")."""
     root = cli.xml("volume", "status", volume)
     nodes = root.findall(".//volStatus/volumes/volume/node")
     online = [n for n in nodes if n.findtext("status") == "1" and
               n.findtext("hostname") not in ("Self-heal Daemon", "NFS Server")]
-    return len(online) >= bricks, f"{len(online)} of {bricks} bricks online"
+    state = f"{len(online)} of {bricks} bricks online"
+    if len(online) < bricks:
+        return False, state
+    heal = cli.host.run(cli.words("volume", "heal", volume, "info", "--xml"), check=False, timeout=120)
+    if NOT_HEALED in heal.stdout + heal.stderr:  # a volume without copies has nothing to heal
+        return True, f"{state}, no copies to heal"
+    try:
+        pending = heal_pending(heal.stdout)
+    except ET.ParseError:
+        said = (heal.stderr or heal.stdout).strip().splitlines()[-1:] or [f"exit code {heal.returncode}"]
+        return False, f"{state}; what is left to heal is not known ({said[0][:200]})"
+    return pending == 0, f"{state}, {pending} entries to heal"
+
+
+NOT_HEALED = "is not of type replicate/disperse"
+
+
+def heal_pending(xml: str) -> int:
+    """Entries left to heal over all bricks, from ``gluster volume heal VOL info --xml``
+    (a brick that cannot be asked counts as one)."""
+    root = ET.fromstring(xml)
+    total = 0
+    for brick in root.iter("brick"):
+        count = brick.findtext("numberOfEntries")
+        total += int(count) if count and count.strip().isdigit() else 1
+    return total

@@ -112,7 +112,7 @@ class GlusterFS(Backend):
         volume: Volume | None = None
         if o.own_volume:
             layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
-            cli = GlusterCli(Path(info.socket), workdir / "log" / "cli.log")
+            cli = GlusterCli.on_socket(Path(info.socket), workdir / "log" / "cli.log")
             volume_name = f"dfsbench-{self.variant}-{secrets.token_hex(2)}"
             volume = Volume(cli, cluster.ledger, Path(info.socket).parent, volume_name, info.host,
                             [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,

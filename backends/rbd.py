@@ -23,7 +23,7 @@ from pydantic import Field
 
 from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from backends.mounts import FuseClient, verify_mount
-from harness.api.contracts import Backend, Bytes, Cluster
+from harness.api.contracts import Bytes, Cluster
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system import proc

@@ -41,7 +41,7 @@ def main() -> int:
             clone = Path(tmp) / "dfsbench"
             subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
             lab = Path(tmp) / "lab"
-            env = {**os.environ, "DFSBENCH_LAB_DIR": str(lab)}
+            env = {**os.environ, "DFSBENCH_LOCAL_LAB_DIR": str(lab)}
             deps_times.append(timed(["make", "deps"], clone, env, Path(tmp) / "deps.log"))
             log = Path(tmp) / "demo.log"
             demo_times.append(timed(["make", "demo"], clone, env, log))

@@ -29,7 +29,7 @@ def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     downs = []
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-", dir="/var/tmp") as tmp:
-        env = {**os.environ, "DFSBENCH_LAB_DIR": str(Path(tmp) / "lab"),
+        env = {**os.environ, "DFSBENCH_LOCAL_LAB_DIR": str(Path(tmp) / "lab"),
                "DFSBENCH_RESULTS": str(Path(tmp) / "results")}
         config = Path(tmp) / "writes.yaml"
         config.write_text(WRITES)

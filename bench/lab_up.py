@@ -22,7 +22,7 @@ def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     walls, downs, phases = [], [], []
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp:
-        env = {**os.environ, "DFSBENCH_LAB_DIR": str(Path(tmp) / "lab")}
+        env = {**os.environ, "DFSBENCH_LOCAL_LAB_DIR": str(Path(tmp) / "lab")}
         cli = [sys.executable, "-m", "harness.cli", "lab"]
         for i in range(n):
             t0 = time.monotonic()

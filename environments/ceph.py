@@ -18,12 +18,11 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from backends.ceph_client import CephService
-from harness.errors import DfsbenchError
+from backends.ceph_client import CephService, health
+from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
 
@@ -61,22 +60,48 @@ def keyring_text(keys: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lab_settings(replicas: int, pg_num: int) -> str:
-    """The [global] settings every throwaway lab shares (local or in containers)."""
-    return f"""\
-osd_pool_default_size = {replicas}
-osd_pool_default_min_size = {max(1, replicas - 1)}
-osd_pool_default_pg_num = {pg_num}
-osd_pool_default_pgp_num = {pg_num}
-osd_pool_default_pg_autoscale_mode = off
-mon_allow_pool_delete = true
-mon_allow_pool_size_one = true
-# the lab shares its disk with the host: do not warn about the host's free space
-mon_data_avail_warn = 2
-mon_data_avail_crit = 1
-mon_warn_on_pool_no_redundancy = false
-mon_max_pg_per_osd = 1000
-"""
+def lab_conf(fsid: str, mon_addr: str, data: str, *, replicas: int, pg_num: int, osd_size: int,
+             osd_memory_target: int, extra: dict[str, dict[str, str]] | None = None) -> str:
+    """The ceph.conf of a throwaway lab (on this host, or in containers): its monitor at
+    ``mon_addr`` (msgr2 only), cephx, every daemon's data under ``data`` (BlueStore OSDs on
+    block files there), the settings every lab shares, and ``extra`` settings by section.
+
+    A path may come from a config (the lab directory): a value that would end its line or
+    start a comment in the file (a line break, '#', ';') is refused, never written."""
+    sections: dict[str, dict[str, str]] = {
+        "global": {
+            "fsid": fsid, "mon_host": f"[{mon_addr}]", "ms_bind_msgr1": "false",
+            "auth_cluster_required": "cephx", "auth_service_required": "cephx",
+            "auth_client_required": "cephx", "auth_allow_insecure_global_id_reclaim": "false",
+            "osd_pool_default_size": str(replicas), "osd_pool_default_min_size": str(max(1, replicas - 1)),
+            "osd_pool_default_pg_num": str(pg_num), "osd_pool_default_pgp_num": str(pg_num),
+            "osd_pool_default_pg_autoscale_mode": "off", "mon_allow_pool_delete": "true",
+            "mon_allow_pool_size_one": "true",
+            # the lab shares its disk with the host: do not warn about the host's free space
+            "mon_data_avail_warn": "2", "mon_data_avail_crit": "1",
+            "mon_warn_on_pool_no_redundancy": "false", "mon_max_pg_per_osd": "1000",
+        },
+        "mon": {"mon_data": f"{data}/mon/$id"},
+        "mgr": {"mgr_data": f"{data}/mgr/$id"},
+        "osd": {"osd_data": f"{data}/osd/$id", "osd_objectstore": "bluestore",
+                # outside osd_data: inside it, BlueStore's own 'block' symlink loops (ELOOP)
+                "bluestore_block_path": f"{data}/osd-block/$id.block", "bluestore_block_create": "true",
+                "bluestore_block_size": str(osd_size), "bluestore_fsck_on_mkfs": "false",
+                "osd_memory_target": str(osd_memory_target)},
+        "mds": {"mds_data": f"{data}/mds/$id"},
+    }
+    for section, settings in (extra or {}).items():
+        sections.setdefault(section, {}).update(settings)
+    lines = ["# Written by dfsbench for a throwaway lab."]
+    for section, settings in sections.items():
+        lines.append(f"[{section}]")
+        for key, value in settings.items():
+            if any(c in value for c in "\n\r#;"):
+                raise BadInput(f"cannot write ceph.conf: {key} = {value!r} holds a line break, '#' or ';'",
+                               hint="give the lab a directory whose path has none of them (lab_dir)")
+            lines.append(f"{key} = {value}")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def ceph_version() -> str:
@@ -185,55 +210,20 @@ class CephLab:
     # -- files --------------------------------------------------------------------------
     def _write_conf(self) -> None:
         r = self.root
-        conf = f"""\
-# Written by dfsbench for a throwaway lab; every path is under this directory.
-[global]
-fsid = {self.fsid}
-mon_host = [v2:127.0.0.1:{self.mon_port}]
-public_addr = 127.0.0.1
-cluster_addr = 127.0.0.1
-ms_bind_msgr1 = false
-ms_bind_ipv6 = false
-auth_cluster_required = cephx
-auth_service_required = cephx
-auth_client_required = cephx
-auth_allow_insecure_global_id_reclaim = false
-keyring = {self.keyring}
-run_dir = {r}/run
-admin_socket = {r}/run/$name.asok
-pid_file = {r}/run/$name.pid
-log_file = {self.log_dir}/$name.log
-log_to_stderr = false
-err_to_stderr = true
-mon_cluster_log_file = {self.log_dir}/cluster.log
-crash_dir = {r}/crash
-exporter_sock_dir = {r}/run
-# one host: three replicas live on three OSDs of this host
-osd_crush_chooseleaf_type = 0
-{lab_settings(self.replicas, self.pg_num)}
-[mon]
-mon_data = {r}/mon/$id
-
-[mgr]
-mgr_data = {r}/mgr/$id
-
-[osd]
-osd_data = {r}/osd/$id
-osd_objectstore = bluestore
-bluestore_block_path = {r}/osd-block/$id.block
-bluestore_block_create = true
-bluestore_block_size = {self.osd_size}
-bluestore_fsck_on_mkfs = false
-osd_memory_target = {self.osd_memory_target}
-
-[client]
-# one admin socket per client process, so parallel clients (fio, rbd, rados) never clash
-admin_socket = {r}/run/$cluster-$name.$pid.asok
-
-[mds]
-mds_data = {r}/mds/$id
-"""
-        self.conf.write_text(conf)
+        self.conf.write_text(lab_conf(
+            self.fsid, f"v2:127.0.0.1:{self.mon_port}", str(r), replicas=self.replicas, pg_num=self.pg_num,
+            osd_size=self.osd_size, osd_memory_target=self.osd_memory_target, extra={
+                "global": {
+                    "public_addr": "127.0.0.1", "cluster_addr": "127.0.0.1", "ms_bind_ipv6": "false",
+                    "keyring": str(self.keyring), "run_dir": f"{r}/run", "admin_socket": f"{r}/run/$name.asok",
+                    "pid_file": f"{r}/run/$name.pid", "log_file": f"{self.log_dir}/$name.log",
+                    "log_to_stderr": "false", "err_to_stderr": "true",
+                    "mon_cluster_log_file": f"{self.log_dir}/cluster.log", "crash_dir": f"{r}/crash",
+                    "exporter_sock_dir": f"{r}/run",
+                    # one host: three replicas live on three OSDs of this host
+                    "osd_crush_chooseleaf_type": "0"},
+                # one admin socket per client process, so parallel clients (fio, rbd, rados) never clash
+                "client": {"admin_socket": f"{r}/run/$cluster-$name.$pid.asok"}}))
 
     def _write_keyring(self) -> dict[str, str]:
         keys = lab_keys(self.osds)
@@ -330,7 +320,7 @@ mds_data = {r}/mds/$id
                       timeout=self.timeout, interval=0.25, alive=self._died,
                       log=self.log_dir / "ceph-mgr.x.log")
         self._phase("PGs active+clean (via mgr)")
-        proc.wait_for(lambda: health_ok(mon), what="HEALTH_OK",
+        proc.wait_for(lambda: health(mon.command("health", detail="detail")), what="HEALTH_OK",
                       timeout=self.timeout, interval=0.25, alive=self._died,
                       log=self.log_dir / "ceph-mgr.x.log")
         self._phase("HEALTH_OK")
@@ -359,11 +349,3 @@ def mds_active(mon: MonSession) -> tuple[bool, str]:
     states = [info.get("state", "?") for fs in dump.get("filesystems", [])
               for info in fs.get("mdsmap", {}).get("info", {}).values()]
     return "up:active" in states, ", ".join(states) or "no MDS in any file system yet"
-
-
-def health_ok(mon: MonSession) -> tuple[bool, str]:
-    health = mon.command("health", detail="detail")
-    status = health.get("status", "?")
-    checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"
-                       for k, v in health.get("checks", {}).items())
-    return status == "HEALTH_OK", f"{status} {checks}".strip()

@@ -5,11 +5,11 @@ Storage nodes and client nodes are containers of one locally built image
 like the declared one (``tc`` tbf on egress, and on ingress through an ifb device). It
 brings up GlusterFS: ``gluster_nodes`` nodes, one brick each on a Docker
 volume (the container root is fuse-overlayfs, which Gluster refuses and which is 2×
-slower), one replicated volume, and ``clients`` client nodes that mount it with the FUSE
-client; and Ceph: a monitor node (mon, mgr, MDS) and ``ceph_osd_nodes`` OSD nodes, pools
-of ``ceph_replicas`` with the node as failure domain, a CephFS that the client nodes mount
-with ceph-fuse. Backends mount on the first client node and workloads run there
-(``environments.nodes``), their raw outputs kept here.
+slower), one replicated volume, and ``clients`` client nodes; and Ceph: a monitor node
+(mon, mgr, MDS) and ``ceph_osd_nodes`` OSD nodes, pools of ``ceph_replicas`` with the node
+as failure domain, a CephFS. The lab mounts nothing: each attachment of a backend mounts
+one client per client node and system (the GlusterFS FUSE client, ceph-fuse), and the
+workloads run there (``environments.nodes``), their raw outputs kept here.
 
 Everything created carries the label ``dfsbench.lab=<lab id>`` and goes into the lab's
 ledger with the command that removes it, the moment it exists; ``lab down`` undoes the
@@ -22,47 +22,30 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from backends import gluster_client
 from backends.ceph_client import CephService
-from backends.gluster_client import (
-    HONEST_OPTIONS,
-    GlusterCli,
-    GlusterService,
-    Layout,
-    volume_status,
-)
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node
-from harness.api.contracts import (
-    Cluster,
-    Environment,
-    LabStatus,
-    Options,
-    ServiceHealth,
-)
+from harness.api.contracts import Cluster, LabStatus, Options, ServiceHealth
+from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import DfsbenchError
-from harness.system import proc, signals
+from harness.system import proc
 from harness.system.hosts import Host
 from harness.system.ledger import Ledger
 from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
 VOLUME = "dfsbench"
-MOUNT = "/mnt/glusterfs"
 BRICKS = "/bricks"
 DATA = "/data"
-
-
-def default_lab_dir() -> Path:
-    return Path(os.environ.get("DFSBENCH_DOCKER_LAB_DIR", "/var/tmp/dfsbench-docker-lab"))
 
 
 class Link(Options):
@@ -91,9 +74,7 @@ class Link(Options):
         return int(parse_rate(self.rate) * 8)
 
 
-class DockerOptions(Options):
-    lab_dir: Path | None = Field(None, description="where the lab's ledger lives (default "
-                                 "/var/tmp/dfsbench-docker-lab or $DFSBENCH_DOCKER_LAB_DIR)")
+class DockerOptions(LabOptions):
     gluster_nodes: int = Field(3, ge=1, le=12)
     gluster_replica: int = Field(3, ge=1, le=12)
     gluster_layout: Literal["replicate", "distributed-replicate", "disperse"] | None = Field(
@@ -141,18 +122,7 @@ def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
     return proc.run(["docker", *args], timeout=timeout, check=check).stdout
 
 
-class NodeGlusterCli(GlusterCli):
-    """The gluster CLI of one storage node, run inside it."""
-
-    def __init__(self, node: Node) -> None:
-        super().__init__(Path("/var/run/glusterd.socket"), Path("/var/log/glusterfs/cli.log"))
-        self.node = node
-
-    def argv(self, *args: str) -> list[str]:
-        return self.node.argv("gluster", "--mode=script", *args)
-
-
-class DockerEnvironment(Environment):
+class DockerEnvironment(LabEnvironment):
     name = "docker"
     Options = DockerOptions
     options: DockerOptions
@@ -163,95 +133,10 @@ class DockerEnvironment(Environment):
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
     @property
-    def lab_dir(self) -> Path:
-        return (self.options.lab_dir or default_lab_dir()).absolute()
-
-    @property
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
 
-    @property
-    def ledger_path(self) -> Path:
-        return self.lab_dir / "ledger.json"
-
-    def existing(self) -> Ledger | None:
-        return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
-
-    @contextmanager
-    def up(self, services: set[str], progress: Callable[[str], None] | None = None) -> Iterator[Cluster]:
-        ledger = self.existing()
-        if ledger is not None:
-            yield self._reuse(ledger, services)
-            return
-        cluster = self.start(services, progress)
-        try:
-            yield cluster
-        finally:
-            problems = self.stop()
-            if problems:
-                raise DfsbenchError("the docker lab was not torn down cleanly:\n  " + "\n  ".join(problems),
-                                    hint="run 'dfsbench lab down --env docker' to retry")
-
-    def _reuse(self, ledger: Ledger, services: set[str]) -> Cluster:
-        cluster = self.cluster(ledger, reused=True)
-        down = [n.name for n in cluster.clients if not n.running()]  # type: ignore[attr-defined]
-        if down:
-            raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
-                                hint="run 'dfsbench lab down --env docker', then try again")
-        if not services <= set(cluster.services):
-            raise DfsbenchError(f"the running docker lab has {sorted(cluster.services) or 'no services'}, "
-                                f"this run needs {sorted(services)}",
-                                hint="run 'dfsbench lab down --env docker' and let the run start its own lab")
-        return cluster
-
-    def cluster(self, ledger: Ledger, reused: bool = False) -> Cluster:
-        """What backends get of the lab: its services as seen from a client node (the
-        Ceph conf and keyring in the nodes' /etc/ceph, the GlusterFS volume served by the
-        first storage node), the client nodes, and the declared link."""
-        facts = ledger.data.get("docker", {})
-        services: dict[str, Any] = {}
-        phases = ledger.data.get("timings", {})
-        if facts.get("ceph_mon"):
-            services["ceph"] = CephService(
-                conf="/etc/ceph/ceph.conf", keyring="/etc/ceph/ceph.client.admin.keyring",
-                mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
-                metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
-                version=facts["ceph_version"], log_dir="", phases=phases,
-                settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
-                          "osd_nodes": str(len(facts["ceph_osd_nodes"]))})
-        if facts.get("gluster_nodes"):
-            nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
-            services["gluster"] = GlusterService(
-                host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
-                replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
-                version=facts["gluster_version"], log_dir="", phases=phases,
-                volume_options=dict(HONEST_OPTIONS), redundancy=facts.get("redundancy"))
-        clients = tuple(Node(name, name.removeprefix(f"dfsbench-{facts['lab']}-"))
-                        for name in facts.get("clients", []))
-        link = parse_rate(facts["link"]) if facts.get("link") else None
-        lab = f"dfsbench-{facts.get('lab')}-"
-        storage = [*facts.get("gluster_nodes", []), *([facts["ceph_mon"]] if facts.get("ceph_mon") else []),
-                   *facts.get("ceph_osd_nodes", [])]
-        nodes = [*clients, *(Node(name, name.removeprefix(lab)) for name in storage)]
-        servers: dict[str, Host] = {n.label: n for n in nodes}
-        if facts.get("ceph_mon_addr"):  # services name the monitor by its address
-            servers[services["ceph"].mon_host] = servers["ceph-mon1"]
-
-        def sampler() -> NodeSampler:
-            return NodeSampler(nodes, list(clients), self.options.sample_every_s)
-
-        faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None, NodeGlusterCli)
-        return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
-                       servers=servers, faults=faults)
-
-    def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
-        note = progress or (lambda _: None)
-        if self.ledger_path.exists():
-            raise DfsbenchError(f"a docker lab is already set up (ledger {self.ledger_path})",
-                                hint="use it, or run 'dfsbench lab down --env docker' first")
-        unknown = services - {"gluster", "ceph"}
-        if unknown:
-            raise DfsbenchError(f"environment 'docker' cannot provide {sorted(unknown)}")
+    def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         from environments import node_image
 
         t0 = time.monotonic()
@@ -259,43 +144,54 @@ class DockerEnvironment(Environment):
         note(f"node image {image.tag} ({image.size / 1e6:.0f} MB) "
              f"{'reused' if image.reused else 'built'} in {image.seconds:.1f} s")
         lab = secrets.token_hex(3)
-        ledger = Ledger(self.ledger_path)
-        ledger.data["docker"] = {"lab": lab, "image": image.tag}
+        ledger.data["docker"] = {"lab": lab, "image": image.tag}  # (a crash from here on: swept by label)
         ledger.save()
-        try:
-            bringup = LabBringUp(self.options, ledger, lab, image.tag, services or {"ceph", "gluster"}, note)
-            facts = bringup.run()
-        except BaseException:
-            with signals.shielded():
-                problems = self.stop()
-            if problems:
-                note("undoing the partial lab left: " + "; ".join(problems))
-            raise
+        bringup = LabBringUp(self.options, ledger, lab, image.tag, services or set(self.provides), note)
+        facts = bringup.run()
         ledger.data["docker"].update(facts)
         ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
-        ledger.save()
         note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s")
-        return self.cluster(ledger)
+        return lab_services(ledger.data["docker"], bringup.phases)
 
-    def stop(self) -> list[str]:
-        ledger = self.existing()
-        if ledger is None:
-            return []
+    def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
+        """What backends get of the lab: its services as seen from a client node (the
+        Ceph conf and keyring in the nodes' /etc/ceph, the GlusterFS volume served by the
+        first storage node), the client nodes, and the declared link."""
+        facts = ledger.data.get("docker", {})
+        lab = f"dfsbench-{facts.get('lab')}-"
+        clients = tuple(Node(name, name.removeprefix(lab)) for name in facts.get("clients", []))
+        link = parse_rate(facts["link"]) if facts.get("link") else None
+        storage = [*facts.get("gluster_nodes", []), *([facts["ceph_mon"]] if facts.get("ceph_mon") else []),
+                   *facts.get("ceph_osd_nodes", [])]
+        nodes = [*clients, *(Node(name, name.removeprefix(lab)) for name in storage)]
+        servers: dict[str, Host] = {n.label: n for n in nodes}
+        ceph = services.get("ceph")
+        if isinstance(ceph, CephService):  # services name the monitor by its address
+            servers[ceph.mon_host] = servers["ceph-mon1"]
+
+        def sampler() -> NodeSampler:
+            return NodeSampler(nodes, list(clients), self.options.sample_every_s)
+
+        faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None)
+        return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
+                       servers=servers, faults=faults)
+
+    def check_alive(self, ledger: Ledger) -> None:
+        prefix = f"dfsbench-{ledger.data.get('docker', {}).get('lab')}-"
+        down = [name.removeprefix(prefix) for name in ledger.data.get("docker", {}).get("clients", [])
+                if not Node(name).running()]
+        if down:
+            raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
+                                hint="run 'dfsbench lab down --env docker', then try again")
+
+    def undo(self, ledger: Ledger) -> list[str]:
+        """The ledger, then whatever else carries the lab's label (made just before a crash)."""
         lab = ledger.data.get("docker", {}).get("lab")
-        problems = ledger.undo()
-        if lab:
-            problems += sweep(lab)
-        if not problems:
-            self.ledger_path.unlink(missing_ok=True)
-            for made in (self.lab_dir / "runs", self.lab_dir):  # kept if anything else is in them
-                try:
-                    made.rmdir()
-                except OSError:
-                    pass
-        return problems
+        problems = super().undo(ledger)
+        return problems + sweep(lab) if lab else problems
 
     def status(self) -> LabStatus:
-        ledger = self.existing()
+        ledger = self.saved()
         if ledger is None:
             return LabStatus(False, self.where)
         facts = ledger.data.get("docker", {})
@@ -305,7 +201,7 @@ class DockerEnvironment(Environment):
         services = []
         if nodes:
             try:
-                ok, text = volume_status(NodeGlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)))
+                ok, text = gluster_client.health(GlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
             services.append(ServiceHealth("gluster", ok, text))
@@ -317,11 +213,29 @@ class DockerEnvironment(Environment):
             ok, text = health(ceph[0])
             services.append(ServiceHealth("ceph", ok, text))
         processes += tuple((n.name, n.running()) for n in ceph)
-        from environments.docker_ceph import CEPH_MOUNT
+        # (no mounts: each run's backends mount their own client on each client node)
+        return LabStatus(True, self.where, tuple(services), (), processes)
 
-        points = ([MOUNT] if nodes else []) + ([CEPH_MOUNT] if ceph else [])
-        mounts = tuple((f"{c.name}:{point}", c.mount_type(point)) for c in clients for point in points)
-        return LabStatus(True, self.where, tuple(services), mounts, processes)
+
+def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
+    """The services of a lab as its client nodes reach them, from what its bring-up found."""
+    services: dict[str, Any] = {}
+    if facts.get("ceph_mon"):
+        services["ceph"] = CephService(
+            conf="/etc/ceph/ceph.conf", keyring="/etc/ceph/ceph.client.admin.keyring",
+            mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
+            metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
+            version=facts["ceph_version"], log_dir="", phases=phases,
+            settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
+                      "osd_nodes": str(len(facts["ceph_osd_nodes"]))})
+    if facts.get("gluster_nodes"):
+        nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
+        services["gluster"] = GlusterService(
+            host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
+            replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
+            version=facts["gluster_version"], log_dir="", phases=phases,
+            volume_options=dict(HONEST_OPTIONS), redundancy=facts.get("redundancy"))
+    return services
 
 
 def shape(node: Node, bits_per_second: int) -> None:
@@ -411,7 +325,7 @@ class LabBringUp:
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.glusterd, nodes))
         self.phase("GlusterFS: glusterd running on every node")
-        cli = NodeGlusterCli(nodes[0])
+        cli = GlusterCli(nodes[0])
         for peer in names[1:]:
             cli("peer", "probe", peer)
         proc.wait_for(lambda: self.peers(cli, len(names) - 1), what="every GlusterFS peer connected",
@@ -423,13 +337,10 @@ class LabBringUp:
         for key, value in HONEST_OPTIONS.items():
             cli("volume", "set", VOLUME, key, value)
         cli("volume", "start", VOLUME)
-        proc.wait_for(lambda: volume_status(cli, VOLUME, len(bricks)),
+        proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks)),
                       what=f"all {len(bricks)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
                       interval=0.5)
         self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.mount, clients))
-        self.phase("GlusterFS: mounted on the clients")
         return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
                 "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
                 "replica": self.o.gluster_replica if layout.kind != "disperse" else None,
@@ -469,7 +380,7 @@ class LabBringUp:
 
     def glusterd(self, node: Node) -> None:
         node.exec("glusterd")
-        proc.wait_for(lambda: (NodeGlusterCli(node).answers()[0], "glusterd not answering yet"),
+        proc.wait_for(lambda: (GlusterCli(node).answers()[0], "glusterd not answering yet"),
                       what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.2)
 
     @staticmethod
@@ -477,11 +388,3 @@ class LabBringUp:
         root = cli.xml("peer", "status")
         connected = [p for p in root.findall(".//peerStatus/peer") if p.findtext("connected") == "1"]
         return len(connected) >= want, f"{len(connected)} of {want} peers connected"
-
-    def mount(self, client: Node) -> None:
-        client.exec("mkdir", "-p", MOUNT)
-        client.exec("glusterfs", "--volfile-server=gluster1", f"--volfile-id={VOLUME}", MOUNT)
-        proc.wait_for(lambda: (client.mount_type(MOUNT) == "fuse.glusterfs",
-                               f"{client.mount_type(MOUNT) or 'not mounted'}"),
-                      what=f"a fuse.glusterfs mount at {client.name}:{MOUNT}",
-                      timeout=self.o.ready_timeout_s, interval=0.2)

@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from environments.ceph import keyring_text, lab_keys, lab_settings
+from backends import ceph_client
+from environments.ceph import keyring_text, lab_conf, lab_keys
 from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
@@ -31,37 +32,9 @@ class CephNodes:
         self.osds = len(osds) * osds_per_node
 
     def conf(self, mon_ip: str) -> str:
-        return f"""\
-# Written by dfsbench for a throwaway container lab.
-[global]
-fsid = {self.fsid}
-mon_host = [v2:{mon_ip}:3300]
-public_network = {self.subnet}
-ms_bind_msgr1 = false
-auth_cluster_required = cephx
-auth_service_required = cephx
-auth_client_required = cephx
-auth_allow_insecure_global_id_reclaim = false
-log_to_stderr = false
-{lab_settings(self.replicas, self.pg_num)}
-[mon]
-mon_data = {DATA}/mon/$id
-
-[mgr]
-mgr_data = {DATA}/mgr/$id
-
-[osd]
-osd_data = {DATA}/osd/$id
-osd_objectstore = bluestore
-bluestore_block_path = {DATA}/osd-block/$id.block
-bluestore_block_create = true
-bluestore_block_size = {16 << 30}
-bluestore_fsck_on_mkfs = false
-osd_memory_target = {1024 << 20}
-
-[mds]
-mds_data = {DATA}/mds/$id
-"""
+        return lab_conf(self.fsid, f"v2:{mon_ip}:3300", DATA, replicas=self.replicas, pg_num=self.pg_num,
+                        osd_size=16 << 30, osd_memory_target=1024 << 20,
+                        extra={"global": {"public_network": self.subnet, "log_to_stderr": "false"}})
 
     def up(self) -> dict[str, Any]:
         mon_ip = self.mon.address()
@@ -118,9 +91,6 @@ mds_data = {DATA}/mds/$id
         self.phase(f"{self.osds} OSDs up, MDS active, PGs active+clean")
         proc.wait_for(self.health, what="Ceph HEALTH_OK", timeout=self.timeout, interval=0.5)
         self.phase("HEALTH_OK")
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.mount, self.clients))
-        self.phase("CephFS mounted on the clients")
         version = m.exec("ceph", "--version").split()
         return {"ceph_mon": m.name, "ceph_mon_addr": f"v2:{mon_ip}:3300", "ceph_osd_nodes": [n.name for n in self.osd_nodes],
                 "osds": self.osds, "osds_per_node": self.per_node, "ceph_replicas": self.replicas,
@@ -143,17 +113,6 @@ mds_data = {DATA}/mds/$id
         return (up >= self.osds and mds >= 1 and total >= 2 * self.pg_num and clean == total,
                 f"{up} of {self.osds} OSDs up, {mds} MDS up, {clean} of {total} PGs active+clean")
 
-    def mount(self, client: Any) -> None:
-        client.exec("mkdir", "-p", CEPH_MOUNT)
-        client.daemon("ceph-fuse", "-f", CEPH_MOUNT)
-        proc.wait_for(lambda: (client.mount_type(CEPH_MOUNT) == "fuse.ceph-fuse",
-                               client.mount_type(CEPH_MOUNT) or "not mounted"),
-                      what=f"a fuse.ceph-fuse mount at {client.name}:{CEPH_MOUNT}", timeout=self.timeout,
-                      interval=0.2)
-
-
-CEPH_MOUNT = "/mnt/cephfs"
-
 
 def start_mon_daemons(node: Any) -> None:
     """The monitor node's daemons, in the foreground of ``docker exec -d`` (at bring-up,
@@ -168,9 +127,10 @@ def start_osd(node: Any, osd: int) -> None:
 
 
 def health(mon: Any) -> tuple[bool, str]:
+    """Ceph's health, asked of the monitor node (the one reader of backends.ceph_client)."""
     out = mon.exec("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
-    data = json.loads(out) if out.strip() else {}
-    status = data.get("status", "no answer")
-    checks = "; ".join(f"{k}: {v.get('summary', {}).get('message', '')}"
-                       for k, v in data.get("checks", {}).items())
-    return status == "HEALTH_OK", f"{status} {checks}".strip()
+    try:
+        said = json.loads(out) if out.strip() else {}
+    except json.JSONDecodeError:
+        said = {}
+    return ceph_client.health(said)

@@ -5,11 +5,11 @@ network namespace) and its daemons started as at bring-up; the process started a
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any
 
-from backends.gluster_client import volume_status
+from backends import gluster_client
+from backends.gluster_client import GlusterCli
 from environments.nodes import Node
 from harness.api.faults import Faults, FaultSpec, Injected
 from harness.errors import DfsbenchError
@@ -27,11 +27,10 @@ class NodeFault(Injected):
 
 class LabFaults(Faults):
     """``facts`` are the lab's (its ledger's ``docker`` entry); ``shape`` re-shapes a node's
-    link; ``gluster_cli`` is the gluster CLI of a node."""
+    link."""
 
-    def __init__(self, facts: dict[str, Any], shape: Callable[[Node], None],
-                 gluster_cli: Callable[[Node], Any]) -> None:
-        self.facts, self.shape, self.gluster_cli = facts, shape, gluster_cli
+    def __init__(self, facts: dict[str, Any], shape: Callable[[Node], None]) -> None:
+        self.facts, self.shape = facts, shape
         self.prefix = f"dfsbench-{facts.get('lab')}-"
 
     def node(self, hostname: str) -> Node:
@@ -63,7 +62,7 @@ class LabFaults(Faults):
 
     def _force_start(self, via: str) -> tuple[bool, str]:
         try:
-            self.gluster_cli(self.node(via))("volume", "start", self.facts["volume"], "force")
+            GlusterCli(self.node(via))("volume", "start", self.facts["volume"], "force")
         except DfsbenchError as exc:  # glusterd of the restarted node not answering yet
             return False, exc.message
         return True, "started"
@@ -107,20 +106,5 @@ class LabFaults(Faults):
 
             return health(self.node("ceph-mon1"))
         nodes = self.storage("gluster")
-        cli = self.gluster_cli(self.node(nodes[0]))
-        online, state = volume_status(cli, self.facts["volume"], len(self.facts.get("bricks", nodes)))
-        if not online:
-            return False, state
-        pending = heal_pending(cli("volume", "heal", self.facts["volume"], "info", "--xml"))
-        return pending == 0, f"{state}, {pending} entries to heal"
-
-
-def heal_pending(xml: str) -> int:
-    """Entries left to heal over all bricks, from ``gluster volume heal VOL info --xml``
-    (a brick that cannot be asked counts as one)."""
-    root = ET.fromstring(xml)
-    total = 0
-    for brick in root.iter("brick"):
-        count = brick.findtext("numberOfEntries")
-        total += int(count) if count and count.strip().isdigit() else 1
-    return total
+        cli = GlusterCli(self.node(nodes[0]))
+        return gluster_client.health(cli, self.facts["volume"], len(self.facts.get("bricks", nodes)))

@@ -11,7 +11,7 @@ run, and each client host's kernel, CPUs, memory and clock offset.
 
 Secrets (a Ceph key, an SSH password) may come from ``${NAME}`` or ``file:PATH``; they are
 never written anywhere (``harness.system.secret``). The ledger of what a run created (mounts,
-client processes, dfsbench's directory on each client host) is kept in ``workdir``, so
+client processes, dfsbench's directory on each client host) is kept in ``lab_dir``, so
 ``dfsbench lab down --env existing CONFIG`` undoes what a crashed run left.
 """
 
@@ -21,40 +21,21 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from backends.ceph_client import CephService, keyring_keys
-from backends.gluster_client import GlusterService
-from harness.api.contracts import (
-    Backend,
-    Cluster,
-    Environment,
-    LabStatus,
-    Options,
-    ServiceHealth,
-    Workload,
-)
+from backends import ceph_client, gluster_client
+from backends.ceph_client import CephCli, CephService, keyring_keys
+from backends.gluster_client import GlusterCli, GlusterService
+from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
+from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import BadInput, DfsbenchError
-from harness.system import signals
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
-from harness.system.secret import (
-    Expanded,
-    SecretReference,
-    expand,
-    is_reference,
-    remember,
-)
-
-
-def default_workdir() -> Path:
-    return Path(os.environ.get("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"))
+from harness.system.secret import Expanded, SecretReference, expand, is_reference, remember
 
 
 class ClientHost(Options):
@@ -129,15 +110,13 @@ class GlusterSpec(Options):
         return self
 
 
-class ExistingOptions(Options):
+class ExistingOptions(LabOptions):
     clients: list[ClientHost] = Field(default_factory=list, description="client hosts over SSH "
                                       "(none: this machine is the client)")
     ceph: CephSpec | None = None
     gluster: GlusterSpec | None = None
     allow_create: bool = Field(False, description="let backends create pools, RBD images and volumes "
                                "in the clusters (and remove them after)")
-    workdir: Path | None = Field(None, description="where the ledger of a run lives, on this machine "
-                                 "(default /var/tmp/dfsbench-existing or $DFSBENCH_EXISTING_DIR)")
     connect_timeout_s: float = Field(10, gt=0, le=300)
 
     @field_validator("clients")
@@ -150,11 +129,14 @@ class ExistingOptions(Options):
         return v
 
 
-class ExistingEnvironment(Environment):
+class ExistingEnvironment(LabEnvironment):
     name = "existing"
     Options = ExistingOptions
     options: ExistingOptions
     client_nodes = True  # its client hosts mount the targets: 'lab up' mounts nothing here
+    # a lab is one run's (or one 'lab up' check's): what it did on the client hosts is undone
+    # at its end, and a ledger found is what a crashed run left
+    stays_up = False
     provides = {"ceph": CephService, "gluster": GlusterService}
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'
@@ -162,18 +144,14 @@ class ExistingEnvironment(Environment):
     # the report's suite, plus fio
     report_workloads = ({"name": "fio"},)
 
-    @property
-    def workdir(self) -> Path:
-        return (self.options.workdir or default_workdir()).absolute()
+    def __init__(self, options: ExistingOptions) -> None:
+        super().__init__(options)
+        self._hosts: list[Host] = []
 
     @property
     def where(self) -> str:
         hosts = ", ".join(c.name or c.host for c in self.options.clients) or "this machine"
         return f"existing clusters, clients: {hosts}"
-
-    @property
-    def ledger_path(self) -> Path:
-        return self.workdir / "ledger.json"
 
     # ---------------------------------------------------------------- before anything runs
 
@@ -196,50 +174,13 @@ class ExistingEnvironment(Environment):
                                hint="set 'allow_create: true' in environment.options to let dfsbench "
                                     "create (and afterwards remove) it, or name an existing one")
 
-    # ---------------------------------------------------------------- the contract
+    # ---------------------------------------------------------------- the lab
 
-    @contextmanager
-    def up(self, services: set[str], progress: Callable[[str], None] | None = None) -> Iterator[Cluster]:
-        cluster = self._open(services, progress)
-        try:
-            yield cluster
-        finally:
-            problems = self.stop()
-            if problems:
-                raise DfsbenchError("dfsbench could not undo everything it did on the client hosts:\n  "
-                                    + "\n  ".join(problems),
-                                    hint="run 'dfsbench lab down --env existing CONFIG' to retry")
-
-    def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
-        """``lab up``: there is nothing to start in clusters that exist; connect to every
-        client host, check the clusters answer, describe them, and let go again."""
-        cluster = self._open(services, progress)
-        problems = self.stop()
-        if problems:
-            raise DfsbenchError("could not undo the check on the client hosts:\n  " + "\n  ".join(problems))
-        return cluster
-
-    def _open(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:
-        note = progress or (lambda _: None)
-        if self.ledger_path.exists():
-            raise DfsbenchError(f"an earlier run on these clusters left things to undo (ledger "
-                                f"{self.ledger_path})",
-                                hint="run 'dfsbench lab down --env existing CONFIG' first")
-        ledger = Ledger(self.ledger_path)
-        ledger.save()
-        self._hosts: list[Host] = []
-        try:
-            return self._start(ledger, services or {s for s in ("ceph", "gluster")
-                                                    if getattr(self.options, s) is not None}, note)
-        except BaseException:
-            with signals.shielded():
-                self.stop()
-            raise
-
-    def _start(self, ledger: Ledger, services: set[str], note: Callable[[str], None]) -> Cluster:
+    def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
+        """There is nothing to start in clusters that exist: connect to every client host,
+        make dfsbench's directory there, check the clusters answer and describe them."""
         t0 = time.monotonic()
-        hosts = self._connect()
-        self._hosts = hosts
+        hosts = self._hosts = self._connect()
         # one directory of dfsbench's own, of the same name here and on every client host
         # (mount points, client logs, scratch files, pid files): removed whole at the end
         session = Path(f"/var/tmp/dfsbench-{secrets.token_hex(5)}")
@@ -249,7 +190,6 @@ class ExistingEnvironment(Environment):
             claim = getattr(host, "claim", None)
             if callable(claim):
                 claim(session, ledger)
-        self._session = session
         note(f"client hosts: {', '.join(h.name for h in hosts)} "
              f"({'connected' if not hosts[0].local else 'this machine'} in {time.monotonic() - t0:.1f} s)")
         facts = {h.label: h.facts() for h in hosts}
@@ -258,7 +198,7 @@ class ExistingEnvironment(Environment):
             note(f"  {label}: kernel {f.get('kernel')}, {f.get('cpus')} CPUs, "
                  f"{(f.get('memory') or 0) / 2**30:.1f} GiB" +
                  (f", clock {offset:+.3f} s from this machine's" if offset is not None else ""))
-        ledger.data["existing"] = {"clients": facts}
+        ledger.data["existing"] = {"clients": facts, "session": str(session)}
         ledger.save()
         found: dict[str, Any] = {}
         if "ceph" in services:
@@ -274,10 +214,21 @@ class ExistingEnvironment(Environment):
             found["gluster"] = gluster_service(self.options.gluster, hosts)
             g = found["gluster"]
             note(f"GlusterFS {g.version}: volume {g.volume} ({g.volume_type}, {len(g.bricks)} bricks)")
-        unknown = services - {"ceph", "gluster"}
-        if unknown:
-            raise DfsbenchError(f"environment 'existing' cannot provide {sorted(unknown)}")
-        return Cluster("existing", found, ledger, session, False, tuple(hosts), None, hosts_facts=facts)
+        return found
+
+    def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
+        made = ledger.data.get("existing", {})
+        return Cluster("existing", services, ledger, Path(made["session"]), reused, tuple(self._hosts), None,
+                       hosts_facts=made.get("clients", {}))
+
+    def undo(self, ledger: Ledger) -> list[str]:
+        self._export_passwords()  # (after a crash, 'lab down' undoes through them)
+        try:
+            return super().undo(ledger)
+        finally:
+            for host in self._hosts:
+                host.close()
+            self._hosts = []
 
     def _connect(self) -> list[Host]:
         if not self.options.clients:
@@ -322,22 +273,6 @@ class ExistingEnvironment(Environment):
                 references[label] = "${" + name + "}"
         return references
 
-    def stop(self) -> list[str]:
-        problems: list[str] = []
-        self._export_passwords()  # (after a crash, 'lab down' undoes through them)
-        if self.ledger_path.exists():
-            problems = Ledger.open(self.ledger_path).undo()
-        for host in getattr(self, "_hosts", []):
-            host.close()
-        self._hosts = []
-        if not problems:
-            self.ledger_path.unlink(missing_ok=True)
-            try:
-                self.workdir.rmdir()
-            except OSError:
-                pass
-        return problems
-
     def status(self) -> LabStatus:
         services: list[ServiceHealth] = []
         try:
@@ -347,16 +282,15 @@ class ExistingEnvironment(Environment):
         try:
             if self.options.ceph is not None:
                 try:
-                    info = CephAccessSetup(self.options.ceph, hosts[:1], Ledger(self.workdir / "status.json")
+                    info = CephAccessSetup(self.options.ceph, hosts[:1], Ledger(self.lab_dir / "status.json")
                                            ).service()
-                    health = (info.cluster or {}).get("health", "?")
-                    services.append(ServiceHealth("ceph", health == "HEALTH_OK", str(health)))
+                    ok, said = ceph_client.health(CephCli(info, host=hosts[0]).json("health", "detail"))
+                    services.append(ServiceHealth("ceph", ok, said))
                 except DfsbenchError as exc:
                     services.append(ServiceHealth("ceph", False, exc.message))
             if self.options.gluster is not None:
                 try:
-                    g = gluster_service(self.options.gluster, hosts[:1])
-                    services.append(ServiceHealth("gluster", True, f"volume {g.volume} ({g.volume_type})"))
+                    services.append(ServiceHealth("gluster", *gluster_health(self.options.gluster, hosts[0])))
                 except DfsbenchError as exc:
                     services.append(ServiceHealth("gluster", False, exc.message))
         finally:
@@ -398,8 +332,6 @@ class CephAccessSetup:
             from backends.mounts import GivenMount
 
             GivenMount(tuple(self.hosts), s.mounted, (FSTYPE, "ceph"), "CephFS").mount()
-        from backends.ceph_client import CephCli
-
         probe = CephService(conf=conf, keyring=keyring, mon_addr=s.mon_addr or "", fs_name=s.fs_name,
                             data_pool="", metadata_pool="", replicas=0, osds=0, version="", log_dir="",
                             phases={}, client=s.client)
@@ -518,6 +450,16 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
                           phases={}, volume_options=dict(info.get("options", {})),
                           redundancy=info.get("redundancy"), mounted=mounted,
                           cluster={"volume_info": info, "servers": servers})
+
+
+def gluster_health(spec: GlusterSpec, host: Host) -> tuple[bool, str]:
+    """The volume's health as a client host sees it: its bricks online and nothing left to
+    heal (the one reader of backends.gluster_client), asked of its server."""
+    g = gluster_service(spec, [host])
+    if not g.bricks or not host.has("gluster"):
+        return False, (f"volume {g.volume} ({g.volume_type}): its bricks cannot be asked from {host.name} "
+                       "(no 'gluster volume info' there)")
+    return gluster_client.health(GlusterCli(host, f"--remote-host={g.host}"), g.volume, len(g.bricks))
 
 
 def volume_info(xml: str) -> dict[str, Any]:

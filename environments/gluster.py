@@ -10,22 +10,11 @@ itself as a brick host.
 from __future__ import annotations
 
 import random
-import re
 import socket
 import time
-import xml.etree.ElementTree as ET
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
-from backends.gluster_client import (
-    GlusterCli,
-    GlusterService,
-    Layout,
-    Volume,
-    gluster_version,
-)
+from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume, gluster_version
 from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
@@ -60,7 +49,7 @@ class GlusterLab:
         self.log_dir = root / "log"
         self.run_dir = root / "run"
         self.sock = self.run_dir / "glusterd.socket"
-        self.cli = GlusterCli(self.sock, self.log_dir / "cli.log")
+        self.cli = GlusterCli.on_socket(self.sock, self.log_dir / "cli.log")
         self._t0 = time.monotonic()
         self.phases: dict[str, float] = {}
 

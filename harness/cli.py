@@ -128,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _results_dir(args: argparse.Namespace) -> Path:
-    from harness.results.store import (
-        default_results_dir,  # only commands that read or write runs pay for it
-    )
+    from harness.results.store import default_results_dir  # only commands that read or write runs pay for it
 
     root: Path = args.results or default_results_dir()
     if root.exists() and not root.is_dir():

@@ -24,14 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PositiveInt,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
@@ -132,6 +125,168 @@ class FioOptions(Options):
         return v
 
 
+# ---------------------------------------------------------------- parsing
+
+def _json_document(text: str, source: str) -> dict[str, Any]:
+    """fio's JSON, even when client/server mode printed ``<host> …`` lines before it."""
+    start = text.find("{")
+    while start != -1:
+        line_start = text.rfind("\n", 0, start) + 1
+        if text[line_start:start].strip() == "":
+            try:
+                doc, _ = json.JSONDecoder().raw_decode(text[start:])
+                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
+                    return doc
+            except json.JSONDecodeError:
+                pass
+        start = text.find("{", start + 1)
+    raise BadInput(f"{source} holds no fio JSON output",
+                   hint="run fio with --output-format=json or json+ (the normal text output is not parsed)")
+
+
+def _number(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return parse_size(v)
+        except ValueError:
+            return v
+    return v
+
+
+@tool_parser("fio")
+def parse(text: str, source: str = "fio output") -> list[Measurement]:
+    """Records from fio's ``json`` or ``json+`` output, local or client/server; failing
+    that, from its normal text output (as transcribed in the seed documents).
+
+    One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
+    clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
+    lat_p99.9 (s). Client/server output gives a ``host`` per record;
+    fio's own "All clients" entry becomes host ``all``.
+    """
+    try:
+        doc = _json_document(text, source)
+    except BadInput:
+        if _TEXT_JOB.search(text):
+            return parse_text(text, source)
+        raise
+    if "client_stats" in doc:
+        jobs = doc["client_stats"]
+    else:
+        jobs = doc.get("jobs", [])
+    if not isinstance(jobs, list) or not jobs:
+        raise BadInput(f"{source}: fio JSON without any job results")
+    global_opts = doc.get("global options", {}) or {}
+    seen: dict[tuple[str, str], int] = {}
+    out: list[Measurement] = []
+    for job in jobs:
+        name = str(job.get("jobname", "?"))
+        host = None
+        if "client_stats" in doc:
+            host = "all" if name == "All clients" else str(job.get("hostname", "?"))
+        job_opts = job.get("job options") or {}
+        if name == "All clients":  # fio's aggregate carries no options of its own
+            name, job_opts = _aggregate_of(jobs)
+        key = (name, host or "")
+        seen[key] = seen.get(key, 0) + 1
+        opts = {**global_opts, **job_opts}
+        params: dict[str, Any] = {
+            "rw": opts.get("rw", opts.get("readwrite", "read")),
+            "bs": _number(opts.get("bs", opts.get("blocksize", "4k"))),
+            "iodepth": int(_number(opts.get("iodepth", 1))),
+            "numjobs": int(_number(opts.get("numjobs", 1))),
+            "ioengine": opts.get("ioengine", "psync"),
+            "direct": str(opts.get("direct", "0")) in ("1", "true"),
+        }
+        if host is not None:
+            params["host"] = host
+        if seen[key] > 1:
+            params["instance"] = seen[key]
+        flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
+        for direction in DIRECTIONS:
+            d = job.get(direction)
+            if not d or not d.get("total_ios") and not d.get("io_bytes"):
+                continue
+            p = {**params, "direction": direction}
+            out.append(Measurement("fio", name, "throughput", float(d["bw_bytes"]), "B/s", p, flags=flags))
+            out.append(Measurement("fio", name, "iops", float(d["iops"]), "op/s", p, flags=flags))
+            lat = d.get("lat_ns") or {}
+            if lat.get("N", 1):
+                out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / 1e9, "s", p, flags=flags))
+            # clat is from submission to completion; lat (with lat_percentiles=1, as
+            # dfsbench's jobs ask) also counts submission, where a FUSE client's direct
+            # I/O does its waiting
+            for kind in ("clat", "lat"):
+                pct = (d.get(f"{kind}_ns") or {}).get("percentile") or {}
+                for suffix, k in PERCENTILES.items():
+                    if k in pct:
+                        out.append(Measurement("fio", name, f"{kind}_{suffix}", pct[k] / 1e9, "s", p,
+                                               flags=flags))
+    return out
+
+
+def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """Name and options of the jobs fio's "All clients" entry sums, where they agree."""
+    parts = [j for j in jobs if j.get("jobname") != "All clients"]
+    names = {str(j.get("jobname")) for j in parts}
+    options = [j.get("job options") or {} for j in parts]
+    common = {k: v for k, v in options[0].items() if all(o.get(k) == v for o in options)} if options else {}
+    return (names.pop() if len(names) == 1 else "all-jobs"), common
+
+
+# ---------------------------------------------------------------- normal (text) output
+
+_TEXT_JOB = re.compile(r"(?m)^\W*?(?:\d+\.?\s+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
+_TEXT_HEAD = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
+_TEXT_ENGINE = re.compile(r"ioengine=(\w+), iodepth=(\d+)")
+_TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMGT]i?B)/s")
+_TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, avg=\s*([\d.]+)")
+_TEXT_PCT_UNIT = re.compile(r"clat percentiles \((nsec|usec|msec|sec)\)")
+_TEXT_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
+_SUFFIX = {"": 1, "k": 1e3, "M": 1e6}
+
+
+@tool_parser("fio")
+def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
+    """fio's normal output, as far as it carries numbers: per job and direction, IOPS and
+    bandwidth (as rounded as fio printed them), mean latency and the clat percentiles.
+    Tolerates the line numbers and wrapped lines of a transcription."""
+    heads = {m.group(1): m for m in _TEXT_HEAD.finditer(text)}
+    engines = {name: _TEXT_ENGINE.search(text, m.end()) for name, m in heads.items()}
+    jobs = list(_TEXT_JOB.finditer(text))
+    out: list[Measurement] = []
+    for i, job in enumerate(jobs):
+        name = job.group(1)
+        body = text[job.end():jobs[i + 1].start() if i + 1 < len(jobs) else len(text)]
+        body = body.split("Run status group")[0]
+        head, engine = heads.get(name), engines.get(name)
+        params: dict[str, Any] = {"numjobs": int(job.group(2))}
+        if head:
+            params.update(rw=head.group(2), bs=parse_size(head.group(3)))
+        if engine:
+            params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
+        directions = list(_TEXT_DIRECTION.finditer(body))
+        for j, d in enumerate(directions):
+            part = body[d.end():directions[j + 1].start() if j + 1 < len(directions) else len(body)]
+            p = {**params, "direction": d.group(1)}
+            iops = float(d.group(2)) * _SUFFIX[d.group(3)]
+            bw = float(d.group(4)) * (1024 ** " KMGT".index(d.group(5)[0]) if d.group(5)[0] in "KMGT" else 1)
+            out.append(Measurement("fio", name, "iops", iops, "op/s", p))
+            out.append(Measurement("fio", name, "throughput", bw, "B/s", p))
+            lat = _TEXT_LAT.search(part)
+            if lat:
+                out.append(Measurement("fio", name, "lat_mean", float(lat.group(2)) * _TIME[lat.group(1)], "s", p))
+            unit = _TEXT_PCT_UNIT.search(part)
+            if unit:
+                pct = {k: float(v) for k, v in _TEXT_PCT.findall(part[unit.end():])}
+                for metric, key in (("clat_p50", "50.00"), ("clat_p99", "99.00"), ("clat_p99.9", "99.90")):
+                    if key in pct:
+                        out.append(Measurement("fio", name, metric, pct[key] * _TIME[unit.group(1)], "s", p))
+    if not out:
+        raise BadInput(f"{source}: fio text output without any 'read:/write: IOPS=' lines")
+    return out
+
+
 def _label(m: Measurement) -> tuple[str, str]:
     host = m.params.get("host")
     return m.test, str(m.params.get("direction", "")) + (f" on {host}" if host not in (None, "all") else "")
@@ -143,6 +298,7 @@ class Fio(Workload):
     tools = (("fio", "fio"),)
     spreads_itself = True  # fio's client/server mode
     tool = "fio"
+    parser = staticmethod(parse)
     accepts = frozenset({"path", "block", "rbd"})
     Options = FioOptions
     options: FioOptions
@@ -155,10 +311,6 @@ class Fio(Workload):
                         (Column("lat_p50", "p50"), Column("lat_p99", "p99"), Column("lat_p99.9", "p99.9")),
                         "lat_p99", ("job", "direction"), _label,
                         curves=("lat_p50", "lat_p99", "lat_p99.9")))
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> list[Measurement]:
-        return parse(text, source=source)
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
@@ -367,165 +519,3 @@ class FioServers:
             if not host.local:
                 (self.log_dir / f"{host.name}-{name}").write_text(server.output())
         self.running = []
-
-
-# ---------------------------------------------------------------- parsing
-
-def _json_document(text: str, source: str) -> dict[str, Any]:
-    """fio's JSON, even when client/server mode printed ``<host> …`` lines before it."""
-    start = text.find("{")
-    while start != -1:
-        line_start = text.rfind("\n", 0, start) + 1
-        if text[line_start:start].strip() == "":
-            try:
-                doc, _ = json.JSONDecoder().raw_decode(text[start:])
-                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
-                    return doc
-            except json.JSONDecodeError:
-                pass
-        start = text.find("{", start + 1)
-    raise BadInput(f"{source} holds no fio JSON output",
-                   hint="run fio with --output-format=json or json+ (the normal text output is not parsed)")
-
-
-def _number(v: Any) -> Any:
-    if isinstance(v, str):
-        try:
-            return parse_size(v)
-        except ValueError:
-            return v
-    return v
-
-
-@tool_parser("fio")
-def parse(text: str, source: str = "fio output") -> list[Measurement]:
-    """Records from fio's ``json`` or ``json+`` output, local or client/server; failing
-    that, from its normal text output (as transcribed in the seed documents).
-
-    One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
-    clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
-    lat_p99.9 (s). Client/server output gives a ``host`` per record;
-    fio's own "All clients" entry becomes host ``all``.
-    """
-    try:
-        doc = _json_document(text, source)
-    except BadInput:
-        if _TEXT_JOB.search(text):
-            return parse_text(text, source)
-        raise
-    if "client_stats" in doc:
-        jobs = doc["client_stats"]
-    else:
-        jobs = doc.get("jobs", [])
-    if not isinstance(jobs, list) or not jobs:
-        raise BadInput(f"{source}: fio JSON without any job results")
-    global_opts = doc.get("global options", {}) or {}
-    seen: dict[tuple[str, str], int] = {}
-    out: list[Measurement] = []
-    for job in jobs:
-        name = str(job.get("jobname", "?"))
-        host = None
-        if "client_stats" in doc:
-            host = "all" if name == "All clients" else str(job.get("hostname", "?"))
-        job_opts = job.get("job options") or {}
-        if name == "All clients":  # fio's aggregate carries no options of its own
-            name, job_opts = _aggregate_of(jobs)
-        key = (name, host or "")
-        seen[key] = seen.get(key, 0) + 1
-        opts = {**global_opts, **job_opts}
-        params: dict[str, Any] = {
-            "rw": opts.get("rw", opts.get("readwrite", "read")),
-            "bs": _number(opts.get("bs", opts.get("blocksize", "4k"))),
-            "iodepth": int(_number(opts.get("iodepth", 1))),
-            "numjobs": int(_number(opts.get("numjobs", 1))),
-            "ioengine": opts.get("ioengine", "psync"),
-            "direct": str(opts.get("direct", "0")) in ("1", "true"),
-        }
-        if host is not None:
-            params["host"] = host
-        if seen[key] > 1:
-            params["instance"] = seen[key]
-        flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
-        for direction in DIRECTIONS:
-            d = job.get(direction)
-            if not d or not d.get("total_ios") and not d.get("io_bytes"):
-                continue
-            p = {**params, "direction": direction}
-            out.append(Measurement("fio", name, "throughput", float(d["bw_bytes"]), "B/s", p, flags=flags))
-            out.append(Measurement("fio", name, "iops", float(d["iops"]), "op/s", p, flags=flags))
-            lat = d.get("lat_ns") or {}
-            if lat.get("N", 1):
-                out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / 1e9, "s", p, flags=flags))
-            # clat is from submission to completion; lat (with lat_percentiles=1, as
-            # dfsbench's jobs ask) also counts submission, where a FUSE client's direct
-            # I/O does its waiting
-            for kind in ("clat", "lat"):
-                pct = (d.get(f"{kind}_ns") or {}).get("percentile") or {}
-                for suffix, k in PERCENTILES.items():
-                    if k in pct:
-                        out.append(Measurement("fio", name, f"{kind}_{suffix}", pct[k] / 1e9, "s", p,
-                                               flags=flags))
-    return out
-
-
-def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """Name and options of the jobs fio's "All clients" entry sums, where they agree."""
-    parts = [j for j in jobs if j.get("jobname") != "All clients"]
-    names = {str(j.get("jobname")) for j in parts}
-    options = [j.get("job options") or {} for j in parts]
-    common = {k: v for k, v in options[0].items() if all(o.get(k) == v for o in options)} if options else {}
-    return (names.pop() if len(names) == 1 else "all-jobs"), common
-
-
-# ---------------------------------------------------------------- normal (text) output
-
-_TEXT_JOB = re.compile(r"(?m)^\W*?(?:\d+\.?\s+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
-_TEXT_HEAD = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
-_TEXT_ENGINE = re.compile(r"ioengine=(\w+), iodepth=(\d+)")
-_TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMGT]i?B)/s")
-_TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, avg=\s*([\d.]+)")
-_TEXT_PCT_UNIT = re.compile(r"clat percentiles \((nsec|usec|msec|sec)\)")
-_TEXT_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
-_TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
-_SUFFIX = {"": 1, "k": 1e3, "M": 1e6}
-
-
-@tool_parser("fio")
-def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
-    """fio's normal output, as far as it carries numbers: per job and direction, IOPS and
-    bandwidth (as rounded as fio printed them), mean latency and the clat percentiles.
-    Tolerates the line numbers and wrapped lines of a transcription."""
-    heads = {m.group(1): m for m in _TEXT_HEAD.finditer(text)}
-    engines = {name: _TEXT_ENGINE.search(text, m.end()) for name, m in heads.items()}
-    jobs = list(_TEXT_JOB.finditer(text))
-    out: list[Measurement] = []
-    for i, job in enumerate(jobs):
-        name = job.group(1)
-        body = text[job.end():jobs[i + 1].start() if i + 1 < len(jobs) else len(text)]
-        body = body.split("Run status group")[0]
-        head, engine = heads.get(name), engines.get(name)
-        params: dict[str, Any] = {"numjobs": int(job.group(2))}
-        if head:
-            params.update(rw=head.group(2), bs=parse_size(head.group(3)))
-        if engine:
-            params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
-        directions = list(_TEXT_DIRECTION.finditer(body))
-        for j, d in enumerate(directions):
-            part = body[d.end():directions[j + 1].start() if j + 1 < len(directions) else len(body)]
-            p = {**params, "direction": d.group(1)}
-            iops = float(d.group(2)) * _SUFFIX[d.group(3)]
-            bw = float(d.group(4)) * (1024 ** " KMGT".index(d.group(5)[0]) if d.group(5)[0] in "KMGT" else 1)
-            out.append(Measurement("fio", name, "iops", iops, "op/s", p))
-            out.append(Measurement("fio", name, "throughput", bw, "B/s", p))
-            lat = _TEXT_LAT.search(part)
-            if lat:
-                out.append(Measurement("fio", name, "lat_mean", float(lat.group(2)) * _TIME[lat.group(1)], "s", p))
-            unit = _TEXT_PCT_UNIT.search(part)
-            if unit:
-                pct = {k: float(v) for k, v in _TEXT_PCT.findall(part[unit.end():])}
-                for metric, key in (("clat_p50", "50.00"), ("clat_p99", "99.00"), ("clat_p99.9", "99.90")):
-                    if key in pct:
-                        out.append(Measurement("fio", name, metric, pct[key] * _TIME[unit.group(1)], "s", p))
-    if not out:
-        raise BadInput(f"{source}: fio text output without any 'read:/write: IOPS=' lines")
-    return out

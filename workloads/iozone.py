@@ -85,105 +85,6 @@ class IozoneOptions(Options):
         return v
 
 
-class Iozone(Workload):
-    name = "iozone"
-    version_argv = ("iozone", "-v")
-    tools = (("iozone", "iozone3 (Debian non-free)"),)
-    tool = "iozone"
-    suites = {"report": 0}
-    Options = IozoneOptions
-    options: IozoneOptions
-    # the report's layout: file size KB × record KB → tests, in iozone's KB/s (1024 B/s)
-    tables = (MatrixSpec("iozone on {system}, {group}, KB/s", "throughput",
-                         group=lambda m: "O_DIRECT (-I)" if m.params.get("direct") else "cached",
-                         row=lambda m: ((m.params["file_size"], m.params["record_size"]),
-                                        (f"{m.params['file_size'] // KIB}", f"{m.params['record_size'] // KIB}")),
-                         row_header=("file size KB", "record KB"),
-                         columns=tuple(Column(name, name.replace("_", " ")) for name, _, _ in TESTS),
-                         scale=KIB, unit_label="KB/s"),)
-
-    @classmethod
-    def is_write(cls, record: Measurement) -> bool:
-        return record.test in WRITES
-
-    @classmethod
-    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
-        """Rows of file KB, record KB, mode (cached|direct), repeat and each test's KB/s."""
-        for row in rows:
-            params = {"file_size": int(row["file_kb"]) * KIB, "record_size": int(row["record_kb"]) * KIB,
-                      "direct": row["mode"] == "direct"}
-            for test in REPORT_TESTS:
-                yield Measurement("iozone", test, "throughput", float(row[test]) * KIB, "B/s", params,
-                                  row["backend"], row["variant"], run_id, int(row["repeat"]))
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> list[Measurement]:
-        return parse(text, source=source)
-
-    @classmethod
-    def defaults(cls, scale: str) -> dict[str, Any]:
-        if scale == "report":  # -n 128m -g 1G -r 4K -r 16K -r 64K, plus 128K
-            return {"file_sizes": [128 << 20, 256 << 20, 512 << 20, 1 << 30],
-                    "record_sizes": [4 * KIB, 16 * KIB, 64 * KIB, 128 * KIB], "deadline_s": 4 * 3600}
-        # small enough that the O_DIRECT 4 KiB cells through FUSE and replication (about
-        # 1 MB/s on a one-host CephFS: 16 and 32 MiB files took 220 s there alone) keep
-        # 'make demo' within 5 minutes
-        return {"file_sizes": [4 << 20, 16 << 20], "record_sizes": [4 * KIB, 64 * KIB],
-                "deadline_s": 900}
-
-    def cells(self) -> list[dict[str, Any]]:
-        return [{"mode": mode, "file_size": size} for mode in self.options.modes
-                for size in self.options.file_sizes]
-
-    def writes(self, cell: dict[str, Any]) -> int:
-        return int(cell["file_size"])
-
-    def command(self, cell: dict[str, Any], path: Path) -> list[str]:
-        o = self.options
-        argv = ["iozone", "-R", "-s", f"{cell['file_size'] // KIB}k"]
-        for r in o.record_sizes:
-            argv += ["-r", f"{r // KIB}k"]
-        for t in o.tests:
-            argv += ["-i", str(t)]
-        if cell["mode"] == "direct":
-            argv.append("-I")
-        if o.include_flush:
-            argv.append("-e")
-        return argv + ["-f", str(path)]
-
-    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
-            raw_dir: Path) -> Iterator[Measurement]:
-        target.host.require("iozone", "iozone3 (Debian non-free)")
-        path = target.directory / f"dfsbench-iozone-{uuid.uuid4().hex[:8]}"
-        argv = self.command(cell, path)
-        out = raw_dir / f"iozone-{cell['mode']}-{cell['file_size']}.txt"
-        with target.host.removing(path):
-            result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out,
-                                          cwd=scratch)
-        found = parse(result.output, tests=self.options.tests) if result.output.strip() else []
-        extra = {"cache": "none (cached mode)" if cell["mode"] == "cached" else "O_DIRECT"}
-        done = set()
-        for m in found:
-            done.add((m.test, m.params["record_size"]))
-            yield _tag(m, target, extra)
-        missing = [(test, r) for r in self.options.record_sizes for test in TEST_NAMES
-                   if TEST_NUMBERS[test] in self.options.tests and (test, r) not in done]
-        if not missing:
-            if not result.ok:  # every number is there, but the tool still complained
-                raise result.failure()
-            return
-        flag = "hung" if result.hung else "failed"
-        if not found and not result.hung:
-            raise DfsbenchError(result.problem() or "iozone printed no results",
-                                hint=f"its output is kept in {out}")
-        for test, r in missing:
-            params = {"file_size": cell["file_size"], "record_size": r,
-                      "direct": cell["mode"] == "direct", **extra,
-                      "error": (result.problem() or "no result for this cell")[:300]}
-            yield Measurement("iozone", test, "throughput", None, "B/s", params,
-                              target.backend, target.variant, flags=(flag,))
-
-
 def _tag(m: Measurement, target: Target, extra: dict[str, Any]) -> Measurement:
     return Measurement(m.workload, m.test, m.metric, m.value, m.unit, {**m.params, **extra},
                        target.backend, target.variant, flags=m.flags)
@@ -273,6 +174,102 @@ def _parse_report(text: str) -> dict[tuple[str, int, int], float]:
             for rsize, v in zip(records, values):
                 out[(test, fsize, rsize)] = float(v)
     return out
+
+
+class Iozone(Workload):
+    name = "iozone"
+    version_argv = ("iozone", "-v")
+    tools = (("iozone", "iozone3 (Debian non-free)"),)
+    tool = "iozone"
+    parser = staticmethod(parse)
+    suites = {"report": 0}
+    Options = IozoneOptions
+    options: IozoneOptions
+    # the report's layout: file size KB × record KB → tests, in iozone's KB/s (1024 B/s)
+    tables = (MatrixSpec("iozone on {system}, {group}, KB/s", "throughput",
+                         group=lambda m: "O_DIRECT (-I)" if m.params.get("direct") else "cached",
+                         row=lambda m: ((m.params["file_size"], m.params["record_size"]),
+                                        (f"{m.params['file_size'] // KIB}", f"{m.params['record_size'] // KIB}")),
+                         row_header=("file size KB", "record KB"),
+                         columns=tuple(Column(name, name.replace("_", " ")) for name, _, _ in TESTS),
+                         scale=KIB, unit_label="KB/s"),)
+
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        return record.test in WRITES
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Rows of file KB, record KB, mode (cached|direct), repeat and each test's KB/s."""
+        for row in rows:
+            params = {"file_size": int(row["file_kb"]) * KIB, "record_size": int(row["record_kb"]) * KIB,
+                      "direct": row["mode"] == "direct"}
+            for test in REPORT_TESTS:
+                yield Measurement("iozone", test, "throughput", float(row[test]) * KIB, "B/s", params,
+                                  row["backend"], row["variant"], run_id, int(row["repeat"]))
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        if scale == "report":  # -n 128m -g 1G -r 4K -r 16K -r 64K, plus 128K
+            return {"file_sizes": [128 << 20, 256 << 20, 512 << 20, 1 << 30],
+                    "record_sizes": [4 * KIB, 16 * KIB, 64 * KIB, 128 * KIB], "deadline_s": 4 * 3600}
+        # small enough that the O_DIRECT 4 KiB cells through FUSE and replication (about
+        # 1 MB/s on a one-host CephFS: 16 and 32 MiB files took 220 s there alone) keep
+        # 'make demo' within 5 minutes
+        return {"file_sizes": [4 << 20, 16 << 20], "record_sizes": [4 * KIB, 64 * KIB],
+                "deadline_s": 900}
+
+    def cells(self) -> list[dict[str, Any]]:
+        return [{"mode": mode, "file_size": size} for mode in self.options.modes
+                for size in self.options.file_sizes]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        return int(cell["file_size"])
+
+    def command(self, cell: dict[str, Any], path: Path) -> list[str]:
+        o = self.options
+        argv = ["iozone", "-R", "-s", f"{cell['file_size'] // KIB}k"]
+        for r in o.record_sizes:
+            argv += ["-r", f"{r // KIB}k"]
+        for t in o.tests:
+            argv += ["-i", str(t)]
+        if cell["mode"] == "direct":
+            argv.append("-I")
+        if o.include_flush:
+            argv.append("-e")
+        return argv + ["-f", str(path)]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        target.host.require("iozone", "iozone3 (Debian non-free)")
+        path = target.directory / f"dfsbench-iozone-{uuid.uuid4().hex[:8]}"
+        argv = self.command(cell, path)
+        out = raw_dir / f"iozone-{cell['mode']}-{cell['file_size']}.txt"
+        with target.host.removing(path):
+            result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out,
+                                          cwd=scratch)
+        found = parse(result.output, tests=self.options.tests) if result.output.strip() else []
+        extra = {"cache": "none (cached mode)" if cell["mode"] == "cached" else "O_DIRECT"}
+        done = set()
+        for m in found:
+            done.add((m.test, m.params["record_size"]))
+            yield _tag(m, target, extra)
+        missing = [(test, r) for r in self.options.record_sizes for test in TEST_NAMES
+                   if TEST_NUMBERS[test] in self.options.tests and (test, r) not in done]
+        if not missing:
+            if not result.ok:  # every number is there, but the tool still complained
+                raise result.failure()
+            return
+        flag = "hung" if result.hung else "failed"
+        if not found and not result.hung:
+            raise DfsbenchError(result.problem() or "iozone printed no results",
+                                hint=f"its output is kept in {out}")
+        for test, r in missing:
+            params = {"file_size": cell["file_size"], "record_size": r,
+                      "direct": cell["mode"] == "direct", **extra,
+                      "error": (result.problem() or "no result for this cell")[:300]}
+            yield Measurement("iozone", test, "throughput", None, "B/s", params,
+                              target.backend, target.variant, flags=(flag,))
 
 
 def estimate_seconds(records: list[Measurement], file_sizes: list[int], record_sizes: list[int],

@@ -41,55 +41,6 @@ class RadosBenchOptions(Options):
         return [m for m in MODES if m in v]
 
 
-class RadosBench(Workload):
-    name = "rados-bench"
-    version_argv = ("rados", "--version")
-    tools = (("rados", "ceph-common"),)
-    tool = "rados-bench"
-    accepts = frozenset({"rados"})
-    Options = RadosBenchOptions
-    options: RadosBenchOptions
-    tables = (TableSpec("rados bench", (Column("throughput", "rate"), Column("iops", "IOPS"),
-                                        Column("lat_mean", "mean lat")), "throughput", ("phase", "objects"),
-                        lambda m: (m.test, f"{size(m.params.get('block_size') or 0)} × "
-                                           f"{m.params.get('threads')} threads")),)
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> list[Measurement]:
-        return parse(text, source=source)
-
-    @classmethod
-    def defaults(cls, scale: str) -> dict[str, Any]:
-        return {"seconds": 60 if scale == "report" else 5}
-
-    def cells(self) -> list[dict[str, Any]]:
-        o = self.options
-        return [{"block_size": o.block_size, "threads": o.threads, "seconds": o.seconds}]
-
-    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
-            raw_dir: Path) -> Iterator[Measurement]:
-        target.host.require("rados", "ceph-common")
-        ceph = target.reach(CephAccess)
-        base = ["rados", *ceph.args, "-p", ceph.pool]
-        o = self.options
-        deadline = o.seconds * 3 + 120  # reads stop when the written objects run out
-        try:
-            for mode in o.modes:
-                argv = [*base, "bench", str(o.seconds), mode, "-t", str(o.threads)]
-                if mode == "write":
-                    argv += ["-b", str(o.block_size), "--no-cleanup"]
-                out = raw_dir / f"rados-bench-{mode}.txt"
-                result = target.host.run_tool(argv, deadline=deadline, output=out)
-                if not result.ok:
-                    raise result.failure(hint=f"output kept in {out}")
-                for m in parse(result.output, mode=mode, source=str(out)):
-                    yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
-                                      {**m.params, "threads": o.threads, "seconds": o.seconds},
-                                      target.backend, target.variant)
-        finally:
-            target.host.run([*base, "cleanup"], check=False, timeout=600)
-
-
 _FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+([-\d.e+]+)\s*$")
 _COMMAND = re.compile(r"bench\s+(?:-p\s+\S+\s+)?(\d+)\s+(write|seq|rand)\b")
 
@@ -149,3 +100,49 @@ def _mode_from_name(source: str) -> str | None:
         if re.search(rf"(^|[^a-z]){mode}([^a-z]|$)", name):
             return mode
     return None
+
+
+class RadosBench(Workload):
+    name = "rados-bench"
+    version_argv = ("rados", "--version")
+    tools = (("rados", "ceph-common"),)
+    tool = "rados-bench"
+    parser = staticmethod(parse)
+    accepts = frozenset({"rados"})
+    Options = RadosBenchOptions
+    options: RadosBenchOptions
+    tables = (TableSpec("rados bench", (Column("throughput", "rate"), Column("iops", "IOPS"),
+                                        Column("lat_mean", "mean lat")), "throughput", ("phase", "objects"),
+                        lambda m: (m.test, f"{size(m.params.get('block_size') or 0)} × "
+                                           f"{m.params.get('threads')} threads")),)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"seconds": 60 if scale == "report" else 5}
+
+    def cells(self) -> list[dict[str, Any]]:
+        o = self.options
+        return [{"block_size": o.block_size, "threads": o.threads, "seconds": o.seconds}]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        target.host.require("rados", "ceph-common")
+        ceph = target.reach(CephAccess)
+        base = ["rados", *ceph.args, "-p", ceph.pool]
+        o = self.options
+        deadline = o.seconds * 3 + 120  # reads stop when the written objects run out
+        try:
+            for mode in o.modes:
+                argv = [*base, "bench", str(o.seconds), mode, "-t", str(o.threads)]
+                if mode == "write":
+                    argv += ["-b", str(o.block_size), "--no-cleanup"]
+                out = raw_dir / f"rados-bench-{mode}.txt"
+                result = target.host.run_tool(argv, deadline=deadline, output=out)
+                if not result.ok:
+                    raise result.failure(hint=f"output kept in {out}")
+                for m in parse(result.output, mode=mode, source=str(out)):
+                    yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
+                                      {**m.params, "threads": o.threads, "seconds": o.seconds},
+                                      target.backend, target.variant)
+        finally:
+            target.host.run([*base, "cleanup"], check=False, timeout=600)

@@ -36,60 +36,6 @@ class RbdBenchOptions(Options):
 
 
 
-class RbdBench(Workload):
-    name = "rbd-bench"
-    version_argv = ("rbd", "--version")
-    tools = (("rbd", "ceph-common"),)
-    tool = "rbd-bench"
-    accepts = frozenset({"rbd"})
-    Options = RbdBenchOptions
-    options: RbdBenchOptions
-    tables = (TableSpec("rbd bench", (Column("iops", "IOPS"), Column("throughput", "rate")), "throughput",
-                        ("io type", "pattern, size"),
-                        lambda m: (m.test, f"{m.params.get('io_pattern')} {size(m.params.get('io_size') or 0)}"
-                                           f" × {m.params.get('io_threads')} threads")),)
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> list[Measurement]:
-        return parse(text, source=source)
-
-    @classmethod
-    def defaults(cls, scale: str) -> dict[str, Any]:
-        return {"io_total": 5 << 30 if scale == "report" else 256 << 20}
-
-    def cells(self) -> list[dict[str, Any]]:
-        o = self.options
-        return [{"io_type": t, "io_size": s, "io_pattern": p, "io_threads": o.io_threads,
-                 "io_total": o.io_total}
-                for t in o.io_types for s in o.io_sizes for p in o.io_patterns]
-
-    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
-            raw_dir: Path) -> Iterator[Measurement]:
-        target.host.require("rbd", "ceph-common")
-        ceph = target.reach(CephAccess)
-        base = ["rbd", *ceph.args, "bench", f"{ceph.pool}/{ceph.image}"]
-        size = ceph.image_size or int(cell["io_total"])
-        # the mark lives on the attachment: a later repeat attaches a new, empty image
-        if cell["io_type"] == "read" and target.filled_bytes < size:
-            result = target.host.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
-                                    "--io-threads", "16", "--io-total", str(size),
-                                    "--io-pattern", "seq"],
-                                   deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
-            if not result.ok:
-                raise result.failure(what="could not fill the image before reading: ")
-            target.filled_bytes = size
-        argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
-                "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
-                "--io-pattern", cell["io_pattern"]]
-        out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
-        result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
-        if not result.ok:
-            raise result.failure(hint=f"output kept in {out}")
-        for m in parse(result.output, source=str(out)):
-            yield Measurement(m.workload, m.test, m.metric, m.value, m.unit, m.params,
-                              target.backend, target.variant)
-
-
 _HEADER = re.compile(r"bench\s+type\s+(\w+)\s+io_size\s+(\d+)\s+io_threads\s+(\d+)\s+"
                      r"bytes\s+(\d+)\s+pattern\s+(\w+)")
 _SUMMARY = re.compile(r"elapsed:\s*([\d.]+)\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)\s+"
@@ -149,3 +95,54 @@ def _from_command(command: dict[str, str]) -> dict[str, Any]:
 
 def _unit(unit: str) -> float:
     return float(1024 ** " KMGT".index(unit[0]) if unit[0] in "KMGT" else 1)
+
+
+class RbdBench(Workload):
+    name = "rbd-bench"
+    version_argv = ("rbd", "--version")
+    tools = (("rbd", "ceph-common"),)
+    tool = "rbd-bench"
+    parser = staticmethod(parse)
+    accepts = frozenset({"rbd"})
+    Options = RbdBenchOptions
+    options: RbdBenchOptions
+    tables = (TableSpec("rbd bench", (Column("iops", "IOPS"), Column("throughput", "rate")), "throughput",
+                        ("io type", "pattern, size"),
+                        lambda m: (m.test, f"{m.params.get('io_pattern')} {size(m.params.get('io_size') or 0)}"
+                                           f" × {m.params.get('io_threads')} threads")),)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        return {"io_total": 5 << 30 if scale == "report" else 256 << 20}
+
+    def cells(self) -> list[dict[str, Any]]:
+        o = self.options
+        return [{"io_type": t, "io_size": s, "io_pattern": p, "io_threads": o.io_threads,
+                 "io_total": o.io_total}
+                for t in o.io_types for s in o.io_sizes for p in o.io_patterns]
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        target.host.require("rbd", "ceph-common")
+        ceph = target.reach(CephAccess)
+        base = ["rbd", *ceph.args, "bench", f"{ceph.pool}/{ceph.image}"]
+        size = ceph.image_size or int(cell["io_total"])
+        # the mark lives on the attachment: a later repeat attaches a new, empty image
+        if cell["io_type"] == "read" and target.filled_bytes < size:
+            result = target.host.run_tool([*base, "--io-type", "write", "--io-size", str(4 << 20),
+                                    "--io-threads", "16", "--io-total", str(size),
+                                    "--io-pattern", "seq"],
+                                   deadline=self.options.deadline_s, output=raw_dir / "rbd-bench-fill.txt")
+            if not result.ok:
+                raise result.failure(what="could not fill the image before reading: ")
+            target.filled_bytes = size
+        argv = [*base, "--io-type", cell["io_type"], "--io-size", str(cell["io_size"]),
+                "--io-threads", str(cell["io_threads"]), "--io-total", str(cell["io_total"]),
+                "--io-pattern", cell["io_pattern"]]
+        out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
+        result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
+        if not result.ok:
+            raise result.failure(hint=f"output kept in {out}")
+        for m in parse(result.output, source=str(out)):
+            yield Measurement(m.workload, m.test, m.metric, m.value, m.unit, m.params,
+                              target.backend, target.variant)

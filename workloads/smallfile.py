@@ -70,71 +70,6 @@ def _order(m: Measurement) -> tuple[int, int]:
     return (list(_MODE).index(m.test) if m.test in _MODE else len(_MODE), m.params.get("files") or 0)
 
 
-class SmallFile(Workload):
-    name = "smallfile"
-    tool = "smallfile"
-    Options = SmallFileOptions
-    options: SmallFileOptions
-    tools = (("python3", "python3"),)
-    suites = {"report": 2}
-    tables = (TableSpec("Small files: time to write, list and read N files",
-                        (Column("elapsed", "time"), Column("files_per_sec", "rate")), "elapsed",
-                        ("mode", "files"), _label, _order, chart="files_per_sec", chart_log=True),)
-
-    @classmethod
-    def is_write(cls, record: Measurement) -> bool:
-        return record.test == "create"
-
-    @classmethod
-    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
-        """Rows of test, files, file size and seconds, one thread; the client was rebooted
-        between systems."""
-        for row in rows:
-            files, seconds = int(row["files"]), float(row["seconds"])
-            params = {"files": files, "file_size": int(row["file_size"]), "threads": 1,
-                      "cache": "reboot", "note": "the client was rebooted between systems"}
-            yield Measurement("smallfile", row["test"], "elapsed", seconds, "s", params,
-                              row["backend"], row["variant"], run_id)
-            yield Measurement("smallfile", row["test"], "files_per_sec", files / seconds, "files/s", params,
-                              row["backend"], row["variant"], run_id)
-
-    @classmethod
-    def parse(cls, text: str, source: str) -> list[Measurement]:
-        return parse(text, source=source)
-
-    @classmethod
-    def defaults(cls, scale: str) -> dict[str, Any]:
-        if scale == "report":
-            return {"files": [1024, 5000, 10000], "file_size": 40 * 1024, "threads": 4}
-        return {"files": [256, 1024], "file_size": 40 * 1024, "threads": 4}
-
-    def cells(self) -> list[dict[str, Any]]:
-        o = self.options
-        return [{"files": n, "file_size": o.file_size, "threads": min(o.threads, n)} for n in o.files]
-
-    def writes(self, cell: dict[str, Any]) -> int:
-        return int(cell["files"]) * int(cell["file_size"])
-
-    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
-            raw_dir: Path) -> Iterator[Measurement]:
-        host = target.host
-        top = target.directory / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
-        host.mkdir(top)
-        threads, files, size = cell["threads"], cell["files"], cell["file_size"]
-        per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
-        with host.removing(top):
-            for op in self.options.operations:
-                cache = "none"
-                if op != "create" and self.options.drop_caches:
-                    cache = target.drop_caches()
-                raw = raw_dir / f"smallfile-{files}-{op}.json"
-                result = host.engine(engines.SCRIPT, "smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
-                                                   "size": size, "deadline": self.options.deadline_s},
-                                     deadline=self.options.deadline_s, output=raw)
-                raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
-                yield from measurements(op, result, cell, cache, target)
-
-
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
                  target: Target) -> Iterator[Measurement]:
     params = {**cell, "engine": ENGINE, "cache": cache}
@@ -181,3 +116,65 @@ def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
         out.append(Measurement("smallfile", op, "throughput", float(r["MiBps"]) * (1 << 20), "B/s",
                                params, flags=flags))
     return out
+
+
+class SmallFile(Workload):
+    name = "smallfile"
+    tool = "smallfile"
+    parser = staticmethod(parse)
+    Options = SmallFileOptions
+    options: SmallFileOptions
+    tools = (("python3", "python3"),)
+    suites = {"report": 2}
+    tables = (TableSpec("Small files: time to write, list and read N files",
+                        (Column("elapsed", "time"), Column("files_per_sec", "rate")), "elapsed",
+                        ("mode", "files"), _label, _order, chart="files_per_sec", chart_log=True),)
+
+    @classmethod
+    def is_write(cls, record: Measurement) -> bool:
+        return record.test == "create"
+
+    @classmethod
+    def reference(cls, rows: list[dict[str, str]], run_id: str) -> Iterator[Measurement]:
+        """Rows of test, files, file size and seconds, one thread; the client was rebooted
+        between systems."""
+        for row in rows:
+            files, seconds = int(row["files"]), float(row["seconds"])
+            params = {"files": files, "file_size": int(row["file_size"]), "threads": 1,
+                      "cache": "reboot", "note": "the client was rebooted between systems"}
+            yield Measurement("smallfile", row["test"], "elapsed", seconds, "s", params,
+                              row["backend"], row["variant"], run_id)
+            yield Measurement("smallfile", row["test"], "files_per_sec", files / seconds, "files/s", params,
+                              row["backend"], row["variant"], run_id)
+
+    @classmethod
+    def defaults(cls, scale: str) -> dict[str, Any]:
+        if scale == "report":
+            return {"files": [1024, 5000, 10000], "file_size": 40 * 1024, "threads": 4}
+        return {"files": [256, 1024], "file_size": 40 * 1024, "threads": 4}
+
+    def cells(self) -> list[dict[str, Any]]:
+        o = self.options
+        return [{"files": n, "file_size": o.file_size, "threads": min(o.threads, n)} for n in o.files]
+
+    def writes(self, cell: dict[str, Any]) -> int:
+        return int(cell["files"]) * int(cell["file_size"])
+
+    def run(self, target: Target, cell: dict[str, Any], scratch: Path,
+            raw_dir: Path) -> Iterator[Measurement]:
+        host = target.host
+        top = target.directory / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
+        host.mkdir(top)
+        threads, files, size = cell["threads"], cell["files"], cell["file_size"]
+        per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
+        with host.removing(top):
+            for op in self.options.operations:
+                cache = "none"
+                if op != "create" and self.options.drop_caches:
+                    cache = target.drop_caches()
+                raw = raw_dir / f"smallfile-{files}-{op}.json"
+                result = host.engine(engines.SCRIPT, "smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
+                                                   "size": size, "deadline": self.options.deadline_s},
+                                     deadline=self.options.deadline_s, output=raw)
+                raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
+                yield from measurements(op, result, cell, cache, target)

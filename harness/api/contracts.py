@@ -18,15 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from harness.api.faults import Faults, FaultSpec
 from harness.api.records import Measurement
 from harness.api.sampler import Sampler
-from harness.api.tables import (
-    CLIENT,
-    FS_TYPE,
-    REPLICAS,
-    VERSION,
-    Presentation,
-    SystemFacts,
-    phrases,
-)
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system.hosts import LOCAL, Host
@@ -265,6 +257,8 @@ class Workload(ABC):
     # it spreads a cell over every client host itself (fio's client/server mode), rather
     # than being run on each from a common start (harness.execution.together)
     spreads_itself: ClassVar[bool] = False
+    # the parser of ``tool``'s output: ``parser(text, source=…)`` → records (a staticmethod)
+    parser: ClassVar[Callable[..., list[Measurement]] | None] = None
     # the built-in suites it is part of ('report': the 2014 report's comparison), each with
     # its place among their workloads ('full' runs every workload a backend supports)
     suites: ClassVar[dict[str, int]] = {}
@@ -280,7 +274,9 @@ class Workload(ABC):
     @classmethod
     def parse(cls, text: str, source: str) -> list[Measurement]:
         """Records from the text ``tool`` printed (for ``dfsbench parse`` and ``import``)."""
-        raise NotImplementedError(f"workload {cls.name} reads no tool output")
+        if cls.parser is None:
+            raise NotImplementedError(f"workload {cls.name} reads no tool output")
+        return cls.parser(text, source=source)
 
     @classmethod
     def is_write(cls, record: Measurement) -> bool:

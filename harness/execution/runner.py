@@ -27,7 +27,6 @@ from harness.system import proc, signals
 from harness.system.hosts import LOCAL, Host, this_machine
 from harness.system.ledger import recording_tools
 from harness.system.secret import redact_json
-from harness.units import size
 
 
 def host_facts() -> dict[str, Any]:

@@ -40,7 +40,7 @@ workloads:
 @pytest.fixture
 def lab(tmp_path):
     lab = tmp_path / "lab"
-    env = {"DFSBENCH_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
     up = dfsbench("lab", "up", env=env)
     assert up.returncode == 0, up.stdout + up.stderr
     yield lab, env

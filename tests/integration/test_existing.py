@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ class Site:
         self.tmp = tmp
         self.lab_dir = tmp / "docker-lab"
         self.env = {"DFSBENCH_DOCKER_LAB_DIR": str(self.lab_dir), "DFSBENCH_RESULTS": str(tmp / "results"),
-                    "DFSBENCH_EXISTING_DIR": str(tmp / "existing")}
+                    "DFSBENCH_EXISTING_LAB_DIR": str(tmp / "existing")}
         up = dfsbench("lab", "up", "--env", "docker", env=self.env, timeout=1800)
         assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-3000:]
         try:
@@ -76,6 +77,12 @@ class Site:
         for client in ("client1", "client2"):
             self.sh(client, f"printf '{keyring}' > /etc/ceph/ceph.client.canary.keyring && "
                     "chmod 600 /etc/ceph/ceph.client.canary.keyring")
+            # the site's own mounts of both systems (the lab mounts nothing itself)
+            self.sh(client, "mkdir -p /mnt/glusterfs /mnt/cephfs && "
+                    "glusterfs --volfile-server=gluster1 --volfile-id=dfsbench /mnt/glusterfs && "
+                    "ceph-fuse /mnt/cephfs && "
+                    "for m in /mnt/glusterfs /mnt/cephfs; do i=0; until mountpoint -q $m; do sleep 0.2; "
+                    "i=$((i+1)); [ $i -lt 300 ] || exit 1; done; done")
 
     def sh(self, node: str, script: str) -> str:
         return docker("exec", self.node(node), "sh", "-c", script)
@@ -177,6 +184,29 @@ workloads:
     assert not (site.tmp / "existing" / "ledger.json").exists()
 
 
+def test_lab_status_looks_at_the_bricks_and_the_cluster_health(site):
+    config = site.config("""    ceph: {client: canary}
+    gluster: {servers: [gluster1], volume: dfsbench}
+backends: [glusterfs, cephfs]
+""")
+    status = dfsbench("lab", "status", "--env", "existing", str(config), env=site.run_env(), timeout=600)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "ceph: healthy — HEALTH_OK" in status.stdout
+    assert "gluster: healthy — 3 of 3 bricks online" in status.stdout
+    # a brick that is down is seen from the client hosts, not hidden behind 'volume info'
+    site.sh("gluster2", "kill -9 $(pidof glusterfsd)")
+    try:
+        down = dfsbench("lab", "status", "--env", "existing", str(config), env=site.run_env(), timeout=600)
+        assert down.returncode == 1 and "gluster: NOT HEALTHY — 2 of 3 bricks online" in down.stdout, down.stdout
+    finally:
+        docker("exec", site.node("gluster1"), "gluster", "--mode=script", "volume", "start", "dfsbench", "force")
+    end = time.monotonic() + 120
+    while "gluster: healthy — 3 of 3 bricks online" not in (again := dfsbench(
+            "lab", "status", "--env", "existing", str(config), env=site.run_env(), timeout=600)).stdout:
+        assert time.monotonic() < end, again.stdout
+        time.sleep(2)
+
+
 def test_a_mount_the_user_made_is_used_as_it_is_and_its_cache_is_said(site):
     config = site.config("""    ceph: {mounted: /mnt/cephfs}
     gluster: {mounted: /mnt/glusterfs}
@@ -248,8 +278,6 @@ def test_a_killed_run_is_undone_by_lab_down(site):
     """kill -9 in the middle of a cell (after a remount: the read of the first file): its
     client processes, mounts, directories on the hosts and its directory in the user's
     file system are found from the ledger by 'lab down' and removed; nothing else is."""
-    import time
-
     config = site.config("""    gluster: {servers: [gluster1], volume: dfsbench}
 backends: [glusterfs]
 workloads: [{name: largefile, options: {sizes: [96MiB, 96MiB]}}]

@@ -37,7 +37,7 @@ def assert_nothing_left(lab: Path, pids: list[proc.ProcessId]) -> None:
 @pytest.fixture
 def lab_env(tmp_path):
     lab = tmp_path / "lab"
-    env = {"DFSBENCH_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
     yield lab, env
     if (lab / "ledger.json").exists():  # a failed test must not leave a lab for the next one
         Ledger.open(lab / "ledger.json").undo()

@@ -1,22 +1,28 @@
-"""A toy plugin pair, written only for the tests, to prove that a third party's backend
-and workload appear in tables, verdicts and the HTML report with no edit to the core:
-a backend ``nullfs`` (a temporary directory standing in for a file system) and a workload
-``statfs`` (statvfs calls per second on the target, one metric)."""
+"""Toy plugins, written only for the tests, to prove that a third party's environment,
+backend and workload appear in tables, verdicts, the HTML report and ``dfsbench lab`` with
+no edit to the core: a backend ``nullfs`` (a temporary directory standing in for a file
+system), a workload ``statfs`` (statvfs calls per second on the target, one metric), and
+an environment ``toybox`` whose lab serves a ``toyspace`` (a directory, and a daemon that
+stands for its server) to a backend ``toyfs``."""
 
 from __future__ import annotations
 
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from harness.api.contracts import Backend, Cluster, Options, Workload
+from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
+from harness.api.lab import LabEnvironment, Note
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
+from harness.system import proc
+from harness.system.ledger import Ledger
 
 
 class NullFS(Backend):
@@ -52,3 +58,49 @@ class StatFS(Workload):
         elapsed = time.perf_counter() - start
         yield Measurement("statfs", "statvfs", "call_rate", cell["calls"] / elapsed, "op/s", dict(cell),
                           target.backend, target.variant)
+
+
+@dataclass(frozen=True)
+class ToySpace:
+    """What the toy lab hands to backends: where its space is."""
+
+    directory: str
+
+
+class ToyBox(LabEnvironment):
+    """A lab of one directory and one daemon (a sleep) that stands for its server."""
+
+    name = "toybox"
+    provides = {"toyspace": ToySpace}
+
+    def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, object]:
+        space = self.lab_dir / "space"
+        space.mkdir(parents=True)
+        daemon = proc.spawn(["sleep", "3600"], self.lab_dir / "daemon.log")
+        ledger.process(daemon.pid, "toy daemon", grace=1)
+        note("toy space ready")
+        return {"toyspace": ToySpace(str(space))}
+
+    def cluster(self, ledger: Ledger, services: dict[str, object], reused: bool) -> Cluster:
+        return Cluster(self.name, services, ledger, self.lab_dir, reused)
+
+    def status(self) -> LabStatus:
+        ledger = self.saved()
+        if ledger is None:
+            return LabStatus(False, self.where)
+        space = self.services_of(ledger)["toyspace"]
+        return LabStatus(True, self.where, (ServiceHealth("toyspace", Path(space.directory).is_dir(),
+                                                          space.directory),),
+                         processes=tuple((name, alive) for name, _, alive in ledger.live_processes()))
+
+
+class ToyFS(Backend):
+    name = "toyfs"
+    display = "ToyFS"
+    requires = frozenset({"toyspace"})
+
+    def open(self, cluster: Cluster, workdir: Path) -> Target:
+        space = cluster.service("toyspace", ToySpace, self.name)
+        where = Path(space.directory) / f"{self.variant}-{os.getpid()}-{time.monotonic_ns()}"
+        where.mkdir()
+        return Target("path", where, self.name, self.variant, {"system": "toyfs"}, detach=where.rmdir)

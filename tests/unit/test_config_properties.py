@@ -26,9 +26,6 @@ HOSTILE = st.one_of(
     st.text(max_size=30), st.sampled_from(["../../etc/passwd", "/dev/sda", "-1", "1e309", "NaN", "0",
                                            "99999999EiB", "1Gbit", "${NOT_SET}", "file:/nonexistent"]),
     st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
-SEEN: collections.Counter = collections.Counter()
-
-
 def paths(node, prefix=()):
     """Every key path of the config, and where a new key could go."""
     if isinstance(node, dict):
@@ -58,28 +55,27 @@ def hostile(draw):
     return config, key
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(hostile())
-def test_hostile_configs_are_refused_naming_the_key(case):
-    config, key = case
-    try:
-        build_plan(config)
-        SEEN["accepted"] += 1
-    except BadInput as exc:
-        SEEN["rejected"] += 1
-        text = str(exc)
-        named = str(key) in text or (isinstance(key, int) and f"[{key}]" in text)
-        SEEN["naming the key" if named else "not naming the key"] += 1
-        assert named, f"refused without naming {key!r}: {text}"
+def test_hostile_configs_are_refused_naming_the_key():
+    seen: collections.Counter = collections.Counter()
 
+    @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(hostile())
+    def refused_naming_the_key(case):
+        config, key = case
+        try:
+            build_plan(config)
+            seen["accepted"] += 1
+        except BadInput as exc:
+            seen["rejected"] += 1
+            text = str(exc)
+            assert str(key) in text or (isinstance(key, int) and f"[{key}]" in text), \
+                f"refused without naming {key!r}: {text}"
 
-def test_the_count_is_reported():
-    # (runs after the property in this module's order: the figures for the note)
-    if SEEN:
-        total = SEEN["accepted"] + SEEN["rejected"]
-        print(f"\nhostile configs: {total}, rejected with exit 2: {SEEN['rejected']} "
-              f"({SEEN['naming the key']} naming the key)")
-    assert SEEN["not naming the key"] == 0
+    refused_naming_the_key()
+    # the property held over configs both refused and accepted: a strategy that only made
+    # valid configs (or only broken ones) would check nothing of the naming
+    assert seen["rejected"] >= 100 and seen["accepted"] >= 10, seen
+    print(f"\nhostile configs: {sum(seen.values())}, rejected with exit 2 naming the key: {seen['rejected']}")
 
 
 @pytest.mark.parametrize("bad", ["1e309", "-5MiB", "0", "NaN", "99999999999EiB"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from environments import node_image
-from environments.docker import DockerOptions, Link
+from environments.docker import Link
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.config import build_plan
 
@@ -17,11 +17,6 @@ def test_link_rate_is_shaped_and_netem_is_refused_with_the_reason():
         Link(rate="1Gbit", delay="5ms")
     with pytest.raises(BadInput, match="environment.options.link.loss.*netem"):
         build_plan({"environment": {"kind": "docker", "options": {"link": {"loss": "1%"}}}})
-
-
-def test_defaults_are_three_storage_nodes_two_clients_replica_three():
-    o = DockerOptions()
-    assert (o.gluster_nodes, o.gluster_replica, o.clients, o.link.rate) == (3, 3, 2, "1Gbit")
 
 
 def test_mirror_from_deb822_and_legacy_sources(tmp_path):

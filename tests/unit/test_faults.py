@@ -87,7 +87,7 @@ def test_fault_options_are_checked():
 def test_gluster_heal_info_counts_what_is_left_to_heal():
     from pathlib import Path
 
-    from environments.docker_faults import heal_pending
+    from backends.gluster_client import heal_pending
 
     tools = Path(__file__).parent.parent / "data" / "tools"
     assert heal_pending((tools / "gluster-heal-info.xml").read_text()) == 0

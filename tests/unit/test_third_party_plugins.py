@@ -1,6 +1,6 @@
-"""A third party's backend and workload (tests/plugins), registered through entry points
-exactly as an installed plugin would be, show up in 'list', 'run', 'compare' (a table and a
-verdict) and 'report' with no edit to harness/."""
+"""A third party's environment, backends and workload (tests/plugins), registered through
+entry points exactly as an installed plugin would be, show up in 'list', 'lab', 'run',
+'compare' (a table and a verdict) and 'report' with no edit to harness/."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from harness.system import proc
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 
@@ -19,11 +21,12 @@ def dfsbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         dist.mkdir(parents=True)
         (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-toys\nVersion: 0.1\n")
         (dist / "entry_points.txt").write_text(
-            "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\n\n"
+            "[dfsbench.environments]\ntoybox = dfsbench_toys:ToyBox\n\n"
+            "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\ntoyfs = dfsbench_toys:ToyFS\n\n"
             "[dfsbench.workloads]\nstatfs = dfsbench_toys:StatFS\n")
     path = os.pathsep.join([str(tmp_path / "site"), str(PLUGINS), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "DFSBENCH_LAB_DIR": str(tmp_path / "lab"),
-           "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    env = {**os.environ, "PYTHONPATH": path, "DFSBENCH_LOCAL_LAB_DIR": str(tmp_path / "lab"),
+           "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "toybox"), "DFSBENCH_RESULTS": str(tmp_path / "results")}
     return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
                           env=env, timeout=300)
 
@@ -55,3 +58,38 @@ def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path):
     html = report.read_text()
     assert "statfs: statvfs calls per second" in html and "NullFS/a" in html
     assert '"type": "bar"' in html  # the workload's declared chart
+
+
+def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
+    listed = dfsbench(tmp_path, "list")
+    assert "toybox" in listed.stdout.split("backends:")[0], listed.stdout + listed.stderr
+    lab = tmp_path / "toybox"  # where the base puts it: $DFSBENCH_TOYBOX_LAB_DIR
+    config = tmp_path / "toybox.yaml"
+    config.write_text("environment: toybox\nbackends: [toyfs]\n"
+                      "workloads:\n  - {name: statfs, options: {calls: 500}}\n")
+
+    # a run brings its own lab up and tears it down: nothing of it is left
+    run = dfsbench(tmp_path, "run", str(config))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "statfs: statvfs calls per second" in run.stdout and "ToyFS" in run.stdout
+    assert "environment down" in run.stderr and not lab.exists()
+
+    # 'lab up' leaves it running (its daemon in the ledger), 'run' reuses it, 'lab down' undoes it
+    up = dfsbench(tmp_path, "lab", "up", str(config))
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "toyspace: healthy" in up.stdout and "processes: 1 of 1 running" in up.stdout
+    ledger = json.loads((lab / "ledger.json").read_text())
+    daemon = next(e for e in ledger["entries"] if e["kind"] == "process")
+    assert proc.ProcessId(daemon["pid"], daemon["start"]).alive()
+    again = dfsbench(tmp_path, "lab", "up", str(config))
+    assert again.returncode == 1 and "already set up" in again.stderr
+    reused = dfsbench(tmp_path, "run", str(config))
+    assert reused.returncode == 0, reused.stdout + reused.stderr
+    assert "reusing the running lab" in reused.stderr and "lab left running" in reused.stderr
+    status = dfsbench(tmp_path, "lab", "status", "--env", "toybox")
+    assert status.returncode == 0 and "toyspace: healthy" in status.stdout, status.stdout + status.stderr
+    down = dfsbench(tmp_path, "lab", "down", "--env", "toybox")
+    assert down.returncode == 0, down.stderr
+    assert not lab.exists() and not proc.ProcessId(daemon["pid"], daemon["start"]).alive()
+    gone = dfsbench(tmp_path, "lab", "status", "--env", "toybox")
+    assert gone.returncode == 1 and "lab: none" in gone.stdout

@@ -1,0 +1,206 @@
+"""The base of environments that keep a lab: everything a lab creates is recorded in a
+ledger in its lab directory the moment it exists, so that the end of a run, ``dfsbench
+lab down`` or a later invocation after a crash undoes exactly that.
+
+The base owns what every such environment does the same way — where the lab lives (the
+``lab_dir`` option, else ``$DFSBENCH_<NAME>_LAB_DIR``, else
+``/var/tmp/dfsbench-<name>-lab``), its ledger, the refusal to start a second lab over
+one, the undo of a partial bring-up, ``up`` (reuse a lab that stays up, else start one
+for the run and stop it after) and ``stop``. An environment keeps what is its own: how
+its services come up (:meth:`LabEnvironment.bring_up`), what backends get of a lab that
+is up (:meth:`LabEnvironment.cluster`), and its status.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field, field_validator
+
+from harness.api.contracts import Cluster, Environment, Options
+from harness.errors import BadInput, DfsbenchError
+from harness.system import signals
+from harness.system.ledger import Ledger
+
+Note = Callable[[str], None]
+
+
+def lab_variable(name: str) -> str:
+    """The environment variable that moves an environment's lab: DFSBENCH_<NAME>_LAB_DIR."""
+    return "DFSBENCH_" + "".join(c if c.isalnum() else "_" for c in name.upper()) + "_LAB_DIR"
+
+
+def default_lab_dir(name: str) -> Path:
+    where = os.environ.get(lab_variable(name)) or f"/var/tmp/dfsbench-{name}-lab"
+    if not SAFE_PATH.match(where):
+        raise BadInput(f"{lab_variable(name)}={where!r} holds characters a lab's daemons would read as "
+                       "syntax", hint="use letters, digits and _ . / + @ - only")
+    return Path(where)
+
+
+# a lab directory's path ends up in the daemons' configuration files and command lines
+# (ceph.conf, glusterd's options, mount points): only characters none of them reads as syntax
+SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+@-]+$")
+
+
+class LabOptions(Options):
+    lab_dir: Path | None = Field(None, description="where the lab keeps its ledger and the runs' "
+                                 "files (default $DFSBENCH_<NAME>_LAB_DIR, else "
+                                 "/var/tmp/dfsbench-<name>-lab)")
+
+    @field_validator("lab_dir")
+    @classmethod
+    def _safe(cls, v: Path | None) -> Path | None:
+        if v is not None and not SAFE_PATH.match(str(v)):
+            raise ValueError(f"{str(v)!r} holds characters a lab's daemons would read as syntax; use letters, "
+                             "digits and _ . / + @ - only")
+        return v
+
+
+class LabEnvironment(Environment):
+    """An environment whose lab is recorded in a ledger in its lab directory."""
+
+    Options: ClassVar[type[Options]] = LabOptions
+    options: LabOptions
+    # 'lab up' leaves the lab running, for runs to reuse; False: a lab lives for one run (or
+    # one 'lab up' check), and a ledger found is what a run that crashed left to undo
+    stays_up: ClassVar[bool] = True
+    # seconds a daemon gets after SIGTERM when the whole lab goes away (None: its own grace):
+    # its data is deleted right after, so there is nothing for an orderly shutdown to keep
+    teardown_grace: ClassVar[float | None] = None
+
+    @property
+    def lab_dir(self) -> Path:
+        return (self.options.lab_dir or default_lab_dir(self.name)).absolute()
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.lab_dir / "ledger.json"
+
+    @property
+    def where(self) -> str:
+        return str(self.lab_dir)
+
+    def saved(self) -> Ledger | None:
+        """The ledger of the lab that is up (or that a crash left), if there is one."""
+        return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
+
+    # ---------------------------------------------------------------- each environment's own
+
+    @abstractmethod
+    def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
+        """Bring the services up, every resource in ``ledger`` the moment it exists (and
+        whatever the environment needs later in ``ledger.data``); the facts of each service
+        by name, of the types :attr:`provides` names. A failure is undone by the base."""
+
+    @abstractmethod
+    def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
+        """What backends get of the lab that is up, from its ledger."""
+
+    def check_alive(self, ledger: Ledger) -> None:
+        """Refuse (DfsbenchError) to reuse a lab that is up but broken."""
+
+    def undo(self, ledger: Ledger) -> list[str]:
+        """Undo what the ledger holds; the problems met. (An environment adds what its
+        ledger cannot hold: a sweep of what carries the lab's label, its connections.)"""
+        return ledger.undo(grace_cap=self.teardown_grace)
+
+    # ---------------------------------------------------------------- the contract
+
+    @contextmanager
+    def up(self, services: set[str], progress: Note | None = None) -> Iterator[Cluster]:
+        ledger = self.saved()
+        if ledger is not None:
+            yield self.reuse(ledger, services)
+            return
+        cluster = self.open(services, progress or (lambda _: None))
+        try:
+            yield cluster
+        finally:
+            problems = self.stop()
+            if problems:
+                raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
+                                    hint=f"run 'dfsbench lab down --env {self.name}' to retry")
+
+    def start(self, services: set[str], progress: Note | None = None) -> Cluster:
+        cluster = self.open(services, progress or (lambda _: None))
+        if not self.stays_up:  # brought up to be checked, and let go again
+            problems = self.stop()
+            if problems:
+                raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
+                                    hint=f"run 'dfsbench lab down --env {self.name}' to retry")
+        return cluster
+
+    def open(self, services: set[str], note: Note) -> Cluster:
+        """A new lab with the services: refused where one is (or a crash left one) or the
+        lab directory holds something else; on failure, what was made is undone."""
+        unknown = services - set(self.provides)
+        if unknown:
+            raise DfsbenchError(f"environment '{self.name}' cannot provide {sorted(unknown)}; it provides "
+                                f"{', '.join(sorted(self.provides)) or 'none'}")
+        if self.ledger_path.exists():
+            raise self._found_ledger()
+        if self.lab_dir.exists() and any(self.lab_dir.iterdir()):
+            raise DfsbenchError(f"{self.lab_dir} exists and is not empty, but holds no lab ledger",
+                                hint=f"choose another lab_dir (or {lab_variable(self.name)}), or remove "
+                                     "that directory yourself")
+        ledger = Ledger(self.ledger_path)
+        ledger.tree(self.lab_dir, background=True)  # (made by dfsbench: it goes whole)
+        try:
+            found = self.bring_up(ledger, services, note)
+            ledger.data["services"] = {name: asdict(facts) for name, facts in found.items()
+                                       if is_dataclass(facts) and not isinstance(facts, type)}
+            ledger.save()
+            return self.cluster(ledger, found, reused=False)
+        except BaseException:
+            with signals.shielded():  # half a lab is no lab: undo everything, then say why
+                problems = self.stop()
+            if problems:
+                note("undoing the partial lab left: " + "; ".join(problems))
+            raise
+
+    def reuse(self, ledger: Ledger, services: set[str]) -> Cluster:
+        """The lab that is up, for a run that needs ``services``."""
+        if not self.stays_up:
+            raise self._found_ledger()
+        self.check_alive(ledger)
+        found = self.services_of(ledger)
+        if not services <= set(found):
+            raise DfsbenchError(f"the running {self.name} lab in {self.lab_dir} has "
+                                f"{sorted(found) or 'no services'}, this run needs {sorted(services)}",
+                                hint=f"run 'dfsbench lab down --env {self.name}' and let the run start its own lab")
+        return self.cluster(ledger, found, reused=True)
+
+    def services_of(self, ledger: Ledger) -> dict[str, Any]:
+        """The typed facts of the services the ledger names."""
+        return {name: self.provides[name](**facts) for name, facts in ledger.data.get("services", {}).items()
+                if name in self.provides}
+
+    def stop(self) -> list[str]:
+        ledger = self.saved()
+        if ledger is None:
+            return []
+        problems = self.undo(ledger)
+        if not problems:
+            self.ledger_path.unlink(missing_ok=True)
+            for made in (self.lab_dir / "runs", self.lab_dir):  # (the ledger's tree, if still here)
+                try:
+                    made.rmdir()
+                except OSError:
+                    pass
+        return problems
+
+    def _found_ledger(self) -> DfsbenchError:
+        down = f"dfsbench lab down --env {self.name}"
+        if self.stays_up:
+            return DfsbenchError(f"a {self.name} lab is already set up in {self.lab_dir}",
+                                 hint=f"use it, or run '{down}' first")
+        return DfsbenchError(f"an earlier run left things to undo (ledger {self.ledger_path})",
+                             hint=f"run '{down} CONFIG' first")
