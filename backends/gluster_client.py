@@ -6,16 +6,18 @@ again), every step recorded in the ledger."""
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import DfsbenchError
 from harness.system import proc, signals
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ class GlusterCli:
         return result.returncode == 0, (result.stderr or result.stdout).strip()
 
     def xml(self, *args: str) -> ET.Element:
+        import xml.etree.ElementTree as ET  # (only where XML is read: a backend's import stays light)
+
         root = ET.fromstring(self(*args, "--xml"))
         if root.findtext("opRet") not in ("0", None):
             raise DfsbenchError(f"gluster {' '.join(args)}: {root.findtext('opErrstr')}")
@@ -209,7 +213,7 @@ def health(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:
         return True, f"{state}, no copies to heal"
     try:
         pending = heal_pending(heal.stdout)
-    except ET.ParseError:
+    except SyntaxError:  # (xml.etree's ParseError)
         said = (heal.stderr or heal.stdout).strip().splitlines()[-1:] or [f"exit code {heal.returncode}"]
         return False, f"{state}; what is left to heal is not known ({said[0][:200]})"
     return pending == 0, f"{state}, {pending} entries to heal"
@@ -221,6 +225,8 @@ NOT_HEALED = "is not of type replicate/disperse"
 def heal_pending(xml: str) -> int:
     """Entries left to heal over all bricks, from ``gluster volume heal VOL info --xml``
     (a brick that cannot be asked counts as one)."""
+    import xml.etree.ElementTree as ET
+
     root = ET.fromstring(xml)
     total = 0
     for brick in root.iter("brick"):

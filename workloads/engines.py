@@ -26,7 +26,6 @@ from typing import Any
 CHUNK = 1 << 20
 DEDUP_BLOCK = 4096
 HUNG = 3  # (Host.engine's ENGINE_HUNG: this script cannot import dfsbench)
-SCRIPT = Path(__file__)
 
 
 class Deadline(Exception):

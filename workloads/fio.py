@@ -43,7 +43,7 @@ PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 
 class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
@@ -54,34 +54,35 @@ class Profile(BaseModel):
     rwmixread: int | None = Field(None, ge=0, le=100)
 
 
-
-def _p(name: str, rw: str, bs: str, iodepth: int, **kw: Any) -> Profile:
-    return Profile(name=name, rw=rw, bs=bs, iodepth=iodepth, **kw)
-
-
-PROFILE_SETS: dict[str, list[Profile]] = {
-    "seed000": [
-        _p("randwrite-4k-qd128", "randwrite", "4k", 128),
-        _p("randread-4k-qd128", "randread", "4k", 128),
-        _p("write-1m-qd64", "write", "1m", 64),
-        _p("read-1m-qd64", "read", "1m", 64),
-        _p("randwrite-4k-qd1", "randwrite", "4k", 1),
-        _p("randread-4k-qd1", "randread", "4k", 1),
-        _p("write-4k-qd1", "write", "4k", 1),
-        _p("read-4k-qd1", "read", "4k", 1),
-    ],
-    "seed002": [
-        _p("sq-randwrite-4k", "randwrite", "4k", 1),
-        _p("sq-randread-4k", "randread", "4k", 1),
-        _p("sq-randrw-4k", "randrw", "4k", 1),
-        _p("mq-randwrite-4k", "randwrite", "4k", 32),
-        _p("mq-randread-4k", "randread", "4k", 32),
-        _p("mq-randrw-4k", "randrw", "4k", 32),
-        _p("mq-write-1m", "write", "1m", 32),
-        _p("mq-read-1m", "read", "1m", 32),
-        _p("mq-rw-1m", "rw", "1m", 32),
-    ],
+# the named profile sets: (name, rw, bs, iodepth) of each profile; made Profiles when used
+PROFILE_SETS: dict[str, tuple[tuple[str, str, str, int], ...]] = {
+    "seed000": (
+        ("randwrite-4k-qd128", "randwrite", "4k", 128),
+        ("randread-4k-qd128", "randread", "4k", 128),
+        ("write-1m-qd64", "write", "1m", 64),
+        ("read-1m-qd64", "read", "1m", 64),
+        ("randwrite-4k-qd1", "randwrite", "4k", 1),
+        ("randread-4k-qd1", "randread", "4k", 1),
+        ("write-4k-qd1", "write", "4k", 1),
+        ("read-4k-qd1", "read", "4k", 1),
+    ),
+    "seed002": (
+        ("sq-randwrite-4k", "randwrite", "4k", 1),
+        ("sq-randread-4k", "randread", "4k", 1),
+        ("sq-randrw-4k", "randrw", "4k", 1),
+        ("mq-randwrite-4k", "randwrite", "4k", 32),
+        ("mq-randread-4k", "randread", "4k", 32),
+        ("mq-randrw-4k", "randrw", "4k", 32),
+        ("mq-write-1m", "write", "1m", 32),
+        ("mq-read-1m", "read", "1m", 32),
+        ("mq-rw-1m", "rw", "1m", 32),
+    ),
 }
+
+
+def profile_set(name: str) -> list[Profile]:
+    return [Profile.model_validate({"name": n, "rw": rw, "bs": bs, "iodepth": depth})
+            for n, rw, bs, depth in PROFILE_SETS[name]]
 
 
 class FioOptions(Options):
@@ -327,7 +328,7 @@ class Fio(Workload):
 
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
-        return PROFILE_SETS[p] if isinstance(p, str) else p
+        return profile_set(p) if isinstance(p, str) else p
 
     def cells(self) -> list[dict[str, Any]]:
         if self.options.job_file is not None:

@@ -24,7 +24,7 @@ from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.units import size
-from workloads import engines
+from workloads import ENGINES
 
 CHUNK = 1 << 20
 
@@ -101,7 +101,7 @@ class LargeFile(Workload):
         step = raw_dir / f"largefile-{size}"
 
         def engine(name: str, **args: Any) -> dict[str, Any]:
-            return host.engine(engines.SCRIPT, name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
+            return host.engine(ENGINES, name, args, deadline=deadline, output=step.with_suffix(f".{name}.json"))
 
         with host.removing(remote, back):
             try:

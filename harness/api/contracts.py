@@ -37,7 +37,9 @@ Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0)]
 class Options(BaseModel):
     """Base of every plugin's options: unknown keys are rejected."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # (a schema is built when a plugin's options are first validated, not when its module is
+    # imported: a suite looks at every installed plugin, and uses few of them)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class NoOptions(Options):

@@ -28,7 +28,7 @@ PHASES = ("before", "during", "after")
 
 
 class FaultSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # (built when a fault is configured)
 
     action: Literal["kill", "stop", "pause"] = Field(description="kill: SIGKILL; stop: SIGTERM, "
                                                      "then SIGKILL; pause: freeze (cgroup freezer)")

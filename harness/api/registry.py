@@ -26,8 +26,14 @@ class PluginError(DfsbenchError):
 
 @cache
 def _entry_points(kind: str) -> dict[str, EntryPoint]:
-    group = GROUPS[kind][0]
-    return {ep.name: ep for ep in entry_points(group=group)}
+    return _all_entry_points().get(GROUPS[kind][0], {})
+
+
+@cache
+def _all_entry_points() -> dict[str, dict[str, EntryPoint]]:
+    """Every group's entry points, from one reading of the installed distributions."""
+    every = entry_points()
+    return {group: {ep.name: ep for ep in every.select(group=group)} for group, _ in GROUPS.values()}
 
 
 def names(kind: str) -> list[str]:

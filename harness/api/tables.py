@@ -41,7 +41,8 @@ class SystemFacts:
 
     def __post_init__(self) -> None:
         # as it is stored: a layout computed now compares equal to one read back from a run
-        object.__setattr__(self, "layout", json.loads(json.dumps(self.layout, default=str)))
+        if self.layout is not None:
+            object.__setattr__(self, "layout", json.loads(json.dumps(self.layout, default=str)))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

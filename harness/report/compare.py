@@ -64,7 +64,7 @@ class Systems:
         f = self.facts.get(key)
         if f is None:
             cls = registry.find("backend", key[0])
-            f = cls.facts({}) if cls is not None else SystemFacts(key[0])
+            f = self.facts[key] = cls.facts({}) if cls is not None else SystemFacts(key[0])
         return f
 
     def name(self, key: SystemKey) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from harness.errors import DfsbenchError, Hung
 from harness.system.hosts import LOCAL
-from workloads.engines import SCRIPT
+from workloads import ENGINES as SCRIPT
 
 
 def test_smallfile_workers_are_killed_at_the_deadline(tmp_path):
