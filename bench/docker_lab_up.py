@@ -1,5 +1,5 @@
 """Benchmark: wall time of `dfsbench lab up --env docker` (3 GlusterFS nodes, 2 clients,
-1 Gbit links, the volume mounted on both clients) and of `lab down`.
+1 Gbit links; the lab mounts nothing) and of `lab down`.
 
 Runs up/down N times (default 3) and prints each, the median, and the phases the lab
 recorded. With --rebuild the node image (dfsbench's own tag only) is removed first, so the
