@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,9 +40,6 @@ class CephService:
     settings: dict[str, str] | None = None  # what differs from a stock cluster
     mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
     cluster: dict[str, Any] | None = None  # how an existing cluster is built (status, OSD tree, pools)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def mon_host(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,15 @@ class GlusterService:
     mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
     cluster: dict[str, Any] | None = None  # how an existing volume is built (volume info)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    @property
+    def keeps_copies(self) -> bool:
+        return keeps_copies(self.volume_type, self.replica)
+
+
+def keeps_copies(volume_type: str, replica: int | None) -> bool:
+    """Whether a volume of this type keeps more than one copy of its data (and so can have
+    something left to heal): replicas, or a disperse set."""
+    return "disperse" in volume_type or (replica or 1) > 1
 
 
 def gluster_version() -> str:
@@ -52,12 +59,25 @@ class GlusterCli:
     socket (:meth:`on_socket`), a storage node's own (run inside the node), or a server's
     from a client host (``--remote-host``, which answers what only reads)."""
 
-    def __init__(self, host: Host = LOCAL, *connect: str) -> None:
-        self.host, self.connect = host, connect
+    def __init__(self, host: Host = LOCAL, *connect: str, socket: Path | None = None) -> None:
+        self.host, self.connect, self.socket = host, connect, socket
 
     @classmethod
     def on_socket(cls, sock: Path, log: Path) -> GlusterCli:
-        return cls(LOCAL, f"--glusterd-sock={sock}", f"--log-file={log}")
+        return cls(LOCAL, f"--glusterd-sock={sock}", f"--log-file={log}", socket=sock)
+
+    def heal_info_words(self, volume: str) -> list[str] | None:
+        """How this host asks what is left to heal: ``volume heal VOL info`` runs glfsheal,
+        which reaches only a glusterd on the host's default socket — so glfsheal itself,
+        told the socket, for a glusterd of our own; None from a client host that reaches
+        the servers with ``--remote-host``, where it cannot be asked."""
+        if self.socket is not None:
+            found = sorted(Path("/usr").glob("lib*/*/glusterfs/glfsheal")) + \
+                sorted(Path("/usr").glob("lib*/glusterfs/glfsheal"))
+            return [str(found[0]) if found else "glfsheal", volume, "--xml", "glusterd-sock", str(self.socket)]
+        if any(c.startswith("--remote-host") for c in self.connect):
+            return None
+        return self.words("volume", "heal", volume, "info", "--xml")
 
     def words(self, *args: str) -> list[str]:
         return ["gluster", "--mode=script", *self.connect, *args]
@@ -93,6 +113,10 @@ class Layout:
     kind: str
     replica: int = 3
     redundancy: int = 1
+
+    @property
+    def keeps_copies(self) -> bool:
+        return keeps_copies(self.kind, self.replica)
 
     def create_args(self, bricks: int) -> list[str]:
         if self.kind == "disperse":
@@ -155,8 +179,8 @@ class Volume:
                 self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
                                                    f"volume {self.name} (started)"))
             self.record_processes()
-        proc.wait_for(lambda: health(self.cli, self.name, len(self.bricks)),
-                      what=f"all {len(self.bricks)} bricks of {self.name} online",
+        proc.wait_for(lambda: health(self.cli, self.name, len(self.bricks), self.layout.keeps_copies),
+                      what=f"all {len(self.bricks)} bricks of {self.name} online, nothing to heal",
                       timeout=self.timeout, interval=0.2, alive=alive, log=log)
 
     def record_processes(self) -> None:
@@ -196,40 +220,56 @@ class Volume:
                 self.ledger.tree(Path(args[args.index("-S") + 1]))
 
 
-def health(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:
+def health(cli: GlusterCli, volume: str, bricks: int, copies: bool) -> tuple[bool, str]:
     """Whether a volume is whole — what a lab's status, its bring-up and a fault's recovery
     all wait on: every one of its ``bricks`` online (``volume status``), and, where the
-    volume keeps copies, nothing left to heal (``volume heal info``). Healthy, and what it
-    said ("3 of 3 bricks online, 0 entries to heal")."""
-    root = cli.xml("volume", "status", volume)
-    nodes = root.findall(".//volStatus/volumes/volume/node")
-    online = [n for n in nodes if n.findtext("status") == "1" and
-              n.findtext("hostname") not in ("Self-heal Daemon", "NFS Server")]
-    state = f"{len(online)} of {bricks} bricks online"
-    if len(online) < bricks:
+    volume keeps copies, nothing left to heal (``heal info``). Healthy, and what it said
+    ("3 of 3 bricks online, 0 entries to heal"). A ``heal info`` that failed, or answered
+    for fewer bricks than the volume has, is not known, and so not healthy; where it cannot
+    be asked at all (from a client host), healthy means the bricks, and the text says so."""
+    online = bricks_online(cli.xml("volume", "status", volume))
+    state = f"{online} of {bricks} bricks online"
+    if online < bricks:
         return False, state
-    heal = cli.host.run(cli.words("volume", "heal", volume, "info", "--xml"), check=False, timeout=120)
-    if NOT_HEALED in heal.stdout + heal.stderr:  # a volume without copies has nothing to heal
+    if not copies:
         return True, f"{state}, no copies to heal"
+    words = cli.heal_info_words(volume)
+    if words is None:
+        return True, f"{state}; what is left to heal cannot be asked from {cli.host.name} (no glusterd there)"
+    heal = cli.host.run(words, check=False, timeout=120)
     try:
-        pending = heal_pending(heal.stdout)
-    except SyntaxError:  # (xml.etree's ParseError)
-        said = (heal.stderr or heal.stdout).strip().splitlines()[-1:] or [f"exit code {heal.returncode}"]
-        return False, f"{state}; what is left to heal is not known ({said[0][:200]})"
+        pending = heal_pending(heal.stdout, bricks)
+    except (SyntaxError, ValueError) as exc:  # (xml.etree's ParseError is a SyntaxError)
+        said = str(exc) if isinstance(exc, ValueError) else \
+            ((heal.stderr or heal.stdout).strip().splitlines()[-1:] or [f"exit code {heal.returncode}"])[0]
+        return False, f"{state}; what is left to heal is not known ({said[:200]})"
     return pending == 0, f"{state}, {pending} entries to heal"
 
 
-NOT_HEALED = "is not of type replicate/disperse"
+def bricks_online(status: ET.Element) -> int:
+    """How many bricks ``gluster volume status VOL --xml`` says are online (the self-heal
+    daemon and NFS server it lists too are not bricks)."""
+    nodes = status.findall(".//volStatus/volumes/volume/node")
+    return sum(1 for n in nodes if n.findtext("status") == "1"
+               and n.findtext("hostname") not in ("Self-heal Daemon", "NFS Server"))
 
 
-def heal_pending(xml: str) -> int:
+def heal_pending(xml: str, bricks: int) -> int:
     """Entries left to heal over all bricks, from ``gluster volume heal VOL info --xml``
-    (a brick that cannot be asked counts as one)."""
+    (a brick that cannot be asked counts as one). ValueError where the command failed
+    (``opRet`` not 0) or named fewer than ``bricks`` bricks: then nothing is known."""
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(xml)
+    ret = (root.findtext("opRet") or "").strip()
+    if ret != "0":
+        said = (root.findtext("opErrstr") or "").strip() or f"opRet {ret or 'missing'}"
+        raise ValueError(f"heal info failed: {said}")
+    found = list(root.iter("brick"))
+    if len(found) < bricks:
+        raise ValueError(f"heal info named {len(found)} of {bricks} bricks")
     total = 0
-    for brick in root.iter("brick"):
+    for brick in found:
         count = brick.findtext("numberOfEntries")
         total += int(count) if count and count.strip().isdigit() else 1
     return total

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.ceph_client import CephService, health
+from harness.api.lab import SAFE_CHARACTERS, SAFE_PATH
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
@@ -66,8 +67,13 @@ def lab_conf(fsid: str, mon_addr: str, data: str, *, replicas: int, pg_num: int,
     ``mon_addr`` (msgr2 only), cephx, every daemon's data under ``data`` (BlueStore OSDs on
     block files there), the settings every lab shares, and ``extra`` settings by section.
 
-    A path may come from a config (the lab directory): a value that would end its line or
-    start a comment in the file (a line break, '#', ';') is refused, never written."""
+    A path may come from a config (the lab directory): a ``data`` path with a character the
+    file reads as syntax ('$' starts a metavariable, '#' and ';' a comment, a backslash
+    continues a line) and any value that would end its line or start a comment are
+    refused, never written."""
+    if not SAFE_PATH.fullmatch(data):
+        raise BadInput(f"cannot write ceph.conf: the lab's data directory {data!r} holds characters "
+                       "ceph.conf reads as syntax", hint=f"give the lab a directory of {SAFE_CHARACTERS}")
     sections: dict[str, dict[str, str]] = {
         "global": {
             "fsid": fsid, "mon_host": f"[{mon_addr}]", "ms_bind_msgr1": "false",
@@ -96,8 +102,9 @@ def lab_conf(fsid: str, mon_addr: str, data: str, *, replicas: int, pg_num: int,
     for section, settings in sections.items():
         lines.append(f"[{section}]")
         for key, value in settings.items():
-            if any(c in value for c in "\n\r#;"):
-                raise BadInput(f"cannot write ceph.conf: {key} = {value!r} holds a line break, '#' or ';'",
+            if any(c in value for c in "\n\r#;\\"):
+                raise BadInput(f"cannot write ceph.conf: {key} = {value!r} holds a line break, '#', ';' "
+                               "or a backslash",
                                hint="give the lab a directory whose path has none of them (lab_dir)")
             lines.append(f"{key} = {value}")
         lines.append("")

@@ -30,7 +30,7 @@ from pydantic import Field, field_validator, model_validator
 
 from backends import gluster_client
 from backends.ceph_client import CephService
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node
@@ -184,6 +184,12 @@ class DockerEnvironment(LabEnvironment):
             raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
                                 hint="run 'dfsbench lab down --env docker', then try again")
 
+    def services_of(self, ledger: Ledger) -> dict[str, Any]:
+        if "services" in ledger.data:
+            return super().services_of(ledger)
+        # (a lab set up by a dfsbench that kept only the bring-up's facts)
+        return lab_services(ledger.data.get("docker", {}), ledger.data.get("timings", {}))
+
     def undo(self, ledger: Ledger) -> list[str]:
         """The ledger, then whatever else carries the lab's label (made just before a crash)."""
         lab = ledger.data.get("docker", {}).get("lab")
@@ -201,7 +207,8 @@ class DockerEnvironment(LabEnvironment):
         services = []
         if nodes:
             try:
-                ok, text = gluster_client.health(GlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)))
+                ok, text = gluster_client.health(GlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)),
+                                                 keeps_copies(facts.get("volume_type", ""), facts.get("replica")))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
             services.append(ServiceHealth("gluster", ok, text))
@@ -311,7 +318,7 @@ class LabBringUp:
                                  "clients": [c.name for c in started["client"]]}
         jobs: dict[str, Callable[[], dict[str, Any]]] = {}
         if "gluster" in started:
-            jobs["gluster"] = lambda: self.gluster(started["gluster"], started["client"])
+            jobs["gluster"] = lambda: self.gluster(started["gluster"])
         if "ceph" in started:
             jobs["ceph"] = lambda: self.ceph(started["ceph"], started["client"])
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -320,7 +327,7 @@ class LabBringUp:
                 facts.update(future.result())
         return facts
 
-    def gluster(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:
+    def gluster(self, nodes: list[Node]) -> dict[str, Any]:
         names = [n.name.removeprefix(f"dfsbench-{self.lab}-") for n in nodes]
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.glusterd, nodes))
@@ -337,9 +344,9 @@ class LabBringUp:
         for key, value in HONEST_OPTIONS.items():
             cli("volume", "set", VOLUME, key, value)
         cli("volume", "start", VOLUME)
-        proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks)),
-                      what=f"all {len(bricks)} bricks of {VOLUME} online", timeout=self.o.ready_timeout_s,
-                      interval=0.5)
+        proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
+                      what=f"all {len(bricks)} bricks of {VOLUME} online, nothing to heal",
+                      timeout=self.o.ready_timeout_s, interval=0.5)
         self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
         return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
                 "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,

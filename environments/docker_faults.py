@@ -107,4 +107,6 @@ class LabFaults(Faults):
             return health(self.node("ceph-mon1"))
         nodes = self.storage("gluster")
         cli = GlusterCli(self.node(nodes[0]))
-        return gluster_client.health(cli, self.facts["volume"], len(self.facts.get("bricks", nodes)))
+        return gluster_client.health(cli, self.facts["volume"], len(self.facts.get("bricks", nodes)),
+                                     gluster_client.keeps_copies(self.facts.get("volume_type", ""),
+                                                                 self.facts.get("replica")))

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from backends import ceph_client, gluster_client
 from backends.ceph_client import CephCli, CephService, keyring_keys
@@ -111,6 +111,9 @@ class GlusterSpec(Options):
 
 
 class ExistingOptions(LabOptions):
+    # (configs written for earlier versions call it workdir)
+    lab_dir: Path | None = Field(None, validation_alias=AliasChoices("lab_dir", "workdir"),
+                                 description=LabOptions.model_fields["lab_dir"].description)
     clients: list[ClientHost] = Field(default_factory=list, description="client hosts over SSH "
                                       "(none: this machine is the client)")
     ceph: CephSpec | None = None
@@ -138,6 +141,7 @@ class ExistingEnvironment(LabEnvironment):
     # at its end, and a ledger found is what a crashed run left
     stays_up = False
     provides = {"ceph": CephService, "gluster": GlusterService}
+    former_places = (("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"),)
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'
     default_clients = "all"
@@ -206,14 +210,14 @@ class ExistingEnvironment(LabEnvironment):
                 raise BadInput("environment 'existing' has no 'ceph' section", hint="add environment.options.ceph")
             found["ceph"] = CephAccessSetup(self.options.ceph, hosts, ledger, session).service()
             note(f"Ceph {found['ceph'].version}: {found['ceph'].osds} OSDs, "
-                 f"{(found['ceph'].cluster or {}).get('health', '?')}")
+                 f"{(found['ceph'].cluster or {}).get('health', 'health not known')}")
         if "gluster" in services:
             if self.options.gluster is None:
                 raise BadInput("environment 'existing' has no 'gluster' section",
                                hint="add environment.options.gluster")
-            found["gluster"] = gluster_service(self.options.gluster, hosts)
-            g = found["gluster"]
-            note(f"GlusterFS {g.version}: volume {g.volume} ({g.volume_type}, {len(g.bricks)} bricks)")
+            found["gluster"] = g = gluster_service(self.options.gluster, hosts)
+            note(f"GlusterFS {g.version}: volume {g.volume} ({g.volume_type}, {len(g.bricks)} bricks), "
+                 f"{gluster_health(g, hosts[0])[1]}")
         return found
 
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
@@ -290,7 +294,8 @@ class ExistingEnvironment(LabEnvironment):
                     services.append(ServiceHealth("ceph", False, exc.message))
             if self.options.gluster is not None:
                 try:
-                    services.append(ServiceHealth("gluster", *gluster_health(self.options.gluster, hosts[0])))
+                    g = gluster_service(self.options.gluster, hosts[:1])
+                    services.append(ServiceHealth("gluster", *gluster_health(g, hosts[0])))
                 except DfsbenchError as exc:
                     services.append(ServiceHealth("gluster", False, exc.message))
         finally:
@@ -398,7 +403,7 @@ def describe_ceph(cli: Any, fs_name: str) -> dict[str, Any]:
     return {"mon_addr": ",".join(a for a in addrs if a), "data_pool": data_pool, "metadata_pool": metadata_pool,
             "data_pool_size": int(sizes.get(data_pool) or 0), "osds": int(osdmap.get("num_osds", 0)),
             "version": version,
-            "cluster": {"fsid": status.get("fsid"), "health": status.get("health", {}).get("status"),
+            "cluster": {"fsid": status.get("fsid"), "health": ceph_client.health(status.get("health"))[1],
                         "versions": versions, "osd_tree": tree, "pools": pool_rows,
                         "filesystems": [f.get("name") for f in filesystems],
                         "num_osds": osdmap.get("num_osds"), "num_up_osds": osdmap.get("num_up_osds"),
@@ -452,14 +457,17 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
                           cluster={"volume_info": info, "servers": servers})
 
 
-def gluster_health(spec: GlusterSpec, host: Host) -> tuple[bool, str]:
+def gluster_health(g: GlusterService, host: Host) -> tuple[bool, str]:
     """The volume's health as a client host sees it: its bricks online and nothing left to
     heal (the one reader of backends.gluster_client), asked of its server."""
-    g = gluster_service(spec, [host])
     if not g.bricks or not host.has("gluster"):
         return False, (f"volume {g.volume} ({g.volume_type}): its bricks cannot be asked from {host.name} "
-                       "(no 'gluster volume info' there)")
-    return gluster_client.health(GlusterCli(host, f"--remote-host={g.host}"), g.volume, len(g.bricks))
+                       "(no 'gluster volume info' there), so its health is not known")
+    try:
+        return gluster_client.health(GlusterCli(host, f"--remote-host={g.host}"), g.volume, len(g.bricks),
+                                     g.keeps_copies)
+    except DfsbenchError as exc:
+        return False, exc.message
 
 
 def volume_info(xml: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ class LocalEnvironment(LabEnvironment):
     options: LocalOptions
     provides = {"ceph": CephService, "gluster": GlusterService}
     teardown_grace = 0.5
+    former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         """Ceph and GlusterFS side by side (each waits on its own daemons most of the time)."""
@@ -109,7 +110,7 @@ class LocalEnvironment(LabEnvironment):
         if isinstance(gluster, GlusterService):
             cli = GlusterCli.on_socket(Path(gluster.socket), Path(gluster.log_dir) / "cli.log")
             try:
-                ok, text = gluster_client.health(cli, gluster.volume, len(gluster.bricks))
+                ok, text = gluster_client.health(cli, gluster.volume, len(gluster.bricks), gluster.keeps_copies)
             except DfsbenchError as exc:
                 ok, text = False, exc.message
             services.append(ServiceHealth("gluster", ok, text))

@@ -16,9 +16,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.errors import DfsbenchError
 from harness.system import proc
-from harness.system.hosts import RemoteHost
+from harness.system.hosts import RemoteHost, copied_name
 from harness.system.ledger import Ledger
 
 # where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
@@ -58,13 +57,6 @@ class Node(RemoteHost):
                        timeout=30)
         return out.returncode == 0 and out.stdout.strip() == "true"
 
-    def mount_type(self, path: str) -> str | None:
-        try:
-            entry = self.mount_entry(Path(path))
-        except DfsbenchError:
-            return None
-        return entry.fstype if entry else None
-
     # ---------------------------------------------------------------- the Host API
 
     def wrap(self, argv: Sequence[str | os.PathLike[str]], env: Mapping[str, str] | None = None,
@@ -93,11 +85,11 @@ class Node(RemoteHost):
         return result
 
     def python(self, script: Path) -> list[str]:
-        where = f"{ENGINES}/{script.name}"
-        if script.name not in self._copied:
+        where = f"{ENGINES}/{copied_name(script)}"
+        if where not in self._copied:
             self.run(["mkdir", "-p", ENGINES])
             proc.run(["docker", "cp", str(script), f"{self.name}:{where}"], timeout=60)
-            self._copied.add(script.name)
+            self._copied.add(where)
         return ["python3", where]
 
     def scratch(self, here: Path, ledger: Ledger) -> Path:

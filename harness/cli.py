@@ -158,6 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.execution.runner import execute
 
     plan = plan_from_file(args.config, overrides)
+    _say_notes(plan)
     store = _store(args)
     resume = _catalogue(args).resolve(args.resume) if args.resume else None
     progress = Progress()
@@ -232,17 +233,29 @@ def _print_status(status: LabStatus) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    broken = 0
     for kind in ("environment", "backend", "workload"):
         print(f"{kind}s:")
         for name in registry.names(kind):
-            cls = registry.load(kind, name)
+            try:
+                cls = registry.load(kind, name)
+            except registry.PluginError as exc:
+                print(f"  {name:<12} BROKEN: {exc.message}")
+                broken += 1
+                continue
             doc = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
             print(f"  {name:<12} {doc[0] if doc else ''}")
-    return 0
+    return 1 if broken else 0
+
+
+def _say_notes(plan: Plan) -> None:
+    for note in plan.notes:
+        print(f"dfsbench: note: {note}", file=sys.stderr)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     plan = plan_from_file(args.config)
+    _say_notes(plan)
     print(f"{args.config}: ok — environment {plan.environment.name}, scale {plan.config.scale}, "
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")

@@ -10,7 +10,7 @@ times, its records told apart by ``phase``:
 
 The runner stores, per cell, a ``fault`` record: what was done, when, the time from the
 restore to a healthy cluster (Ceph ``HEALTH_OK``; GlusterFS all bricks online and
-``heal info`` empty), and whether the data written during the fault verified afterwards
+nothing left to heal), and whether the data written during the fault verified afterwards
 (where the workload checks what it reads back). Environments that can do this provide a
 :class:`Faults` (``Cluster.faults``); the runner does it on the timeline of
 ``harness.execution.timeline``, and ``harness.report.faults`` shows it.

@@ -18,7 +18,7 @@ import re
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,22 +32,31 @@ from harness.system.ledger import Ledger
 Note = Callable[[str], None]
 
 
+LEDGER = "ledger.json"
+DEFAULT_ROOT = Path("/var/tmp")  # where labs live unless told otherwise
+
+
 def lab_variable(name: str) -> str:
     """The environment variable that moves an environment's lab: DFSBENCH_<NAME>_LAB_DIR."""
     return "DFSBENCH_" + "".join(c if c.isalnum() else "_" for c in name.upper()) + "_LAB_DIR"
 
 
-def default_lab_dir(name: str) -> Path:
-    where = os.environ.get(lab_variable(name)) or f"/var/tmp/dfsbench-{name}-lab"
-    if not SAFE_PATH.match(where):
-        raise BadInput(f"{lab_variable(name)}={where!r} holds characters a lab's daemons would read as "
-                       "syntax", hint="use letters, digits and _ . / + @ - only")
-    return Path(where)
-
-
 # a lab directory's path ends up in the daemons' configuration files and command lines
-# (ceph.conf, glusterd's options, mount points): only characters none of them reads as syntax
-SAFE_PATH = re.compile(r"^[A-Za-z0-9_./+@-]+$")
+# (ceph.conf, glusterd's options, mount points, CEPH_ARGS): only characters none of them
+# reads as syntax
+SAFE_PATH = re.compile(r"[A-Za-z0-9_./+@-]+")
+SAFE_CHARACTERS = "letters, digits and _ . / + @ - only"
+
+
+def checked_lab_dir(where: str | Path, source: str) -> Path:
+    """``where`` as an absolute path (relative: to the working directory, which is part of
+    it then), or BadInput naming ``source`` where it holds a character a daemon's files
+    would read as syntax."""
+    path = Path(where).absolute()
+    if not SAFE_PATH.fullmatch(str(path)):
+        raise BadInput(f"{source}: the lab directory {str(path)!r} holds characters a lab's daemons "
+                       "would read as syntax", hint=f"use a path of {SAFE_CHARACTERS}")
+    return path
 
 
 class LabOptions(Options):
@@ -58,9 +67,9 @@ class LabOptions(Options):
     @field_validator("lab_dir")
     @classmethod
     def _safe(cls, v: Path | None) -> Path | None:
-        if v is not None and not SAFE_PATH.match(str(v)):
-            raise ValueError(f"{str(v)!r} holds characters a lab's daemons would read as syntax; use letters, "
-                             "digits and _ . / + @ - only")
+        if v is not None and not SAFE_PATH.fullmatch(str(v)):
+            raise ValueError(f"{str(v)!r} holds characters a lab's daemons would read as syntax; use "
+                             f"{SAFE_CHARACTERS}")
         return v
 
 
@@ -75,14 +84,30 @@ class LabEnvironment(Environment):
     # seconds a daemon gets after SIGTERM when the whole lab goes away (None: its own grace):
     # its data is deleted right after, so there is nothing for an orderly shutdown to keep
     teardown_grace: ClassVar[float | None] = None
+    # (variable, default directory) under which earlier versions of dfsbench kept this
+    # environment's lab: the variable is still read, and a lab found there still undone
+    former_places: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     @property
     def lab_dir(self) -> Path:
-        return (self.options.lab_dir or default_lab_dir(self.name)).absolute()
+        """The ``lab_dir`` option, else ``$DFSBENCH_<NAME>_LAB_DIR``, else the default; where
+        neither is given, a lab an earlier dfsbench keeps under a name of its own
+        (:attr:`former_places`) is still this environment's, until it is taken down."""
+        if self.options.lab_dir is not None:
+            return checked_lab_dir(self.options.lab_dir, "lab_dir")
+        for variable in (lab_variable(self.name), *(v for v, _ in self.former_places)):
+            if os.environ.get(variable):
+                return checked_lab_dir(os.environ[variable], f"${variable}")
+        default = DEFAULT_ROOT / f"dfsbench-{self.name}-lab"
+        if not (default / LEDGER).exists():
+            for _, path in self.former_places:
+                if (Path(path) / LEDGER).exists():
+                    return Path(path)
+        return checked_lab_dir(default, "the default lab directory")
 
     @property
     def ledger_path(self) -> Path:
-        return self.lab_dir / "ledger.json"
+        return self.lab_dir / LEDGER
 
     @property
     def where(self) -> str:
@@ -179,9 +204,22 @@ class LabEnvironment(Environment):
         return self.cluster(ledger, found, reused=True)
 
     def services_of(self, ledger: Ledger) -> dict[str, Any]:
-        """The typed facts of the services the ledger names."""
-        return {name: self.provides[name](**facts) for name, facts in ledger.data.get("services", {}).items()
-                if name in self.provides}
+        """The typed facts of the services the ledger names (keys a later or earlier
+        dfsbench wrote that these types lack are passed over; one they need and the ledger
+        lacks makes the lab one to take down, not to use)."""
+        found = {}
+        for name, facts in ledger.data.get("services", {}).items():
+            kind = self.provides.get(name)
+            if kind is None or not isinstance(facts, dict):
+                continue
+            known = {f.name for f in fields(kind)} if is_dataclass(kind) else set(facts)
+            try:
+                found[name] = kind(**{k: v for k, v in facts.items() if k in known})
+            except TypeError as exc:
+                raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} was set up by another version "
+                                    f"of dfsbench: its {name} service cannot be read ({exc})",
+                                    hint=f"run 'dfsbench lab down --env {self.name}' and start a new one") from None
+        return found
 
     def stop(self) -> list[str]:
         ledger = self.saved()

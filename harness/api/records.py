@@ -98,13 +98,6 @@ def lower_is_better(unit: str) -> bool:
     return unit == "s"
 
 
-def cell_identity(m: Measurement) -> tuple[Any, ...]:
-    """What makes two records the same cell: workload, test, metric and every
-    non-circumstantial parameter (so different engines or sizes are never pooled)."""
-    params = {k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL}
-    return (m.workload, m.test, m.metric, json.dumps(params, sort_keys=True, default=str))
-
-
 @dataclass(frozen=True)
 class Measurement:
     workload: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from harness.api.records import Measurement
@@ -50,15 +50,30 @@ class SystemFacts:
     @classmethod
     def stored(cls, data: Any) -> SystemFacts | None:
         """The facts as stored with a run, or None where they are not all there (stored by
-        an older dfsbench: the plugin is asked again)."""
+        an older dfsbench: see :meth:`with_stored`)."""
         if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
             return None
-        given: dict[str, Any] = {k: tuple(v) if isinstance(v, list) and k != "layout" else v
-                                 for k, v in data.items()}
         try:
-            return cls(**given)
+            return cls(**_as_fields(data))
         except TypeError:
             return None
+
+    def with_stored(self, data: Any) -> SystemFacts:
+        """These facts, with those an older dfsbench stored for the run (fewer fields) in
+        place of the ones given now: what was decided when the run was made stands."""
+        if not isinstance(data, dict):
+            return self
+        known = {f.name for f in fields(self)}
+        given = _as_fields({k: v for k, v in data.items() if k in known})
+        try:
+            return replace(self, **given)
+        except TypeError:
+            return self
+
+
+def _as_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Stored (JSON) values as the fields hold them: lists as tuples, but for the layout."""
+    return {k: tuple(v) if isinstance(v, list) and k != "layout" else v for k, v in data.items()}
 
 
 class _Said(dict[str, Any]):

@@ -29,15 +29,27 @@ SCALES = ("quick", "report")
 SUITES = ("report", "full")
 
 
-def suite(kind: str, name: str) -> list[dict[str, Any]]:
+def suite(kind: str, name: str, skipped: list[str] | None = None) -> list[dict[str, Any]]:
     """The config entries of a built-in suite: each installed plugin of the kind that
-    declares it, in the place it declares, with the options it runs with there."""
-    members = []
-    for plugin in registry.names(kind):
-        suites: dict[str, int] = getattr(registry.load(kind, plugin), "suites", {})
-        if name in suites:
-            members.append((suites[name], plugin))
+    declares it, in the place it declares, with the options it runs with there. A plugin
+    that cannot be loaded is left out, and why is added to ``skipped`` (the config named no
+    plugin: a broken one that no run asks for stops none)."""
+    members = [(cls.suites[name], cls.name) for cls in _installed(kind, skipped, f"the '{name}' suite")
+               if name in getattr(cls, "suites", {})]
     return [_default_entry(kind, plugin) for _, plugin in sorted(members)]
+
+
+def _installed(kind: str, skipped: list[str] | None, what: str) -> list[Any]:
+    """Every installed plugin of the kind that loads; why each other one does not is added
+    to ``skipped`` (a broken plugin that no config names stops no run)."""
+    found = []
+    for plugin in registry.names(kind):
+        try:
+            found.append(registry.load(kind, plugin))
+        except registry.PluginError as exc:
+            if skipped is not None:
+                skipped.append(f"{exc.message}; left out of {what}")
+    return found
 
 
 def _default_entry(kind: str, name: str) -> dict[str, Any]:
@@ -129,6 +141,7 @@ class Plan:
     workloads: list[Workload]
     source: str = "built-in default"
     extra: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what the user should hear before it runs (plugins left out)
 
     @property
     def config_hash(self) -> str:
@@ -244,10 +257,11 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     named = data.get("suite", "report")
     chosen = named if isinstance(named, str) and named in SUITES else "report"  # (else refused below)
     report_suite = False
+    skipped: list[str] = []
     if not data.get("backends"):
-        data["backends"] = suite("backend", chosen)
+        data["backends"] = suite("backend", chosen, skipped)
         if data.get("workloads") is None and chosen == "report":
-            data["workloads"] = suite("workload", "report")
+            data["workloads"] = suite("workload", "report", skipped)
             report_suite = True
     # (a config that names its backends and no workloads runs every workload they support)
     try:
@@ -278,8 +292,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     if report_suite and specs is not None:  # e.g. fio from every client node of a lab
         specs = [*specs, *(WorkloadSpec.model_validate(w) for w in environment.report_workloads)]
     if specs is None:
-        specs = [WorkloadSpec(name=n) for n in registry.names("workload")
-                 if registry.load("workload", n).accepts & kinds]
+        every = _installed("workload", skipped, "the workloads run where a config names none")
+        specs = [WorkloadSpec(name=cls.name) for cls in every if cls.accepts & kinds]
     workloads = []
     for i, spec in enumerate(specs):
         wcls = _plugin("workload", spec.name, f"workloads[{i}].name")
@@ -304,7 +318,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                                "do faults to its nodes", hint="run it with --env docker")
         workloads.append(workload)
     environment.check_plan(backends, workloads)
-    return Plan(config, environment, backends, workloads, source)
+    return Plan(config, environment, backends, workloads, source, notes=tuple(skipped))
 
 
 def _plugin(kind: str, name: str, where: str) -> Any:

@@ -15,9 +15,8 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
         if m.workload != FAULT:
             continue
         cell = describe_cell(m.params, ("for", "fault", "health", "verified"))
-        health = str(m.params.get("health", ""))
-        recovery = f"{m.value:.1f} s ({health})"[:80] if m.value is not None else \
-            f"not healthy ({health})"[:80]
+        recovery = f"{m.value:.1f} s" if m.value is not None else \
+            f"not healthy ({m.params.get('health', '')})"[:80]
         rows.append([name((m.backend, m.variant)), f"{m.params.get('for')} {cell}".strip(),
                      str(m.params.get("fault")), recovery, str(m.params.get("verified"))])
     return rows
@@ -27,4 +26,5 @@ TITLE = "Faults: what was done during the cell, time to recover, data verified"
 COLUMNS = ["system", "cell", "fault", "recovery", "verified"]
 NOTE = ("the cell ran three times: 'before' (healthy), 'during' (the fault; flagged degraded) and "
         "'after' (healthy again) — see the phase rows of its own table; recovery is from the "
-        "restore to the moment the system's own health check passed, and what it said then")
+        "restore to the moment the system's own health check passed (what it said then is the "
+        "fault record's 'health')")

@@ -24,16 +24,19 @@ from harness.results.store import RunInfo, Store
 
 def system_facts(backend: str, description: dict[str, Any]) -> SystemFacts:
     """The facts stored with the run; else (stored by an older dfsbench, or imported) those
-    the backend plugin gives for the description; else, for a backend this installation
-    lacks, its name and what every description says."""
+    the backend plugin gives for the description — for a backend this installation lacks,
+    its name and what every description says — with whatever facts the run did store in
+    their place."""
     stored = SystemFacts.stored(description.get("facts"))
     if stored is not None:
         return stored
     try:
         cls = registry.load("backend", backend)
     except DfsbenchError:
-        return SystemFacts(backend, summary=Backend.summary(description))
-    return cls.facts(description)
+        found = SystemFacts(backend, summary=Backend.summary(description))
+    else:
+        found = cls.facts(description)
+    return found.with_stored(description.get("facts"))
 
 
 class Catalogue:

@@ -420,6 +420,14 @@ class LocalProcess(Running):
             proc.stop([(self.ident, grace)])
 
 
+def copied_name(script: Path) -> str:
+    """The name a script is copied under on another host: two scripts of one name (a
+    plugin's ``engines.py`` beside the built-in one) never stand for each other."""
+    import hashlib
+
+    return f"{hashlib.sha256(str(script.resolve()).encode()).hexdigest()[:10]}-{script.name}"
+
+
 class RemoteHost(Host):
     """A host reached from here (a lab's node, an SSH client host): its long-running
     processes are known by pid files there, and the ledger undoes them, and its mounts,

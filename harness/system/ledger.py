@@ -36,7 +36,12 @@ class Ledger:
         """Load the ledger at ``path``, or start an empty one."""
         if path.exists():
             saved = json.loads(path.read_text())
-            return cls(path, saved.get("entries", []), saved.get("data", {}))
+            entries = saved.get("entries", [])
+            for entry in entries:  # undo commands written before a module moved
+                argv = entry.get("argv") if isinstance(entry, dict) else None
+                if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
+                    argv[2] = "harness.system.ssh"
+            return cls(path, entries, saved.get("data", {}))
         return cls(path)
 
     def save(self) -> None:

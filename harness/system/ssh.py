@@ -30,7 +30,7 @@ from typing import Any
 
 from harness.errors import BadInput, DfsbenchError, ToolError
 from harness.system import proc, signals
-from harness.system.hosts import RemoteHost
+from harness.system.hosts import RemoteHost, copied_name
 from harness.system.ledger import Ledger
 from harness.system.secret import expand, redact, redact_file, remember
 
@@ -205,15 +205,11 @@ class SshHost(RemoteHost):
         ledger.command(self.wrap(["rm", "-rf", "--one-file-system", str(root)]), f"directory {self.name}:{root}")
 
     def python(self, script: Path) -> list[str]:
-        if script.name not in self._copied:
-            self.put(script, Path(self.root))
-            self._copied.add(script.name)
-        return ["python3", f"{self.root}/{script.name}"]
-
-    def put(self, file: Path, directory: Path) -> Path:
-        where = directory / file.name
-        self.write_text(where, file.read_text())
-        return where
+        where = f"{self.root}/{copied_name(script)}"
+        if where not in self._copied:
+            self.write_text(Path(where), script.read_text())
+            self._copied.add(where)
+        return ["python3", where]
 
     def write_text(self, path: Path, text: str) -> None:
         with self.client.open_sftp() as sftp:

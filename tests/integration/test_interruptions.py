@@ -277,8 +277,11 @@ def test_resume_finishes_an_interrupted_run_into_the_same_tables(started, tmp_pa
     assert [s for (s,) in db.execute("SELECT status FROM runs")] == ["complete"]
     # what the first session measured is kept: a finished cell's records as they were, those
     # of the cell the signal cut short (if it had stored any yet) set aside, not shown
-    kept = w.stored() + w.stored("superseded")
-    assert w.before and all(row in kept for row in w.before)
+    shown, set_aside = w.stored(), w.stored("superseded")
+    assert w.before and all(row in shown or row in set_aside for row in w.before)
+    assert all(row[2] == "smallfile" for row in w.before if row in set_aside), set_aside
+    assert any(row[2] == "largefile" for row in w.before) and \
+        all(row in shown for row in w.before if row[2] == "largefile")
 
     whole = dfsbench(w, "run", config, "--format", "markdown")
     assert whole.returncode == 0, whole.stderr[-3000:]

@@ -77,8 +77,8 @@ class ToyBox(LabEnvironment):
         space = self.lab_dir / "space"
         space.mkdir(parents=True)
         daemon = proc.spawn(["sleep", "3600"], self.lab_dir / "daemon.log")
-        ledger.process(daemon.pid, "toy daemon", grace=1)
-        note("toy space ready")
+        started = ledger.process(daemon.pid, "toy daemon", grace=1)
+        note(f"toy space ready, its daemon pid {started.pid} started at tick {started.start_ticks}")
         return {"toyspace": ToySpace(str(space))}
 
     def cluster(self, ledger: Ledger, services: dict[str, object], reused: bool) -> Cluster:

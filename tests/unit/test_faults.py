@@ -52,7 +52,7 @@ def test_the_fault_happens_on_time_and_recovery_counts_from_the_restore():
     m = record(timeline, recovery, state, "yes (digest)", "largefile", {"file_size": 1}, "cephfs", "default")
     assert m.flags == () and m.value == recovery
     assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 0.5 s")
-    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s (HEALTH_OK)", "yes (digest)"]
+    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s", "yes (digest)"]
 
 
 def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
@@ -84,13 +84,44 @@ def test_fault_options_are_checked():
         FaultSpec(action="reboot", after_s=1)
 
 
-def test_gluster_heal_info_counts_what_is_left_to_heal():
+def test_gluster_health_reads_the_bricks_online_and_what_is_left_to_heal():
+    """Real outputs of replica-3 volumes: healthy; one brick process killed and three files
+    written (4 entries on each live brick, and the brick that cannot be asked counts as
+    one); a heal info that failed (glfsheal found no glusterd on its default socket) or
+    covers too few bricks is not known."""
+    import xml.etree.ElementTree as ET
     from pathlib import Path
 
-    from backends.gluster_client import heal_pending
+    from backends.gluster_client import GlusterCli, bricks_online, heal_pending
 
     tools = Path(__file__).parent.parent / "data" / "tools"
-    assert heal_pending((tools / "gluster-heal-info.xml").read_text()) == 0
-    # gluster2 killed, three files written: 4 entries on each live brick, and the brick that
-    # cannot be asked counts as one
-    assert heal_pending((tools / "gluster-heal-info-pending.xml").read_text()) == 4 + 1 + 4
+    assert bricks_online(ET.fromstring((tools / "gluster-volume-status.xml").read_text())) == 3
+    assert bricks_online(ET.fromstring((tools / "gluster-volume-status-brick-down.xml").read_text())) == 2
+    assert heal_pending((tools / "gluster-heal-info.xml").read_text(), 3) == 0
+    assert heal_pending((tools / "gluster-heal-info-pending.xml").read_text(), 3) == 4 + 1 + 4
+    with pytest.raises(ValueError, match="named 3 of 4 bricks"):
+        heal_pending((tools / "gluster-heal-info.xml").read_text(), 4)
+    with pytest.raises(ValueError, match="Not able to fetch volfile from glusterd"):
+        heal_pending((tools / "gluster-heal-info-no-glusterd.xml").read_text(), 3)
+    # who can ask: a node's own glusterd through the CLI; a glusterd of our own through
+    # glfsheal told its socket; a client host reaching the servers remotely cannot
+    assert GlusterCli().heal_info_words("v")[-3:] == ["v", "info", "--xml"]
+    own = GlusterCli.on_socket(Path("/lab/glusterd.socket"), Path("/lab/cli.log")).heal_info_words("v")
+    assert own[1:] == ["v", "--xml", "glusterd-sock", "/lab/glusterd.socket"] and own[0].endswith("glfsheal")
+    assert GlusterCli(GlusterCli().host, "--remote-host=gluster1").heal_info_words("v") is None
+
+
+def test_ceph_health_reads_its_status_and_every_check():
+    import json
+    from pathlib import Path
+
+    from backends.ceph_client import health
+
+    tools = Path(__file__).parent.parent / "data" / "tools"
+    assert health(json.loads((tools / "ceph-health-detail-ok.json").read_text())) == (True, "HEALTH_OK")
+    ok, said = health(json.loads((tools / "ceph-health-detail-osd-down.json").read_text()))
+    assert not ok and said == "HEALTH_WARN OSD_DOWN: 1 osds down"
+    # what 'ceph status' says of it, and an answer that is not one
+    status = json.loads((Path(__file__).parent.parent / "data" / "existing" / "ceph-status.json").read_text())
+    assert health(status["health"])[0] == (status["health"]["status"] == "HEALTH_OK")
+    assert health(None) == (False, "no answer")

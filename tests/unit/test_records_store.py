@@ -136,3 +136,15 @@ def test_a_cell_run_again_sets_its_earlier_records_aside(tmp_path):
     assert [x.value for x in store.measurements("r")] == [100.0]
     assert store.db.execute("SELECT count(*) FROM superseded").fetchone()[0] == 1  # kept, not shown
     assert store.knows_cells("r")
+
+
+def test_facts_an_older_dfsbench_stored_stand_where_the_plugin_is_missing_or_differs():
+    from harness.results.catalogue import system_facts
+
+    older = {"display": "WeirdFS", "network": True, "write_copies": 3.0, "control": False, "stored_copies": 3.0}
+    missing = system_facts("weirdfs", {"facts": older, "version": "9"})
+    assert (missing.display, missing.network, missing.write_copies, missing.stored_copies) == \
+        ("WeirdFS", True, 3.0, 3.0)
+    installed = system_facts("glusterfs", {"facts": {**older, "display": "GlusterFS (then)"}})
+    assert installed.display == "GlusterFS (then)" and installed.write_copies == 3.0
+    assert installed.topology  # what the plugin adds that the older run did not store

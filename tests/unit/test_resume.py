@@ -64,5 +64,10 @@ def test_a_run_with_every_cell_done_resumes_without_a_lab(tmp_path):
         for w in plan.workloads:
             for c in w.cells():
                 store.cell_ended("r1", cell_key(backend, 0, w.name, c), "ok")
+
+    def no_lab(*args, **kwargs):
+        raise AssertionError("a resume with nothing to run brought a lab up")
+
+    object.__setattr__(plan.environment, "up", no_lab)
     run_id, ok = execute(plan, store, Progress(quiet=True), resume="r1")
     assert (run_id, ok) == ("r1", True) and store.run("r1").status == "complete"

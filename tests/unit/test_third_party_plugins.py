@@ -73,6 +73,8 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "statfs: statvfs calls per second" in run.stdout and "ToyFS" in run.stdout
     assert "environment down" in run.stderr and not lab.exists()
+    said = run.stderr.split("its daemon pid ")[1].split()
+    assert not proc.ProcessId(int(said[0]), int(said[4])).alive()  # stopped, not only its directory gone
 
     # 'lab up' leaves it running (its daemon in the ledger), 'run' reuses it, 'lab down' undoes it
     up = dfsbench(tmp_path, "lab", "up", str(config))
@@ -93,3 +95,25 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
     assert not lab.exists() and not proc.ProcessId(daemon["pid"], daemon["start"]).alive()
     gone = dfsbench(tmp_path, "lab", "status", "--env", "toybox")
     assert gone.returncode == 1 and "lab: none" in gone.stdout
+
+
+def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path):
+    site = tmp_path / "site" / "dfsbench_broken-0.1.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-broken\nVersion: 0.1\n")
+    (site / "entry_points.txt").write_text("[dfsbench.backends]\nhalfdone = dfsbench_toys:NoSuchClass\n")
+    listed = dfsbench(tmp_path, "list")
+    assert listed.returncode == 1 and "halfdone     BROKEN: backend plugin 'halfdone'" in listed.stdout
+    assert "glusterfs" in listed.stdout and "statfs" in listed.stdout  # the others are listed
+    # the default suite (no backend named) goes on without it, and says so
+    default = tmp_path / "default.yaml"
+    default.write_text("scale: quick\n")
+    checked = dfsbench(tmp_path, "check", str(default))
+    assert checked.returncode == 0, checked.stderr
+    assert "backends: glusterfs/default, cephfs/default" in checked.stdout
+    assert "note: backend plugin 'halfdone'" in checked.stderr and "left out of the 'report' suite" in checked.stderr
+    # a config that names it gets the plugin's error
+    named = tmp_path / "named.yaml"
+    named.write_text("backends: [halfdone]\n")
+    refused = dfsbench(tmp_path, "check", str(named))
+    assert refused.returncode != 0 and "halfdone" in refused.stderr and "failed to load" in refused.stderr

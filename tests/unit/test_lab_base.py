@@ -1,0 +1,119 @@
+"""The base of the environments that keep a lab (harness.api.lab): where a lab lives, which
+paths it refuses, the ceph.conf writer's own refusal, and labs set up by earlier versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from environments.ceph import lab_conf
+from environments.docker import DockerEnvironment
+from environments.existing import ExistingEnvironment, ExistingOptions
+from environments.local import LocalEnvironment, LocalOptions
+from harness.api import lab
+from harness.api.lab import lab_variable
+from harness.errors import BadInput, DfsbenchError
+from harness.execution.config import build_plan
+from harness.system.ledger import Ledger
+
+CONF = dict(replicas=3, pg_num=8, osd_size=1 << 30, osd_memory_target=1 << 30)
+
+
+@pytest.fixture
+def no_lab_variables(monkeypatch):
+    for name in ("DFSBENCH_LOCAL_LAB_DIR", "DFSBENCH_LAB_DIR", "DFSBENCH_EXISTING_LAB_DIR",
+                 "DFSBENCH_EXISTING_DIR", "DFSBENCH_DOCKER_LAB_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_one_variable_rule_and_one_default_for_every_environment(no_lab_variables, monkeypatch, tmp_path):
+    assert lab_variable("local") == "DFSBENCH_LOCAL_LAB_DIR"
+    assert lab_variable("my-env.2") == "DFSBENCH_MY_ENV_2_LAB_DIR"
+    docker = DockerEnvironment(DockerEnvironment.Options())
+    assert docker.lab_dir == Path("/var/tmp/dfsbench-docker-lab")
+    monkeypatch.setenv("DFSBENCH_DOCKER_LAB_DIR", str(tmp_path / "d"))
+    assert docker.lab_dir == tmp_path / "d" and docker.ledger_path == tmp_path / "d" / "ledger.json"
+    # the option wins over the variable, and a relative one is made absolute once
+    monkeypatch.chdir(tmp_path)
+    assert DockerEnvironment(DockerEnvironment.Options(lab_dir=Path("rel"))).lab_dir == tmp_path / "rel"
+
+
+@pytest.mark.parametrize("bad", ["/tmp/lab\n", "/tmp/la b", "/tmp/lab;x", "/tmp/lab#x", "/tmp/$id",
+                                 "/tmp/a\\b", "/tmp/lab\nmon_host = 1.2.3.4"])
+def test_a_lab_directory_a_daemon_would_read_as_syntax_is_refused(bad, no_lab_variables, monkeypatch):
+    with pytest.raises(BadInput, match="environment.options.lab_dir"):
+        build_plan({"environment": {"kind": "local", "options": {"lab_dir": bad}}, "backends": ["localdir"]})
+    monkeypatch.setenv("DFSBENCH_LOCAL_LAB_DIR", bad)
+    with pytest.raises(BadInput, match="DFSBENCH_LOCAL_LAB_DIR"):
+        _ = LocalEnvironment(LocalOptions()).lab_dir
+
+
+def test_a_relative_lab_directory_is_checked_with_the_directory_it_is_relative_to(tmp_path, monkeypatch):
+    odd = tmp_path / "with space"
+    odd.mkdir()
+    monkeypatch.chdir(odd)
+    env = LocalEnvironment(LocalOptions(lab_dir=Path("lab")))  # the option alone is fine …
+    with pytest.raises(BadInput, match="with space"):  # … but not where it really is
+        _ = env.lab_dir
+
+
+def test_the_ceph_conf_writer_refuses_what_it_would_read_as_syntax():
+    text = lab_conf("fsid", "v2:127.0.0.1:3300", "/var/tmp/lab/ceph", **CONF)
+    assert "mon_data = /var/tmp/lab/ceph/mon/$id" in text  # (its own metavariables stay)
+    for data in ("/tmp/x\nosd_data = /etc", "/tmp/$name", "/tmp/a;b", "/tmp/a b", "/tmp/a\\"):
+        with pytest.raises(BadInput, match="cannot write ceph.conf"):
+            lab_conf("fsid", "v2:127.0.0.1:3300", data, **CONF)
+    for value in ("1\nkeyring = /etc/shadow", "a#b", "a;b", "a\\"):
+        with pytest.raises(BadInput, match="cannot write ceph.conf"):
+            lab_conf("fsid", "v2:127.0.0.1:3300", "/tmp/lab", **CONF, extra={"osd": {"x": value}})
+
+
+def test_a_lab_an_earlier_version_set_up_is_still_found(no_lab_variables, monkeypatch, tmp_path):
+    monkeypatch.setattr(lab, "DEFAULT_ROOT", tmp_path)
+    env = LocalEnvironment(LocalOptions())
+    old = tmp_path / "old-default"
+    monkeypatch.setattr(LocalEnvironment, "former_places", (("DFSBENCH_LAB_DIR", str(old)),))
+    assert env.lab_dir == tmp_path / "dfsbench-local-lab"  # no lab anywhere: the default
+    Ledger(old / "ledger.json").save()
+    assert env.lab_dir == old and env.saved() is not None  # the earlier version's lab, until it is down
+    Ledger(tmp_path / "dfsbench-local-lab" / "ledger.json").save()
+    assert env.lab_dir == tmp_path / "dfsbench-local-lab"  # (one of its own wins)
+    monkeypatch.setenv("DFSBENCH_LAB_DIR", str(tmp_path / "by-old-variable"))
+    assert env.lab_dir == tmp_path / "by-old-variable"
+    monkeypatch.setenv("DFSBENCH_LOCAL_LAB_DIR", str(tmp_path / "by-new-variable"))
+    assert env.lab_dir == tmp_path / "by-new-variable"
+    # a config written for an earlier version names the existing environment's 'workdir'
+    assert ExistingOptions.model_validate({"workdir": str(tmp_path)}).lab_dir == tmp_path
+    assert ExistingEnvironment.former_places[0][0] == "DFSBENCH_EXISTING_DIR"
+
+
+def test_a_ledger_of_another_version_is_read_or_refused_with_a_hint(tmp_path):
+    env = LocalEnvironment(LocalOptions(lab_dir=tmp_path))
+    ledger = Ledger(tmp_path / "ledger.json")
+    facts = {"host": "gluster1", "volume": "v", "volume_type": "replicate", "replica": 3, "bricks": [],
+             "socket": "", "version": "10.3", "log_dir": "", "phases": {}, "volume_options": {},
+             "a_key_of_a_later_version": 1}
+    ledger.data["services"] = {"gluster": facts}
+    assert env.services_of(ledger)["gluster"].volume == "v"
+    del facts["volume"]
+    with pytest.raises(DfsbenchError, match="another version of dfsbench") as caught:
+        env.services_of(ledger)
+    assert "lab down --env local" in (caught.value.hint or "")
+
+
+def test_undo_commands_of_a_moved_module_still_run(tmp_path):
+    path = tmp_path / "ledger.json"
+    path.write_text(json.dumps({"entries": [{"kind": "command", "argv": ["python3", "-m", "harness.ssh", "{}",
+                                                                          "--", "true"], "id": "a"}]}))
+    assert Ledger.open(path).entries[0]["argv"][2] == "harness.system.ssh"
+
+
+def test_a_docker_lab_of_an_earlier_version_is_described_from_its_facts(tmp_path):
+    env = DockerEnvironment(DockerEnvironment.Options(lab_dir=tmp_path))
+    ledger = Ledger(tmp_path / "ledger.json")
+    ledger.data["docker"] = {"lab": "abc123", "gluster_nodes": ["dfsbench-abc123-gluster1"], "volume": "dfsbench",
+                             "volume_type": "replicate", "replica": 3, "bricks": ["gluster1:/bricks/b0"],
+                             "gluster_version": "10.3"}
+    assert env.services_of(ledger)["gluster"].host == "gluster1"
