@@ -40,6 +40,7 @@ class CephService:
     settings: dict[str, str] | None = None  # what differs from a stock cluster
     mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
     cluster: dict[str, Any] | None = None  # how an existing cluster is built (status, OSD tree, pools)
+    storage_nodes: int = 0  # hosts its OSDs are spread over, each with a link of its own (0: not known)
 
     @property
     def mon_host(self) -> str:
@@ -169,7 +170,7 @@ class CephCli:
 
     def describe(self) -> dict[str, Any]:
         described = {"system": "ceph", "version": self.info.version, "osds": self.info.osds,
-                     "cluster_settings": self.info.settings}
+                     "cluster_settings": self.info.settings, "storage_nodes": self.info.storage_nodes}
         if self.info.cluster:
             described["cluster"] = self.info.cluster
         return described

@@ -193,6 +193,7 @@ class CephFS(CephBackend):
             "metadata_pool": info.metadata_pool, "fs_type": entry.fstype,
             "mount_options": entry.options, "environment": cluster.environment,
             "cluster_settings": info.settings, "mounted_by": "dfsbench" if client.owned else "the user",
+            "storage_nodes": info.storage_nodes,
         }
         if info.cluster:
             description["cluster"] = info.cluster

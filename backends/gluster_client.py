@@ -38,6 +38,11 @@ class GlusterService:
     cluster: dict[str, Any] | None = None  # how an existing volume is built (volume info)
 
     @property
+    def storage_nodes(self) -> int:
+        """The hosts its bricks are on (0: not known)."""
+        return len({brick.rsplit(":", 1)[0] for brick in self.bricks if ":" in brick})
+
+    @property
     def keeps_copies(self) -> bool:
         return keeps_copies(self.volume_type, self.replica)
 

@@ -77,7 +77,8 @@ class GlusterFS(Backend):
         bricks, redundancy = description.get("bricks"), description.get("redundancy")
         if description.get("volume_type") == "disperse" and bricks and redundancy:
             copies = int(bricks) / (int(bricks) - int(redundancy))
-        return replace(super().facts(description), write_copies=copies, stored_copies=copies)
+        return replace(super().facts(description), write_copies=copies, stored_copies=copies,
+                       client_fanout=True)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
@@ -161,6 +162,8 @@ class GlusterFS(Backend):
             "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
             "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
             "note": STRIPE_NOTE, "mounted_by": "dfsbench" if client.owned else "the user",
+            # (a volume of its own is on the one host of the glusterd that made it)
+            "storage_nodes": 1 if volume is not None else info.storage_nodes,
         }
         if info.cluster:
             description["cluster"] = info.cluster

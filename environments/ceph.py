@@ -312,7 +312,8 @@ class CephLab:
                         settings={"osd_memory_target": f"{self.osd_memory_target >> 20} MiB",
                                   "pg_num": str(self.pg_num), "pg_autoscale_mode": "off",
                                   "mon_data_avail_warn": "2%",
-                                  "osd_crush_chooseleaf_type": "0 (replicas across OSDs of one host)"})
+                                  "osd_crush_chooseleaf_type": "0 (replicas across OSDs of one host)"},
+                           storage_nodes=1)
 
     def wait_healthy(self, mon: MonSession) -> None:
         proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",

@@ -24,6 +24,7 @@ import secrets
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -31,7 +32,8 @@ from pydantic import Field, field_validator, model_validator
 from backends import gluster_client
 from backends.ceph_client import CephService
 from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies
-from environments.docker_faults import LabFaults
+from environments.docker_ceph import DETECTION
+from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node
 from harness.api.contracts import Cluster, LabStatus, Options, ServiceHealth
@@ -43,6 +45,8 @@ from harness.system.ledger import Ledger
 from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
+SHARED = ("the container lab: every node is a container of this one machine, sharing its CPUs and its "
+          "disk; the links between them are shaped, their CPUs and disk are not")
 VOLUME = "dfsbench"
 BRICKS = "/bricks"
 DATA = "/data"
@@ -87,6 +91,9 @@ class DockerOptions(LabOptions):
     ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
+    client_links: dict[str, Link] = Field(default_factory=dict, description="a link of its own for a "
+                                          "client node, by name (client1, client2, …): e.g. one client "
+                                          "behind a slower link than the others")
     ready_timeout_s: float = Field(180, gt=0)
     sample_every_s: float = Field(2.0, ge=0, description="how often each node's resources are "
                                   "sampled within a cell (Docker stats; 0: at its start and end only, "
@@ -102,6 +109,10 @@ class DockerOptions(LabOptions):
         if self.layout.kind != "disperse" and self.gluster_replica > self.gluster_nodes:
             raise ValueError(f"{self.gluster_nodes} GlusterFS nodes cannot hold replica-"
                              f"{self.gluster_replica} sets on different nodes")
+        unknown = sorted(set(self.client_links) - {f"client{j + 1}" for j in range(self.clients)})
+        if unknown:
+            raise ValueError(f"client_links names {', '.join(unknown)}, and the lab's clients are client1 "
+                             f"to client{self.clients}")
         if self.ceph_replicas > self.ceph_osd_nodes:
             raise ValueError(f"ceph_replicas {self.ceph_replicas} needs as many OSD nodes: the failure "
                              f"domain is the node, and there are {self.ceph_osd_nodes}")
@@ -173,8 +184,10 @@ class DockerEnvironment(LabEnvironment):
             return NodeSampler(nodes, list(clients), self.options.sample_every_s)
 
         faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None)
+        links = {name: parse_rate(rate) for name, rate in (facts.get("links") or {}).items()}
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
-                       servers=servers, faults=faults)
+                       servers=servers, faults=faults, hosts_facts=facts.get("client_facts") or {}, links=links,
+                       host_disk=Path(facts.get("docker_root") or "/var/lib/docker"), note=SHARED)
 
     def check_alive(self, ledger: Ledger) -> None:
         prefix = f"dfsbench-{ledger.data.get('docker', {}).get('lab')}-"
@@ -234,15 +247,21 @@ def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, A
             metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
             version=facts["ceph_version"], log_dir="", phases=phases,
             settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
-                      "osd_nodes": str(len(facts["ceph_osd_nodes"]))})
+                      "osd_nodes": str(len(facts["ceph_osd_nodes"])), **DETECTION},
+            storage_nodes=len(facts["ceph_osd_nodes"]))
     if facts.get("gluster_nodes"):
         nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
         services["gluster"] = GlusterService(
             host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
             replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
             version=facts["gluster_version"], log_dir="", phases=phases,
-            volume_options=dict(HONEST_OPTIONS), redundancy=facts.get("redundancy"))
+            volume_options={**HONEST_OPTIONS, **GLUSTER_DETECTION}, redundancy=facts.get("redundancy"))
     return services
+
+
+def link_of(options: DockerOptions, hostname: str) -> Link:
+    """The link a node is shaped to: its own, or the lab's."""
+    return options.client_links.get(hostname, options.link)
 
 
 def shape(node: Node, bits_per_second: int) -> None:
@@ -313,9 +332,13 @@ class LabBringUp:
         self.phase(f"{sum(len(v) for v in started.values())} containers started")
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(self.shape, [n for nodes in started.values() for n in nodes]))
-        self.phase(f"links shaped to {self.o.link.rate}")
+            client_facts = dict(zip(hosts["client"], pool.map(lambda n: n.facts(), started["client"])))
+        self.phase(f"links shaped to {self.o.link.rate}" + "".join(
+            f", {name}'s to {link.rate}" for name, link in sorted(self.o.client_links.items())))
         facts: dict[str, Any] = {"network": self.network, "link": self.o.link.rate,
-                                 "clients": [c.name for c in started["client"]]}
+                                 "docker_root": docker("info", "--format", "{{.DockerRootDir}}").strip(),
+                                 "links": {name: link.rate for name, link in self.o.client_links.items()},
+                                 "clients": [c.name for c in started["client"]], "client_facts": client_facts}
         jobs: dict[str, Callable[[], dict[str, Any]]] = {}
         if "gluster" in started:
             jobs["gluster"] = lambda: self.gluster(started["gluster"])
@@ -341,7 +364,7 @@ class LabBringUp:
         # node-major order: consecutive bricks (a replica set) are on different nodes
         bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.o.bricks_per_node) for n in names]
         cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
-        for key, value in HONEST_OPTIONS.items():
+        for key, value in {**HONEST_OPTIONS, **GLUSTER_DETECTION}.items():
             cli("volume", "set", VOLUME, key, value)
         cli("volume", "start", VOLUME)
         proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
@@ -349,6 +372,7 @@ class LabBringUp:
                       timeout=self.o.ready_timeout_s, interval=0.5)
         self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
         return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
+                "bricks_per_node": self.o.bricks_per_node,
                 "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
                 "replica": self.o.gluster_replica if layout.kind != "disperse" else None,
                 "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
@@ -383,10 +407,10 @@ class LabBringUp:
         return Node(name)
 
     def shape(self, node: Node) -> None:
-        shape(node, self.o.link.bits_per_second)
+        shape(node, link_of(self.o, node.label.removeprefix(f"dfsbench-{self.lab}-")).bits_per_second)
 
     def glusterd(self, node: Node) -> None:
-        node.exec("glusterd")
+        node.exec(*GLUSTERD)
         proc.wait_for(lambda: (GlusterCli(node).answers()[0], "glusterd not answering yet"),
                       what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.2)
 

@@ -19,6 +19,11 @@ from environments.ceph import keyring_text, lab_conf, lab_keys
 from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
+# how soon the cluster notices a node that is gone (a fault): OSDs ping each other every
+# second and report a peer silent for 4 s, and one report is enough (defaults: 6 s, 20 s,
+# 2 reporters) — so a kill is noticed within seconds, as the lab's faults need
+DETECTION = {"osd_heartbeat_interval": "1", "osd_heartbeat_grace": "4", "mon_osd_min_down_reporters": "1",
+             "mon_osd_adjust_heartbeat_grace": "false"}
 
 
 class CephNodes:
@@ -34,7 +39,7 @@ class CephNodes:
     def conf(self, mon_ip: str) -> str:
         return lab_conf(self.fsid, f"v2:{mon_ip}:3300", DATA, replicas=self.replicas, pg_num=self.pg_num,
                         osd_size=16 << 30, osd_memory_target=1024 << 20,
-                        extra={"global": {"public_network": self.subnet, "log_to_stderr": "false"}})
+                        extra={"global": {"public_network": self.subnet, "log_to_stderr": "false", **DETECTION}})
 
     def up(self) -> dict[str, Any]:
         mon_ip = self.mon.address()

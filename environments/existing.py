@@ -346,7 +346,8 @@ class CephAccessSetup:
                            data_pool=described["data_pool"], metadata_pool=described["metadata_pool"],
                            replicas=described["data_pool_size"], osds=described["osds"],
                            version=described["version"], log_dir="", phases={}, client=s.client,
-                           mounted=str(s.mounted) if s.mounted else "", cluster=described["cluster"])
+                           mounted=str(s.mounted) if s.mounted else "", cluster=described["cluster"],
+                           storage_nodes=osd_hosts(described["cluster"].get("osd_tree") or ""))
 
     def _check_files(self, host: Host, conf: str, keyring: str) -> None:
         """Both files readable on the host; the keyring's keys hidden from every output."""
@@ -358,6 +359,11 @@ class CephAccessSetup:
         text = host.run(["cat", keyring], timeout=30).stdout
         for key in keyring_keys(text):
             remember(key)
+
+
+def osd_hosts(tree: str) -> int:
+    """The hosts in ``ceph osd tree``'s text (the nodes the OSDs are spread over)."""
+    return sum(1 for line in tree.splitlines()[1:] if "host" in line.split()[1:4])
 
 
 def describe_ceph(cli: Any, fs_name: str) -> dict[str, Any]:

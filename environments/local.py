@@ -28,6 +28,10 @@ from harness.system import signals
 from harness.system.ledger import Ledger, read_mounts
 
 
+ONE_HOST = ("the local lab: client and servers share this one host with no network between them, so "
+            "replication costs no link here, and its comparisons are of this host, not of a cluster")
+
+
 class LocalOptions(LabOptions):
     ceph_osds: int = Field(3, ge=1, le=12)
     ceph_replicas: int = Field(3, ge=1, le=12)
@@ -79,7 +83,8 @@ class LocalEnvironment(LabEnvironment):
         return found
 
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
-        return Cluster("local", services, ledger, self.lab_dir, reused, shared_disk=self.lab_dir)
+        # (no host_disk: that client and servers share this host is said of every comparison here)
+        return Cluster("local", services, ledger, self.lab_dir, reused, shared_disk=self.lab_dir, note=ONE_HOST)
 
     def check_alive(self, ledger: Ledger) -> None:
         dead = [f"{name} (pid {p.pid})" for name, p, alive in ledger.live_processes() if not alive]

@@ -1,16 +1,20 @@
 """Resources of the container lab's nodes over one cell, from the Docker stats API (CPU,
 memory, network, block I/O of each container, a one-shot sample at the start and at the
-end of the cell) and, for the process that used the most CPU in a node, from the node's
-/proc (utime + stime of every process, at the same two moments). Every ``every_s``
-seconds within the cell each node's stats are sampled again (for the peak rates) and the
-client nodes' processes looked at (their tools start and end within the cell)."""
+end of the cell, and every ``every_s`` seconds within it) and, for the process that used
+the most CPU in a node, from the node's /proc (utime + stime of every process).
+
+Every rate is over the time between the samples' own timestamps (the payload's ``read``,
+not the moment the call returned, which waits on the engine's collector), and every
+counter is read as an increase: one that went down was reset (the container restarted, a
+fault), and counts from zero from there. The client nodes' processes are looked at with
+each periodic sample (their tools start and end within the cell), so the process named
+beside a peak used its share over that same window."""
 
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from environments.nodes import Node
@@ -20,29 +24,21 @@ from harness.api.sampler import NodeUsage, Sampler
 PROCESS_TICKS = "for f in /proc/[0-9]*/stat; do cat $f 2>/dev/null; echo; done"
 TICKS_PER_SECOND = 100
 EVERY_S = 2.0
+SHORTEST_S = 0.5  # two samples closer than this make no rate
 
 
 Ticks = dict[tuple[int, str], int]  # CPU ticks by (pid, name)
+Sample = tuple[float, dict[str, Any], Ticks | None]  # (payload time, stats, process ticks if looked at)
 
 
 class NodeSampler(Sampler):
     def __init__(self, nodes: list[Node], watched: list[Node] | None = None, every_s: float = EVERY_S) -> None:
         self.nodes, self.every_s = nodes, every_s
-        self.watched = watched or []  # nodes whose processes are looked at every every_s
-        self.first: dict[str, tuple[float, dict[str, Any], Ticks]] = {}
-        self.seen: dict[str, Ticks] = {}  # the last ticks of every process seen in the cell
-        self.series: dict[str, list[tuple[float, dict[str, Any]]]] = {}  # stats every every_s
+        self.watched = {n.label for n in watched or []}  # nodes whose processes are looked at every every_s
+        self.series: dict[str, list[Sample]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._docker: Any = None
-
-    def _stats(self, node: Node) -> dict[str, Any] | None:
-        try:
-            stats: dict[str, Any] = self._client().containers.get(node.name).stats(stream=False, one_shot=True)
-        except Exception:  # a node that is gone (a fault) has nothing to say; the cell goes on
-            return None
-        self.series.setdefault(node.label, []).append((time.monotonic(), stats))
-        return stats
 
     def _client(self) -> Any:
         """One Docker API client for the sampler's life (not one per call)."""
@@ -52,27 +48,26 @@ class NodeSampler(Sampler):
             self._docker = docker.from_env()
         return self._docker
 
-    def _sample(self, node: Node) -> tuple[float, dict[str, Any], Ticks] | None:
-        stats = self._stats(node)
-        if stats is None:
-            return None
-        return time.monotonic(), stats, self._ticks(node)
+    def _sample(self, node: Node, processes: bool) -> None:
+        try:
+            stats: dict[str, Any] = self._client().containers.get(node.name).stats(stream=False, one_shot=True)
+        except Exception:  # a node that is gone (a fault) has nothing to say; the cell goes on
+            return
+        when = stamp(stats)
+        series = self.series.setdefault(node.label, [])
+        if when is None or not running(stats) or (series and when <= series[-1][0]):
+            return  # (a stopped container's payload: zero time, no counters; or no newer reading)
+        ticks = self._ticks(node) if processes else None
+        series.append((when, stats, ticks))
 
-    def _all(self) -> dict[str, tuple[float, dict[str, Any], Ticks]]:
+    def _all(self, every: bool) -> None:
         # all at once: a one-shot sample can wait up to a second for the engine's collector
         with ThreadPoolExecutor(max_workers=len(self.nodes) or 1) as pool:
-            samples = list(pool.map(self._sample, self.nodes))
-        found = {n.label: s for n, s in zip(self.nodes, samples) if s is not None}
-        for node, (_, _, ticks) in found.items():
-            self.seen.setdefault(node, {}).update(ticks)
-        return found
+            list(pool.map(lambda n: self._sample(n, every or n.label in self.watched), self.nodes))
 
     def _watch(self) -> None:
-        with ThreadPoolExecutor(max_workers=len(self.nodes) + len(self.watched) or 1) as pool:
-            while not self._stop.wait(self.every_s):
-                list(pool.map(self._stats, self.nodes))
-                for node, out in zip(self.watched, pool.map(self._ticks, self.watched)):
-                    self.seen.setdefault(node.label, {}).update(out)
+        while not self._stop.wait(self.every_s):
+            self._all(every=False)
 
     @staticmethod
     def _ticks(node: Node) -> Ticks:
@@ -80,7 +75,7 @@ class NodeSampler(Sampler):
 
     def start(self) -> None:
         self.series = {}
-        self.first = self._all()
+        self._all(every=True)
         if self.every_s > 0:
             self._thread = threading.Thread(target=self._watch, daemon=True, name="dfsbench-stats")
             self._thread.start()
@@ -89,62 +84,97 @@ class NodeSampler(Sampler):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
-        last = self._all()
-        out = []
-        for node in last:
-            if node in self.first:
-                whole = usage(node, self.first[node], (*last[node][:2], self.seen.get(node, last[node][2])))
-                cpu, rx, tx = peaks(self.series.get(node, []))
-                out.append(replace(whole, peak_cpu=cpu, peak_net_rx=rx, peak_net_tx=tx))
-        return out
+        self._all(every=True)
+        return [usage(node, series) for node, series in self.series.items() if len(series) >= 2]
 
 
-def peaks(series: list[tuple[float, dict[str, Any]]]) -> tuple[float, float, float]:
-    """The highest CPU (%), network in and out (B/s) between consecutive samples of a node."""
-    cpu = rx = tx = 0.0
-    for (t0, a), (t1, b) in zip(series, series[1:]):
-        if t1 - t0 < 0.5:  # too short to be a rate
-            continue
-        u = usage("", (t0, a, {}), (t1, b, {}))
-        cpu, rx, tx = max(cpu, u.cpu), max(rx, u.net_rx), max(tx, u.net_tx)
-    return cpu, rx, tx
+def stamp(stats: dict[str, Any]) -> float | None:
+    """The time the engine read the stats (seconds since the epoch), from the payload; None
+    where it gives none (a stopped container's payload says 0001-01-01)."""
+    text = str(stats.get("read") or "")
+    try:
+        whole, _, rest = text.rstrip("Z").partition(".")
+        base = datetime.fromisoformat(whole + "+00:00").timestamp()
+    except ValueError:
+        return None
+    if base <= 0:
+        return None
+    return base + (float("0." + "".join(c for c in rest if c.isdigit())) if rest else 0.0)
 
 
-def usage(node: str, a: tuple[float, dict[str, Any], Ticks], b: tuple[float, dict[str, Any], Ticks]) -> NodeUsage:
-    """A node's use of each resource between samples ``a`` and ``b``; the process
-    ticks of ``b`` are the last seen of every process (one that started after ``a``
-    counts from zero), summed by name."""
-    (t0, s0, p0), (t1, s1, p1) = a, b
-    seconds = max(t1 - t0, 1e-6)
-    cpu0, cpu1 = s0.get("cpu_stats", {}), s1.get("cpu_stats", {})
-    used = cpu1.get("cpu_usage", {}).get("total_usage", 0) - cpu0.get("cpu_usage", {}).get("total_usage", 0)
-    system = cpu1.get("system_cpu_usage", 0) - cpu0.get("system_cpu_usage", 0)
-    cores = cpu1.get("online_cpus") or 1
-    cpu = 100.0 * used / system * cores if system > 0 else 0.0
-    mem = s1.get("memory_stats", {})
-    inactive = mem.get("stats", {}).get("total_inactive_file", mem.get("stats", {}).get("inactive_file", 0))
-    memory = float(max(0, mem.get("usage", 0) - inactive))
+def running(stats: dict[str, Any]) -> bool:
+    """Whether a payload is a running container's: a stopped or killed one's has no CPU
+    counters and no cores (its zeros are no reading, and no reset to count from)."""
+    cpu = stats.get("cpu_stats") or {}
+    return bool((cpu.get("cpu_usage") or {}).get("total_usage")) and bool(cpu.get("online_cpus"))
 
-    def net(stats: dict[str, Any], key: str) -> int:
-        return sum(i.get(key, 0) for i in (stats.get("networks") or {}).values())
 
-    def blk(stats: dict[str, Any], op: str) -> int:
+def increase(values: list[float]) -> float:
+    """What a cumulative counter counted over consecutive readings; where it went down it
+    was reset (a restarted container) and counts from zero there."""
+    return sum(b - a if b >= a else b for a, b in zip(values, values[1:]))
+
+
+def _counters(stats: dict[str, Any]) -> dict[str, float]:
+    def net(key: str) -> float:
+        return float(sum(i.get(key, 0) for i in (stats.get("networks") or {}).values()))
+
+    def blk(op: str) -> float:
         entries = (stats.get("blkio_stats") or {}).get("io_service_bytes_recursive") or []
-        return sum(e.get("value", 0) for e in entries if str(e.get("op", "")).lower() == op)
+        return float(sum(e.get("value", 0) for e in entries if str(e.get("op", "")).lower() == op))
 
-    process, process_cpu = "", 0.0
+    cpu = float((stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage", 0))
+    return {"cpu": cpu, "rx": net("rx_bytes"), "tx": net("tx_bytes"), "read": blk("read"), "write": blk("write")}
+
+
+def _rates(samples: list[Sample]) -> dict[str, float]:
+    """Per second over the samples' own time: CPU in percent of one core, bytes for the rest."""
+    seconds = max(samples[-1][0] - samples[0][0], 1e-6)
+    counters = [_counters(s) for _, s, _ in samples]
+    out = {k: increase([c[k] for c in counters]) / seconds for k in counters[0]}
+    out["cpu"] = 100.0 * out["cpu"] / 1e9
+    return out
+
+
+def _top(before: Ticks, after: Ticks, seconds: float) -> tuple[str, float]:
+    """The process name that used the most CPU between two looks (percent of one core):
+    one that started after the first look counts from zero."""
     deltas: dict[str, int] = {}
-    for (pid, name), ticks in p1.items():
-        deltas[name] = deltas.get(name, 0) + ticks - p0.get((pid, name), 0)
-    if deltas:
-        process = max(deltas, key=lambda name: deltas[name])
-        process_cpu = 100.0 * max(0, deltas[process]) / TICKS_PER_SECOND / seconds
-    return NodeUsage(node, seconds, cpu, memory,
-                     (net(s1, "rx_bytes") - net(s0, "rx_bytes")) / seconds,
-                     (net(s1, "tx_bytes") - net(s0, "tx_bytes")) / seconds,
-                     (blk(s1, "read") - blk(s0, "read")) / seconds,
-                     (blk(s1, "write") - blk(s0, "write")) / seconds,
-                     process, process_cpu)
+    for (pid, name), ticks in after.items():
+        deltas[name] = deltas.get(name, 0) + max(0, ticks - before.get((pid, name), 0))
+    if not deltas:
+        return "", 0.0
+    name = max(deltas, key=lambda n: deltas[n])
+    return name, 100.0 * deltas[name] / TICKS_PER_SECOND / max(seconds, 1e-6)
+
+
+def usage(node: str, series: list[Sample]) -> NodeUsage:
+    """A node's use of each resource over its samples (first to last), its peaks between
+    consecutive samples, and the process that used the most CPU over the cell (every
+    process seen, at its last look) and over the peak's window."""
+    whole = _rates(series)
+    first, last = series[0], series[-1]
+    stats = last[1]
+    mem = stats.get("memory_stats", {})
+    inactive = mem.get("stats", {}).get("total_inactive_file", mem.get("stats", {}).get("inactive_file", 0))
+    cores = int((stats.get("cpu_stats") or {}).get("online_cpus") or 0)
+    seen: Ticks = {}
+    for _, _, ticks in series:
+        seen.update(ticks or {})
+    process, process_cpu = _top(first[2] or {}, seen, last[0] - first[0]) if first[2] is not None else ("", 0.0)
+    peak = {"cpu": 0.0, "rx": 0.0, "tx": 0.0}
+    peak_process, peak_process_cpu = "", 0.0
+    for a, b in zip(series, series[1:]):
+        if b[0] - a[0] < SHORTEST_S:
+            continue
+        r = _rates([a, b])
+        if r["cpu"] > peak["cpu"]:  # (its processes, where they were looked at both times)
+            peak_process, peak_process_cpu = _top(a[2], b[2], b[0] - a[0]) \
+                if a[2] is not None and b[2] is not None else ("", 0.0)
+        peak = {k: max(peak[k], r[k]) for k in peak}
+    return NodeUsage(node, last[0] - first[0], whole["cpu"], float(max(0, mem.get("usage", 0) - inactive)),
+                     whole["rx"], whole["tx"], whole["read"], whole["write"], process, process_cpu,
+                     peak["cpu"], peak["rx"], peak["tx"], cores, peak_process, peak_process_cpu)
 
 
 def process_ticks(text: str) -> Ticks:

@@ -30,6 +30,8 @@ TIMED_OUT = (124, 137)
 class Node(RemoteHost):
     """A container of the lab, reached with ``docker exec``."""
 
+    clock_offset = 0.0  # (a container reads this machine's kernel clock)
+
     def __init__(self, name: str, hostname: str | None = None) -> None:
         self.name = name
         self.hostname = hostname  # its name on the lab's network

@@ -74,7 +74,28 @@ def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: flo
     finish = max(r["end"] for r in results)
     return {"operation": op, "elapsed": finish - start, "files": sum(r["files"] for r in results),
             "bytes": sum(r["bytes"] for r in results), "latencies": [x for r in results for x in r["lat"]],
+            "started": min(r["started"] for r in results), "ended": max(r["ended"] for r in results),
+            "progress": merged([r["progress"] for r in results]),
             "threads": [{"files": r["files"], "elapsed": r["end"] - r["start"]} for r in results]}
+
+
+def merged(series: list[list[list[float]]]) -> list[list[float]]:
+    """Several workers' progress ([time, files, bytes] so far, at moments) as one: at every
+    moment any of them noted, what all had done (each taken as linear between its notes)."""
+    def at(points: list[list[float]], t: float) -> tuple[float, float]:
+        if t < points[0][0]:
+            return 0.0, 0.0
+        for a, b in zip(points, points[1:]):
+            if t <= b[0]:
+                share = (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 1.0
+                return a[1] + (b[1] - a[1]) * share, a[2] + (b[2] - a[2]) * share
+        return points[-1][1], points[-1][2]
+
+    moments = sorted({p[0] for points in series for p in points})
+    return [[t, *map(sum, zip(*(at(points, t) for points in series)))] for t in moments]
+
+
+NOTE_EVERY = 0.25  # seconds between two notes of what a worker or a copy has done so far
 
 
 def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection) -> None:
@@ -86,8 +107,18 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         lat: list[float] = []
         clock = time.perf_counter
         total = 0
+        done = 0
         barrier.wait(timeout=60)
         start = clock()
+        started = time.time()
+        progress = [[started, 0, 0]]
+        noted = start
+
+        def note(now: float) -> None:  # (every NOTE_EVERY s: what this worker has done so far)
+            nonlocal noted
+            if now - noted >= NOTE_EVERY:
+                noted = now
+                progress.append([started + now - start, done, total])
         if op == "create":
             flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
             for name in names:
@@ -99,6 +130,8 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                 os.close(fd)
                 lat.append(clock() - t0)
                 total += written
+                done += 1
+                note(t0 + lat[-1])
             files = count
         elif op == "ls-l":
             listed = os.listdir(directory)
@@ -106,6 +139,8 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                 t0 = clock()
                 os.lstat(os.path.join(directory, name))
                 lat.append(clock() - t0)
+                done += 1
+                note(t0 + lat[-1])
             files = len(listed)
             if files != count:
                 raise RuntimeError(f"listed {files} files in {directory}, expected {count}")
@@ -121,9 +156,14 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                 if got != size:
                     raise RuntimeError(f"{name}: read {got} bytes, expected {size}")
                 total += got
+                done += 1
+                note(t0 + lat[-1])
             files = count
         end = clock()
-        out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat})
+        ended = started + end - start
+        progress.append([ended, files, total])
+        out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat, "started": started,
+                  "ended": ended, "progress": progress})
     except BaseException as exc:  # reported to the parent, which raises it
         barrier.abort()  # release the other workers at once instead of after the timeout
         out.send({"error": f"{type(exc).__name__}: {exc}"})
@@ -134,12 +174,16 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
 # ------------------------------------------------------------------ largefile
 
 def source(path: str, size: int) -> dict[str, Any]:
-    """Random (incompressible) bytes; reused when a file of that size is already there.
-    Every 4 KiB block starts with its own number, so no two blocks of the file are equal
-    (nothing for block-level dedup or compression to find). Returns its digest."""
+    """Random (incompressible) bytes; reused when a file of that size is already there (and
+    then read through, so that, as a new one, it is in the page cache for the copy that
+    follows). Every 4 KiB block starts with its own number, so no two blocks of the file are
+    equal (nothing for block-level dedup or compression to find). Returns its digest."""
     file = Path(path)
     digest_file = file.with_suffix(".blake2b")
     if file.exists() and digest_file.exists() and file.stat().st_size == size:
+        with open(file, "rb", buffering=0) as f:
+            while f.read(CHUNK * 8):
+                pass
         return {"digest": digest_file.read_text()}
     h = hashlib.blake2b()
     chunk = bytearray(os.urandom(CHUNK))
@@ -158,24 +202,32 @@ def source(path: str, size: int) -> dict[str, Any]:
     return {"digest": h.hexdigest()}
 
 
-def copy(src: str, dst: str, bs: int, fsync: bool, warm: bool = False, digest: bool = False) -> dict[str, Any]:
+def copy(src: str, dst: str, bs: int, fsync: bool, digest: bool = False) -> dict[str, Any]:
     """Copy ``src`` to ``dst`` in ``bs`` blocks, timed (with the fsync when asked);
-    ``warm`` reads the source first (into the page cache, untimed); ``digest`` hashes
-    the copy afterwards (untimed)."""
-    if warm:
-        file_digest(src, bs)
+    ``digest`` hashes the copy afterwards (untimed)."""
     buf = bytearray(bs)
     view = memoryview(buf)
+    moved = 0
     start = time.perf_counter()
+    started = time.time()
+    progress = [[started, 0]]
+    noted = start
     with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
         while n := fin.readinto(buf):
             done = 0
             while done < n:
                 done += fout.write(view[done:n])
+            moved += n
+            now = time.perf_counter()
+            if now - noted >= NOTE_EVERY:
+                noted = now
+                progress.append([started + now - start, moved])
         if fsync:
             os.fsync(fout.fileno())
     elapsed = time.perf_counter() - start
-    return {"elapsed": elapsed, **({"digest": file_digest(dst, bs)} if digest else {})}
+    progress.append([started + elapsed, moved])
+    return {"elapsed": elapsed, "started": started, "ended": started + elapsed, "bytes": moved,
+            "progress": progress, **({"digest": file_digest(dst, bs)} if digest else {})}
 
 
 def file_digest(path: str, bs: int) -> str:
@@ -186,7 +238,13 @@ def file_digest(path: str, bs: int) -> str:
     return h.hexdigest()
 
 
-ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"smallfile": smallfile, "source": source, "copy": copy}
+def digest(path: str, bs: int = CHUNK) -> dict[str, Any]:
+    """The blake2b digest of a file (a check of what another client wrote)."""
+    return {"digest": file_digest(path, bs)}
+
+
+ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"smallfile": smallfile, "source": source, "copy": copy,
+                                                     "digest": digest}
 
 
 def main(argv: list[str]) -> int:

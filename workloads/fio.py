@@ -16,9 +16,9 @@ per host plus the aggregate (host ``all``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -29,11 +29,10 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator,
 from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
-from harness.api.records import Measurement
+from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.execution import together
 from harness.system import proc
 from harness.system.hosts import LOCAL, Host, Running
 from harness.units import parse_size
@@ -92,7 +91,8 @@ class FioOptions(Options):
                                   "its filename/directory lines are kept")
     size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
     runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
-    ioengine: str = Field("libaio", description="for files and block devices; RBD images use 'rbd'")
+    ioengine: str = Field("libaio", pattern=r"^[a-z0-9_]+$",
+                          description="for files and block devices; RBD images use 'rbd'")
     direct: bool = True
     servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
                                "mode; they must be running 'fio --server' already")
@@ -102,14 +102,13 @@ class FioOptions(Options):
     all_clients: bool = Field(False, description="in a lab with several client nodes: a fio server "
                               "on each, all running the job at once on their own file (records per "
                               "client and the aggregate, host 'all')")
+    deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
 
     @model_validator(mode="after")
     def _one_kind_of_servers(self) -> FioOptions:
         if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
             raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
         return self
-    deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
-
 
     @field_validator("profiles")
     @classmethod
@@ -128,21 +127,61 @@ class FioOptions(Options):
 
 # ---------------------------------------------------------------- parsing
 
-def _json_document(text: str, source: str) -> dict[str, Any]:
-    """fio's JSON, even when client/server mode printed ``<host> …`` lines before it."""
+def _json_documents(text: str) -> list[dict[str, Any]]:
+    """fio's JSON documents in order — one, or one per ``--status-interval`` and the final
+    one last — even when client/server mode printed ``<host> …`` lines before them."""
+    found: list[dict[str, Any]] = []
+    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
         line_start = text.rfind("\n", 0, start) + 1
         if text[line_start:start].strip() == "":
             try:
-                doc, _ = json.JSONDecoder().raw_decode(text[start:])
-                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
-                    return doc
+                doc, end = decoder.raw_decode(text[start:])
             except json.JSONDecodeError:
                 pass
+            else:
+                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
+                    found.append(doc)
+                    start = text.find("{", start + end)
+                    continue
         start = text.find("{", start + 1)
-    raise BadInput(f"{source} holds no fio JSON output",
-                   hint="run fio with --output-format=json or json+ (the normal text output is not parsed)")
+    return found
+
+
+def _json_document(text: str, source: str) -> dict[str, Any]:
+    """fio's (final) JSON document."""
+    docs = _json_documents(text)
+    if not docs:
+        raise BadInput(f"{source} holds no fio JSON output",
+                       hint="run fio with --output-format=json or json+ (the normal text output is not parsed)")
+    return docs[-1]
+
+
+def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[float, float, float], ...]]]:
+    """Per direction of a local fio run's (one job, or group_reporting) output: when its
+    timed I/O started and ended on the host's clock (the final document's ``timestamp_ms``,
+    less the job's ``job_runtime``), the bytes and operations it did, and its progress
+    (time, bytes, operations so far) from every ``--status-interval`` document."""
+    docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
+    if not docs or len(docs[-1]["jobs"]) != 1:  # (several jobs reported apart: no one interval)
+        return {}
+    out = {}
+    for direction in DIRECTIONS:
+        progress = []
+        for doc in docs:
+            job = doc["jobs"][0]
+            d = job.get(direction) or {}
+            start = (doc["timestamp_ms"] - job.get("job_runtime", 0)) / 1000
+            progress.append((doc["timestamp_ms"] / 1000, float(d.get("io_bytes", 0)), float(d.get("total_ios", 0)),
+                             start))
+        last = progress[-1]
+        if not last[1] and not last[2]:
+            continue
+        started = last[3]
+        out[direction] = (started, last[0], last[1], last[2],
+                          ((started, 0.0, 0.0), *((t, b, n) for t, b, n, _ in progress)))
+    return out
 
 
 def _number(v: Any) -> Any:
@@ -161,8 +200,9 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
 
     One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
     clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
-    lat_p99.9 (s). Client/server output gives a ``host`` per record;
-    fio's own "All clients" entry becomes host ``all``.
+    lat_p99.9 (s). Client/server output gives a ``host`` per record; fio's own "All
+    clients" entry becomes host ``total`` (its clients' total over the longest runtime: fio
+    says no client's start, so it is not the span of ``all``), with ``clients`` and ``basis``.
     """
     try:
         doc = _json_document(text, source)
@@ -183,10 +223,13 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
         name = str(job.get("jobname", "?"))
         host = None
         if "client_stats" in doc:
-            host = "all" if name == "All clients" else str(job.get("hostname", "?"))
+            host = TOOL_TOTAL if name == "All clients" else str(job.get("hostname", "?"))
         job_opts = job.get("job options") or {}
+        total: dict[str, Any] = {}
         if name == "All clients":  # fio's aggregate carries no options of its own
             name, job_opts = _aggregate_of(jobs)
+            total = {"clients": len({j.get("hostname") for j in jobs if j.get("jobname") != "All clients"}),
+                     "basis": "fio's own: the clients' total over the longest runtime"}
         key = (name, host or "")
         seen[key] = seen.get(key, 0) + 1
         opts = {**global_opts, **job_opts}
@@ -200,6 +243,7 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
         }
         if host is not None:
             params["host"] = host
+        params.update(total)
         if seen[key] > 1:
             params["instance"] = seen[key]
         flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
@@ -290,14 +334,15 @@ def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
 
 def _label(m: Measurement) -> tuple[str, str]:
     host = m.params.get("host")
-    return m.test, str(m.params.get("direction", "")) + (f" on {host}" if host not in (None, "all") else "")
+    where = {None: "", ALL_CLIENTS: "", TOOL_TOTAL: " (fio's total)"}.get(host, f" on {host}")
+    return m.test, str(m.params.get("direction", "")) + where
 
 
 class Fio(Workload):
     name = "fio"
     version_argv = ("fio", "--version")
     tools = (("fio", "fio"),)
-    spreads_itself = True  # fio's client/server mode
+    times_phases = True
     tool = "fio"
     parser = staticmethod(parse)
     accepts = frozenset({"path", "block", "rbd"})
@@ -326,6 +371,9 @@ class Fio(Workload):
     def clients_asked(self) -> str | None:
         return "all" if self.options.all_clients else None
 
+    def spreads_itself(self) -> bool:
+        return bool(self.options.servers or self.options.local_servers)
+
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
         return profile_set(p) if isinstance(p, str) else p
@@ -344,18 +392,19 @@ class Fio(Workload):
     # ------------------------------------------------------------ job files
 
     def target_lines(self, target: Target, tag: str) -> tuple[list[str], dict[str, str]]:
-        """(tag names the file; in client/server mode it ends with the host's index, so
-        hosts never share a file.)"""
-        """The [global] lines that point fio at the target, and the environment it needs."""
+        """The [global] lines that point fio at the target, and the environment it needs
+        (``tag`` names the file; in client/server mode it ends with the host's index, so
+        hosts never share a file). Every value from a config is one line's value: a control
+        character is refused, and a ``:`` in a file name (fio's list separator) escaped."""
         if target.kind == "rbd":
             rbd = target.reach(CephAccess)
-            return (["ioengine=rbd", f"clientname={rbd.client}", f"pool={rbd.pool}",
-                     f"rbdname={rbd.image}"], dict(rbd.env))
+            return (["ioengine=rbd", f"clientname={job_value(rbd.client)}", f"pool={job_value(rbd.pool)}",
+                     f"rbdname={job_value(rbd.image)}"], dict(rbd.env))
         lines = [f"ioengine={self.options.ioengine}", f"direct={int(self.options.direct)}"]
         if target.kind == "block":
             target.require_destructive("fio")
-            return lines + [f"filename={target.block.device}"], {}
-        return lines + [f"filename={target.directory / f'dfsbench-fio-{tag}'}"], {}
+            return lines + [f"filename={job_value(target.block.device, path=True)}"], {}
+        return lines + [f"filename={job_value(target.directory / f'dfsbench-fio-{tag}', path=True)}"], {}
 
     def job_text(self, profile: Profile, target: Target, tag: str) -> tuple[str, dict[str, str]]:
         o = self.options
@@ -393,24 +442,111 @@ class Fio(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("fio", "fio")
-        tag = uuid.uuid4().hex[:8]
+        if self.options.all_clients and target.kind != "path":
+            raise DfsbenchError(f"all_clients runs fio on files in a mount; {target.key} is a {target.kind} "
+                                "target, and several clients on one image or device fight over it",
+                                hint="leave all_clients out for it")
+        if self.spreads_itself():
+            yield from self.run_client_server(target, cell, scratch, raw_dir)
+        elif "job_file" in cell:
+            yield from self.run_job_file(target, cell, scratch, raw_dir)
+        else:
+            yield from self.run_profile(target, cell, scratch, raw_dir)
+
+    def run_profile(self, target: Target, cell: dict[str, Any], scratch: Path,
+                    raw_dir: Path) -> Iterator[Measurement]:
+        """One profile on this client (of one, or of several running the cell at once),
+        timed by fio itself. On files, each client lays out its own file first (untimed, so
+        the timed I/O of every client starts together), and a read profile reads, with two
+        or more client hosts, what another client laid out (no cache of the writer's)."""
+        profile = next(p for p in self.profiles() if p.name == cell["profile"])
+        host, view, writer = target.host, target, target.host
+        cache: str | None = None
+        self.fill(target, raw_dir, scratch)
+
+        def job(on: Target, of: Host, name: str, where: Path) -> tuple[Path, dict[str, str]]:
+            """The profile's job file on ``on``'s host, on the file of client ``of``."""
+            text, env = self.job_text(profile, on, target.file_of("", of).lstrip("-"))
+            local = raw_dir / name
+            local.write_text(text)
+            return on.host.put(local, where), env
+
+        own = target.directory / target.file_of("dfsbench-fio", host) if target.kind == "path" else None
+        try:
+            if own is not None:  # laid out before the clock runs, as fio would at its start
+                layout, env = job(target, host, f"fio-{profile.name}-layout.fio", scratch)
+                laid = host.run_tool(["fio", "--create_only=1", str(layout)], deadline=self.deadline(),
+                                     output=raw_dir / f"fio-{profile.name}-layout.txt", env=env)
+                if not laid.ok:
+                    raise laid.failure(what="could not lay out fio's file: ")
+                if profile.rw in ("read", "randread"):
+                    view, writer, cache = target.reader()
+            path, env = job(view, writer, f"fio-{profile.name}.fio", view.scratch() if view is not target else scratch)
+            out = raw_dir / f"fio-{profile.name}.json"
+            view.begin(profile.name)
+            result = view.host.run_tool(["fio", "--output-format=json+", "--status-interval=1", str(path)],
+                                        deadline=self.deadline(), output=out, env=env)
+        except BaseException:
+            if own is not None:  # (the cell's own error is the one to report)
+                with contextlib.suppress(DfsbenchError):
+                    self.remove(host, target, own)
+            raise
+        if own is not None:
+            target.settle("fio")  # (no other client reads this one's file any more)
+            self.remove(host, target, own)
+        extra = {"cache": cache} if cache else {}
+        if view.host.label != host.label:
+            extra["read_on"] = view.host.label
+        yield from self.timed_records(result, out, view, target, extra)
+
+    def timed_records(self, result: proc.ToolRun, out: Path, view: Target, target: Target,
+                      extra: dict[str, Any]) -> Iterator[Measurement]:
+        """The records of a local fio run, each with when its I/O ran on this machine's clock
+        and what it moved (where fio's output says so: one job, or group reporting)."""
+        timing = timed(result.output)
+        for m in self.records(result, out):
+            direction = str(m.params.get("direction"))
+            params = {**m.params, **extra}
+            progress: tuple[tuple[float, float], ...] = ()
+            if direction in timing:
+                started, ended, moved, ops, steps = timing[direction]
+                when, _ = view.timing(started, ended)
+                params.update(when, bytes=moved, ops=ops)
+                column = {"throughput": 1, "iops": 2}.get(m.metric)
+                if column is not None:
+                    progress = view.timing(started, ended, [(p[0], p[column]) for p in steps])[1]
+            yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress)
+
+    def run_job_file(self, target: Target, cell: dict[str, Any], scratch: Path,
+                     raw_dir: Path) -> Iterator[Measurement]:
+        """A user's job file as it is, on this client."""
+        job = Path(cell["job_file"])
+        env = self.target_lines(target, target.tag)[1] if target.kind == "rbd" else {}
+        out = raw_dir / f"fio-{job.stem}.json"
+        target.begin(job.stem)
+        result = target.host.run_tool(["fio", "--output-format=json+", "--status-interval=1",
+                                       str(target.host.put(job, scratch))], deadline=self.deadline(), output=out,
+                                      env=env)
+        yield from self.timed_records(result, out, target, target, {})
+
+    def run_client_server(self, target: Target, cell: dict[str, Any], scratch: Path,
+                          raw_dir: Path) -> Iterator[Measurement]:
+        """fio's client/server mode, with the user's ``servers`` or ``local_servers`` on this
+        host's loopback addresses: this machine is the fio client and holds the job files;
+        records per server and fio's own aggregate (host ``all``: its total over the longest
+        runtime, which fio alone defines here — it reports no server's start)."""
+        tag = target.tag
         o = self.options
         if o.local_servers and not target.host.local:
             raise DfsbenchError(f"local_servers start fio servers on this host, and the client of "
                                 f"{target.key} is {target.host.name}",
                                 hint="use 'all_clients: true' to load it from every client node")
         places: list[tuple[Host, str]] = [(LOCAL, f"127.0.9.{i + 1}") for i in range(o.local_servers)]
-        if together.spread(self, target):
-            if target.kind != "path":
-                raise DfsbenchError(f"all_clients runs fio on files in a mount; {target.key} is a "
-                                    f"{target.kind} target", hint="leave all_clients out for it")
-            places = [(host, host.address()) for host in target.hosts]
         with FioServers(places, raw_dir, scratch) as started:
             servers = o.servers or started
-            hosts = max(1, len(servers))
             env: dict[str, str] = {}
             if "job_file" in cell:
-                jobs = [Path(cell["job_file"])] * hosts
+                jobs = [Path(cell["job_file"])] * len(servers)
                 env = self.target_lines(target, tag)[1] if target.kind == "rbd" else {}
                 name = jobs[0].stem
             else:
@@ -418,23 +554,30 @@ class Fio(Workload):
                 name = profile.name
                 self.fill(target, raw_dir, scratch)
                 jobs = []
-                for h in range(hosts):
-                    text, env = self.job_text(profile, target, f"{tag}-h{h}" if servers else tag)
-                    jobs.append(raw_dir / (f"fio-{name}-h{h}.fio" if servers else f"fio-{name}.fio"))
+                for h in range(len(servers)):
+                    text, env = self.job_text(profile, target, f"{tag}-h{h}")
+                    jobs.append(raw_dir / f"fio-{name}-h{h}.fio")
                     jobs[-1].write_text(text)
-                if not servers:  # (a fio client sends its job files to the servers itself)
-                    jobs = [target.host.put(job, scratch) for job in jobs]
             out = raw_dir / f"fio-{name}.json"
-            # in client/server mode this machine is the fio client: it holds the job files
-            # and sends them to the servers
-            runner = LOCAL if servers else target.host
+            target.begin(name)
             try:
-                result = runner.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out,
-                                         env=env)
+                result = LOCAL.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out, env=env)
             finally:  # (where the file system stopped answering, the teardown removes them)
                 if target.kind == "path" and target.host.answers(target.directory) is None:
                     target.host.run(["sh", "-c", f'rm -f "$1"/dfsbench-fio-{tag}*', "sh",
                                      str(target.directory)], timeout=600)
+        for m in self.records(result, out):
+            if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
+                m = replace(m, params={**m.params, "clients": 1})
+            yield replace(m, backend=target.backend, variant=target.variant)
+
+    @staticmethod
+    def remove(host: Host, target: Target, own: Path) -> None:
+        if host.answers(target.directory) is None:  # (where it does not answer, the teardown removes it)
+            host.run(["rm", "-f", str(own)], timeout=600)
+
+    def records(self, result: proc.ToolRun, out: Path) -> list[Measurement]:
+        """What fio printed, as records (flagged where it failed or hung after printing)."""
         records: list[Measurement] = []
         if result.output.strip():
             try:
@@ -450,15 +593,7 @@ class Fio(Workload):
             # fio printed results and still failed (or hung): keep the numbers, flagged
             flag = "hung" if result.hung else "incomplete"
             records = [replace(m, flags=(*m.flags, flag)) for m in records]
-        # a client node by its name in the lab (fio names a server by its address); the
-        # number of clients (each with its own link) a record stands for
-        names = {address: host.label for host, address in places if not host.local}
-        for m in records:
-            params = m.params
-            if names:  # (loopback servers share this host's one link)
-                host = str(params.get("host"))
-                params = {**params, "host": names.get(host, host), "clients": len(names)}
-            yield replace(m, params=params, backend=target.backend, variant=target.variant)
+        return records
 
     def fill(self, target: Target, raw_dir: Path, scratch: Path) -> None:
         # the mark lives on the attachment: a later repeat attaches a new, empty image
@@ -473,6 +608,17 @@ class Fio(Workload):
         if not result.ok:
             raise result.failure(what="could not fill the target before reading: ")
         target.filled_bytes = self.options.size
+
+
+def job_value(value: object, path: bool = False) -> str:
+    """A config's value as the value of one line of a fio job file: refused where it holds a
+    control character (a newline would start a line of its own, e.g. ``exec_prerun=``); in
+    a file name, fio's list separator ``:`` escaped."""
+    text = str(value)
+    if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
+        raise BadInput(f"{text!r} holds a control character and cannot be a value in fio's job file",
+                       hint="give the path, pool or image name without newlines or other control characters")
+    return text.replace(":", "\\:") if path else text
 
 
 def unused_port(host: Host, address: str) -> int:

@@ -4,14 +4,15 @@ The 2014 report timed ``cp`` of 1024-10000 files of ~38 KiB into the mount, ``ls
 directory and ``cp`` back out. This engine (``workloads.engines``, run on the client's host)
 does the same operations with several worker processes (no GIL between them), each in its
 own directory, all started together; it times every file operation, so it reports per-operation latency percentiles as well as
-files/s and MiB/s. Caches are dropped (and the FUSE client remounted) before listing and
-before reading, as the report's author rebooted the client.
+files/s and MiB/s. Listing and reading meet no cache of the writer's, as the report's
+author rebooted the client: with two or more client hosts another one lists and reads
+(IOR's ``-C``), remounting its own client between the two; with one, caches are dropped
+and the FUSE client remounted before each.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,9 @@ from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
-from harness.api.target import Target
+from harness.api.target import OTHER_CLIENT, Target
 from harness.errors import BadInput
+from harness.system.hosts import Host
 from harness.units import size
 from workloads import ENGINES
 
@@ -70,20 +72,27 @@ def _order(m: Measurement) -> tuple[int, int]:
 
 
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,
-                 target: Target) -> Iterator[Measurement]:
-    params = {**cell, "engine": ENGINE, "cache": cache}
+                 target: Target, extra: dict[str, Any] | None = None) -> Iterator[Measurement]:
+    """The records of one operation over all files, as the engine on ``target``'s host
+    timed it: with when it ran and what it moved (``started``, ``ended``; ``files`` is the
+    cell's count, which it moved; ``bytes``)."""
+    timing, by_files = target.timing(result["started"], result["ended"],
+                                     [(t, f) for t, f, _ in result.get("progress", ())])
+    by_bytes = tuple((t, float(b)) for (t, _), (_, _, b) in zip(by_files, result.get("progress", ())))
+    params = {**cell, "engine": ENGINE, "cache": cache, **(extra or {}), **timing}
     flags: tuple[str, ...] = ()  # no-cache-drop is decided from 'cache' by harness.report.limits
     elapsed = result["elapsed"]
     lat = result["latencies"]
 
-    def m(metric: str, value: float, unit: str) -> Measurement:
-        return Measurement("smallfile", op, metric, value, unit, params, target.backend,
-                           target.variant, flags=flags)
+    def m(metric: str, value: float, unit: str, more: dict[str, Any] | None = None,
+          progress: tuple[tuple[float, float], ...] = ()) -> Measurement:
+        return Measurement("smallfile", op, metric, value, unit, {**params, **(more or {})}, target.backend,
+                           target.variant, flags=flags, progress=progress)
 
     yield m("elapsed", elapsed, "s")
-    yield m("files_per_sec", result["files"] / elapsed, "files/s")
+    yield m("files_per_sec", result["files"] / elapsed, "files/s", progress=by_files)
     if op != "ls-l":
-        yield m("throughput", result["bytes"] / elapsed, "B/s")
+        yield m("throughput", result["bytes"] / elapsed, "B/s", {"bytes": result["bytes"]}, by_bytes)
     from harness.report.stats import percentile  # (where records are made: 'dfsbench check' needs none)
 
     yield m("lat_p50", percentile(lat, 50), "s")
@@ -125,6 +134,7 @@ class SmallFile(Workload):
     parser = staticmethod(parse)
     Options = SmallFileOptions
     options: SmallFileOptions
+    times_phases = True
     tools = (("python3", "python3"),)
     suites = {"report": 2}
     tables = (TableSpec("Small files: time to write, list and read N files",
@@ -164,18 +174,31 @@ class SmallFile(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         host = target.host
-        top = target.directory / f"dfsbench-smallfile-{uuid.uuid4().hex[:8]}"
-        host.mkdir(top)
+
+        def top(writer: Host) -> Path:  # (one directory per client, found by the one that reads it)
+            return target.directory / target.file_of("dfsbench-smallfile", writer)
+
+        host.mkdir(top(host))
         threads, files, size = cell["threads"], cell["files"], cell["file_size"]
         per_thread = [files // threads + (1 if t < files % threads else 0) for t in range(threads)]
-        with host.removing(top):
+        view, writer = target, host
+        with host.removing(top(host)):
             for op in self.options.operations:
                 cache = "none"
                 if op != "create" and self.options.drop_caches:
-                    cache = target.drop_caches()
+                    if view is target and writer is host:  # the first operation that reads back
+                        view, writer, cache = target.reader()
+                    elif writer.label != view.host.label:  # (that client's own caches from the step before)
+                        cache = f"sync+{OTHER_CLIENT}+" + view.drop_caches().removeprefix("sync+")
+                    else:
+                        cache = view.drop_caches()
                 raw = raw_dir / f"smallfile-{files}-{op}.json"
-                result = host.engine(ENGINES, "smallfile", {"op": op, "top": str(top), "per_thread": per_thread,
-                                                   "size": size, "deadline": self.options.deadline_s},
-                                     deadline=self.options.deadline_s, output=raw)
-                raw.write_text(json.dumps({**result, "cache": cache, "host": host.name}, indent=1))
-                yield from measurements(op, result, cell, cache, target)
+                view.begin(op)
+                result = view.host.engine(ENGINES, "smallfile", {
+                    "op": op, "top": str(top(writer)), "per_thread": per_thread, "size": size,
+                    "deadline": self.options.deadline_s}, deadline=self.options.deadline_s, output=raw)
+                raw.write_text(json.dumps({**result, "cache": cache, "host": view.host.name, "of": writer.name},
+                                          indent=1))
+                extra = {"read_on": view.host.label} if view.host.label != host.label else {}
+                yield from measurements(op, result, cell, cache, view, extra)
+            target.settle("the last operation")  # (nobody reads this client's files any more)

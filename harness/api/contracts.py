@@ -79,6 +79,15 @@ class Cluster:
     # a directory of this host on the file system that holds every copy of every system's
     # data (a local lab's OSDs and bricks): what a cell writes must fit there, times replicas
     shared_disk: Path | None = None
+    # client hosts (by label) whose link differs from ``link`` (B/s)
+    links: dict[str, float] = field(default_factory=dict)
+    # where the lab's nodes (containers standing for machines) all run on this machine: a
+    # path on the disk that holds the lab's data — a cell of a system of the lab during which
+    # this machine's CPUs or that disk were saturated measured the machine, not the design
+    # (flagged host-bound)
+    host_disk: Path | None = None
+    # what the header says of every comparison made in this environment
+    note: str = ""
 
     def service(self, name: str, kind: type[S], backend: str) -> S:
         """The service a backend needs, or an error saying this environment lacks it."""
@@ -198,9 +207,11 @@ class Backend(ABC):
     def facts(cls, description: dict[str, Any]) -> SystemFacts:
         """The facts of one attached target, from its stored description (so stored and
         imported runs get them too). Override where they depend on the topology."""
+        nodes = description.get("storage_nodes")
         return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control,
                            float(description.get("replicas") or 1), cls.summary(description),
-                           cls.settings, cls.topology, cls.layout(description))
+                           cls.settings, cls.topology, cls.layout(description),
+                           nodes if isinstance(nodes, int) and nodes > 0 else 0)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
@@ -256,9 +267,10 @@ class Workload(ABC):
     # the environment's default: then only on file system targets); see harness.execution.runner
     clients: str = "first"
     clients_given: bool = False
-    # it spreads a cell over every client host itself (fio's client/server mode), rather
-    # than being run on each from a common start (harness.execution.together)
-    spreads_itself: ClassVar[bool] = False
+    # it calls Target.begin right before each timed phase (so several clients start each
+    # together, and a fault's clock starts with the measured work); else the cell's start
+    # stands for its timed start
+    times_phases: ClassVar[bool] = False
     # the parser of ``tool``'s output: ``parser(text, source=…)`` → records (a staticmethod)
     parser: ClassVar[Callable[..., list[Measurement]] | None] = None
     # the built-in suites it is part of ('report': the 2014 report's comparison), each with
@@ -291,6 +303,12 @@ class Workload(ABC):
         """Records of a published table of this workload: the rows of
         ``results/reference/NAME/<workload>.tsv``, in the units the source printed."""
         raise NotImplementedError(f"workload {cls.name} reads no reference table")
+
+    def spreads_itself(self) -> bool:
+        """Whether, so configured, it spreads a cell over several hosts itself (fio's
+        client/server mode), rather than being run on each client host at once from a
+        common start (harness.execution.together)."""
+        return False
 
     def clients_asked(self) -> str | None:
         """'all' where the workload's own options ask for every client host at once (as

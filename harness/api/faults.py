@@ -1,6 +1,7 @@
 """Faults: a workload may declare one — stop, kill or pause one storage node of the system
-under test (or only one OSD or brick process on it) ``after_s`` seconds into each cell,
-and bring it back ``restore_after_s`` seconds into it. Each such cell then runs three
+under test (or only one OSD or brick process on it) ``after_s`` seconds into each cell's
+timed phase (the workload says when that starts: largefile builds its source first), and
+bring it back ``restore_after_s`` seconds into it. Each such cell then runs three
 times, its records told apart by ``phase``:
 
 - ``before``: the healthy cluster;
@@ -8,10 +9,11 @@ times, its records told apart by ``phase``:
 - ``after``: once the cluster is healthy again (or, if it did not recover in time, also
   flagged ``degraded``).
 
-The runner stores, per cell, a ``fault`` record: what was done, when, the time from the
+The runner stores, per cell, a ``fault`` record: what was done and its moments on the
+records' clock (injected, noticed by the cluster, restored, healthy), the time from the
 restore to a healthy cluster (Ceph ``HEALTH_OK``; GlusterFS all bricks online and
-nothing left to heal), and whether the data written during the fault verified afterwards
-(where the workload checks what it reads back). Environments that can do this provide a
+nothing left to heal), and whether what was written during the fault read back intact on
+another client once the cluster was healthy. Environments that can do this provide a
 :class:`Faults` (``Cluster.faults``); the runner does it on the timeline of
 ``harness.execution.timeline``, and ``harness.report.faults`` shows it.
 """
@@ -36,8 +38,8 @@ class FaultSpec(BaseModel):
                                                "only one OSD / brick process on it")
     node: str | None = Field(None, description="which storage node, by its name in the lab; "
                              "default: the system's second storage node")
-    after_s: float = Field(gt=0, description="seconds into the cell")
-    restore_after_s: float | None = Field(None, gt=0, description="seconds into the cell to bring "
+    after_s: float = Field(gt=0, description="seconds into the cell's timed phase")
+    restore_after_s: float | None = Field(None, gt=0, description="seconds into the timed phase to bring "
                                           "it back (default: right after the cell)")
     recovery_timeout_s: float = Field(600, gt=0, description="how long to wait for a healthy "
                                       "cluster after the restore")
@@ -52,9 +54,12 @@ class FaultSpec(BaseModel):
 
 
 class Injected(ABC):
-    """A fault that was done, and how to undo it."""
+    """A fault that was done (to node ``node``: one that stores data, or another, such as a
+    monitor, whose absence leaves every copy in place), and how to undo it."""
 
     description: str
+    node: str = ""
+    stores_data: bool = True
 
     @abstractmethod
     def restore(self) -> None: ...
@@ -69,3 +74,10 @@ class Faults(ABC):
     @abstractmethod
     def health(self, system: str) -> tuple[bool, str]:
         """Whether the system is whole again (and what it says it is)."""
+
+    def noticed(self, system: str, injected: Injected) -> tuple[bool | None, str]:
+        """Whether the system's own state shows the fault now — a state that names it (an
+        OSD marked down, a brick offline), not any failed health check — and what it said;
+        None where the system cannot be asked (the node that would answer is the one
+        down) or the environment cannot tell."""
+        return None, "this environment cannot tell when the system notices a fault"

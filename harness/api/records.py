@@ -55,6 +55,19 @@ FLAGS: dict[str, Flag] = {
                            "setups differ"),
     "degraded": Flag("G", "measured while part of the cluster was down or recovering.",
                      "degraded"),
+    "host-bound": Flag("B", "measured while this machine's CPUs or the disk under the lab were "
+                       "saturated (every node of the lab runs on this one machine): the figure measured "
+                       "the machine, not the design. Give the lab fewer nodes or a bigger host.",
+                       "host saturated"),
+    "no-aggregate": Flag("A", "the clients' records of this cell cannot be added up: they differ in "
+                         "their parameters, or do not say when each ran and what it moved (the "
+                         "record's 'why' says which); the per-client rows stand alone.", "no aggregate"),
+    "no-fault": Flag("Z", "no fault was done in this cell: its timed phase ended before the fault's "
+                     "after_s (or the fault could not be done: its error says why). Give the cell more "
+                     "work or the fault an earlier after_s.", "no fault done"),
+    "not-noticed": Flag("O", "the fault was undone before the system noticed it: there was nothing "
+                        "to recover from, so there is no recovery time. Hold the fault longer "
+                        "than the system's failure detection to measure one.", "fault not noticed"),
 }
 
 
@@ -89,7 +102,17 @@ def unfit_reason(flags: set[str] | frozenset[str]) -> str | None:
 # client of a run on several at once (harness.execution.together, fio's client/server mode)
 HARNESS_PARAMS = ("phase", "host")
 # what describes how a value came about, not which cell it belongs to
-CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu"})
+CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu",
+                            "started", "ended", "bytes", "ops", "moved", "basis", "stonewall", "why",
+                            "moved_each"})
+# what a rate's unit counts, and the param of a client's record that says how much of it the
+# client moved in its timed phase (between ``started`` and ``ended``)
+AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}
+# the ``host`` of a record over several clients: ``all``, what they all moved over the span
+# from the first start to the last end (harness.execution.together); ``total``, a tool's
+# own total over its clients where it says no client's start (its ``basis`` says how)
+ALL_CLIENTS, TOOL_TOTAL = "all", "total"
+OVER_CLIENTS = frozenset({ALL_CLIENTS, TOOL_TOTAL})
 
 
 def lower_is_better(unit: str) -> bool:
@@ -111,6 +134,11 @@ class Measurement:
     run_id: str = ""
     repeat: int = 0
     flags: tuple[str, ...] = ()
+    # how much the record's client had moved so far at moments of its timed phase: (time on
+    # this machine's clock, bytes / files / operations as its unit counts them) — what an
+    # aggregate over several clients reads for the interval they all ran in. Not part of the
+    # record as stored (the raw output keeps it).
+    progress: tuple[tuple[float, float], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -130,6 +158,7 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        del d["progress"]
         d["flags"] = list(self.flags)
         return d
 
@@ -138,7 +167,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k != "progress"}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
 

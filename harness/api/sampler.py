@@ -1,12 +1,13 @@
 """What the nodes of a lab spent during each cell: CPU, memory, network and block I/O per
 node, and the process that took the most CPU there — so a table can say which node and
-resource was busiest (``client1 ceph-fuse: 98 % CPU``) and explain a result instead of
-only reporting it.
+resource was busiest, as a share of its capacity (``client1: 49 % of its 2 cores``), and
+explain a result instead of only reporting it.
 
 An environment that can watch its nodes hands the runner a :class:`Sampler` per cell
 (``Cluster.sampler``); the runner stores what it saw as records of the workload
-``resources``, one per node and metric, plus one ``busiest`` record per cell
-(``harness.execution.sampling``), and ``harness.report.resources`` shows them.
+``resources``, one per node and metric (``harness.execution.sampling``); the view sets
+each against its capacity (``harness.report.limits``) and ``harness.report.resources``
+shows each cell's busiest.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 RESOURCES = "resources"  # the workload name of the records of what the nodes spent
+HOST = "host"  # the test of its records of this machine under the nodes (harness.execution.sampling)
 
 
 @dataclass(frozen=True)
 class NodeUsage:
-    """One node over one cell. ``cpu`` is in docker-stats percent (100 = one core busy)."""
+    """One node over one cell: rates over the cell, and the highest over a few seconds
+    within it (0: not sampled that often). ``cpu`` is in percent of one core (100 = one
+    core busy); ``cores`` how many the node can use."""
 
     node: str
     seconds: float
@@ -29,22 +33,15 @@ class NodeUsage:
     net_tx: float
     blk_read: float
     blk_write: float
-    process: str = ""  # the process that used the most CPU in the node during the cell
+    process: str = ""  # the process that used the most CPU in the node over the cell
     process_cpu: float = 0.0
-    # the highest rates over a few seconds within the cell (0: not sampled that often)
     peak_cpu: float = 0.0
     peak_net_rx: float = 0.0
     peak_net_tx: float = 0.0
-
-    def loads(self, link: float | None) -> dict[str, float]:
-        """Each resource's load as a share of its capacity, in percent, at its peak within
-        the cell (where sampled; else over the whole cell): CPU of one core (a FUSE
-        client's work is mostly one thread's), the network of the node's link."""
-        out = {"CPU": max(self.cpu, self.peak_cpu)}
-        if link:
-            out["network in"] = 100 * max(self.net_rx, self.peak_net_rx) / link
-            out["network out"] = 100 * max(self.net_tx, self.peak_net_tx) / link
-        return out
+    cores: int = 0
+    # the process that used the most CPU over the window of ``peak_cpu`` (watched nodes only)
+    peak_process: str = ""
+    peak_process_cpu: float = 0.0
 
 
 class Sampler(ABC):

@@ -21,7 +21,7 @@ class SystemFacts:
     the limits, the comparability checks and the tables: how to call it, whether its path
     crosses a network, how many times a byte the client writes crosses the client's link,
     whether it is the control (shown, but never half of a verdict), how many bytes it keeps
-    per byte written; and how the header describes it."""
+    per byte written, over how many storage nodes; and how the header describes it."""
 
     display: str
     network: bool = False
@@ -38,6 +38,11 @@ class SystemFacts:
     # how it keeps the target's data where the description says (an existing cluster's pool
     # sizes and failure domains, a volume's type and bricks): differing, runs are not comparable
     layout: Any = None
+    # the storage nodes its data is spread over, each behind a link of its own (0: not known)
+    storage_nodes: int = 0
+    # its client sends each copy itself (a GlusterFS FUSE client writes every replica): while
+    # a node is down it sends one copy fewer, so its write ceiling rises (see harness.report.limits)
+    client_fanout: bool = False
 
     def __post_init__(self) -> None:
         # as it is stored: a layout computed now compares equal to one read back from a run

@@ -4,12 +4,15 @@ drop every cache between a workload and the storage."""
 
 from __future__ import annotations
 
+import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.errors import BadInput, DfsbenchError
+from harness.system import signals
 from harness.system.hosts import LOCAL, Host
 
 A = TypeVar("A", bound="Access")
@@ -28,6 +31,98 @@ class BlockAccess(Access):
 
     device: str
     destructive_ok: bool = False  # only the user's explicit 'allow_destructive: true' sets it
+
+
+# the cache step of a read that runs on another client host than the one that wrote the
+# data (IOR's -C): no cache of the writer's can answer it, whether or not the reader's
+# kernel page cache could be dropped
+OTHER_CLIENT = "other-client"
+
+
+@dataclass
+class Written:
+    """Data a cell wrote and keeps for a check after a fault (see :meth:`Target.keep`): who
+    wrote it and when (this machine's clock), how another client checks it (given that
+    client's view of the target: whether what it reads matches), and how it goes."""
+
+    what: str
+    writer: Host
+    started: float
+    ended: float
+    check: Callable[[Target], bool]
+    remove: Callable[[], None]
+
+
+class Lineup:
+    """What the clients running one cell at once share: the start of each timed phase (every
+    client waits there for the others, so all start it together, as IOR and smallfile do),
+    the cell's tag (names of files one client writes and another reads), and who hears
+    that the cell's measured work has begun (the first timed phase: a fault's clock)."""
+
+    def __init__(self, clients: int = 1, on_start: Callable[[], None] | None = None,
+                 scratch: Callable[[Host], Path] | None = None, keep: list[Written] | None = None) -> None:
+        self.clients = clients
+        self.tag = uuid.uuid4().hex[:8]
+        self.scratch = scratch  # a scratch directory of the run on a client host
+        self.keep = keep  # where a cell that runs through a fault keeps what it wrote
+        self._on_start = on_start
+        self._cond = threading.Condition()
+        self._arrived = 0
+        self._round = 0
+        self._step = ""  # where the clients of this round wait
+        self._started = False
+        self._broken: str | None = None
+        self._board: dict[tuple[str, str], Any] = {}
+
+    def begin(self, phase: str) -> None:
+        """Wait until every client of the cell has come to this timed phase, then go on
+        together; the first one also starts what waits for the cell's measured work."""
+        self.wait(phase)
+        with self._cond:
+            first, self._started = not self._started, True
+        if first and self._on_start is not None:
+            self._on_start()
+
+    def wait(self, step: str) -> None:
+        """Wait until every client of the cell has come to this step. A client that comes
+        to another step while the others wait at one breaks the line-up: the clients are
+        no longer doing the same thing, and none goes on as if they were."""
+        with self._cond:
+            if self._broken:
+                raise DfsbenchError(f"{step}: {self._broken}")
+            if self._arrived and step != self._step:
+                self._broken = f"one client came to {step!r} while another waited at {self._step!r}"
+                self._cond.notify_all()
+                raise DfsbenchError(self._broken)
+            self._step = step
+            self._arrived += 1
+            if self._arrived >= self.clients:
+                self._arrived, self._round = 0, self._round + 1
+                self._cond.notify_all()
+            else:
+                round_ = self._round
+                while self._round == round_ and not self._broken:
+                    self._cond.wait(0.2)
+                    signals.check()  # (an interrupted run stops waiting)
+                if self._broken:
+                    raise DfsbenchError(f"{step}: {self._broken}")
+
+    def abort(self, why: str) -> None:
+        """A client failed: the others stop waiting for it."""
+        with self._cond:
+            self._broken = self._broken or why
+            self._cond.notify_all()
+
+    def post(self, name: str, host: Host, value: Any) -> None:
+        """What one client says of its part for the others (the digest of what it wrote)."""
+        with self._cond:
+            self._board[(name, host.label)] = value
+
+    def posted(self, name: str, host: Host) -> Any:
+        with self._cond:
+            if (name, host.label) not in self._board:
+                raise DfsbenchError(f"client {host.label} said nothing of {name!r} before the others read it")
+            return self._board[(name, host.label)]
 
 
 @dataclass
@@ -68,6 +163,12 @@ class Target:
     # what workloads did to this attachment: it lives and dies with the attachment, so the
     # new image or device of a later repeat starts empty and is written again before reads
     filled_bytes: int = 0
+    # every client host the attachment serves (a view of one of them, ``on``, keeps them)
+    peers: tuple[Host, ...] = ()
+    # the cell being run (set by the runner for its length)
+    lineup: Lineup | None = None
+    # the files' tag of work done outside a cell (a workload run by hand)
+    loose_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8], repr=False)
 
     @property
     def key(self) -> str:
@@ -81,7 +182,85 @@ class Target:
         if self.remount_host is not None:
             remount_host = self.remount_host
             remount = lambda: remount_host(host)  # noqa: E731
-        return replace(self, host=host, hosts=(host,), remount=remount, detach=None)
+        return replace(self, host=host, hosts=(host,), remount=remount, detach=None,
+                       peers=self.peers or self.hosts or (self.host,))
+
+    def begin(self, phase: str) -> None:
+        """Say that a timed phase of the cell starts now (call it right before timing):
+        the clients running the cell at once start it together, and the first phase starts
+        the cell's measured work (a fault's clock)."""
+        if self.lineup is not None:
+            self.lineup.begin(phase)
+
+    def settle(self, step: str) -> None:
+        """Wait until every client of the cell has done this step (before one removes what
+        another may still read)."""
+        if self.lineup is not None:
+            self.lineup.wait(step)
+
+    def keep(self, written: Written) -> bool:
+        """Keep what was written for the check after a fault, where the cell runs through
+        one (then it is removed after that check, not by the workload); whether it is kept."""
+        if self.lineup is None or self.lineup.keep is None:
+            return False
+        self.lineup.keep.append(written)
+        return True
+
+    def scratch(self) -> Path:
+        """The run's scratch directory on this view's host."""
+        if self.lineup is None or self.lineup.scratch is None:
+            raise DfsbenchError(f"{self.key}: no scratch directory on {self.host.name} outside a cell")
+        return self.lineup.scratch(self.host)
+
+    def timing(self, started: float, ended: float,
+               progress: Any = ()) -> tuple[dict[str, float], tuple[tuple[float, float], ...]]:
+        """A timed phase as this view's host's clock gave it (seconds since the epoch; its
+        progress as (time, amount so far) pairs), on this machine's clock: the ``started``
+        and ``ended`` params of its records, and their ``progress``."""
+        here = self.host.here
+        return ({"started": round(here(float(started)), 6), "ended": round(here(float(ended)), 6)},
+                tuple((here(float(t)), float(a)) for t, a in progress))
+
+    def post(self, name: str, value: Any) -> None:
+        """Say ``value`` of this client's part of the cell, for another client that reads it
+        (see :meth:`posted`); outside a line-up of several clients nobody else reads it."""
+        if self.lineup is not None:
+            self.lineup.post(name, self.host, value)
+
+    def posted(self, name: str, writer: Host, own: Any) -> Any:
+        """What client ``writer`` said of ``name`` (``own``: what this client said, if the
+        writer is this client)."""
+        if writer.label == self.host.label or self.lineup is None:
+            return own
+        return self.lineup.posted(name, writer)
+
+    @property
+    def tag(self) -> str:
+        """A tag for the cell's files, the same on every client of the cell (see
+        :meth:`file_of`)."""
+        return self.lineup.tag if self.lineup is not None else self.loose_tag
+
+    def file_of(self, prefix: str, writer: Host) -> str:
+        """The name of what client ``writer`` writes for this cell (``prefix-TAG-WRITER``),
+        so that another client finds it; only letters, digits and ``_.-``."""
+        return f"{prefix}-{self.tag}-" + "".join(c if c.isalnum() or c in "_.-" else "_" for c in writer.label)
+
+    def reader(self) -> tuple[Target, Host, str]:
+        """Get ready to read back what was written, so that no cache of the writer answers:
+        with two or more client hosts, on another one (IOR's ``-C``) — in a cell run on
+        all of them at once each client reads what the one before it wrote, in a cell run
+        on one the next host reads it; with one host, here, after :meth:`drop_caches`.
+        The view that reads, the host whose data it reads, and the cache step as recorded
+        ("sync+other-client", or how the caches were dropped)."""
+        every = self.peers or self.hosts or (self.host,)
+        labels = [h.label for h in every]
+        if len(every) < 2 or self.host.label not in labels:
+            return self, self.host, self.drop_caches()
+        i = labels.index(self.host.label)
+        self.host.run(["sync"], timeout=600)  # what this client wrote is on the servers before anyone reads
+        if self.lineup is not None and self.lineup.clients > 1:
+            return self, every[(i - 1) % len(every)], f"sync+{OTHER_CLIENT}"
+        return self.on(every[(i + 1) % len(every)]), self.host, f"sync+{OTHER_CLIENT}"
 
     @property
     def directory(self) -> Path:

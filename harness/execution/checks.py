@@ -35,11 +35,12 @@ def preflight(plan: Plan, hosts: tuple[Host, ...]) -> None:
 
 
 def room_for(workload: Workload, cell: dict[str, Any], target: Target, cluster: Cluster | None = None,
-             copies: float = 1.0) -> None:
+             copies: float = 1.0, clients: int = 1) -> None:
     """Refuse a cell that would write more than the target has free, with the figures; on
     a lab whose systems all keep their data on one disk of this host, more than that disk
-    has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep."""
-    need = workload.writes(cell)
+    has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep. A cell run
+    on ``clients`` at once writes what one writes, that many times."""
+    need = workload.writes(cell) * clients
     if not need or target.kind != "path" or target.path is None:
         return
     free = target.host.free_bytes(target.path)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 import platform
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,15 +15,16 @@ from typing import Any
 from harness import __version__
 from harness.api.contracts import Backend, Cluster, Workload
 from harness.api.records import Measurement, describe_cell
-from harness.api.target import Target
+from harness.api.target import Lineup, Target, Written
 from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
 from harness.execution import sampling, together
 from harness.execution.checks import preflight, room_for, still_there
 from harness.execution.config import Plan
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
+from harness.report.limits import caches_dropped
 from harness.results.store import Store, new_run_id
-from harness.system import proc, signals
+from harness.system import load, proc, signals
 from harness.system.hosts import LOCAL, Host, this_machine
 from harness.system.ledger import recording_tools
 from harness.system.secret import redact_json
@@ -220,10 +221,14 @@ def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Pa
         described = {**target.stored_description(), "facts": facts.to_dict()}
         if cluster.link is not None:  # the lab's declared link: the run's network limit
             described["link"] = cluster.link
+            if cluster.links:  # (client hosts of a link of their own)
+                described["links"] = dict(cluster.links)
         if not target.host.local:  # the client hosts' tools, next to this host's in the run
             described["tools"] = tool_versions(plan.workloads, target.host)
             if len(target.hosts) > 1:
                 described["tools_by_host"] = {h.label: tool_versions(plan.workloads, h) for h in target.hosts}
+        if cluster.note:  # what holds for every comparison made in this environment
+            described["environment_note"] = cluster.note
         if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
             described["client_facts"] = cluster.hosts_facts
         store.add_target(run.id, backend.name, backend.variant, described, rep)
@@ -248,10 +253,13 @@ def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Pa
 
 def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Target, workload: Workload,
               cell: dict[str, Any], scratch: Callable[[Host], Path], key: str, phase: str | None = None,
-              flags: tuple[str, ...] = (),
-              around: Callable[[], AbstractContextManager[Any]] = nullcontext) -> bool:
-    """One cell: its records stored as they come (with the phase and flags given), what
-    the lab's nodes spent on it, or a failed (or hung) record. Whether it succeeded."""
+              on_start: Callable[[], None] | None = None,
+              kept: list[Written] | None = None) -> bool:
+    """One cell: its records stored as they come (with the phase given, and when they ran:
+    a record that does not say is given the cell's start and the moment it came), what the
+    lab's nodes spent on it, or a failed (or hung) record. Whether it succeeded.
+    ``on_start`` hears when the cell's measured work begins: its first timed phase (a
+    workload that does not say when its phases begin: the cell's start)."""
     plan, store, progress = run.plan, run.store, run.progress
     tag = f"{backend.name}-{backend.variant}-r{rep}"
     raw_dir = run.raw_dir(tag, workload.name, *([phase] if phase else []))
@@ -263,30 +271,48 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
     extra = {"phase": phase} if phase else {}
 
     unfinished: list[str] = []  # records that came back flagged hung, failed or incomplete
+    began = time.time()
 
     def keep(m: Measurement) -> None:
-        store.add(replace(m, params={**m.params, **extra}, flags=(*m.flags, *flags), run_id=run.id,
-                          repeat=rep), key)
+        params = {**m.params, **extra}
+        if not isinstance(params.get("started"), (int, float)):  # (a workload that does not say when:
+            params.update(started=round(began, 6), ended=round(time.time(), 6))  # within the cell, then)
+        store.add(replace(m, params=params, run_id=run.id, repeat=rep), key)
         unfinished.extend(f for f in m.flags if f in UNFINISHED)
 
     sampler = cluster.sampler() if cluster.sampler is not None else None
+    spread = together.spread(workload, target) and not workload.spreads_itself()
     try:
         store.room()
         still_there(target)
-        room_for(workload, cell, target, cluster, backend.facts(target.description).stored_copies)
-        with progress.step(what), around():
+        room_for(workload, cell, target, cluster, backend.facts(target.description).stored_copies,
+                 clients=len(target.hosts) if spread else 1)
+        with progress.step(what):
             if sampler is not None:
                 sampler.start()
-            if together.spread(workload, target) and not workload.spreads_itself:
+            shares_host = cluster.host_disk is not None and bool(backend.requires)
+            disk = load.disk_of(cluster.host_disk) if cluster.host_disk is not None else None
+            host_before = load.snapshot(disk) if shares_host else None
+            if spread:
                 what_all = f"{workload.name} {describe_cell(cell)} on {len(target.hosts)} clients at once"
-                for m in together.run(workload, target, cell, scratch, raw_dir, what_all):
+                for m in together.run(workload, target, cell, scratch, raw_dir, what_all, on_start, kept):
                     keep(m)
             else:
-                for m in workload.run(target, cell, scratch(target.host), raw_dir):
-                    keep(m)
+                target.lineup = Lineup(1, on_start, scratch, kept)
+                try:
+                    if not workload.times_phases:
+                        target.begin("the cell")
+                    for m in workload.run(target, cell, scratch(target.host), raw_dir):
+                        keep(m)
+                finally:
+                    target.lineup = None
             if sampler is not None:
-                for m in sampling.records(sampler.stop(), cluster.link, workload.name, {**cell, **extra},
-                                           backend.name, backend.variant):
+                for m in sampling.records(sampler.stop(), workload.name, {**cell, **extra}, backend.name,
+                                          backend.variant):
+                    keep(m)
+            if host_before is not None:
+                for m in sampling.host_records(host_before, load.snapshot(disk), disk, workload.name,
+                                               {**cell, **extra}, backend.name, backend.variant):
                     keep(m)
     except StoreUnwritable:  # nowhere to keep what the run measures: it stops
         raise
@@ -318,27 +344,68 @@ def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, targ
         return _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key)
     timeline = Timeline(cluster.faults, system, spec)
 
-    @contextmanager
-    def fault() -> Iterator[None]:
-        timeline.start()
-        try:
-            yield
-        finally:
-            timeline.restore()
-
     ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "before")
-    during_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "during",
-                          ("degraded",), fault)
+    kept: list[Written] = []  # what the cell wrote, kept for the check after the fault
+    try:  # (the fault's clock starts with the cell's measured work, not with its set-up)
+        during_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "during",
+                              timeline.start, kept)
+    finally:
+        timeline.restore()
     with progress.step(f"waiting for {system} to be healthy again"):
         recovery, state = timeline.wait_healthy()
-    progress.note(f"  {timeline.injected.description if timeline.injected else 'no fault done'}; "
+    noticed = timeline.noticed_after
+    done = timeline.injected.description if timeline.injected else "no fault done" + (
+        f" ({'; '.join(timeline.problems)})" if timeline.problems else " (the timed phase ended before it)")
+    progress.note(f"  {done}; "
+                  + (f"noticed after {noticed:.1f} s ({timeline.notice}); " if noticed is not None else
+                     f"{timeline.notice}; " if timeline.injected else "")
                   + (f"healthy {recovery:.1f} s after it came back" if recovery is not None
-                     else f"not healthy: {state}"))
-    check = workload.verification()
-    verified = (f"yes ({check})" if during_ok else "no: the cell failed (see 'Cells that failed')") \
-        if check else f"not checked ({workload.name} does not compare what it reads back)"
+                     else "" if timeline.injected is None else f"not healthy: {state}"))
+    try:
+        verified = verify(kept, timeline, target, workload, recovery is not None, during_ok)
+    finally:
+        for written in kept:
+            try:
+                written.remove()
+            except DfsbenchError as exc:  # (the run's directory goes at its end all the same)
+                progress.note(f"  could not remove {written.what}: {exc.message}")
     run.store.add(replace(record(timeline, recovery, state, verified, workload.name, cell, backend.name,
-                                        backend.variant), run_id=run.id, repeat=rep), key)
-    after_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "after",
-                         () if recovery is not None else ("degraded",))
-    return ok and during_ok and after_ok and recovery is not None and not timeline.problems
+                                 backend.variant), run_id=run.id, repeat=rep), key)
+    after_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "after")
+    healthy = recovery is not None or timeline.injected is None  # (no fault done: nothing to recover)
+    return ok and during_ok and after_ok and healthy and not timeline.problems
+
+
+def verify(kept: list[Written], timeline: Timeline, target: Target, workload: Workload, healthy: bool,
+           cell_ok: bool) -> str:
+    """Whether what the cell wrote while the fault held reads back intact, once the system
+    is healthy again, from another client than the one that wrote it (its caches remounted
+    away first): 'yes (how)', 'no: why', or 'not checked (why)'."""
+    how = workload.verification()
+    if not how:
+        return f"not checked ({workload.name} does not compare what it reads back)"
+    if timeline.injected_at is None:
+        return "not checked (no fault was injected)"
+    if not cell_ok:
+        return "no: the cell failed (see 'Cells that failed')"
+    if not healthy:
+        return "not checked (the system was not healthy again)"
+    until = timeline.restored_at or timeline.injected_at
+    during = [w for w in kept if w.started < until and w.ended > timeline.injected_at]
+    if not during:
+        return "not checked (nothing was written while the fault held)"
+    peers = target.peers or target.hosts or (target.host,)
+    checked = []
+    for written in during:
+        other = next((h for h in peers if h.label != written.writer.label), None)
+        if other is None:
+            return "not checked (one client only: a read on the writer could come from its cache)"
+        view = target.on(other)
+        step = view.drop_caches()  # (it may have read the file back in the cell: its caches go first)
+        if not caches_dropped(step):
+            return (f"not checked (the caches of {other.label}, which may have read it in the cell, could not "
+                    f"be dropped: {step})")
+        if not written.check(view):
+            return f"no: {written.what} read on {other.label} does not match what was written"
+        checked.append(f"{other.label} ({step})")
+    return f"yes ({how}, read on {', '.join(sorted(set(checked)))} after the system was healthy)"

@@ -1,43 +1,42 @@
-"""What the lab's nodes spent over a cell, as records: every node's resources, and the
-cell's busiest node and resource (from a :class:`~harness.api.sampler.Sampler`)."""
+"""What the lab's nodes, and this machine under them, spent over a cell, as records
+(workload ``resources``): per node (test: its name) cpu and peak_cpu (% of one core),
+memory (B), net_rx, net_tx, blk_read, blk_write and their peaks (B/s), with the cores it
+can use and the process that used the most CPU; and, where every node runs on this
+machine, ``host``: cpu_busy and disk_busy (% of this machine's CPUs and of the time its
+disk was busy). The view sets each against its capacity (``harness.report.limits``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from harness.api.records import Measurement
-from harness.api.sampler import RESOURCES, NodeUsage
+from harness.api.sampler import HOST, RESOURCES, NodeUsage
+from harness.system import load
 
 
-def busiest(usages: list[NodeUsage], link: float | None) -> tuple[NodeUsage, str, float] | None:
-    """The node and resource with the highest load, and that load (percent)."""
-    best = None
-    for usage in usages:
-        for resource, load in usage.loads(link).items():
-            if best is None or load > best[2]:
-                best = (usage, resource, load)
-    return best
-
-
-def records(usages: list[NodeUsage], link: float | None, workload: str, cell: dict[str, Any],
-            backend: str, variant: str) -> list[Measurement]:
-    """Per node: cpu (%), memory (B), net_rx, net_tx, blk_read, blk_write (B/s); and the
-    cell's busiest node and resource. ``params`` name the cell (``for``) and its values."""
+def records(usages: list[NodeUsage], workload: str, cell: dict[str, Any], backend: str,
+            variant: str) -> list[Measurement]:
+    """Every node's records of one cell; ``params`` name the cell (``for``) and its values."""
     cell_params = {"for": workload, **cell}
     out = []
     for u in usages:
-        params = {**cell_params, "process": u.process, "process_cpu": round(u.process_cpu, 1)}
+        params = {**cell_params, "cores": u.cores, "process": u.process, "process_cpu": round(u.process_cpu, 1),
+                  "peak_process": u.peak_process, "peak_process_cpu": round(u.peak_process_cpu, 1)}
         for metric, value, unit in (("cpu", u.cpu, "%"), ("memory", u.memory, "B"), ("net_rx", u.net_rx, "B/s"),
                                     ("net_tx", u.net_tx, "B/s"), ("blk_read", u.blk_read, "B/s"),
                                     ("blk_write", u.blk_write, "B/s"), ("peak_cpu", u.peak_cpu, "%"),
                                     ("peak_net_rx", u.peak_net_rx, "B/s"), ("peak_net_tx", u.peak_net_tx, "B/s")):
             out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, backend, variant))
-    top = busiest(usages, link)
-    if top is not None:
-        usage, resource, load = top
-        text = f"{usage.node}: {load:.0f} % {resource}"
-        if resource == "CPU" and usage.process:  # (tools that ended within the cell are not named)
-            text += f" ({usage.process} {usage.process_cpu:.0f} %)"
-        out.append(Measurement(RESOURCES, "busiest", "load", load, "%", {**cell_params, "busiest": text},
-                               backend, variant))
+    return out
+
+
+def host_records(before: load.Snapshot, after: load.Snapshot, disk: str | None, workload: str,
+                 cell: dict[str, Any], backend: str, variant: str) -> list[Measurement]:
+    """This machine over one cell: how busy its CPUs and the lab's disk were."""
+    cpu, disk_busy = load.busy(before, after)
+    params = {"for": workload, **cell, "cpus": after.cpus, "disk": disk or "",
+              "started": round(before.at, 6), "ended": round(after.at, 6)}
+    out = [Measurement(RESOURCES, HOST, "cpu_busy", cpu, "%", params, backend, variant)]
+    if disk_busy is not None:
+        out.append(Measurement(RESOURCES, HOST, "disk_busy", disk_busy, "%", params, backend, variant))
     return out

@@ -1,18 +1,31 @@
-"""The fault of one cell on its own clock: done ``after_s`` seconds into the cell, undone at
-``restore_after_s`` (or at its end), then the system's health polled until it is whole
-again (see ``harness.api.faults``); and the record of what was done."""
+"""The fault of one cell on the records' clock: done ``after_s`` seconds into the cell's
+measured work (its first timed phase, not its set-up), undone at ``restore_after_s`` (or at
+the cell's end), the system's health polled from the injection until it says the fault is
+noticed, and from the restore until it is whole again (see ``harness.api.faults``); and
+the record of what was done.
+
+Every time is seconds since the epoch on this machine's clock, the one every record's
+``started`` and ``ended`` are on, so a table can set the fault against each record's
+interval: ``injected``, ``noticed`` (the first look at the system's state that showed the
+fault: an OSD marked down, a brick offline — ``Faults.noticed``; a state that showed it
+before the injection makes no such time), ``restored`` (its daemons run again),
+``healthy`` (the first health check that passed after it)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api.faults import FAULT, Faults, FaultSpec, Injected
 from harness.api.records import Measurement
+from harness.system import signals
 
-POLL_S = 2.0
+POLL_S = 2.0  # between health checks while waiting for a healthy system (one CLI call on a node)
+NOTICE_POLL_S = 0.5  # between health checks while the fault holds (when does the system notice?)
 
 
 @dataclass
@@ -23,59 +36,113 @@ class Timeline:
     system: str
     spec: FaultSpec
     injected: Injected | None = None
+    started_at: float | None = None  # the cell's measured work began
     injected_at: float | None = None
+    noticed_at: float | None = None
     restored_at: float | None = None
     healthy_at: float | None = None
     state: str = ""
+    notice: str = ""  # what the system said when it noticed, or why there is no such moment
+    unnoticed: bool = False  # looked at until the restore, and the system never showed the fault
     problems: list[str] = field(default_factory=list)
     _poller: threading.Thread | None = None
+    _watcher: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
-    _start: float = 0.0
 
     def start(self) -> None:
-        self._start = time.monotonic()
-        threading.Thread(target=self._run, daemon=True, name="dfsbench-fault").start()
+        """The cell's measured work begins: the fault's clock starts."""
+        self.started_at = time.time()
+        threading.Thread(target=_quietly(self._run), daemon=True, name="dfsbench-fault").start()
 
     def _run(self) -> None:
-        if self._done.wait(self.spec.after_s):
+        assert self.started_at is not None
+        baseline = self._baseline()  # (the system must not show a node down already)
+        if self._done.wait(max(0.0, self.started_at + self.spec.after_s - time.time())):
             return
         with self._lock:
+            if self._done.is_set():  # the cell ended meanwhile: never leave a node down for the next
+                return
             try:
                 self.injected = self.faults.inject(self.system, self.spec)
-                self.injected_at = time.monotonic() - self._start
+                self.injected_at = time.time()
             except Exception as exc:
                 self.problems.append(f"could not inject the fault: {exc}")
                 return
+        if baseline[0] is None:
+            self.notice = f"not known: {baseline[1]}"
+        elif baseline[0]:
+            self.notice = f"not known: the system showed a node down before the fault ({baseline[1]})"
+        else:
+            self._watcher = threading.Thread(target=_quietly(self._notice), daemon=True, name="dfsbench-notice")
+            self._watcher.start()
         if self.spec.restore_after_s is not None:
             self._done.wait(max(0.0, self.spec.restore_after_s - self.spec.after_s))
             self.restore()
 
+    def _baseline(self) -> tuple[bool | None, str]:
+        """What the system's state says of a node down before the fault (the question of
+        :meth:`_notice`, of no node; None: it could not be asked)."""
+        try:
+            return self.faults.noticed(self.system, _Nothing())
+        except Exception as exc:
+            return None, str(getattr(exc, "message", exc))[:200]
+
+    def _notice(self) -> None:
+        """Look at the system's state while the fault holds: the first answer that shows
+        it is when the system noticed (never, if it is restored first; an answer that came
+        after the restore cannot say it noticed before)."""
+        assert self.injected is not None
+        said = ""
+        while self.restored_at is None:
+            began = time.time()
+            try:
+                shown, said = self.faults.noticed(self.system, self.injected)
+            except Exception as exc:  # (one failed look, a node slow to answer: look again)
+                shown, said = False, f"it did not answer: {str(getattr(exc, 'message', exc))[:150]}"
+            answered = time.time()  # (a restore under way holds the lock: this is when it said so)
+            if shown is None:
+                with self._lock:
+                    self.notice = self.notice or f"not known: {said}"
+                return
+            if shown:
+                with self._lock:
+                    if self.restored_at is None or answered < self.restored_at:
+                        self.noticed_at, self.notice = answered, said
+                    elif began < self.restored_at:  # (it may have shown it before, or after, the restore)
+                        self.notice = ("not known: the look that showed it began before the restore and "
+                                       f"answered after it ({said})")
+                return
+            time.sleep(NOTICE_POLL_S)
+        self.unnoticed = True
+        self.notice = self.notice or f"not noticed before it was undone (it said: {said})"
+
     def restore(self) -> None:
-        """Bring the node back (once); called by the timer or at the end of the cell. From
-        then on the system's health is polled, so the recovery time is measured while the
-        cell may still run (a poll every ``POLL_S``: each is one CLI call on a node)."""
+        """Bring the node back (once; it returns when its daemons run); called by the timer
+        or at the end of the cell. From then on the system's health is polled, so the
+        recovery time is measured while the cell may still run."""
         self._done.set()
         with self._lock:
             if self.injected is None or self.restored_at is not None:
                 return
             try:
-                self.injected.restore()
+                with signals.shielded():  # (a node half brought back is left down for the cells after)
+                    self.injected.restore()
             except Exception as exc:
                 self.problems.append(f"could not bring it back: {exc}")
-            self.restored_at = time.monotonic() - self._start
-            self._poller = threading.Thread(target=self._poll, daemon=True, name="dfsbench-recovery")
+            self.restored_at = time.time()
+            self._poller = threading.Thread(target=_quietly(self._poll), daemon=True, name="dfsbench-recovery")
             self._poller.start()
 
     def _poll(self) -> None:
         assert self.restored_at is not None
-        while time.monotonic() - self._start - self.restored_at < self.spec.recovery_timeout_s:
+        while time.time() - self.restored_at < self.spec.recovery_timeout_s:
             try:
                 ok, self.state = self.faults.health(self.system)
             except Exception as exc:
                 ok, self.state = False, str(getattr(exc, "message", exc))
             if ok:
-                self.healthy_at = time.monotonic() - self._start
+                self.healthy_at = time.time()
                 return
             time.sleep(POLL_S)
 
@@ -84,21 +151,75 @@ class Timeline:
         if self.restored_at is None or self._poller is None:
             return None, "not restored"
         self._poller.join()
+        if self._watcher is not None:
+            self._watcher.join(timeout=30)
         if self.healthy_at is None:
             return None, self.state
         return self.healthy_at - self.restored_at, self.state
 
+    @property
+    def noticed_after(self) -> float | None:
+        """Seconds from the injection to the system noticing it (None: it did not, before
+        the restore)."""
+        if self.noticed_at is None or self.injected_at is None:
+            return None
+        return self.noticed_at - self.injected_at
+
+    def times(self) -> dict[str, float | None]:
+        """The fault's moments, on the records' clock."""
+        return {"injected": self.injected_at, "noticed": self.noticed_at, "restored": self.restored_at,
+                "healthy": self.healthy_at}
+
+
+def _quietly(work: Callable[[], None]) -> Callable[[], None]:
+    """A thread's work that stops, without a word, when the run is interrupted: the main
+    thread hears the signal too, and undoes the fault on its way out."""
+    def run() -> None:
+        with contextlib.suppress(signals.Interrupted):
+            work()
+    return run
+
+
+class _Nothing(Injected):
+    """No fault: what the system's state says before one is done."""
+
+    description = "no fault"
+
+    def restore(self) -> None:
+        pass
+
 
 def record(timeline: Timeline, recovery: float | None, state: str, verified: str, workload: str,
            cell: dict[str, Any], backend: str, variant: str) -> Measurement:
-    """The cell's fault: what was done and when, recovery time (s), verification."""
+    """The cell's fault: what was done and when (relative to the cell's measured work, and
+    on the records' clock), the two recovery figures (noticed after, healthy after the
+    restore: the value, s), verification."""
     inj = timeline.injected
     what = inj.description if inj else "not injected"
-    when = f"at {timeline.injected_at:.1f} s" if timeline.injected_at is not None else ""
-    back = f", back at {timeline.restored_at:.1f} s" if timeline.restored_at is not None else ""
-    params = {"for": workload, **cell, "fault": f"{what} {when}{back}".strip(), "health": state[:200],
-              "verified": verified}
+    origin = timeline.started_at
+
+    def rel(t: float | None) -> str:
+        return f"{t - origin:.1f} s" if t is not None and origin is not None else "?"
+
+    when = f"at {rel(timeline.injected_at)}" if timeline.injected_at is not None else ""
+    back = f", back at {rel(timeline.restored_at)}" if timeline.restored_at is not None else ""
+    params: dict[str, Any] = {"for": workload, **cell, "fault": f"{what} {when}{back}".strip(),
+                              "health": state[:200], "verified": verified, **timeline.times(),
+                              "noticed_after_s": timeline.noticed_after, "notice": timeline.notice[:200],
+                              "stores_data": inj.stores_data if inj else None,
+                              "measured_from": origin}
     if timeline.problems:
         params["error"] = "; ".join(timeline.problems)[:500]
-    flags = () if recovery is not None else ("degraded",)
+    flags: tuple[str, ...] = ()
+    if inj is None:  # nothing was done to the cluster: nothing to recover from
+        recovery, params["why"] = None, "no fault done: " + (
+            "; ".join(timeline.problems) or "the timed phase ended before after_s")[:300]
+        flags = ("no-fault",)
+    elif recovery is None:
+        flags = ("degraded",)
+    elif timeline.unnoticed:
+        # undone before the system noticed it: nothing was recovered, and a time near 0
+        # would say the system recovered at once
+        recovery, params["why"] = None, "not noticed: " + (timeline.notice or "before it was undone")
+        flags = ("not-noticed",)
     return Measurement(FAULT, "recovery", "elapsed", recovery, "s", params, backend, variant, flags=flags)

@@ -2,16 +2,26 @@
 
 Each client runs the workload on its own view of the attachment (``Target.on``: its own
 paths and tools, a cache drop that remounts only its own client), in a thread of its own;
-all start together at a barrier. Each client's records carry ``host`` (its name) and
-``clients`` (how many ran). The aggregate, ``host: all``, is defined as:
+every timed phase of the cell starts behind a barrier across the clients
+(``Target.begin``). Each client's records carry ``host`` (its name), ``clients`` (how many
+ran), and, for a rate, when its timed phase started and ended (``started``, ``ended``:
+seconds since the epoch on this machine's clock) and what it moved then (``bytes``,
+``files`` or ``ops``, as the rate's unit counts).
 
-- a rate (B/s, op/s, files/s): the sum of the clients' rates — each measured over its own
-  run, which all began together, so the sum holds over the interval they have in common;
-- ``elapsed``: the last client's (last done), and ``elapsed_first`` the first's (first
-  done); their gap shows how evenly the clients were served.
+The aggregate, ``host: all``, is defined as (IOR's and smallfile's definitions):
 
-Latency percentiles stay per client (they cannot be summed). A client that fails is
+- a rate (B/s, files/s, op/s): everything the clients moved, over the span from the first
+  start to the last end (``basis: span``) — never a sum of the clients' own rates, which
+  exceeds it as soon as one client finishes before another;
+- where the clients' intervals differ by more than :data:`UNEVEN` of that span, also the
+  rate over the interval in which all of them ran (``<metric>_stonewalled``: what each
+  moved between the last start and the first end, from the progress each reported);
+- ``elapsed``: the span.
+
+Latency percentiles stay per client (they cannot be added). A client that fails is
 recorded as failed; the aggregate is then left out, since it would cover fewer clients.
+Records that cannot be added up (their parameters differ, or they lack an interval) give
+an aggregate without a value, flagged ``no-aggregate``, that says why.
 """
 
 from __future__ import annotations
@@ -23,12 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.api.contracts import Workload
-from harness.api.records import Measurement
-from harness.api.target import Target
+from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement
+from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
 
-RATES = frozenset({"B/s", "op/s", "files/s"})
+UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
+# what differs between the clients' records of one cell by design
+PER_CLIENT = frozenset({"host", "clients"}) | CIRCUMSTANTIAL
+OWN = frozenset(AMOUNT.values()) | {"read_on"}  # a client's own, left out of the aggregate
 
 
 def spread(workload: Workload, target: Target) -> bool:
@@ -41,27 +54,33 @@ def spread(workload: Workload, target: Target) -> bool:
 
 
 def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Callable[[Host], Path],
-        raw_dir: Path, what: str) -> Iterator[Measurement]:
+        raw_dir: Path, what: str, on_start: Callable[[], None] | None = None,
+        keep: list[Written] | None = None) -> Iterator[Measurement]:
     """Per-client records of the cell, then the aggregate; raises if a client failed
-    (after the records of those that did not)."""
+    (after the records of those that did not). ``on_start`` hears when the first timed
+    phase begins."""
     hosts = target.hosts
-    barrier = threading.Barrier(len(hosts))
+    lineup = Lineup(len(hosts), on_start, scratch, keep)
     results: dict[str, list[Measurement]] = {}
     errors: dict[str, str] = {}
 
     def one(host: Host) -> None:
-        view = target.on(host)
+        view = replace(target.on(host), lineup=lineup)
         raw = raw_dir / host.label
         raw.mkdir(parents=True, exist_ok=True)
         try:
             where = scratch(host)
-            barrier.wait(timeout=300)
+            if workload.times_phases:  # (the scratch directories made, every client sets out together)
+                lineup.wait("the cell")
+            else:  # (its phases are not said: the cell's start is its timed start)
+                view.begin("the cell")
             results[host.label] = list(workload.run(view, cell, where, raw))
-        except threading.BrokenBarrierError:
-            errors[host.label] = "another client failed before the common start"
-        except (DfsbenchError, OSError) as exc:
-            barrier.abort()
-            errors[host.label] = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
+        except BaseException as exc:  # (whatever stops a client, the others must not wait for it)
+            message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
+            errors[host.label] = message
+            lineup.abort(f"client {host.label} failed: {message}")
+            if not isinstance(exc, Exception):
+                raise
 
     threads = [threading.Thread(target=one, args=(h,), name=f"dfsbench-{h.label}") for h in hosts]
     for t in threads:
@@ -69,33 +88,110 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
     for t in threads:
         t.join()
     clients = len(hosts)
-    for label, records in results.items():
-        for m in records:
-            yield replace(m, params={**m.params, "host": label, "clients": clients})
+    each = [replace(m, params={**m.params, "host": label, "clients": clients})
+            for label in sorted(results) for m in results[label]]
+    yield from each
     if errors:
         raise DfsbenchError(f"{what}: " + "; ".join(f"{label}: {error}" for label, error in errors.items()))
-    yield from aggregate([m for records in results.values() for m in records], clients)
+    yield from aggregate(each, clients, cell)
 
 
-def aggregate(records: list[Measurement], clients: int) -> list[Measurement]:
-    """The ``host: all`` records of a cell run on ``clients`` hosts (see the module)."""
-    groups: dict[tuple[str, str, str], list[Measurement]] = {}
+def _identity(m: Measurement) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in m.params.items() if k not in PER_CLIENT))
+
+
+def aggregate(records: list[Measurement], clients: int, cell: dict[str, Any] | None = None) -> list[Measurement]:
+    """The ``host: all`` records of a cell run on ``clients`` hosts (see the module): one
+    per figure the clients gave with the same parameters (a mixed fio profile's reads and
+    writes, iozone's record sizes: each its own); where the clients' records of a test and
+    metric disagree, one without a value that says how. A client's own amounts are left
+    out of the aggregate's parameters, but for those that are ``cell`` parameters too
+    (smallfile's ``files``)."""
+    own = OWN - set(cell or {})
+    groups: dict[tuple[str, str], dict[tuple[tuple[str, str], ...], list[Measurement]]] = {}
     for m in records:
-        if m.value is None:
-            continue
-        key = (m.test, m.metric, repr(sorted((k, repr(v)) for k, v in m.params.items())))
-        groups.setdefault(key, []).append(m)
+        if m.value is not None:
+            groups.setdefault((m.test, m.metric), {}).setdefault(_identity(m), []).append(m)
     out = []
-    for (_, metric, _), found in groups.items():
-        if len(found) != clients:
-            continue
-        first = found[0]
-        params = {**first.params, "host": "all", "clients": clients}
-        values = [m.value for m in found if m.value is not None]
-        flags = tuple(dict.fromkeys(f for m in found for f in m.flags))
-        if first.unit in RATES:
-            out.append(replace(first, value=sum(values), params=params, flags=flags))
-        elif metric == "elapsed":
-            out.append(replace(first, value=max(values), params=params, flags=flags))
-            out.append(replace(first, metric="elapsed_first", value=min(values), params=params, flags=flags))
+    for (_, metric), kinds in groups.items():
+        whole = [found for found in kinds.values() if len(found) == clients]
+        parts = [m for found in kinds.values() if len(found) != clients for m in found]
+        for found in whole + ([parts] if parts else []):
+            out.extend(_aggregate(found, metric, clients, own))
     return out
+
+
+def _aggregate(found: list[Measurement], metric: str, clients: int, own: frozenset[str]) -> list[Measurement]:
+    first = found[0]
+    if first.unit not in AMOUNT and metric != "elapsed":
+        return []  # (latencies stay per client)
+    # (what one client moved, and where it read, are that client's: not the aggregate's)
+    params = {**{k: v for k, v in first.params.items() if k not in own}, "host": "all", "clients": clients}
+    flags = tuple(dict.fromkeys(f for m in found for f in m.flags))
+    why = _cannot_add(found, clients, AMOUNT.get(first.unit))
+    if why:
+        return [replace(first, value=None, params={**params, "why": why}, flags=(*flags, "no-aggregate"))]
+    start = min(float(m.params["started"]) for m in found)
+    end = max(float(m.params["ended"]) for m in found)
+    span = end - start
+    params.update(started=start, ended=end)
+    if metric == "elapsed":
+        return [replace(first, value=span, params=params, flags=flags)]
+    amount = AMOUNT[first.unit]
+    moved = sum(float(m.params[amount]) for m in found)
+    out = [replace(first, value=moved / span, params={**params, "moved": moved, "basis": "span"}, flags=flags)]
+    common = (min(float(m.params["ended"]) for m in found), max(float(m.params["started"]) for m in found))
+    if span - (common[0] - common[1]) > UNEVEN * span:
+        out.append(_stonewalled(first, found, params, common, flags))
+    return out
+
+
+def _cannot_add(found: list[Measurement], clients: int, amount: str | None) -> str:
+    """Why these records of one test and metric cannot be added up ('': they can)."""
+    if len({_identity(m) for m in found}) > 1:
+        keys = sorted({k for m in found for k in m.params if k not in PER_CLIENT
+                       and len({repr(o.params.get(k)) for o in found}) > 1})
+        return "the clients' records differ in " + ", ".join(
+            f"{k} ({' vs '.join(sorted({repr(m.params.get(k)) for m in found}))})" for k in keys)
+    hosts = {m.params.get("host") for m in found}
+    if len(hosts) != len(found):
+        return f"{len(found)} records from {len(hosts)} clients for one figure"
+    if len(found) != clients:
+        return f"{len(found)} of {clients} clients gave this figure"
+    needed = ("started", "ended") + ((amount,) if amount else ())
+    lacking = sorted({k for m in found for k in needed if not isinstance(m.params.get(k), (int, float))})
+    if lacking:
+        return f"the clients' records do not say {', '.join(lacking)}"
+    if max(float(m.params["ended"]) for m in found) <= min(float(m.params["started"]) for m in found):
+        return "the clients' intervals are empty"
+    return ""
+
+
+def _stonewalled(first: Measurement, found: list[Measurement], params: dict[str, Any],
+                 common: tuple[float, float], flags: tuple[str, ...]) -> Measurement:
+    """The rate over the interval in which every client ran (last start to first end):
+    what each moved then, from its reported progress; no value where one reported none."""
+    end, start = common
+    metric = f"{first.metric}_stonewalled"
+    base = {**params, "stonewall": [start, end]}
+    if end <= start:
+        return replace(first, metric=metric, value=None, flags=(*flags, "no-aggregate"),
+                       params={**base, "why": "no moment when all the clients were running"})
+    if any(len(m.progress) < 2 for m in found):
+        return replace(first, metric=metric, value=None, flags=(*flags, "no-aggregate"),
+                       params={**base, "why": "a client reported no progress over time"})
+    each = {str(m.params.get("host")): moved_by(m.progress, end) - moved_by(m.progress, start) for m in found}
+    moved = sum(each.values())
+    return replace(first, metric=metric, value=moved / (end - start), flags=flags,
+                   params={**base, "moved": moved, "moved_each": each, "basis": "stonewalled"})
+
+
+def moved_by(progress: tuple[tuple[float, float], ...], t: float) -> float:
+    """How much a client had moved at time ``t``: its progress, a cumulative count at
+    moments, taken as linear between them (0 before the first, all after the last)."""
+    if t <= progress[0][0]:
+        return progress[0][1] if t == progress[0][0] else 0.0
+    for (t0, a0), (t1, a1) in zip(progress, progress[1:]):
+        if t <= t1:
+            return a0 + (a1 - a0) * (t - t0) / (t1 - t0) if t1 > t0 else a1
+    return progress[-1][1]

@@ -23,6 +23,7 @@ from harness.api import registry
 from harness.api.records import (
     CIRCUMSTANTIAL,
     HARNESS_PARAMS,
+    OVER_CLIENTS,
     Measurement,
     flag_marks,
     flag_notes,
@@ -30,7 +31,7 @@ from harness.api.records import (
     unfit_reason,
 )
 from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
-from harness.report import faults, resources
+from harness.report import aggregates, faults, resources
 from harness.report.stats import Summary, compare, median, summarize
 from harness.units import format_value, size
 
@@ -183,7 +184,7 @@ def _share_note(cells: Cells) -> list[str]:
 
 def _host_rank(m: Measurement) -> tuple[int, str]:
     host = m.params.get("host")
-    return (0, "") if host is None else (2, "") if host == "all" else (1, str(host))
+    return (0, "") if host is None else (2, str(host)) if host in OVER_CLIENTS else (1, str(host))
 
 
 def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tuple[Any, str, str]]:
@@ -398,12 +399,13 @@ def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | 
     """Every cell without a value, once per system, cell and error."""
     grouped: dict[tuple[str, str, str, str, str], list[str]] = {}
     for m in records:
-        if m.value is not None:
+        if m.value is not None or m.metric.endswith("_stonewalled") or \
+                {"no-aggregate", "not-noticed", "no-fault"} & set(m.flags):  # (the aggregates and faults tables say why)
             continue
         cell = ", ".join(f"{k}={size(v) if k.endswith('size') and isinstance(v, int) else v}"
                          for k, v in m.params.items() if k not in CIRCUMSTANTIAL)
         key = (systems.name((m.backend, m.variant)), m.workload, cell, ",".join(m.flags),
-               str(m.params.get("error") or m.params.get("note", "")))
+               str(m.params.get("error") or m.params.get("why") or m.params.get("note", "")))
         tests = grouped.setdefault(key, [])
         if m.test != "cell" and m.test not in tests:
             tests.append(m.test)
@@ -453,13 +455,13 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
         if workload == resources.RESOURCES:  # what the lab's nodes spent, not a system's figure
             rows = resources.table_rows(mine, systems.name)
             if rows:
-                built.append(Table(resources.TITLE, ["workload", "cell", "system", "busiest"], rows,
-                                   [resources.NOTE]))
+                built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE]))
             continue
         if workload == faults.FAULT:  # what was done to the cluster, and how it came back
             rows = faults.table_rows(mine, systems.name)
             if rows:
-                built.append(Table(faults.TITLE, faults.COLUMNS, rows, [faults.NOTE]))
+                built.append(Table(faults.TITLE, faults.COLUMNS, rows, [faults.NOTE],
+                                   faults.timeline_chart(records, systems.name)))
             continue
         for spec in presentations(workload, mine):
             if isinstance(spec, MatrixSpec):
@@ -468,5 +470,9 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
                 t = side_by_side(spec, mine, systems, cv)
                 if t is not None:
                     built.append(t)
+    rows = aggregates.table_rows(records, systems.name)
+    if rows:
+        marked = {f for m in records if m.params.get("host") == "all" for f in m.flags}
+        built.append(Table(aggregates.TITLE, aggregates.COLUMNS, rows, [aggregates.NOTE, *flag_notes(marked)]))
     failures = failures_table(records, systems)
     return built + ([failures] if failures else [])

@@ -96,6 +96,26 @@ def lines(c: dict[str, Any]) -> Figure:
             "layout": {"yaxis": {"title": label, "type": "log"}, "height": 480}}
 
 
+def timelines(c: dict[str, Any]) -> list[Figure]:
+    """Per fault: each record of its cell as a bar over its interval, and the fault's
+    moments as lines, in seconds from the injection."""
+    out = []
+    for f in c["faults"]:
+        bars = f["bars"]
+        data = [{"type": "bar", "orientation": "h", "y": [b["label"] for b in bars],
+                 "base": [b["start"] for b in bars], "x": [b["end"] - b["start"] for b in bars],
+                 "marker": {"color": ["#d62728" if b["degraded"] else "#1f77b4" for b in bars]},
+                 "hovertemplate": "%{y}: %{base:.1f} s to %{x:.1f} s later<extra></extra>", "showlegend": False}]
+        shapes = [{"type": "line", "x0": t, "x1": t, "yref": "paper", "y0": 0, "y1": 1,
+                   "line": {"dash": "dot", "width": 1}} for t in f["moments"].values()]
+        notes = [{"x": t, "yref": "paper", "y": 1.02, "text": k, "showarrow": False, "textangle": -30}
+                 for k, t in f["moments"].items()]
+        out.append({"title": f"{f['title']} (seconds from the injection; red: degraded)", "data": data,
+                    "layout": {"shapes": shapes, "annotations": notes, "height": 200 + 30 * len(bars),
+                               "xaxis": {"title": "s from the injection"}, "yaxis": {"automargin": True}}})
+    return out
+
+
 def figures(tables: list[Table]) -> list[Figure]:
     out = heatmaps(tables)
     for t in tables:
@@ -103,6 +123,8 @@ def figures(tables: list[Table]) -> list[Figure]:
             out.append(bars(t.chart))
         elif t.chart and t.chart["kind"] == "lines":
             out.append(lines(t.chart))
+        elif t.chart and t.chart["kind"] == "timeline":
+            out += timelines(t.chart)
     return [f for f in out if f["data"]]
 
 
@@ -132,6 +154,7 @@ def render(view: View) -> str:
     charts = "".join(f"<div class='chart' id='chart-{i}'></div>" for i in range(len(figs)))
     specs = json.dumps([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
                                                         "margin": {"l": 160}}} for f in figs])
+    specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
     legend = "".join(f"<li>[{f.code}] {html.escape(name)}: {html.escape(f.meaning)}</li>"
                      for name, f in FLAGS.items())
     title = "dfsbench report: " + ", ".join(view.ids)

@@ -2,58 +2,116 @@
 
 Each run knows the limits of the path to each system: the client's network (declared in
 the config as ``limits.network``; else the link a lab shaped, stored with the target as
-``link``; else measured by the run's network baseline — iperf3 — when that crossed a real
-network, never loopback) and its RAM (declared
-``limits.client_ram``, or the client's memory). With the backend's declared facts (does
-its path cross a network, how many times does a written byte cross the client's link):
+``link`` — and ``links`` per client host where one was shaped differently; else measured
+by the run's network baseline — iperf3 — when that crossed a real network, never
+loopback) and its RAM (declared ``limits.client_ram``, else the memory of the client host
+that ran the record, else this machine's). With the backend's declared facts (does its
+path cross a network, how many times does a written byte cross the client's link, how
+many bytes are kept per byte written, over how many storage nodes):
 
-- ``exceeds-network``: a throughput through a network path above the network limit — a
-  cache answered, not the storage.
+- The ceiling of a throughput is the least of two bounds on what its path can carry:
+  the client side — the links of the clients the record stands for (one, or every client
+  of an aggregate), each divided by the copies its client sends of a written byte (a
+  replica-3 GlusterFS FUSE client sends it to every replica: link/3; a Ceph client once,
+  to the primary OSD); and the server side — with S storage nodes keeping R bytes per byte
+  written, each node takes in R/S of every written byte, so writes stay under S × link / R
+  and reads under S × link, whatever the number of clients. While a storage node is down
+  (from a fault's injection to its restore) a client that sends every copy itself sends
+  one per live node, (S-1)/S of them, and reads come from S-1 nodes; once it is back the
+  client sends every copy again, though the system may still be healing. A record's
+  ceiling is the bound averaged over its own interval (``started`` to ``ended``): what the
+  path could have carried then, over that time. Tables show a cell's share of it.
+- ``exceeds-network``: a throughput through a network path above its ceiling — a cache
+  (write-behind, the client's page cache) answered, not the storage; on a stonewalled
+  aggregate also where one client's part of it is above that client's own ceiling.
+- ``degraded``: a record whose interval overlaps a fault of its cell, from the injection
+  to the moment the system's health check passed again (or the end, if it never did).
 - ``fits-in-cache``: a cell run in cached mode (``direct: false``) whose file is smaller
-  than client RAM.
+  than the RAM of the client that ran it (of an aggregate: the smallest of its clients').
 - ``no-cache-drop``: a read whose record says the caches were not dropped first.
+- ``host-bound``: a record whose interval overlaps a cell during which this machine's CPUs,
+  or the disk under the lab, were at least :data:`HOST_BOUND` percent busy over the cell —
+  where every node of the lab runs on this one machine, that measured the machine.
+- Each node's resources are set against their capacity (``params['share']``, percent, and
+  ``params['capacity']``): CPU against the cores the node can use (``cores``; all of a
+  container lab's nodes share this machine's), the network against the node's link, the
+  disk against the rate the run's raw-storage baseline measured, where there is one.
 - ``page-cache-kept``: a read after a remount whose kernel page cache could not be dropped
-  (a container client): said, not held against the verdict.
-- The ceiling of a throughput cell: the network limit divided by the write copies, times
-  the clients an aggregate stands for (each has a link of its own)
-  (a replica-3 GlusterFS FUSE client sends each write to every replica: link/3; a Ceph
-  client sends it once to the primary OSD). Tables show a cell's share of it.
+  (a container client): said, not held against the verdict; not where another client than
+  the writer read (``other-client``), whose page cache never held the data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from harness.api import registry
 from harness.api.contracts import Workload
 from harness.api.faults import FAULT
-from harness.api.records import Measurement
-from harness.api.sampler import RESOURCES
+from harness.api.records import OVER_CLIENTS, Measurement
+from harness.api.sampler import HOST, RESOURCES
 from harness.api.tables import SystemFacts
+from harness.api.target import OTHER_CLIENT
 from harness.report.stats import median
 from harness.results.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
 
 # the steps of a cache drop (as workloads record them, e.g. "sync+remount+drop_caches")
-# that leave no cache between the client and the storage
-DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT"})
+# that leave no cache between the client and the storage; "other-client": another client
+# host than the writer read it (harness.api.target.OTHER_CLIENT), whose caches never saw it
+DROPPING_STEPS = frozenset({"drop_caches", "remount", "reboot", "O_DIRECT", OTHER_CLIENT})
 # a FUSE client that dfsbench did not mount (and so cannot remount) kept its own cache
 KEPT_STEP = "client-cache-kept"
+
+Window = tuple[float, float]  # (start, end), seconds since the epoch
+HOST_BOUND = 90.0  # percent busy over a cell at which this machine's CPUs or disk were its limit
 
 
 @dataclass(frozen=True)
 class PathLimits:
-    network: float | None  # B/s
+    network: float | None  # B/s: each client's link, unless ``links`` names it
     network_source: str  # "declared", the network baseline that measured it (iperf3), or ""
-    client_ram: float | None  # bytes
+    client_ram: float | None  # bytes, declared
     facts: SystemFacts
     note: str = ""  # why there is no network limit, where that is worth saying
+    links: dict[str, float] = field(default_factory=dict)  # client host → its own link (B/s)
+    memory: dict[str, float] = field(default_factory=dict)  # client host → its RAM (bytes)
+    client: str = ""  # the client host of the run's one-client cells
+    clients: tuple[str, ...] = ()  # every client host of the target, where their facts are known
+    this_machine: float | None = None  # its RAM (bytes): the client where no client host is named
 
-    def ceiling(self, write: bool) -> float | None:
-        if self.network is None or not self.facts.network:
+    def link_of(self, host: str) -> float | None:
+        return self.links.get(host, self.network) if self.network is not None else None
+
+    def ceiling(self, write: bool, hosts: tuple[str, ...] = ("",), down: int = 0) -> float | None:
+        """The least of the client-side and the server-side bound (B/s) for a record of
+        these client hosts, with ``down`` storage nodes down (see the module)."""
+        f = self.facts
+        if self.network is None or not f.network:
             return None
-        return self.network / (self.facts.write_copies if write else 1)
+        nodes = f.storage_nodes
+        live = max(nodes - down, 0)
+        copies = f.write_copies if write else 1.0
+        if write and f.client_fanout and down and nodes:
+            copies *= live / nodes  # (one copy fewer to send per node that is down)
+        client = sum(self.link_of(h) or 0.0 for h in hosts) / max(copies, 1e-9)
+        if not nodes:
+            return client
+        # (a write with a node down keeps R·live/S copies on live nodes: the same bound)
+        server = (nodes * self.network / f.stored_copies) if write else live * self.network
+        return min(client, server)
+
+    def ram_of(self, host: str) -> float | None:
+        """The RAM of the client that ran a record: declared, else its host's (of an
+        aggregate, ``all``: the smallest of the clients'), else this machine's (where the
+        client ran)."""
+        if self.client_ram:
+            return self.client_ram
+        if host == "all" and self.memory:
+            return min(self.memory.values())
+        return self.memory.get(host or self.client) or self.this_machine
 
 
 def is_write(m: Measurement) -> bool:
@@ -85,16 +143,21 @@ def role(workload: str) -> str | None:
 def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, str], PathLimits]:
     declared = (info.config.get("limits") or {}) if isinstance(info.config, dict) else {}
     ram = declared.get("client_ram")
-    client_ram = float(parse_size(ram)) if ram else (float(info.host.get("memory") or 0) or None)
+    client_ram = float(parse_size(ram)) if ram else None
+    this_machine = float(info.host.get("memory") or 0) or None
     out = {}
     for key in info.targets:
         facts = info.systems.get(key) or SystemFacts(key[0])
+        described = info.targets.get(key) or {}
         network, source, note = None, "", ""
-        link = (info.targets.get(key) or {}).get("link")
+        link = described.get("link")
+        links: dict[str, float] = {}
         if declared.get("network"):
             network, source = parse_rate(declared["network"]), "declared"
         elif isinstance(link, (int, float)) and link > 0:  # the lab shaped every node's link so
             network, source = float(link), "the lab's shaped link"
+            links = {str(h): float(v) for h, v in (described.get("links") or {}).items()
+                     if isinstance(v, (int, float)) and v > 0}
         else:
             probes = [m for m in records if (m.backend, m.variant) == key and m.value
                       and m.metric == "throughput" and role(m.workload) == "network"]
@@ -104,53 +167,189 @@ def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, st
                 source = ", ".join(sorted({m.workload for m in real}))
             elif probes:
                 note = "no network between client and servers (loopback): no network limit applies"
-        out[key] = PathLimits(network, source, client_ram, facts, note)
+        hosts = described.get("client_facts") or {}
+        memory = {str(h): float(f["memory"]) for h, f in hosts.items()
+                  if isinstance(f, dict) and isinstance(f.get("memory"), (int, float)) and f["memory"] > 0}
+        out[key] = PathLimits(network, source, client_ram, facts, note, links, memory,
+                              str(described.get("client_host") or ""), tuple(sorted(memory)), this_machine)
     return out
 
 
+@dataclass(frozen=True)
+class FaultWindows:
+    down: list[Window] = field(default_factory=list)  # a node down: injection to restore
+    whole: list[Window] = field(default_factory=list)  # the system not whole: injection to healthy
+
+
+def fault_windows(records: list[Measurement]) -> dict[tuple[str, str, str, int], FaultWindows]:
+    """Per (run, backend, variant, repeat): each fault's windows — its node down, from the
+    injection to the restore, and the system not whole, to its healthy moment (no end:
+    never)."""
+    out: dict[tuple[str, str, str, int], FaultWindows] = {}
+    for m in records:
+        if m.workload != FAULT:
+            continue
+        start = m.params.get("injected")
+        if not isinstance(start, (int, float)):
+            continue
+        restored, healthy = m.params.get("restored"), m.params.get("healthy")
+        windows = out.setdefault((m.run_id, m.backend, m.variant, m.repeat), FaultWindows())
+        if m.params.get("stores_data") is not False:  # (a monitor down leaves every copy in place)
+            windows.down.append((float(start), float(restored) if isinstance(restored, (int, float)) else math.inf))
+        windows.whole.append((float(start), float(healthy) if isinstance(healthy, (int, float)) else math.inf))
+    return out
+
+
+def host_windows(records: list[Measurement]) -> dict[tuple[str, str, str, int], list[Window]]:
+    """Per (run, backend, variant, repeat): the cells during which this machine's CPUs or the
+    lab's disk were at least HOST_BOUND percent busy."""
+    out: dict[tuple[str, str, str, int], list[Window]] = {}
+    for m in records:
+        if m.workload == RESOURCES and m.test == HOST and m.value is not None and m.value >= HOST_BOUND:
+            span = _interval(m)
+            if span is not None:
+                out.setdefault((m.run_id, m.backend, m.variant, m.repeat), []).append(span)
+    return out
+
+
+def raw_rates(records: list[Measurement]) -> dict[tuple[str, str], float]:
+    """Per run and direction (read, write): what the raw-storage baseline measured (B/s)."""
+    found: dict[tuple[str, str], list[float]] = {}
+    for m in records:
+        if m.unit == "B/s" and m.value and role(m.workload) == "storage":
+            found.setdefault((m.run_id, "write" if is_write(m) else "read"), []).append(m.value)
+    return {k: median(v) for k, v in found.items()}
+
+
+def capacity(m: Measurement, lim: PathLimits | None, raw: dict[tuple[str, str], float],
+             cpus: int) -> tuple[float, str] | None:
+    """A node's resource record against its capacity: (share in percent, what the capacity
+    is), or None where it has none known (memory; a disk without a baseline)."""
+    metric = m.metric.removeprefix("peak_")
+    value = m.value or 0.0
+    if metric == "cpu":
+        cores = m.params.get("cores") or cpus
+        return (value / cores, f"{cores} cores") if cores else None
+    if metric in ("net_rx", "net_tx") and lim is not None:
+        link = lim.link_of(m.test)
+        return (100 * value / link, f"its link {rate(link)}") if link else None
+    if metric in ("blk_read", "blk_write"):
+        base = raw.get((m.run_id, "read" if metric == "blk_read" else "write"))
+        return (100 * value / base, f"the raw disk's {rate(base)}") if base else None
+    return None
+
+
+def _interval(m: Measurement) -> Window | None:
+    """When a record's value was measured: its timed phase, or for a stonewalled rate the
+    window in which all its clients ran."""
+    window = m.params.get("stonewall")
+    started, ended = window if isinstance(window, list) and len(window) == 2 else \
+        (m.params.get("started"), m.params.get("ended"))
+    if isinstance(started, (int, float)) and isinstance(ended, (int, float)) and ended >= started:
+        return float(started), float(ended)
+    return None
+
+
+def _hosts(m: Measurement, lim: PathLimits) -> tuple[str, ...]:
+    """The client hosts whose links a record's traffic crossed: every client of the target
+    for an aggregate (``host: all`` or a tool's ``total``, ``clients: N``), else its own."""
+    host = m.params.get("host")
+    clients = m.params.get("clients")
+    if host in OVER_CLIENTS and isinstance(clients, int) and clients > 1:
+        named = lim.clients if len(lim.clients) == clients else ()
+        return named or tuple(f"client {i + 1}" for i in range(clients))
+    return (str(host or m.params.get("read_on") or lim.client or ""),)
+
+
+def record_ceiling(lim: PathLimits, m: Measurement, windows: list[Window]) -> float | None:
+    """The ceiling over the record's interval: the bound at each moment (a node down within
+    one of ``windows``, each from a fault's injection to its restore), averaged over the
+    time from its start to its end."""
+    hosts = _hosts(m, lim)
+    write = is_write(m)
+    healthy = lim.ceiling(write, hosts)
+    span = _interval(m)
+    if healthy is None or span is None or not windows:
+        return healthy
+    start, end = span
+    if end <= start:
+        down = any(w0 <= start < w1 for w0, w1 in windows)
+        return lim.ceiling(write, hosts, 1) if down else healthy
+    degraded = lim.ceiling(write, hosts, 1) or healthy
+    inside = sum(max(0.0, min(end, w1) - max(start, w0)) for w0, w1 in windows)
+    inside = min(inside, end - start)
+    return (healthy * (end - start - inside) + degraded * inside) / (end - start)
+
+
+def _one_client_exceeds(lim: PathLimits, m: Measurement, windows: list[Window]) -> bool:
+    """Whether a stonewalled rate counts, for one of its clients, more than that client's
+    path could carry in the window (a write counted as it returned, which its client's
+    write-behind answered): then a cache answered within the figure, as above a ceiling."""
+    each, window = m.params.get("moved_each"), m.params.get("stonewall")
+    if not isinstance(each, dict) or not isinstance(window, list) or len(window) != 2 or window[1] <= window[0]:
+        return False
+    seconds = float(window[1]) - float(window[0])
+    for host, moved in each.items():
+        one = replace(m, params={**m.params, "host": host, "clients": 1, "started": window[0], "ended": window[1]})
+        ceiling = record_ceiling(lim, one, windows)
+        if ceiling is not None and isinstance(moved, (int, float)) and moved / seconds > ceiling:
+            return True
+    return False
+
+
+def overlaps(m: Measurement, windows: list[Window]) -> bool:
+    span = _interval(m)
+    return span is not None and any(span[0] < w1 and span[1] > w0 for w0, w1 in windows)
+
+
 def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Measurement]:
-    """The records with the flags their run's limits call for, and the ceiling of each
-    throughput as ``params['ceiling']`` (B/s)."""
+    """The records with the flags their run's limits and faults call for, and the ceiling
+    of each throughput as ``params['ceiling']`` (B/s)."""
     by_run: dict[str, list[Measurement]] = {}
     for m in records:
         by_run.setdefault(m.run_id, []).append(m)
     limits = {run_id: path_limits(info, by_run.get(run_id, [])) for run_id, info in infos.items()}
+    faults = fault_windows(records)
+    saturated = host_windows(records)
+    raw = raw_rates(records)
     roles = {name: role(name) for name in {m.workload for m in records}}
     out = []
     for m in records:
         lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+        where = (m.run_id, m.backend, m.variant, m.repeat)
+        windows = faults.get(where, FaultWindows())
         flags, params = list(m.flags), m.params
+        if roles[m.workload] is None and overlaps(m, windows.whole):
+            flags.append("degraded")
+        if roles[m.workload] is None and overlaps(m, saturated.get(where, [])):
+            flags.append("host-bound")
+        if m.workload == RESOURCES and m.test != HOST and m.value is not None:
+            info = infos.get(m.run_id)
+            found = capacity(m, lim, raw, int(info.host.get("cpus") or 0) if info else 0)
+            if found is not None:
+                params = {**params, "share": round(found[0], 1), "capacity": found[1]}
         if lim is not None and m.value is not None and roles[m.workload] is None:
             if m.unit == "B/s" and lim.facts.network:
-                links = _links(m)
-                if lim.network is not None and m.value > lim.network * links:
-                    flags.append("exceeds-network")
-                ceiling = lim.ceiling(is_write(m))
+                ceiling = record_ceiling(lim, m, windows.down)
                 if ceiling is not None:
-                    params = {**params, "ceiling": ceiling * links}
+                    params = {**params, "ceiling": ceiling}
+                    if m.value > ceiling or _one_client_exceeds(lim, m, windows.down):
+                        flags.append("exceeds-network")
             size = m.params.get("file_size")
-            if m.params.get("direct") is False and lim.client_ram and isinstance(size, (int, float)) \
-                    and size < lim.client_ram:
+            ram = lim.ram_of(str(m.params.get("host") or m.params.get("read_on") or ""))
+            if m.params.get("direct") is False and ram and isinstance(size, (int, float)) and size < ram:
                 flags.append("fits-in-cache")
         # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
         if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False:
+            steps = str(m.params["cache"]).split("+")
             if not caches_dropped(m.params["cache"]):
                 flags.append("no-cache-drop")
-            elif "no-drop_caches" in str(m.params["cache"]).split("+"):
+            elif "no-drop_caches" in steps and OTHER_CLIENT not in steps:
                 flags.append("page-cache-kept")
         if flags != list(m.flags) or params is not m.params:
             m = replace(m, flags=tuple(dict.fromkeys(flags)), params=params)
         out.append(m)
     return out
-
-
-def _links(m: Measurement) -> int:
-    """How many client links a record's traffic crossed: the aggregate over N clients
-    (``host: all``, ``clients: N``) had N links of its own; any other record one."""
-    clients = m.params.get("clients")
-    if m.params.get("host") == "all" and isinstance(clients, int) and clients > 1:
-        return clients
-    return 1
 
 
 def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:
@@ -164,10 +363,17 @@ def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]
                 if lim.note:
                     lines.append(f"  limits of {lim.facts.display}{_variant(key)}: {lim.note}")
                 continue
-            copies = f", writes cross it {lim.facts.write_copies:g}× (ceiling " \
-                     f"{rate(lim.ceiling(True) or 0)})" if lim.facts.write_copies != 1 else ""
-            lines.append(f"  limits of {lim.facts.display}{_variant(key)}: network {rate(lim.network)} "
-                         f"({lim.network_source}){copies}")
+            f = lim.facts
+            parts = [f"network {rate(lim.network)} per client ({lim.network_source})"]
+            parts += [f"{h} {rate(v)}" for h, v in sorted(lim.links.items()) if v != lim.network]
+            if f.write_copies != 1:
+                parts.append(f"a client's writes cross its link {f.write_copies:g}× "
+                             f"(ceiling {rate(lim.network / f.write_copies)})")
+            if f.storage_nodes:
+                parts.append(f"{f.storage_nodes} storage nodes keeping {f.stored_copies:g} copies: all clients "
+                             f"together write under {rate(f.storage_nodes * lim.network / f.stored_copies)} "
+                             f"and read under {rate(f.storage_nodes * lim.network)}")
+            lines.append(f"  limits of {f.display}{_variant(key)}: " + "; ".join(parts))
     return lines
 
 

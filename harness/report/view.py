@@ -86,6 +86,8 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
             f"{label} (kernel {f.get('kernel')}, {f.get('cpus')} CPUs, {size(f.get('memory') or 0)} RAM"
             + (f", clock {f['clock_offset_s']:+.3f} s" if isinstance(f.get("clock_offset_s"), (int, float)) else "")
             + ")" for label, f in remote.items()))
+    for note in dict.fromkeys(d.get("environment_note") for d in info.targets.values() if d.get("environment_note")):
+        lines.append(f"  {note}")
     tools = host.get("tools") or {}
     if tools:
         lines.append("  tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())))

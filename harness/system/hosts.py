@@ -163,6 +163,17 @@ class Host(ABC):
     def close(self) -> None:
         """Let go of the connection to the host, if there is one."""
 
+    # seconds this host's clock is ahead of this machine's (None: not measured yet); a host
+    # that shares this machine's kernel (a container) has the same clock
+    clock_offset: float | None = None
+
+    def here(self, t: float) -> float:
+        """A time this host's clock gave (seconds since the epoch) on this machine's clock,
+        the one every record's ``started`` and ``ended`` are on."""
+        if self.clock_offset is None:
+            self.facts()  # (which measures it)
+        return t - (self.clock_offset or 0.0)
+
     def facts(self) -> dict[str, Any]:
         """Kernel, CPUs, memory, hostname, and the clock's offset from this machine's
         (their difference at the midpoint of the call; a large one skews the common start
@@ -172,6 +183,8 @@ class Host(ABC):
                        timeout=30).stdout.split("\n")
         after = time.time()
         remote = float(out[0])
+        if self.clock_offset is None:
+            self.clock_offset = remote - (before + after) / 2
         return {"host": self.label, "kernel": out[1].strip(), "cpus": int(out[2]),
                 "memory": int(out[3].split()[1]) * 1024, "hostname": out[4].strip(),
                 "clock_offset_s": round(remote - (before + after) / 2, 4),
@@ -317,6 +330,7 @@ class LocalHost(Host):
 
     name = "this host"
     local = True
+    clock_offset = 0.0
 
     def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
             env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -4,55 +4,125 @@ cell, recovery counted from the restore) and the fault's options."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 from pydantic import ValidationError
 
 from harness.api.faults import Faults, FaultSpec, Injected
+from harness.api.target import Written
 from harness.execution.timeline import Timeline, record
 from harness.report.faults import table_rows
 
 
 class Clock(Faults):
-    """A system whose node goes down and comes back at the times the timeline chooses,
-    and is healthy again ``heal_s`` after that."""
+    """A system whose node goes down and comes back at the times the timeline chooses; it
+    notices a fault ``notice_s`` after it was done, and is healthy again ``heal_s`` after
+    the node is back."""
 
-    def __init__(self, heal_s: float) -> None:
-        self.heal_s, self.events, self.back = heal_s, [], None
+    def __init__(self, heal_s: float, notice_s: float = 0.0, shown_before: bool = False) -> None:
+        self.heal_s, self.notice_s, self.events = heal_s, notice_s, []
+        self.down: float | None = None
+        self.back: float | None = None
+        self.shown_before = shown_before  # a node shown down before any fault
 
     def inject(self, system, spec):
-        self.events.append(("inject", system, time.monotonic()))
+        self.events.append(("inject", system, time.time()))
+        self.down = time.time()
         clock = self
 
         class Down(Injected):
             description = f"{system}2 killed"
+            node = "ceph2"
 
             def restore(self):
-                clock.events.append(("restore", system, time.monotonic()))
-                clock.back = time.monotonic()
+                clock.events.append(("restore", system, time.time()))
+                clock.back = time.time()
 
         return Down()
 
     def health(self, system):
-        ok = self.back is not None and time.monotonic() - self.back >= self.heal_s
-        return ok, "HEALTH_OK" if ok else "HEALTH_WARN"
+        # unhealthy from the start (a warning of its own): that is not noticing the fault
+        if self.back is not None:
+            ok = time.time() - self.back >= self.heal_s
+            return ok, "HEALTH_OK" if ok else "HEALTH_WARN PG_DEGRADED"
+        return False, "HEALTH_WARN MDS_SLOW_METADATA_IO"
+
+    def noticed(self, system, injected):
+        shown = self.shown_before or (injected.node == "ceph2" and self.down is not None
+                                      and time.time() - self.down >= self.notice_s)
+        return shown, "2 of 3 OSDs up" if shown else "3 of 3 OSDs up"
 
 
-def test_the_fault_happens_on_time_and_recovery_counts_from_the_restore():
-    faults = Clock(heal_s=1.0)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=0.5))
-    start = time.monotonic()
-    timeline.start()
-    time.sleep(0.8)  # the cell
+def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_measured():
+    faults = Clock(heal_s=1.0, notice_s=0.4)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=1.5))
+    start = time.time()
+    timeline.start()  # (the runner calls it when the cell's first timed phase begins)
+    time.sleep(1.8)  # the cell
     timeline.restore()  # at the end of the cell: already done by the timer, not again
     assert [e[0] for e in faults.events] == ["inject", "restore"]
-    assert 0.15 < faults.events[0][2] - start < 0.4 and 0.45 < faults.events[1][2] - start < 0.7
+    assert 0.15 < faults.events[0][2] - start < 0.5 and 1.45 < faults.events[1][2] - start < 1.8
     recovery, state = timeline.wait_healthy()
     assert state == "HEALTH_OK" and 0.9 < recovery < 3.5
+    assert 0.35 < timeline.noticed_after < 1.2  # the first failed check after the injection
     m = record(timeline, recovery, state, "yes (digest)", "largefile", {"file_size": 1}, "cephfs", "default")
     assert m.flags == () and m.value == recovery
-    assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 0.5 s")
-    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{recovery:.1f} s", "yes (digest)"]
+    # the four moments on the records' clock (seconds since the epoch), in order
+    times = [m.params[k] for k in ("injected", "noticed", "restored", "healthy")]
+    assert times == sorted(times) and abs(times[0] - faults.events[0][2]) < 0.05
+    assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 1.5 s")
+    assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{timeline.noticed_after:.1f} s",
+                                                         f"{recovery:.1f} s", "yes (digest)"]
+
+
+def test_a_fault_undone_before_the_system_noticed_it_says_so():
+    faults = Clock(heal_s=0, notice_s=30)  # a 1 s stop that the cluster does not notice
+    timeline = Timeline(faults, "ceph", FaultSpec(action="stop", after_s=0.1, restore_after_s=0.6))
+    timeline.start()
+    time.sleep(0.8)
+    timeline.restore()
+    recovery, state = timeline.wait_healthy()
+    m = record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+    assert timeline.noticed_after is None and m.params["noticed"] is None
+    # no recovery time near 0: nothing was noticed, so nothing recovered
+    assert m.value is None and m.flags == ("not-noticed",) and m.params["why"].startswith("not noticed")
+    row = table_rows([m], lambda k: "CephFS")[0]
+    assert row[3] == "not noticed before it was undone (it said: 3 of 3 OSDs up)" and row[4] == "— (not noticed)"
+
+
+def test_a_look_that_shows_the_fault_while_the_node_is_being_brought_back_counts():
+    class Slow(Clock):  # its restore takes 0.8 s (a node started again, its daemons), and the
+        def inject(self, system, spec):  # system shows the fault 0.3 s into it
+            down = super().inject(system, spec)
+            back = down.restore
+
+            class Restoring(type(down)):
+                def restore(self):
+                    time.sleep(0.8)
+                    back()
+            return Restoring()
+
+    faults = Slow(heal_s=0, notice_s=0.5)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.1, restore_after_s=0.3))
+    timeline.start()
+    time.sleep(1.5)
+    timeline.restore()
+    timeline.wait_healthy()
+    assert timeline.noticed_at is not None and timeline.noticed_at < timeline.restored_at
+    assert 0.45 < timeline.noticed_after < 1.0 and not timeline.unnoticed
+
+
+def test_a_node_shown_down_before_the_fault_makes_no_noticed_time():
+    faults = Clock(heal_s=0, shown_before=True)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.1, restore_after_s=0.5))
+    timeline.start()
+    time.sleep(0.7)
+    timeline.restore()
+    recovery, state = timeline.wait_healthy()
+    m = record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+    assert m.params["noticed"] is None and m.value == recovery
+    assert table_rows([m], lambda k: "CephFS")[0][3].startswith("not known: the system showed a node down before")
 
 
 def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
@@ -65,14 +135,61 @@ def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
     assert timeline.wait_healthy()[0] is not None
 
 
-def test_a_cell_shorter_than_after_s_has_no_fault_and_no_recovery():
+def test_a_cell_shorter_than_after_s_has_no_fault_and_no_late_one():
     faults = Clock(heal_s=0)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=5))
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.3))
     timeline.start()
-    timeline.restore()
-    time.sleep(0.1)
+    timeline.restore()  # the cell ended first
+    time.sleep(0.6)  # past after_s: the timer must not take a node down for the cells after it
     assert faults.events == [] and timeline.wait_healthy() == (None, "not restored")
-    assert "degraded" in record(timeline, None, "not restored", "", "fio", {}, "cephfs", "default").flags
+    m = record(timeline, None, "not restored", "not checked (no fault was injected)", "fio", {}, "cephfs",
+               "default")
+    # nothing done to the cluster: no recovery time, and not an unhealthy system either
+    assert m.flags == ("no-fault",) and m.value is None
+    assert table_rows([m], lambda k: "CephFS")[0][3:5] == ["no fault done", "— (no fault done)"]
+
+
+def kept(writer, started, ended, good=True, log=None):
+    return Written(f"f-{writer.label}", writer, started, ended,
+                   lambda view: (log.append(view.host.label) if log is not None else None) or good, lambda: None)
+
+
+def test_verified_means_read_back_intact_on_another_client_after_the_fault():
+    """'yes' only where data written while the fault held was read on another client after
+    the system was healthy again; every other case says why it was not checked."""
+    from pathlib import Path
+
+    from harness.api.target import Target
+    from harness.execution.runner import verify
+    from harness.system.hosts import LocalHost
+
+    one, two = LocalHost(), LocalHost()
+    one.name, two.name = "client1", "client2"
+    target = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one, two), host=one,
+                    remount_host=lambda host: None)
+    lone = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one,), host=one)
+    timeline = Timeline(Clock(0), "ceph", FaultSpec(action="kill", after_s=1))
+    workload = type("W", (), {"name": "largefile", "verification": lambda self: "digest"})()
+    none_done = verify([kept(one, 10, 20)], timeline, target, workload, True, True)
+    assert none_done == "not checked (no fault was injected)"
+    timeline.injected_at, timeline.restored_at = 100.0, 110.0
+    assert verify([kept(one, 10, 20)], timeline, target, workload, True, True) == \
+        "not checked (nothing was written while the fault held)"
+    assert verify([kept(one, 105, 108)], timeline, lone, workload, True, True).startswith(
+        "not checked (one client only")
+    read_on: list[str] = []
+    assert verify([kept(one, 99, 104, log=read_on)], timeline, target, workload, True, True) == \
+        "yes (digest, read on client2 (sync+remount+drop_caches) after the system was healthy)" and \
+        read_on == ["client2"]
+    # a FUSE client the user mounted keeps its cache, and it may have read the file in the cell
+    kept_cache = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one, two), host=one, cache_kept=True)
+    assert verify([kept(one, 99, 104)], timeline, kept_cache, workload, True, True).startswith(
+        "not checked (the caches of client2, which may have read it in the cell, could not be dropped: "
+        "sync+client-cache-kept")
+    assert verify([kept(two, 99, 104, good=False)], timeline, target, workload, True, True).startswith(
+        "no: f-client2 read on client1 does not match")
+    assert verify([kept(one, 99, 104)], timeline, target, workload, False, True) == \
+        "not checked (the system was not healthy again)"
 
 
 def test_fault_options_are_checked():
@@ -125,3 +242,50 @@ def test_ceph_health_reads_its_status_and_every_check():
     status = json.loads((Path(__file__).parent.parent / "data" / "existing" / "ceph-status.json").read_text())
     assert health(status["health"])[0] == (status["health"]["status"] == "HEALTH_OK")
     assert health(None) == (False, "no answer")
+
+
+def test_the_report_draws_each_record_of_the_cell_against_the_faults_moments():
+    from harness.api.records import Measurement
+    from harness.report.faults import timeline_chart
+    from harness.report.html import timelines
+
+    fault = Measurement("fault", "recovery", "elapsed", 6.0, "s",
+                        {"for": "largefile", "file_size": 1, "fault": "ceph-osd2 killed at 2.0 s", "injected": 1002.0,
+                         "noticed": 1006.5, "restored": 1010.0, "healthy": 1016.0}, "cephfs")
+    during = Measurement("largefile", "write", "throughput", 1e8, "B/s",
+                         {"file_size": 1, "phase": "during", "started": 1000.0, "ended": 1007.0}, "cephfs",
+                         flags=("degraded",))
+    other_cell = replace(during, params={**during.params, "file_size": 2})  # (another cell's fault)
+    before = Measurement("largefile", "write", "throughput", 1e8, "B/s",
+                         {"phase": "before", "started": 900.0, "ended": 907.0}, "cephfs")
+    chart = timeline_chart([fault, during, before, other_cell], lambda k: "CephFS")
+    (one,) = chart["faults"]
+    assert one["moments"] == {"injected": 0.0, "noticed": 4.5, "restored": 8.0, "healthy": 14.0}
+    assert one["bars"] == [{"label": "write throughput", "start": -2.0, "end": 5.0, "degraded": True}]
+    (figure,) = timelines(chart)
+    assert figure["data"][0]["base"] == [-2.0] and figure["data"][0]["x"] == [7.0]
+
+
+def test_a_node_down_is_noticed_from_a_state_that_names_it():
+    """Real outputs of the container lab's monitor (``ceph osd stat``), before a kill of
+    ceph-osd2 and 1.3 s after it; GlusterFS's from ``volume status`` (one brick offline)."""
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    from environments.docker_faults import _bricks_offline, osds_down
+
+    tools = Path(__file__).parent.parent / "data" / "tools"
+    assert osds_down((tools / "ceph-osd-stat.json").read_text()) == (False, "3 of 3 OSDs up")
+    assert osds_down((tools / "ceph-osd-stat-osd-down.json").read_text()) == (True, "2 of 3 OSDs up")
+    shown, said = osds_down("Error initializing cluster client: ObjectNotFound('RADOS object not found')")
+    assert shown is None and said.startswith("ceph osd stat said: Error initializing")
+
+    class Cli:
+        def __init__(self, name):
+            self.name = name
+
+        def xml(self, *args):
+            return ET.fromstring((tools / self.name).read_text())
+
+    assert _bricks_offline(Cli("gluster-volume-status-brick-down.xml"), "v", 3) == (True, "2 of 3 bricks online")
+    assert _bricks_offline(Cli("gluster-volume-status.xml"), "v", 3) == (False, "3 of 3 bricks online")

@@ -7,9 +7,13 @@ import shutil
 
 import pytest
 
+from pathlib import Path
+
 from harness.api.target import BlockAccess, Target
-from harness.errors import BadInput
+from harness.errors import BadInput, DfsbenchError
 from workloads.fio import Fio, FioOptions
+
+DATA = Path(__file__).parent.parent / "data" / "tools"
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
@@ -38,8 +42,10 @@ def test_plain_run_records_and_cleans_up(tmp_path):
 def test_client_server_with_local_servers(tmp_path):
     records, work, raw = run(tmp_path, local_servers=2)
     hosts = {m.params["host"]: m.value for m in records if m.metric == "iops"}
-    assert set(hosts) == {"127.0.9.1", "127.0.9.2", "all"}
-    assert hosts["all"] == pytest.approx(hosts["127.0.9.1"] + hosts["127.0.9.2"], rel=0.05)
+    assert set(hosts) == {"127.0.9.1", "127.0.9.2", "total"}
+    # (both servers behind this host's one link: fio's total stands for one client's path)
+    assert {m.params["clients"] for m in records if m.params.get("host") == "total"} == {1}
+    assert hosts["total"] == pytest.approx(hosts["127.0.9.1"] + hosts["127.0.9.2"], rel=0.05)
     # each host got its own job file and file
     assert sorted(p.name for p in raw.glob("fio-rw-test-h*.fio")) == ["fio-rw-test-h0.fio", "fio-rw-test-h1.fio"]
     assert list(work.iterdir()) == []
@@ -80,3 +86,38 @@ def test_every_new_attachment_is_filled_before_reads(tmp_path):
         (raw / "fio-fill.txt").unlink()
         list(fio.run(target, fio.cells()[0], tmp_path, raw))
         assert not (raw / "fio-fill.txt").exists()
+
+
+def test_a_run_with_status_intervals_gives_the_final_figures_and_its_progress():
+    """fio 3.33 with --status-interval=1 (a 3 s time-based write): one JSON document per
+    second and the final one; the records are the final one's, and the timing says when
+    the I/O ran (the final timestamp less the job's runtime) and what it had moved when."""
+    from workloads.fio import parse, timed
+
+    text = (DATA / "fio-status-interval.json").read_text()
+    write = next(m for m in parse(text) if m.metric == "throughput")
+    assert write.value == 13386529480.0  # (the final document's bw_bytes, not the first one's)
+    started, ended, moved, ops, progress = timed(text)["write"]
+    assert (ended, moved, ops) == (1795547621.393, 40226521088.0, 38363.0)
+    assert started == pytest.approx(1795547621.393 - 3.004)
+    assert [p[1] for p in progress] == [0.0, 11420041216.0, 25231884288.0, 39201013760.0, 40226521088.0]
+    assert all(a[0] < b[0] for a, b in zip(progress, progress[1:]))
+
+
+def test_all_clients_on_one_block_device_is_refused(tmp_path):
+    fio = Fio(FioOptions(size="4MiB", runtime_s=1, profiles=PROFILE, all_clients=True))
+    two = Target("block", None, "rbd", "default", access=BlockAccess(Path("/dev/null")))
+    with pytest.raises(DfsbenchError, match="all_clients runs fio on files in a mount; rbd/default is a block"):
+        list(fio.run(two, fio.cells()[0], tmp_path, tmp_path))
+
+
+def test_a_config_value_is_one_line_of_the_job_file():
+    from workloads.fio import job_value
+
+    with pytest.raises(BadInput, match="control character"):
+        job_value("/mnt/x\nexec_prerun=touch /tmp/owned", path=True)
+    assert job_value("/mnt/a:b", path=True) == "/mnt/a\\:b" and job_value("pool:x") == "pool:x"
+    fio = Fio(FioOptions(size="4MiB", runtime_s=1, profiles=PROFILE))
+    hostile = Target("path", Path("/mnt/x\nexec_prerun=touch /tmp/owned"), "localdir", "default")
+    with pytest.raises(BadInput, match="control character"):
+        fio.job_text(fio.profiles()[0], hostile, "t")

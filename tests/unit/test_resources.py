@@ -1,65 +1,130 @@
 """Resources of lab nodes per cell, from real Docker stats API samples (one-shot, of a
-container running one busy process, 'yes') and the node's /proc/PID/stat lines."""
+container running one busy process, 'yes') and the node's /proc/PID/stat lines; each set
+against its capacity, and this machine's own load."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
-from environments.node_stats import process_ticks, usage
+import pytest
+
+from environments.node_stats import NodeSampler, increase, process_ticks, running, stamp, usage
+from environments.nodes import Node
 from harness.api.records import Measurement
 from harness.api.sampler import NodeUsage
-from harness.execution.sampling import busiest, records
+from harness.execution.sampling import records
+from harness.report.limits import annotate
 from harness.report.resources import table_rows
+from harness.units import parse_rate
+from tests.unit.test_limits import lab, replay
 
 DATA = Path(__file__).parent.parent / "data"
 
 
-def test_a_busy_process_is_one_core_and_named():
+def samples():
     stats = json.loads((DATA / "docker-stats-one-shot.json").read_text())
-    start = process_ticks((DATA / "proc-stat-start.txt").read_text())
-    end = process_ticks((DATA / "proc-stat-end.txt").read_text())
-    assert {name for _, name in end} >= {"yes", "timeout", "sh"}
-    u = usage("client1", (0.0, stats["start"], start), (2.0, stats["end"], end))
-    assert 90 < u.cpu < 110  # one core, as docker stats shows it
+    return stats["start"], stats["end"]
+
+
+def test_a_busy_process_is_one_core_over_the_payloads_own_time_and_named():
+    start, end = samples()
+    before = process_ticks((DATA / "proc-stat-start.txt").read_text())
+    after = process_ticks((DATA / "proc-stat-end.txt").read_text())
+    assert {name for _, name in after} >= {"yes", "timeout", "sh"}
+    assert stamp(end) - stamp(start) == pytest.approx(2.1043974, abs=1e-5)  # (from 'read', not the clock)
+    u = usage("client1", [(stamp(start), start, before), (stamp(end), end, after)])
+    assert 90 < u.cpu < 110 and u.cores == 2  # one core of the two this machine has
     assert u.process == "yes" and 80 < u.process_cpu < 130
     assert u.memory > 0 and u.net_rx == 0 and u.blk_write == 0
+    # the peak's window is the only one here: its process is the one named beside it
+    assert u.peak_process == "yes" and u.peak_cpu == pytest.approx(u.cpu)
 
 
-def test_the_busiest_resource_is_the_highest_share_of_its_capacity():
-    link = 125e6
-    client = NodeUsage("client1", 10, 45.0, 1e8, 1e6, 118e6, 0, 0, "glusterfs", 40.0)
-    server = NodeUsage("gluster1", 10, 70.0, 1e8, 39e6, 1e5, 0, 39e6, "glusterfsd", 65.0)
-    node, resource, load = busiest([client, server], link)
-    assert (node.node, resource) == ("client1", "network out") and 94 < load < 95
-    stored = records([client, server], link, "largefile", {"file_size": 1 << 28}, "glusterfs", "default")
-    assert {m.test for m in stored} == {"client1", "gluster1", "busiest"}
-    assert all(m.unit in ("%", "B", "B/s") for m in stored)
-    top = next(m for m in stored if m.test == "busiest")
-    assert top.params["busiest"] == "client1: 94 % network out"
-    # without a link, CPU decides, and the process is named with its share
-    top = next(m for m in records([client, server], None, "largefile", {}, "glusterfs", "default")
-               if m.test == "busiest")
-    assert top.params["busiest"] == "gluster1: 70 % CPU (glusterfsd 65 %)"
-    rows = table_rows([top, Measurement("fio", "x", "iops", 1, "op/s", {}, "cephfs")], lambda k: k[0])
-    assert rows == [["largefile", "", "glusterfs", "gluster1: 70 % CPU (glusterfsd 65 %)"]]
+def test_a_counter_reset_by_a_restart_gives_no_negative_figure():
+    start, end = samples()
+    restarted = copy.deepcopy(start)  # the container came back: its counters start again
+    restarted["read"] = "2026-11-23T08:11:03.685389904Z"
+    restarted["cpu_stats"]["cpu_usage"]["total_usage"] = 50_000_000
+    series = [(stamp(s), s, None) for s in (start, end, restarted)]
+    u = usage("gluster2", series)
+    # 2.0886 s of CPU before the restart and 0.05 s after, over 5.104 s of payload time
+    # (read as one difference, first to last, it would be −32.5 %)
+    assert u.cpu == pytest.approx(41.897, abs=0.001)
+    assert increase([10.0, 30.0, 5.0, 8.0]) == 28.0
 
 
-def test_a_tool_that_ran_and_ended_within_the_cell_is_named():
-    stats = json.loads((DATA / "docker-stats-one-shot.json").read_text())
-    start = {(1, "sh"): 5, (20, "ceph-fuse"): 1000}
-    # python3 (the engine) was seen mid-cell by the periodic look and had ended by the end
-    seen = {(1, "sh"): 6, (20, "ceph-fuse"): 1040, (41, "python3"): 150}
-    u = usage("client1", (0.0, stats["start"], start), (2.0, stats["end"], seen))
-    assert u.process == "python3" and u.process_cpu == 75.0
+def test_a_stopped_nodes_payload_is_no_sample():
+    start, end = samples()
+    # what the engine answers for a killed container: zero time, no counters
+    stopped = {"read": "0001-01-01T00:00:00Z", "preread": "0001-01-01T00:00:00Z", "cpu_stats":
+               {"cpu_usage": {"total_usage": 0}, "system_cpu_usage": 0, "online_cpus": 0}, "memory_stats": {},
+               "networks": {}}
+    assert stamp(stopped) is None and not running(stopped) and running(end)
+    answers = iter([start, end, stopped])
+
+    class Engine:
+        class containers:
+            @staticmethod
+            def get(name):
+                class C:
+                    @staticmethod
+                    def stats(stream, one_shot):
+                        return next(answers)
+                return C
+
+    node = Node("dfsbench-x-gluster2", "gluster2")
+    sampler = NodeSampler([node], every_s=0)
+    sampler._docker = Engine
+    for _ in range(3):
+        sampler._sample(node, processes=False)
+    assert [when for when, _, _ in sampler.series["gluster2"]] == [stamp(start), stamp(end)]
+    u = usage("gluster2", sampler.series["gluster2"])
+    assert 90 < u.cpu < 110 and u.cores == 2
 
 
-def test_peaks_come_from_consecutive_samples():
-    from environments.node_stats import peaks
+def node_records(usages):
+    return [Measurement(m.workload, m.test, m.metric, m.value, m.unit,
+                        {**m.params, "started": 100.0, "ended": 110.0}, m.backend, m.variant, run_id="report-2014")
+            for m in records(usages, "largefile", {"file_size": 1 << 28}, "glusterfs", "vr33")]
 
-    stats = json.loads((DATA / "docker-stats-one-shot.json").read_text())
-    cpu, rx, tx = peaks([(0.0, stats["start"]), (0.2, stats["start"]), (2.0, stats["end"])])
-    assert 90 < cpu < 130 and rx == 0 and tx == 0  # (the 0.2 s pair is too short to count)
-    assert peaks([(0.0, stats["start"])]) == (0.0, 0.0, 0.0)
-    busy = NodeUsage("client1", 30, 20.0, 0, 0, 10e6, 0, 0, peak_net_tx=110e6)
-    assert busiest([busy], 125e6)[1:] == ("network out", 88.0)
+
+def test_the_busiest_is_the_highest_share_of_a_capacity_not_of_one_core():
+    info, _ = replay()
+    link = parse_rate("1Gbit")
+    run = lab(info, link)
+    # a FUSE client at 98 % of one core (of 2: 49 %) while sending 118 MB/s of a 125 MB/s link
+    client = NodeUsage("client1", 10, 98.0, 1e8, 1e6, 118e6, 0, 0, "glusterfs", 95.0, cores=2)
+    server = NodeUsage("gluster1", 10, 70.0, 1e8, 39e6, 1e5, 0, 39e6, "glusterfsd", 65.0, cores=2)
+    annotated = annotate(node_records([client, server]), {"report-2014": run})
+    cpu = next(m for m in annotated if m.test == "client1" and m.metric == "cpu")
+    assert cpu.params["share"] == 49.0 and cpu.params["capacity"] == "2 cores"
+    rows = table_rows(annotated, lambda k: k[0])
+    assert rows == [["largefile", "file_size=256 MiB", "glusterfs",
+                     "client1: 94 % of its link 119.2 MiB/s (network out, over the cell)", "—"]]
+    # a client behind a link of its own is set against that link
+    slow = lab(info, link, links={"client1": link / 4})
+    rows = table_rows(annotate(node_records([client, server]), {"report-2014": slow}), lambda k: k[0])
+    assert rows[0][3].startswith("client1: 378 % of its link 29.8 MiB/s")  # (more than it can carry: said)
+
+
+def test_a_cell_while_this_machine_was_saturated_is_host_bound():
+    info, _ = replay()
+    run = lab(info, parse_rate("1Gbit"))
+
+    def host(metric, value):
+        return Measurement("resources", "host", metric, value, "%", {"for": "largefile", "file_size": 1 << 28,
+                           "started": 100.0, "ended": 110.0, "cpus": 2, "disk": "vda"}, "glusterfs", "vr33",
+                           run_id="report-2014")
+
+    def write(started, ended):
+        return Measurement("largefile", "write", "throughput", 1e6, "B/s", {"file_size": 1 << 28,
+                           "started": started, "ended": ended}, "glusterfs", "vr33", run_id="report-2014")
+
+    out = annotate([host("cpu_busy", 96.0), host("disk_busy", 40.0), write(102.0, 108.0), write(111.0, 115.0)],
+                   {"report-2014": run})
+    assert "host-bound" in out[2].flags and "host-bound" not in out[3].flags
+    assert table_rows(out, lambda k: k[0])[0][4] == "CPUs 96 % busy, disk 40 % busy"
+    calm = annotate([host("cpu_busy", 60.0), write(102.0, 108.0)], {"report-2014": run})
+    assert "host-bound" not in calm[1].flags

@@ -37,3 +37,13 @@ def test_a_cell_refuses_what_its_replicas_would_not_fit(tmp_path, disk):
     text = str(err.value)
     assert "kept 3 times: 96 MiB on this host's disk" in text and "64 MiB free" in text
     room_for(largefile, cell, target, None, copies=3)  # elsewhere the target's own figure counts
+
+
+def test_a_cell_on_every_client_at_once_needs_room_for_what_all_of_them_write(tmp_path, disk):
+    largefile = build_plan({"backends": ["localdir"],
+                            "workloads": [{"name": "largefile", "options": {"sizes": ["24MiB"]}}]}).workloads[0]
+    cell = largefile.cells()[0]
+    target = Target("path", disk, "glusterfs", "default")
+    room_for(largefile, cell, target, None, clients=2)  # 48 MiB of 64
+    with pytest.raises(DfsbenchError, match="would write 72 MiB"):
+        room_for(largefile, cell, target, None, clients=3)
