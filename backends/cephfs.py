@@ -105,6 +105,22 @@ class KernelMounts:
         self._mount_on(host)
 
 
+class Evict:
+    """Evict the MDS session of the ceph-fuse a host had at a mount point, once that client
+    hung or died: the MDS would keep its caps (and block every other client's access to
+    its files) until the session times out, 60 s by default. Eviction also puts the dead
+    client's address on the OSD blocklist (for an hour), as for any eviction."""
+
+    def __init__(self, cli: CephCli, fs_name: str) -> None:
+        self.cli, self.fs_name = cli, fs_name
+
+    def __call__(self, host: Host, mountpoint: Path) -> None:
+        hostname = host.run(["hostname"], timeout=30).stdout.strip()
+        self.cli.run("ceph", "tell", f"mds.{self.fs_name}:0", "client", "evict",
+                     f"client_metadata.mount_point={mountpoint}", f"client_metadata.hostname={hostname}",
+                     timeout=60)
+
+
 class CephFS(CephBackend):
     name = "cephfs"
     display = "CephFS"
@@ -146,7 +162,7 @@ class CephFS(CephBackend):
             for key, value in o.client_options.items():
                 argv.append(f"--{key}={value}")
             client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE,
-                                 workdir / "log" / "ceph-fuse.log")
+                                 workdir / "log" / "ceph-fuse.log", evict=Evict(cli, info.fs_name))
         # everything below is in the ledger (pool, its place in the file system, the
         # client and its mount), so a failure at any step undoes all of it
         pool: Pool | None = None

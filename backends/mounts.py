@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import BadInput, DfsbenchError
@@ -41,12 +42,19 @@ class FuseClient:
     ``mount()`` waits until /proc/mounts shows the expected type at the mount point;
     ``unmount()`` undoes only what this client created. Remounting gives a fresh client
     process with empty caches.
+
+    ``evict(host, mountpoint)`` is called once a client that did not answer (stopped,
+    hung or dead) is gone: a system whose servers hold a client's locks until its session
+    times out (CephFS's MDS, its caps: 60 s) lets them go at once, so the removal of the
+    client's files through another client does not wait on them.
     """
 
     def __init__(self, ledger: Ledger, mountpoint: Path, argv: list[str], fstype: str,
-                 log: Path, timeout: float = 60, host: Host = LOCAL) -> None:
+                 log: Path, timeout: float = 60, host: Host = LOCAL,
+                 evict: Callable[[Host, Path], None] | None = None) -> None:
         self.ledger, self.mountpoint, self.argv = ledger, mountpoint, argv
         self.fstype, self.log, self.timeout, self.host = fstype, log, timeout, host
+        self.evict = evict
         self._mine: frozenset[str] | None = None
 
     def mount(self) -> MountEntry:
@@ -88,6 +96,11 @@ class FuseClient:
         hung = self.host.answers(self.mountpoint, 5) is not None
         problems = self.ledger.undo(only=self._mine, daemons_first=hung)
         self._mine = None
+        if hung and self.evict is not None:
+            try:
+                self.evict(self.host, self.mountpoint)
+            except DfsbenchError:
+                pass  # (a key without that right: the removal that follows waits out the session)
         if problems:
             raise DfsbenchError("could not detach cleanly: " + "; ".join(problems))
 
@@ -102,9 +115,11 @@ class FuseClients:
     mode uses them all. A remount remounts each, so no client keeps a cache."""
 
     def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: list[str],
-                 fstype: str, log: Path, timeout: float = 60) -> None:
+                 fstype: str, log: Path, timeout: float = 60,
+                 evict: Callable[[Host, Path], None] | None = None) -> None:
         self.argv = argv  # (its last word is the mount point)
-        self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host) for host in hosts]
+        self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host, evict)
+                        for host in hosts]
 
     def mount(self) -> MountEntry:
         """Mount on each host; the first host's entry. A failure unmounts the others."""

@@ -5,8 +5,10 @@ an attach that fails after it created a pool, a volume or a mount undoes all of 
 import errno
 import json
 import os
+import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,37 @@ def test_a_failed_attach_leaves_no_pool_volume_or_mount(lab, tmp_path, monkeypat
     down = dfsbench("lab", "down", env=env)
     assert down.returncode == 0, down.stderr
     assert_nothing_left(lab_dir, [])
+
+
+def test_a_killed_cephfs_client_is_evicted_and_its_files_go_at_once(lab, tmp_path):
+    """A ceph-fuse killed with its session fresh leaves the MDS holding its caps until the
+    session times out (60 s): the detach evicts it, so removing its files through a new
+    client does not wait that out."""
+    lab_dir, _ = lab
+    with LocalEnvironment(LocalOptions(lab_dir=lab_dir)).up({"ceph"}) as cluster:
+        target = CephFS(CephFSOptions(), "killed").open(cluster, tmp_path / "cephfs-killed")
+        assert target.path is not None and target.detach is not None
+        for i in range(50):  # caps on the directory and its files, held by this client
+            (target.path / f"f{i:02d}").write_bytes(b"x" * 4096)
+        mountpoint = str(target.path.parent)
+        client = next(int(pid) for pid in os.listdir("/proc") if pid.isdigit() and
+                      _cmdline(pid)[:1] == ["ceph-fuse"] and _cmdline(pid)[-1:] == [mountpoint])
+        os.kill(client, signal.SIGKILL)
+        began = time.monotonic()
+        with pytest.raises(DfsbenchError, match="could not remove"):  # (through the dead mount)
+            target.detach()
+        took = time.monotonic() - began
+        # the probe of the dead mount, and its files removed through a new client
+        assert took < 30, f"the detach took {took:.1f} s: the MDS kept the dead client's caps"
+        assert not (lab_dir / "mnt" / "cephfs" / target.path.name).exists()
+        assert not [m for m in mount_points() if m.startswith(str(tmp_path / "cephfs-killed"))]
+
+
+def _cmdline(pid: str) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1]
+    except OSError:
+        return []
 
 
 def _pools(ceph) -> list[str]:

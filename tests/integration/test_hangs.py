@@ -14,6 +14,7 @@ import os
 import signal
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +44,23 @@ def ledger_pid(w, prefix: str) -> int:
     return next(e["pid"] for e in reversed(entries) if e["kind"] == "process" and e["name"].startswith(prefix))
 
 
+def stop_running(w, prefix: str, group: bool, timeout: float = 120) -> int:
+    """SIGSTOP the newest process of the ledger named ``prefix`` once it is running (a
+    tool that ended a moment ago, still in the ledger, is passed over: the next is taken)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            pid = ledger_pid(w, prefix)
+            (os.killpg if group else os.kill)(pid, signal.SIGSTOP)
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (ProcessLookupError, FileNotFoundError, StopIteration, json.JSONDecodeError):
+            state = "gone"
+        if state in ("T", "t"):
+            return pid
+        time.sleep(0.02)
+    raise AssertionError(f"no running {prefix} to stop within {timeout} s:\n{''.join(w.lines)}")
+
+
 def first_file(w, backend: str, timeout: float = 120) -> None:
     """Wait until the smallfile engine has written its first file on the backend's mount."""
     pattern = f"runs/*/{backend}-default/{backend}/dfsbench-default-*/dfsbench-smallfile-*/t00/f000000"
@@ -55,19 +73,19 @@ def first_file(w, backend: str, timeout: float = 120) -> None:
 def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):  # noqa: F811
     w = started(CONFIG)
     w.wait_for_line("fio profile=rr on glusterfs")
-    time.sleep(0.5)
-    fio = ledger_pid(w, "fio")
-    os.killpg(fio, signal.SIGSTOP)  # fio and its job processes: a tool that hangs
+    stop_running(w, "fio", group=True)  # fio and its job processes: a tool that hangs
     w.wait_for_line("smallfile files=1500 file_size=4 KiB threads=2 on cephfs")
     first_file(w, "cephfs")
-    client = ledger_pid(w, "ceph-fuse")
-    os.kill(client, signal.SIGSTOP)  # the engine's every file operation now blocks
+    stop_running(w, "ceph-fuse", group=False)  # the engine's every file operation now blocks
     stopped = time.monotonic()
     code = finish(w, timeout=600)
     out = "".join(w.lines)
     assert code == 1, out  # finished, with failures
     # bounded by the deadlines, not by the client: the engine's (+5 s), 10 s to find its
-    # directory cannot be removed, the next cell's 10 s check, then the detach (+ slack)
+    # directory cannot be removed, the next cell's 10 s check, then the detach (+ slack):
+    # 10 + 5 s of probes, the client's stop, its MDS session evicted (a client killed at
+    # the end of its grace would otherwise hold its caps, and the removal of its files
+    # through a new client wait, 60 s more)
     assert time.monotonic() - stopped < ENGINE_DEADLINE + 5 + 10 + 10 + 60, out
     db = sqlite3.connect(w.results / "dfsbench.sqlite")
     rows = db.execute("SELECT backend, workload, value, flags, params FROM measurements").fetchall()
