@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.config import plan_from_file
-from harness.system import signals
+from harness.system import files, signals
 
 if TYPE_CHECKING:
     from harness.api.contracts import LabStatus
@@ -316,14 +316,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB
+
+
 def _parsed(tool: str, file: Path) -> list[Any]:
     parsers = registry.tools()
     if tool not in parsers:
         raise BadInput(f"unknown tool '{tool}'; dfsbench parses: {', '.join(sorted(parsers))}")
-    try:
-        text = file.read_text(errors="replace")
-    except OSError as exc:
-        raise BadInput(f"cannot read {file}: {exc.strerror}") from None
+    data = files.read_bytes(file, f"{tool} output", MAX_TOOL_OUTPUT)
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     records = parsers[tool].parse(text, str(file))
     if not records:
         raise BadInput(f"{file}: no {tool} results found in it")

@@ -33,7 +33,7 @@ from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.system import proc
+from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host, Running
 from harness.units import parse_size
 
@@ -120,8 +120,11 @@ class FioOptions(Options):
     @field_validator("job_file")
     @classmethod
     def _job_file(cls, v: Path | None) -> Path | None:
-        if v is not None and not v.is_file():
-            raise ValueError(f"job file {v} does not exist")
+        if v is not None:
+            try:  # a regular file of text, read at once (not a FIFO or a device to wait on)
+                files.read_text(v, "job file", 1 << 20)
+            except BadInput as exc:
+                raise ValueError(exc.message) from None
         return v
 
 

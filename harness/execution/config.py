@@ -19,6 +19,7 @@ from harness.api import registry
 from harness.api.contracts import Backend, Environment, Workload
 from harness.api.faults import FaultSpec
 from harness.errors import BadInput
+from harness.system import files
 from harness.units import parse_rate, parse_size
 
 SCALES = ("quick", "report")
@@ -153,30 +154,91 @@ class Plan:
 
 
 MAX_VALUES = 100_000  # what a config may expand to: aliases repeat a node without copying it
+MAX_DEPTH = 64  # mappings and lists inside each other; a config needs five or six
+MAX_CONFIG_BYTES = 1 << 20  # a config is a few dozen keys; 1 MiB is thousands of lines
 
 
-def _expanded_size(data: Any, limit: int = MAX_VALUES) -> int:
-    """How many values ``data`` holds once every alias is expanded (counting stops just
-    past ``limit``, so a 'billion laughs' costs no more than that)."""
-    seen, stack = 0, [data]
-    while stack and seen <= limit:
-        item = stack.pop()
-        seen += 1
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return seen
+def _check_nodes(root: yaml.Node, path: Path) -> None:
+    """Refuse, before anything is built from it, a YAML document that expands to more
+    than :data:`MAX_VALUES` values (aliases and merge keys nested in each other: a
+    'billion laughs' is counted on the graph, never copied), nests deeper than
+    :data:`MAX_DEPTH`, refers to itself, says one key twice in a mapping (YAML would keep
+    the last one silently) or holds a plain ``1:30`` (YAML 1.1 reads it as 90, in base 60)."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            open_.discard(key)
+            kids = _children(node)
+            size[key] = min(1 + sum(size[id(k)] for k in kids), MAX_VALUES + 1)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if size[key] > MAX_VALUES:
+                raise BadInput(f"{path} expands to more than {MAX_VALUES:,} values (YAML anchors and "
+                               "aliases nested in each other?)", hint="a config is a few dozen keys; "
+                               "write it out plainly")
+            if depth[key] > MAX_DEPTH:
+                raise BadInput(f"{path} nests lists and mappings more than {MAX_DEPTH} deep "
+                               f"(line {node.start_mark.line + 1})", hint="a config is a few levels deep")
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise BadInput(f"{path} refers to itself (an alias inside its own anchor, line "
+                           f"{node.start_mark.line + 1})", hint="write the value out")
+        open_.add(key)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            _no_duplicates(node, path)
+        elif isinstance(node, yaml.ScalarNode) and node.style is None and ":" in node.value and \
+                node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+            raise BadInput(f"{path}, line {node.start_mark.line + 1}: {node.value} is read by YAML as a "
+                           "number in base 60", hint=f"quote it ('{node.value}') if it is text; "
+                           "write a duration in seconds and a size with its unit")
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _no_duplicates(node: yaml.MappingNode, path: Path) -> None:
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.value == "<<":
+            continue
+        line = key.start_mark.line + 1
+        if key.value in seen:
+            raise BadInput(f"{path}: the key '{_shown(key.value)}' is given twice in one mapping "
+                           f"(lines {seen[key.value]} and {line})",
+                           hint="YAML would keep only the last one; say it once")
+        seen[key.value] = line
+
+
+def _shown(text: str) -> str:
+    """A config's text in an error message: printable, and short."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
+    text = files.read_text(path, "config", MAX_CONFIG_BYTES)
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise BadInput(f"cannot read config {path}: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is None:
+            return {}
+        _check_nodes(root, path)
+        data = yaml.SafeLoader("").construct_document(root)
+    except RecursionError:
+        raise BadInput(f"{path} nests lists and mappings more than {MAX_DEPTH} deep",
+                       hint="a config is a few levels deep") from None
     except yaml.YAMLError as exc:
         where = ""
         mark = getattr(exc, "problem_mark", None)
@@ -186,9 +248,6 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise BadInput(f"{path} is not valid YAML{where}: {problem}") from exc
     if data is None:
         return {}
-    if _expanded_size(data) > MAX_VALUES:
-        raise BadInput(f"{path} expands to more than {MAX_VALUES:,} values (YAML anchors and aliases "
-                       "nested in each other?)", hint="a config is a few dozen keys; write it out plainly")
     if not isinstance(data, dict):
         raise BadInput(f"{path}: the top level must be a mapping of keys "
                        f"(environment, scale, repeat, backends, workloads), not {type(data).__name__}")

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
 from harness import errors
+from harness.system import files
 
 SHOWN = "[secret]"
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -30,10 +31,10 @@ def expand(value: str) -> str:
     naming it (the config's validation says which key)."""
     if value.startswith("file:"):
         path = Path(value[5:]).expanduser()
-        try:
-            return path.read_text().rstrip("\n")
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        try:  # (a key or a password: a regular file of a few lines, never a FIFO or /dev/zero)
+            return files.read_text(path, "file", 64 << 10).rstrip("\n")
+        except errors.BadInput as exc:
+            raise ValueError(exc.message) from None
 
     def variable(match: re.Match[str]) -> str:
         name = match.group(1)
