@@ -102,11 +102,47 @@ def check_device(device: Path) -> None:
         raise BadInput(f"{device} is not a block device",
                        hint="for a directory use the 'localdir' backend")
     real = os.path.realpath(device)
-    for source, point, _, _ in read_mounts():
+    ours = _device_numbers(os.stat(device).st_rdev)
+    for source, point, fstype, _ in read_mounts():
         if os.path.realpath(source) == real or (source.startswith(real) and
-                                                re.fullmatch(r"p?\d+", source[len(real):])):
+                                                re.fullmatch(r"p?\d+", source[len(real):])) or \
+                _mounted_device(source, point, fstype) in ours:
             raise BadInput(f"{device} is mounted at {point}; dfsbench will not write under a file system",
                            hint="unmount it first, or choose another device")
+
+
+# file systems on a block device, whose mount point's st_dev is that device (a network or
+# FUSE file system is never stat'ed here: a dead one would hang the check)
+BLOCK_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "exfat", "f2fs", "jfs", "reiserfs", "ntfs", "ntfs3"}
+
+
+def _device_numbers(rdev: int) -> set[int]:
+    """The device number and, for a whole disk, those of its partitions (by number, so
+    another device node of the same disk is the same disk)."""
+    numbers = {rdev}
+    where = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
+    for dev in where.glob("*/dev"):
+        try:
+            major, minor = dev.read_text().strip().split(":")
+            numbers.add(os.makedev(int(major), int(minor)))
+        except (OSError, ValueError):
+            pass
+    return numbers
+
+
+def _mounted_device(source: str, point: str, fstype: str) -> int | None:
+    """The device number a mount is on: its source's, when that is a device node, else
+    its mount point's (e.g. /dev/root, which is no node)."""
+    try:
+        st = os.stat(source)
+        if stat.S_ISBLK(st.st_mode):
+            return st.st_rdev
+        return os.stat(point).st_dev if fstype in BLOCK_FS else None
+    except OSError:
+        try:
+            return os.stat(point).st_dev if fstype in BLOCK_FS else None
+        except OSError:
+            return None
 
 
 def _device_size(device: Path) -> int:

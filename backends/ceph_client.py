@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from harness.api.contracts import Backend, Cluster, Options
+from harness.api.contracts import Backend, Cluster, Name, Options
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, phrases
 from harness.api.target import Access, Target
 from harness.errors import BadInput, DfsbenchError
@@ -106,7 +106,7 @@ class CephBackend(Backend):
 
 
 class PoolOptions(Options):
-    pool: str | None = Field(None, description="use this existing pool (never deleted) instead of "
+    pool: Name | None = Field(None, description="use this existing pool (never deleted) instead of "
                              "creating one")
     replicas: int | None = Field(None, ge=1, le=12, description="size of the pool dfsbench creates "
                                  "(default: the cluster's)")

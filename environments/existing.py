@@ -23,14 +23,14 @@ import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from backends import ceph_client, gluster_client
 from backends.ceph_client import CephCli, CephService, keyring_keys
 from backends.gluster_client import GlusterCli, GlusterService
-from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
+from harness.api.contracts import NAME_PATTERN, Backend, Cluster, LabStatus, Name, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import LOCAL, Host
@@ -46,7 +46,7 @@ class ClientHost(Options):
     port: int = Field(22, ge=1, le=65535)
     key: Expanded | None = Field(None, description="a private key file of this machine")
     password: SecretReference | None = Field(None, description="the password (better ${NAME} or file:PATH)")
-    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="how tables name it "
+    name: Name | None = Field(None, description="how tables name it "
                              "(default: its address)")
     host_keys: Literal["accept-new", "known"] = Field(
         "accept-new", description="accept-new: trust a host key not seen before (as OpenSSH's "
@@ -65,24 +65,43 @@ class ClientHost(Options):
         return self
 
 
+# what the ceph.conf and keyring dfsbench writes may hold: a monitor address list
+# (10.0.0.1:6789, [v2:10.0.0.1:3300,v1:10.0.0.1:6789], mon1.example) and a base64 key;
+# nothing that ends a line or starts a comment, section or second value
+MON_ADDR = r"^[A-Za-z0-9_.:,\[\]/-]+$"
+MonAddr = Annotated[Expanded, Field(pattern=MON_ADDR, max_length=1024)]
+CEPH_KEY = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def conf_value(value: str, what: str, pattern: str | re.Pattern[str]) -> str:
+    """A value for a line of a file another program reads, checked again where it is
+    written (a validator that missed it must not make a second line or section)."""
+    if not re.fullmatch(pattern, value):
+        raise BadInput(f"{what} cannot go into a Ceph configuration file: it holds characters "
+                       "outside letters, digits and . : , [ ] / - _ (+ = for a key)")
+    return value
+
+
 class CephSpec(Options):
     """How the client hosts reach the Ceph cluster."""
 
     conf: Expanded | None = Field(None, description="ceph.conf on every client host (default "
                                   "/etc/ceph/ceph.conf, unless mon_addr is given)")
-    mon_addr: Expanded | None = Field(None, description="monitor address(es), e.g. 10.0.0.1:6789: "
+    mon_addr: MonAddr | None = Field(None, description="monitor address(es), e.g. 10.0.0.1:6789: "
                                       "dfsbench writes a ceph.conf of its own on each client host")
-    client: str = Field("admin", pattern=r"^[A-Za-z0-9_.-]+$", description="the client name (client.NAME)")
+    client: Name = Field("admin", description="the client name (client.NAME)")
     keyring: Expanded | None = Field(None, description="keyring file on every client host (default "
                                      "/etc/ceph/ceph.client.NAME.keyring)")
     key: SecretReference | None = Field(None, description="the client's key itself (better ${NAME} or "
                             "file:PATH): dfsbench writes a keyring of mode 0600 on each client host")
-    fs_name: str = Field("cephfs", pattern=r"^[A-Za-z0-9_.-]+$")
+    fs_name: Name = "cephfs"
     mounted: Path | None = Field(None, description="CephFS is already mounted here on every client "
                                  "host: use it as it is")
 
     @model_validator(mode="after")
     def _one_way(self) -> CephSpec:
+        if self.key is not None and not CEPH_KEY.fullmatch(expand(self.key)):
+            raise ValueError("key: not a Ceph key (base64: letters, digits, '+', '/', ending in '=')")
         if self.key is not None and self.keyring is not None:
             raise ValueError("give either 'key' or 'keyring', not both")
         if self.mon_addr is not None and self.conf is not None:
@@ -95,7 +114,7 @@ class GlusterSpec(Options):
 
     servers: list[Expanded] = Field(default_factory=list, description="servers of the volume "
                                     "(the first hands out the volfile; default: from the mount)")
-    volume: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$", description="the volume (default: "
+    volume: Name | None = Field(None, description="the volume (default: "
                                "from the mount)")
     mounted: Path | None = Field(None, description="the volume is already mounted here on every "
                                  "client host: use it as it is")
@@ -327,10 +346,13 @@ class CephAccessSetup:
                 private = self.private
                 if s.mon_addr:
                     conf = str(private / "ceph.conf")
-                    host.write_text(Path(conf), f"[global]\nmon_host = {s.mon_addr}\n")
+                    mon = conf_value(s.mon_addr, "mon_addr", MON_ADDR)
+                    host.write_text(Path(conf), f"[global]\nmon_host = {mon}\n")
                 if s.key:
                     keyring = str(private / f"ceph.client.{s.client}.keyring")
-                    host.write_text(Path(keyring), f"[client.{s.client}]\n\tkey = {expand(s.key)}\n")
+                    key = conf_value(expand(s.key), "key", CEPH_KEY)
+                    client = conf_value(s.client, "client", NAME_PATTERN)
+                    host.write_text(Path(keyring), f"[client.{client}]\n\tkey = {key}\n")
             self._check_files(host, conf, keyring)
         if s.mounted is not None:  # the user's mount: verified before anything runs
             from backends.cephfs import FSTYPE

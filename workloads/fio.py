@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
-from harness.api.contracts import Bytes, Options, Workload
+from harness.api.contracts import Bytes, Name, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
@@ -44,7 +44,7 @@ PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 class Profile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Name
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
                 "randtrim"]
     bs: Bytes

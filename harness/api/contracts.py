@@ -33,6 +33,12 @@ def _to_bytes(v: Any) -> Any:
 # A size in bytes in any plugin's options: 4096, "40KiB", "256MiB", "1G", "210MB".
 Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0)]
 
+# A name from a config that becomes part of a path, a file name, an argv or a tool's input
+# (variants, profiles, pools, volumes, file systems, client names): letters, digits, '_',
+# '.' and '-', not starting with '.' or '-' (so never '.', '..', a hidden file or an option)
+NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
 
 class Options(BaseModel):
     """Base of every plugin's options: unknown keys are rejected."""

@@ -16,7 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
 
 from harness.api import registry
-from harness.api.contracts import Backend, Environment, Workload
+from harness.api.contracts import Backend, Environment, Name, Workload
 from harness.api.faults import FaultSpec
 from harness.errors import BadInput
 from harness.system import files
@@ -67,7 +67,7 @@ class _Strict(BaseModel):
 
 class PluginSpec(_Strict):
     name: str
-    variant: str = Field("default", pattern=r"^[A-Za-z0-9_.-]+$")
+    variant: Name = "default"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
