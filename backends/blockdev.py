@@ -103,6 +103,10 @@ def check_device(device: Path) -> None:
                        hint="for a directory use the 'localdir' backend")
     real = os.path.realpath(device)
     ours = _device_numbers(os.stat(device).st_rdev)
+    for swap in _swaps():
+        if _mounted_device(swap, "", "swap") in ours:
+            raise BadInput(f"{device} holds active swap ({swap}); dfsbench will not write to it",
+                           hint="swapoff it first, or choose another device")
     for source, point, fstype, _ in read_mounts():
         if os.path.realpath(source) == real or (source.startswith(real) and
                                                 re.fullmatch(r"p?\d+", source[len(real):])) or \
@@ -117,32 +121,48 @@ BLOCK_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "exfat", "f2fs", "jf
 
 
 def _device_numbers(rdev: int) -> set[int]:
-    """The device number and, for a whole disk, those of its partitions (by number, so
-    another device node of the same disk is the same disk)."""
-    numbers = {rdev}
-    where = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
-    for dev in where.glob("*/dev"):
-        try:
-            major, minor = dev.read_text().strip().split(":")
-            numbers.add(os.makedev(int(major), int(minor)))
-        except (OSError, ValueError):
-            pass
+    """The device number, those of its partitions, and of every device built on any of
+    them (LVM, dm-crypt, md: sysfs 'holders'), by number, so another device node of the
+    same disk is the same disk."""
+    numbers: set[int] = set()
+    todo = [rdev]
+    while todo:
+        number = todo.pop()
+        if number in numbers:
+            continue
+        numbers.add(number)
+        where = Path(f"/sys/dev/block/{os.major(number)}:{os.minor(number)}")
+        for dev in [*where.glob("*/dev"), *where.glob("holders/*/dev"), *where.glob("*/holders/*/dev")]:
+            try:
+                major, minor = dev.read_text().strip().split(":")
+                todo.append(os.makedev(int(major), int(minor)))
+            except (OSError, ValueError):
+                pass
     return numbers
+
+
+def _swaps() -> list[str]:
+    try:
+        lines = Path("/proc/swaps").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    return [line.split()[0] for line in lines if line.split()]
 
 
 def _mounted_device(source: str, point: str, fstype: str) -> int | None:
     """The device number a mount is on: its source's, when that is a device node, else
     its mount point's (e.g. /dev/root, which is no node)."""
     try:
-        st = os.stat(source)
-        if stat.S_ISBLK(st.st_mode):
-            return st.st_rdev
+        if source.startswith("/dev/"):  # (a FUSE or network source is never looked up)
+            st = os.stat(source)
+            if stat.S_ISBLK(st.st_mode):
+                return st.st_rdev
+    except OSError:
+        pass
+    try:
         return os.stat(point).st_dev if fstype in BLOCK_FS else None
     except OSError:
-        try:
-            return os.stat(point).st_dev if fstype in BLOCK_FS else None
-        except OSError:
-            return None
+        return None
 
 
 def _device_size(device: Path) -> int:

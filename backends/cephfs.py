@@ -19,7 +19,7 @@ from pydantic import Field
 
 from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
-from harness.api.contracts import Cluster, Options
+from harness.api.contracts import Cluster, OptionKey, Options, OptionValue
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
@@ -32,7 +32,7 @@ KERNEL = "ceph"
 class CephFSOptions(Options):
     replicas: int | None = Field(None, ge=1, le=12, description="replica size of a data pool made "
                                  "for this backend (default: the file system's own data pool)")
-    client_options: dict[str, str] = Field({}, description="Ceph client settings for ceph-fuse, "
+    client_options: dict[OptionKey, OptionValue] = Field({}, description="Ceph client settings for ceph-fuse, "
                                            "e.g. client_oc_size: '209715200'")
     client: Literal["auto", "kernel", "fuse"] = Field(
         "auto", description="auto: the kernel client where every client host's kernel has it, "
@@ -106,19 +106,18 @@ class KernelMounts:
 
 
 class Evict:
-    """Evict the MDS session of the ceph-fuse a host had at a mount point, once that client
-    hung or died: the MDS would keep its caps (and block every other client's access to
+    """Evict the MDS session of a ceph-fuse (its host's name and its pid there, which
+    ceph-fuse puts in its session's metadata), once that client hung or died: the MDS would keep its caps (and block every other client's access to
     its files) until the session times out, 60 s by default. Eviction also puts the dead
     client's address on the OSD blocklist (for an hour), as for any eviction."""
 
     def __init__(self, cli: CephCli, fs_name: str) -> None:
         self.cli, self.fs_name = cli, fs_name
 
-    def __call__(self, host: Host, mountpoint: Path) -> None:
+    def __call__(self, host: Host, pid: int) -> None:
         hostname = host.run(["hostname"], timeout=30).stdout.strip()
         self.cli.run("ceph", "tell", f"mds.{self.fs_name}:0", "client", "evict",
-                     f"client_metadata.mount_point={mountpoint}", f"client_metadata.hostname={hostname}",
-                     timeout=60)
+                     f"client_metadata.hostname={hostname}", f"client_metadata.pid={pid}", timeout=60)
 
 
 class CephFS(CephBackend):

@@ -43,18 +43,19 @@ class FuseClient:
     ``unmount()`` undoes only what this client created. Remounting gives a fresh client
     process with empty caches.
 
-    ``evict(host, mountpoint)`` is called once a client that did not answer (stopped,
-    hung or dead) is gone: a system whose servers hold a client's locks until its session
+    ``evict(host, pid)`` is called once a client that did not answer (stopped, hung or
+    dead) is gone (``pid``: the client's on that host): a system whose servers hold a client's locks until its session
     times out (CephFS's MDS, its caps: 60 s) lets them go at once, so the removal of the
     client's files through another client does not wait on them.
     """
 
     def __init__(self, ledger: Ledger, mountpoint: Path, argv: list[str], fstype: str,
                  log: Path, timeout: float = 60, host: Host = LOCAL,
-                 evict: Callable[[Host, Path], None] | None = None) -> None:
+                 evict: Callable[[Host, int], None] | None = None) -> None:
         self.ledger, self.mountpoint, self.argv = ledger, mountpoint, argv
         self.fstype, self.log, self.timeout, self.host = fstype, log, timeout, host
         self.evict = evict
+        self.pid: int | None = None  # the client's, on its host
         self._mine: frozenset[str] | None = None
 
     def mount(self) -> MountEntry:
@@ -67,7 +68,7 @@ class FuseClient:
         with self.ledger.capture() as mine:
             try:  # (the mount's undo first: it must come before the client's stop)
                 host.record_mount(self.ledger, self.mountpoint)
-                died = host.start_daemon(self.argv, self.log, self.ledger,
+                self.pid, died = host.start_daemon(self.argv, self.log, self.ledger,
                                          f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
             finally:
                 self._mine = frozenset(mine)
@@ -96,9 +97,10 @@ class FuseClient:
         hung = self.host.answers(self.mountpoint, 5) is not None
         problems = self.ledger.undo(only=self._mine, daemons_first=hung)
         self._mine = None
-        if hung and self.evict is not None:
+        pid, self.pid = self.pid, None
+        if hung and self.evict is not None and pid is not None:
             try:
-                self.evict(self.host, self.mountpoint)
+                self.evict(self.host, pid)
             except DfsbenchError:
                 pass  # (a key without that right: the removal that follows waits out the session)
         if problems:
@@ -116,7 +118,7 @@ class FuseClients:
 
     def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: list[str],
                  fstype: str, log: Path, timeout: float = 60,
-                 evict: Callable[[Host, Path], None] | None = None) -> None:
+                 evict: Callable[[Host, int], None] | None = None) -> None:
         self.argv = argv  # (its last word is the mount point)
         self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host, evict)
                         for host in hosts]

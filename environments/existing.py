@@ -38,11 +38,19 @@ from harness.system.ledger import Ledger
 from harness.system.secret import Expanded, SecretReference, expand, is_reference, remember
 
 
+# a host's name or address (also the label its raw outputs go under, when no 'name' is
+# given: never '.', '..' or an option), a user name, and a path on the client hosts that
+# goes into a mount option or CEPH_ARGS (no ',', '=', space or newline to split it)
+HostName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_:\[][A-Za-z0-9_.:%\[\]-]{0,252}$")]
+UserName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")]
+HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$", max_length=4096)]
+
+
 class ClientHost(Options):
     """A client machine reached over SSH."""
 
-    host: Expanded = Field(description="its address or name")
-    user: Expanded = "root"
+    host: HostName = Field(description="its address or name")
+    user: UserName = "root"
     port: int = Field(22, ge=1, le=65535)
     key: Expanded | None = Field(None, description="a private key file of this machine")
     password: SecretReference | None = Field(None, description="the password (better ${NAME} or file:PATH)")
@@ -85,12 +93,12 @@ def conf_value(value: str, what: str, pattern: str | re.Pattern[str]) -> str:
 class CephSpec(Options):
     """How the client hosts reach the Ceph cluster."""
 
-    conf: Expanded | None = Field(None, description="ceph.conf on every client host (default "
+    conf: HostPath | None = Field(None, description="ceph.conf on every client host (default "
                                   "/etc/ceph/ceph.conf, unless mon_addr is given)")
     mon_addr: MonAddr | None = Field(None, description="monitor address(es), e.g. 10.0.0.1:6789: "
                                       "dfsbench writes a ceph.conf of its own on each client host")
     client: Name = Field("admin", description="the client name (client.NAME)")
-    keyring: Expanded | None = Field(None, description="keyring file on every client host (default "
+    keyring: HostPath | None = Field(None, description="keyring file on every client host (default "
                                      "/etc/ceph/ceph.client.NAME.keyring)")
     key: SecretReference | None = Field(None, description="the client's key itself (better ${NAME} or "
                             "file:PATH): dfsbench writes a keyring of mode 0600 on each client host")
@@ -112,7 +120,7 @@ class CephSpec(Options):
 class GlusterSpec(Options):
     """The GlusterFS volume and the servers that hand out its volfile."""
 
-    servers: list[Expanded] = Field(default_factory=list, description="servers of the volume "
+    servers: list[HostName] = Field(default_factory=list, description="servers of the volume "
                                     "(the first hands out the volfile; default: from the mount)")
     volume: Name | None = Field(None, description="the volume (default: "
                                "from the mount)")

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
-from harness.api.contracts import Bytes, Name, Options, Workload
+from harness.api.contracts import NAME_PATTERN, Bytes, Name, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
@@ -413,7 +413,7 @@ class Fio(Workload):
         o = self.options
         head, env = self.target_lines(target, tag)
         lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", "time_based=1",
-                 "group_reporting=1", "lat_percentiles=1", "", f"[{profile.name}]", f"rw={profile.rw}",
+                 "group_reporting=1", "lat_percentiles=1", "", f"[{job_value(profile.name, section=True)}]", f"rw={profile.rw}",
                  f"bs={profile.bs}", f"iodepth={profile.iodepth}", f"numjobs={profile.numjobs}"]
         if profile.rwmixread is not None:
             lines.append(f"rwmixread={profile.rwmixread}")
@@ -613,14 +613,16 @@ class Fio(Workload):
         target.filled_bytes = self.options.size
 
 
-def job_value(value: object, path: bool = False) -> str:
+def job_value(value: object, path: bool = False, section: bool = False) -> str:
     """A config's value as the value of one line of a fio job file: refused where it holds a
     control character (a newline would start a line of its own, e.g. ``exec_prerun=``); in
-    a file name, fio's list separator ``:`` escaped."""
+    a file name, fio's list separator ``:`` escaped; a section (job) name only as a name."""
     text = str(value)
     if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
         raise BadInput(f"{text!r} holds a control character and cannot be a value in fio's job file",
                        hint="give the path, pool or image name without newlines or other control characters")
+    if section and not re.fullmatch(NAME_PATTERN, text):
+        raise BadInput(f"{text!r} cannot name a job in fio's job file", hint="letters, digits, '_', '.' and '-'")
     return text.replace(":", "\\:") if path else text
 
 

@@ -38,6 +38,11 @@ Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0)]
 # '.' and '-', not starting with '.' or '-' (so never '.', '..', a hidden file or an option)
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+# a tool's option, as a key and a value of argv ('--key=value', 'volume set VOL key value'):
+# the key a word of the tool's own option names (ceph's client_oc_size, gluster's
+# performance.cache-size), the value one line of printable text
+OptionKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
+OptionValue = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]{0,1024}$")]
 
 
 class Options(BaseModel):

@@ -16,20 +16,32 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISSOCK, "a socket"))
 
 
+def printable(text: object, most: int = 200) -> str:
+    """A user's text (a path, a value) in a message: control characters shown escaped,
+    so nothing reaches the terminal raw or makes a second line; long text cut."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    return shown if len(shown) <= most else shown[:most - 3] + "..."
+
+
+def _refuse_kind(mode: int, what: str, path: Path) -> None:
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind is not None or not stat.S_ISREG(mode):
+        raise BadInput(f"{what} {printable(path)} is {kind or 'not a regular file'}, not a file to read",
+                       hint=f"give the path of the {what} itself")
+
+
 def read_bytes(path: Path, what: str, limit: int) -> bytes:
     """The bytes of the regular file ``path`` (``what`` it is, for the error), at most
-    ``limit`` of them. Opened without blocking (a FIFO would wait for a writer) and
-    checked on the open descriptor, so a file swapped in between cannot slip through."""
+    ``limit`` of them. A device or FIFO is refused before it is opened (opening one can
+    wait, or act: a tape rewinds); the open does not block and is checked again on the
+    descriptor, so a file swapped in between cannot slip through."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        _refuse_kind(os.stat(path).st_mode, what, path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
-        raise BadInput(f"cannot read {what} {path}: {exc.strerror}") from None
+        raise BadInput(f"cannot read {what} {printable(path)}: {exc.strerror}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        kind = next((name for test, name in _KINDS if test(mode)), None)
-        if kind is not None or not stat.S_ISREG(mode):
-            raise BadInput(f"{what} {path} is {kind or 'not a regular file'}, not a file to read",
-                           hint=f"give the path of the {what} itself")
+        _refuse_kind(os.fstat(fd).st_mode, what, path)
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -38,32 +50,36 @@ def read_bytes(path: Path, what: str, limit: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
-        raise BadInput(f"cannot read {what} {path}: {exc.strerror}") from None
+        raise BadInput(f"cannot read {what} {printable(path)}: {exc.strerror}") from None
     finally:
         os.close(fd)
     if size > limit:
-        raise BadInput(f"{what} {path} is larger than {_size(limit)}: not a {what}",
+        raise BadInput(f"{what} {printable(path)} is larger than {_size(limit)}: not a {what}",
                        hint=f"a {what} this large is not one dfsbench wrote or reads; check the path")
     return b"".join(chunks)
 
 
-def read_text(path: Path, what: str, limit: int) -> str:
+def read_text(path: Path, what: str, limit: int, secret: bool = False) -> str:
     """:func:`read_bytes`, as UTF-8 text: a byte-order mark, UTF-16, a NUL byte or bytes
-    that are not UTF-8 (Latin-1, binary) are refused, saying where."""
+    that are not UTF-8 (Latin-1, binary) are refused, saying where (but for a ``secret``
+    not which byte, nor which offset)."""
     data = read_bytes(path, what, limit)
+    shown = printable(path)
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise BadInput(f"{what} {path} is UTF-16 text", hint="save it as UTF-8")
+        raise BadInput(f"{what} {shown} is UTF-16 text", hint="save it as UTF-8")
     if data[:3] == b"\xef\xbb\xbf":
-        raise BadInput(f"{what} {path} starts with a byte-order mark", hint="save it as UTF-8 without one")
+        raise BadInput(f"{what} {shown} starts with a byte-order mark", hint="save it as UTF-8 without one")
     nul = data.find(b"\0")
     if nul >= 0:
-        raise BadInput(f"{what} {path} holds binary data (a NUL byte at offset {nul}), not text",
+        where = "" if secret else f" (a NUL byte at offset {nul})"
+        raise BadInput(f"{what} {shown} holds binary data{where}, not text",
                        hint="check the path")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise BadInput(f"{what} {path} is not UTF-8 text: byte 0x{data[exc.start]:02x} on line {line}",
+        where = "" if secret else f": byte 0x{data[exc.start]:02x} on line {line}"
+        raise BadInput(f"{what} {shown} is not UTF-8 text{where}",
                        hint="save it as UTF-8 (Latin-1 and other encodings are not read)") from None
 
 

@@ -131,9 +131,10 @@ class Host(ABC):
 
     @abstractmethod
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
-                     grace: float) -> Callable[[], str | None]:
+                     grace: float) -> tuple[int | None, Callable[[], str | None]]:
         """Start a long-running client (a FUSE daemon) and record it in the ledger;
-        returns a check that says why it died, or None while it runs."""
+        returns its pid on the host and a check that says why it died, or None while it
+        runs."""
 
     @abstractmethod
     def spawn(self, argv: Sequence[str], log: Path) -> Running:
@@ -383,10 +384,10 @@ class LocalHost(Host):
         os.setxattr(path, name, value.encode())
 
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
-                     grace: float) -> Callable[[], str | None]:
+                     grace: float) -> tuple[int | None, Callable[[], str | None]]:
         child = proc.spawn(argv, log)
         ledger.process(child.pid, what, grace=grace)
-        return lambda: None if child.poll() is None else f"the client exited with code {child.returncode}"
+        return child.pid, lambda: None if child.poll() is None else f"the client exited with code {child.returncode}"
 
     def record_mount(self, ledger: Ledger, path: Path) -> None:
         ledger.mount(path)
@@ -465,12 +466,13 @@ class RemoteHost(Host):
         return started
 
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
-                     grace: float) -> Callable[[], str | None]:
+                     grace: float) -> tuple[int | None, Callable[[], str | None]]:
         # its stop goes into the ledger before it starts: a crash in between leaves nothing
         # unknown (the stop of a pid file never written does nothing)
         pidfile = self.new_pidfile()
         ledger.command(self.wrap(["sh", "-c", stop_script(pidfile, grace)]), f"{what} on {self.name}")
-        return self.spawn(argv, log, pidfile).died
+        started = self.spawn(argv, log, pidfile)
+        return started.pid(), started.died
 
     def timed(self, argv: Sequence[str | os.PathLike[str]], deadline: float, grace: float) -> tuple[list[str], str]:
         """``argv`` under coreutils ``timeout`` (killed where it runs past ``deadline``),

@@ -32,7 +32,7 @@ def expand(value: str) -> str:
     if value.startswith("file:"):
         path = Path(value[5:]).expanduser()
         try:  # (a key or a password: a regular file of a few lines, never a FIFO or /dev/zero)
-            return files.read_text(path, "file", 64 << 10).rstrip("\n")
+            return files.read_text(path, "file", 64 << 10, secret=True).rstrip("\n")
         except errors.BadInput as exc:
             raise ValueError(exc.message) from None
 

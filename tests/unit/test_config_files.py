@@ -91,7 +91,7 @@ def long_name(p: Path) -> None:
 
 CASES = {  # what each is refused as, in the error's first line
     fifo: "is a FIFO", zero: "is a character device", directory: "is a directory",
-    comments: "larger than 1 MiB", binary: "binary data", latin1: "not UTF-8 text: byte 0xe9 on line 1",
+    comments: "larger than 128 KiB", binary: "binary data", latin1: "not UTF-8 text: byte 0xe9 on line 1",
     utf16: "UTF-16", bom: "byte-order mark", deep: "more than 64 deep", laughs: "more than 100,000 values",
     merges: "more than 100,000 values", itself: "refers to itself", twice: "'scale' is given twice",
     base60: "1:30 is read by YAML as a number in base 60", long_name: "File name too long",
@@ -132,6 +132,50 @@ def test_any_bytes_load_or_are_bad_input(tmp_path, data):
         assert isinstance(load_yaml(path), dict)
     except BadInput:
         pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list("ab01-_:!&*<>{}[],.#'\"|%@ \n\t\x1b0x2024-02-30~?")), max_size=60))
+def test_any_text_loads_or_is_bad_input(tmp_path, text):
+    """Text that YAML parses but cannot build (a 30th of February, '0x_', '!!int abc') is
+    bad input too, never a traceback."""
+    path = tmp_path / "any.yaml"
+    path.write_text(text)
+    try:
+        assert isinstance(load_yaml(path), dict)
+    except BadInput:
+        pass
+
+
+@pytest.mark.parametrize("text", ["when: 2024-02-30\n", "repeat: 0x_\n", "x: !!int abc\n", "x: !!timestamp nope\n",
+                                  "x: 0b_\n", "x: " + "9" * 5000 + "\n"])
+def test_a_value_yaml_cannot_build_is_bad_input(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(BadInput, match="a value YAML cannot read"):
+        load_yaml(path)
+
+
+def test_a_job_file_that_is_a_fifo_is_refused_by_the_config(tmp_path):
+    os.mkfifo(tmp_path / "job.fio")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"workloads: [{{name: fio, options: {{job_file: {tmp_path / 'job.fio'}}}}}]\n")
+    done = check(config)
+    assert done.returncode == 2 and "job_file" in done.stderr and "is a FIFO" in done.stderr, done.stderr
+
+
+def test_a_path_with_control_characters_is_shown_escaped(tmp_path):
+    path = tmp_path / "a\x1b[31m\nb.yaml"
+    done = check(path)
+    assert done.returncode == 2 and "\x1b" not in done.stderr and "\\x1b" in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_secret_file_is_refused_without_its_bytes(tmp_path):
+    (tmp_path / "key").write_bytes(b"AQB\xe9secret")
+    with pytest.raises(ValueError) as refused:
+        secret.expand(f"file:{tmp_path / 'key'}")
+    assert "not UTF-8" in str(refused.value) and "0xe9" not in str(refused.value)
 
 
 @pytest.mark.parametrize("make", [fifo, zero, directory, comments, binary])

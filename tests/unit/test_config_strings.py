@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backends.ceph_client import PoolOptions
-from environments.existing import CEPH_KEY, MON_ADDR, CephSpec, conf_value
+from environments.existing import CEPH_KEY, MON_ADDR, CephSpec, ClientHost, GlusterSpec, conf_value
 from harness.errors import BadInput
 from harness.execution.config import build_plan
 
@@ -27,7 +27,20 @@ def test_a_name_that_is_not_a_plain_name_is_refused_everywhere(name):
         plan(variant=name)
     with pytest.raises(BadInput, match="profiles"):
         plan(profile=name)
-    for build in (lambda: CephSpec(client=name), lambda: CephSpec(fs_name=name), lambda: PoolOptions(pool=name)):
+    for build in (lambda: CephSpec(client=name), lambda: CephSpec(fs_name=name), lambda: PoolOptions(pool=name),
+                  lambda: ClientHost(host="h", password="pw", name=name),
+                  lambda: ClientHost(host="h", user=name, password="pw"), lambda: GlusterSpec(servers=["s"], volume=name)):
+        with pytest.raises(ValueError):
+            build()
+    if name not in ("x" * 65, "a:b"):  # (a host name may be long, an IPv6 address has ':')
+        for build in (lambda: ClientHost(host=name, password="pw"), lambda: GlusterSpec(servers=[name], volume="v")):
+            with pytest.raises(ValueError):
+                build()
+
+
+@pytest.mark.parametrize("path", ["/etc/ceph/c.conf,secretfile=/x", "/k --log_file=/etc/x", "relative.conf", "/a\nb"])
+def test_a_conf_or_keyring_path_that_would_split_an_option_is_refused(path):
+    for build in (lambda: CephSpec(conf=path), lambda: CephSpec(keyring=path)):
         with pytest.raises(ValueError):
             build()
 
@@ -54,7 +67,7 @@ def test_a_key_that_is_not_base64_is_refused_without_showing_it(monkeypatch):
     monkeypatch.setenv("DFSBENCH_TEST_KEY", "AQB/KgRrAAAAABAA\n[client.admin]\n\tkey = stolen")
     with pytest.raises(ValueError) as refused:
         CephSpec(mon_addr="10.0.0.1", key="${DFSBENCH_TEST_KEY}")
-    assert "not a Ceph key" in str(refused.value)
+    assert "not a Ceph key" in str(refused.value) and "stolen" not in str(refused.value)
     with pytest.raises(BadInput):
         conf_value("AQB/KgRr\nx", "key", CEPH_KEY)
     assert CephSpec(mon_addr="10.0.0.1", key="AQB/KgRrAAAAABAAx+0f5Qabcdefgh==").key
@@ -77,3 +90,17 @@ def test_whatever_text_is_given_what_passes_stays_one_value_on_one_line(text):
         name = None
     if name is not None:
         assert name not in (".", "..") and name[0] not in ".-" and not set(name) & set("/ \n\r\t#;=:")
+
+
+@pytest.mark.parametrize("key,value", [("-x", "1"), ("--mode=script", "x"), ("a=b", "1"), ("k", "v\nx"),
+                                       ("k", "v\x1b"), ("", "1")])
+def test_a_tool_option_that_is_not_one_option_is_refused(key, value):
+    from backends.cephfs import CephFSOptions
+    from backends.glusterfs import GlusterOptions
+
+    with pytest.raises(ValueError):
+        CephFSOptions(client_options={key: value})
+    with pytest.raises(ValueError):
+        GlusterOptions(volume_options={key: value})
+    assert CephFSOptions(client_options={"client_oc_size": "209715200"}).client_options
+    assert GlusterOptions(volume_options={"performance.cache-size": "256MB"}).volume_options

@@ -21,3 +21,4 @@ def test_another_node_for_the_mounted_root_disk_is_refused(tmp_path):
     os.mknod(node, stat.S_IFBLK | 0o600, root)
     with pytest.raises(BadInput, match="is mounted at /"):
         check_device(node)
+
