@@ -76,14 +76,20 @@ def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_me
                                                          f"{recovery:.1f} s", "yes (digest)"]
 
 
-def test_a_fault_undone_before_the_system_noticed_it_says_so():
-    faults = Clock(heal_s=0, notice_s=30)  # a 1 s stop that the cluster does not notice
-    timeline = Timeline(faults, "ceph", FaultSpec(action="stop", after_s=0.1, restore_after_s=0.6))
+def recorded(faults, spec):
+    """A fault on the clock's system, restored 0.2 s after its restore_after_s and waited
+    healthy: the timeline, the recovery time and the record."""
+    timeline = Timeline(faults, "ceph", spec)
     timeline.start()
-    time.sleep(0.8)
+    time.sleep(spec.restore_after_s + 0.2)
     timeline.restore()
     recovery, state = timeline.wait_healthy()
-    m = record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+    return timeline, recovery, record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+
+
+def test_a_fault_undone_before_the_system_noticed_it_says_so():
+    # a 1 s stop that the cluster does not notice
+    timeline, _, m = recorded(Clock(heal_s=0, notice_s=30), FaultSpec(action="stop", after_s=0.1, restore_after_s=0.6))
     assert timeline.noticed_after is None and m.params["noticed"] is None
     # no recovery time near 0: nothing was noticed, so nothing recovered
     assert m.value is None and m.flags == ("not-noticed",) and m.params["why"].startswith("not noticed")
@@ -114,13 +120,8 @@ def test_a_look_that_shows_the_fault_while_the_node_is_being_brought_back_counts
 
 
 def test_a_node_shown_down_before_the_fault_makes_no_noticed_time():
-    faults = Clock(heal_s=0, shown_before=True)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.1, restore_after_s=0.5))
-    timeline.start()
-    time.sleep(0.7)
-    timeline.restore()
-    recovery, state = timeline.wait_healthy()
-    m = record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+    _, recovery, m = recorded(Clock(heal_s=0, shown_before=True),
+                              FaultSpec(action="kill", after_s=0.1, restore_after_s=0.5))
     assert m.params["noticed"] is None and m.value == recovery
     assert table_rows([m], lambda k: "CephFS")[0][3].startswith("not known: the system showed a node down before")
 
