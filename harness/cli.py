@@ -28,7 +28,27 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    names = [part.strip() for part in text.split(",")]
+    if not any(names):  # '' or ',': not "the default", which an empty list would mean
+        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' names nothing; give one or more "
+                                         "names separated by commas, or leave the option out")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' has an empty name between commas")
+    for name in names:
+        _name(name)
+    return names
+
+
+def _name(text: str) -> str:
+    """A backend, variant or workload name from the command line: what a config's name may be."""
+    import re
+
+    from harness.api.contracts import NAME_PATTERN
+
+    if not re.match(NAME_PATTERN, text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' is not a name: letters, digits, "
+                                         "'_', '.' and '-', at most 64")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", parents=[results], help="store a tool output as a run")
     imp.add_argument("tool", metavar="TOOL", help=tools)
     imp.add_argument("file", type=Path, metavar="FILE")
-    imp.add_argument("--backend", required=True, help="the system the output was measured on")
-    imp.add_argument("--variant", default="default")
+    imp.add_argument("--backend", required=True, type=_name, help="the system the output was measured on")
+    imp.add_argument("--variant", default="default", type=_name)
     imp.add_argument("--label")
     return p
 
@@ -116,7 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dfsbench: interrupted ({exc}); nothing it created is left running, and everything "
               "measured is stored", file=sys.stderr)
         return exc.exit_code if isinstance(exc, signals.Interrupted) else 130
-    except sqlite3.DatabaseError as exc:  # a store damaged past its header
+    except sqlite3.DatabaseError as exc:  # a store damaged past its header, or locked
+        if "locked" in str(exc) or "busy" in str(exc):
+            print("dfsbench: error: the results store is locked by another process\n  hint: wait for "
+                  "that process (another dfsbench?) to finish, or give another --results directory",
+                  file=sys.stderr)
+            return 2
         print(f"dfsbench: error: the results store cannot be read: {exc}\n  hint: it is left as it "
               "is; restore it from a copy, or give another --results directory", file=sys.stderr)
         return 2
@@ -159,10 +184,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     plan = plan_from_file(args.config, overrides)
     _say_notes(plan)
-    store = _store(args)
     resume = _catalogue(args).resolve(args.resume) if args.resume else None
+    store = _store(args)
     progress = Progress()
-    run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
+    try:
+        run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
+    finally:
+        store.close()
     print(_render(_catalogue(args), [run_id], args.format))
     if args.format == "table":
         print(f"run id: {run_id}")
@@ -307,34 +335,51 @@ def cmd_report(args: argparse.Namespace) -> int:
     ids = [catalogue.resolve(ref) for ref in args.runs]
     if args.output.suffix.lower() not in (".html", ".htm"):
         raise BadInput(f"{args.output}: the report is HTML; name the file *.html")
+    import os
+    import stat
+
+    def refuse_kind(mode: int) -> None:
+        if not stat.S_ISREG(mode):
+            raise BadInput(f"-o {files.printable(args.output)} is not a regular file (a FIFO, a device "
+                           "or a directory): the report is written to a file",
+                           hint="name a new file, or a file to replace")
+
+    if args.output.exists():
+        refuse_kind(args.output.stat().st_mode)
     text = render(build_view(catalogue, ids))
-    try:
-        args.output.write_text(text)
+    try:  # (not blocking: a FIFO put there since has no reader to wait for)
+        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            refuse_kind(os.fstat(fd).st_mode)
+            out.truncate(0)
+            out.write(text)
     except OSError as exc:
-        raise BadInput(f"cannot write {args.output}: {exc.strerror}") from None
-    print(f"wrote {args.output} ({len(text) / 1e6:.1f} MB, self-contained)")
+        raise BadInput(f"cannot write {files.printable(args.output)}: {exc.strerror}") from None
+    print(f"wrote {files.printable(args.output)} ({len(text) / 1e6:.1f} MB, self-contained)")
     return 0
 
 
 MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB
 
 
-def _parsed(tool: str, file: Path) -> list[Any]:
+def _parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
+    """The records of a tool's output file, and its bytes as read (once: the file may be a
+    pipe, or change)."""
     parsers = registry.tools()
     if tool not in parsers:
-        raise BadInput(f"unknown tool '{tool}'; dfsbench parses: {', '.join(sorted(parsers))}")
+        raise BadInput(f"unknown tool '{files.printable(tool)}'; dfsbench parses: {', '.join(sorted(parsers))}")
     data = files.read_bytes(file, f"{tool} output", MAX_TOOL_OUTPUT)
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     records = parsers[tool].parse(text, str(file))
     if not records:
-        raise BadInput(f"{file}: no {tool} results found in it")
-    return records
+        raise BadInput(f"{files.printable(file)}: no {tool} results found in it")
+    return records, data
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
     from harness.report.render import json_lines
 
-    sys.stdout.write(json_lines(_parsed(args.tool, args.file)))
+    sys.stdout.write(json_lines(_parsed(args.tool, args.file)[0]))
     return 0
 
 
@@ -344,21 +389,23 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from harness.results.store import new_run_id
 
-    records = _parsed(args.tool, args.file)
+    records, data = _parsed(args.tool, args.file)
     store = _store(args)
-    run_id = new_run_id()
-    digest = hashlib.sha256(args.file.read_bytes()).hexdigest()
-    store.begin_run(run_id, {"import": {"tool": args.tool, "file": str(args.file), "sha256": digest}},
-                    digest[:16], {"imported_from": str(args.file.resolve())}, f"import {args.tool}",
-                    args.label)
-    store.add_target(run_id, args.backend, args.variant, {"system": args.backend, "imported": True,
-                                                          "source_file": str(args.file)}, 0)
-    raw = store.raw_dir(run_id, "import") / args.file.name
-    raw.write_bytes(args.file.read_bytes())
-    n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
-                       for m in records)
-    store.finish_run(run_id, "complete")
-    print(f"imported {n} measurements from {args.file} as {args.backend}/{args.variant}")
+    try:
+        run_id = new_run_id()
+        digest = hashlib.sha256(data).hexdigest()
+        store.begin_run(run_id, {"import": {"tool": args.tool, "file": str(args.file), "sha256": digest}},
+                        digest[:16], {"imported_from": str(args.file.absolute())}, f"import {args.tool}",
+                        args.label)
+        store.add_target(run_id, args.backend, args.variant, {"system": args.backend, "imported": True,
+                                                              "source_file": str(args.file)}, 0)
+        (store.raw_dir(run_id, "import") / "output").write_bytes(data)
+        n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
+                           for m in records)
+        store.finish_run(run_id, "complete")
+    finally:
+        store.close()
+    print(f"imported {n} measurements from {files.printable(args.file)} as {args.backend}/{args.variant}")
     print(f"run id: {run_id}")
     return 0
 
@@ -372,10 +419,20 @@ def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = 
     if fmt == "json":  # the annotated records (every flag the tables show) and the runs' context
         return json_document(view)
     if fmt == "markdown":
-        return markdown(view.tables, view.header)
-    if fmt == "csv":
-        return csv_text(view.tables)
-    return terminal(view.tables, view.header)
+        text = markdown(view.tables, view.header)
+    elif fmt == "csv":
+        text = csv_text(view.tables)
+    else:
+        text = terminal(view.tables, view.header)
+    # a stored text (a label, a run id, a name from a store someone else wrote) reaches the
+    # terminal with its control characters shown, never acted on
+    return "\n".join(_shown(line) for line in text.split("\n"))
+
+
+def _shown(line: str) -> str:
+    """A line of output with its control characters escaped (a CSV line keeps its '\\r')."""
+    body, end = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+    return (body if body.isprintable() else files.printable(body, most=1 << 30)) + end
 
 
 COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,

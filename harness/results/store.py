@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from harness.api.records import Measurement
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
+from harness.system.files import printable
 from harness.system.secret import redact_json
 from harness.units import size
 
@@ -103,41 +104,47 @@ def _writes(method: F) -> F:
 MIN_FREE = 16 << 20
 
 
+# how long a command waits for another process's lock on the store before it says so (SQLite
+# would wait 30 s by default): a run's writes are single rows, held for milliseconds
+LOCK_WAIT = 5.0
+# the tables a store of this version has; a read-only command refuses a store without one
+TABLES = ("meta", "runs", "targets", "measurements", "cells", "superseded")
+# a stored value beyond this in its base unit (an EB/s, 10^18 operations or seconds), or below
+# zero, was not measured: the store was damaged or written by something else
+MOST_PLAUSIBLE = 1e18
+
+
+def locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
 class Store:
-    """``readonly``: for reading runs (compare, report), which also works on read-only media."""
+    """``readonly``: for reading runs (compare, report). Such a store is opened read-only, so
+    nothing a reader does writes to it, and it works on read-only media; a store of an older
+    schema is upgraded in memory for the reading, never on disk."""
 
     def __init__(self, root: Path, readonly: bool = False) -> None:
         self.root = root
+        self.readonly = readonly
         path = root / DB_NAME
         try:
-            if readonly and root.is_dir() and (not os.access(root, os.W_OK) or _free(root) < MIN_FREE):
-                if not path.exists():
-                    raise BadInput(f"no runs are stored in {root}")
-                # read-only or full media: nothing may be written. Read-only still reads what
-                # a WAL left by a crash holds; where it cannot open (no WAL index there, and
-                # none may be made), there is no WAL to read and the file is read as it is
-                for mode in ("mode=ro", "immutable=1"):
-                    self.db = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True,
-                                              isolation_level=None)
-                    try:
-                        self._check_version(readonly=True)
-                        return
-                    except sqlite3.OperationalError:
-                        self.db.close()
-                        if mode != "mode=ro":
-                            raise
+            if readonly:
+                self._open_readonly(path)
+                return
             root.mkdir(parents=True, exist_ok=True)
             self.room()
             if not os.access(root, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-                raise StoreUnwritable(f"--results {root} is read-only: a run stores each measurement "
-                                      "there the moment it is made",
+                raise StoreUnwritable(f"--results {printable(root)} is read-only: a run stores each "
+                                      "measurement there the moment it is made",
                                       hint="give a directory dfsbench can write (--results DIR)")
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=LOCK_WAIT)
             self.db.execute("PRAGMA journal_mode=WAL")
             self._migrate()
         except sqlite3.OperationalError as exc:
+            if locked(exc):
+                raise self.locked() from None
             if "readonly" in str(exc) or "read-only" in str(exc):
-                raise StoreUnwritable(f"--results {root} is read-only ({exc})",
+                raise StoreUnwritable(f"--results {printable(root)} is read-only ({exc})",
                                       hint="give a directory dfsbench can write (--results DIR)") from None
             if "full" in str(exc):
                 raise self._full(exc) from None
@@ -145,8 +152,50 @@ class Store:
         except sqlite3.DatabaseError as exc:  # (nothing was written to it)
             raise self._unreadable(exc) from None
         except OSError as exc:
-            raise BadInput(f"cannot use --results {root}: {exc.strerror}",
+            raise BadInput(f"cannot use --results {printable(root)}: {exc.strerror}",
                            hint="give a directory this user can write") from None
+
+    def _open_readonly(self, path: Path) -> None:
+        if not path.is_file():
+            raise BadInput(f"no runs are stored in {printable(self.root)}",
+                           hint="run 'dfsbench run' first, or pass --results DIR")
+        # read-only, which still reads what a WAL left by a crash or a running run holds;
+        # where that cannot open (read-only media: no WAL index there, and none may be made),
+        # there is no WAL to read and the file is read as it is. So is a store in WAL mode
+        # with no WAL beside it (no writer has it open: a writer's WAL lives while it does),
+        # where SQLite would make an empty WAL and its index only to read
+        with open(path, "rb") as f:
+            in_wal = f.read(20)[18:19] == b"\x02"
+        no_wal = in_wal and not path.with_name(path.name + "-wal").exists()
+        for mode in ("immutable=1",) if no_wal else ("mode=ro", "immutable=1"):
+            self.db = sqlite3.connect(f"{path.absolute().as_uri()}?{mode}", uri=True,
+                                      isolation_level=None, timeout=LOCK_WAIT)
+            try:
+                version = self._check_version()
+                break
+            except sqlite3.OperationalError as exc:
+                self.db.close()
+                if locked(exc) or mode == "immutable=1":
+                    raise
+        tables = {t for (t,) in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == SCHEMA_VERSION:
+            missing = [t for t in TABLES if t not in tables]
+            if missing:
+                raise BadInput(f"{printable(path)} is damaged: it has no table {', '.join(missing)}",
+                               hint="it is left as it is; restore it from a copy")
+            return
+        # an older schema: read a copy upgraded in memory
+        memory = sqlite3.connect(":memory:", isolation_level=None)
+        self.db.backup(memory)
+        self.db.close()
+        self.db = memory
+        self._migrate()
+
+    def locked(self) -> BadInput:
+        return BadInput(f"the results store in {printable(self.root)} is locked by another process "
+                        f"(waited {LOCK_WAIT:.0f} s)",
+                        hint="wait for that process (another dfsbench?) to finish, or give another "
+                             "--results directory")
 
     def _unreadable(self, exc: Exception) -> BadInput:
         return BadInput(f"{self.root / DB_NAME} is not a dfsbench store that can be opened: {exc}",
@@ -158,16 +207,22 @@ class Store:
                                hint="free space there; every measurement stored before is intact, "
                                     "and 'dfsbench run … --resume RUN' runs what is missing")
 
-    def _check_version(self, readonly: bool = False) -> int | None:
+    def _check_version(self) -> int | None:
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        version = int(row[0]) if row else None
-        if version is not None and version > SCHEMA_VERSION:
-            raise DfsbenchError(f"{self.root / DB_NAME} has schema version {version}, newer than this "
-                                f"dfsbench understands ({SCHEMA_VERSION})", hint="upgrade dfsbench")
-        if readonly and version != SCHEMA_VERSION:
-            raise BadInput(f"{self.root / DB_NAME} is read-only and has schema version {version}; this "
-                           f"dfsbench reads version {SCHEMA_VERSION} and would have to upgrade it",
-                           hint="open it once where it can be written")
+        if row is None:
+            return None
+        try:
+            version = int(row[0])
+        except (TypeError, ValueError):
+            raise BadInput(f"{printable(self.root / DB_NAME)}: its meta row 'schema_version' is "
+                           f"{printable(repr(row[0]))}, not a whole number: it is damaged, or not a "
+                           "dfsbench store", hint="it is left as it is; restore it from a copy") from None
+        if version > SCHEMA_VERSION or version < 1:
+            raise BadInput(f"{printable(self.root / DB_NAME)} has schema version {version}, "
+                           + (f"newer than this dfsbench understands ({SCHEMA_VERSION})"
+                              if version > SCHEMA_VERSION else "which no dfsbench wrote"),
+                           hint="upgrade dfsbench" if version > SCHEMA_VERSION else
+                           "it is left as it is; restore it from a copy")
         return version
 
     @contextmanager
@@ -217,6 +272,14 @@ class Store:
             self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
+        """A writer leaves the store one file (no WAL beside it), which a reader opens
+        without making any file, and which copies whole; where another process has it
+        open, it stays in WAL mode (that process's reading goes on)."""
+        if not self.readonly:
+            try:
+                self.db.execute("PRAGMA journal_mode=DELETE")
+            except sqlite3.Error:
+                pass
         self.db.close()
 
     @_writes
@@ -242,9 +305,10 @@ class Store:
                         (run_id, backend, variant, repeat, json.dumps(redact_json(description), default=str)))
 
     def target_descriptions(self, run_id: str) -> list[tuple[str, str, int, dict[str, Any]]]:
-        return [(b, v, r, json.loads(d)) for b, v, r, d in self.db.execute(
-            "SELECT backend, variant, repeat, description FROM targets WHERE run_id=? "
-            "ORDER BY repeat", (run_id,))]
+        return [(b, v, r, self._json(d, dict, f"targets row {printable(b)}/{printable(v)}", "description"))
+                for b, v, r, d in self.db.execute(
+                    "SELECT backend, variant, repeat, description FROM targets WHERE run_id=? "
+                    "ORDER BY repeat", (run_id,))]
 
     @_writes
     def add(self, m: Measurement, cell: str | None = None) -> None:
@@ -311,16 +375,53 @@ class Store:
         row = self.db.execute("SELECT id, started, finished, status, label, source, config,"
                               " config_hash, host FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
-            raise BadInput(f"no run '{run_id}' in {self.root}")
+            raise BadInput(f"no run '{printable(run_id)}' in {printable(self.root)}")
         targets: dict[tuple[str, str], dict[str, Any]] = {}
         for b, v, _, d in self.target_descriptions(run_id):
             targets.setdefault((b, v), d)  # the first attachment's; every repeat's is kept
-        return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), row[7],
-                       json.loads(row[8]), targets)
+        where = f"runs row '{printable(run_id)}'"
+        config, host = self._json(row[6], dict, where, "config"), self._json(row[8], dict, where, "host")
+        if not isinstance(row[1], (int, float)) or not all(isinstance(row[i], str) for i in (0, 3, 7)):
+            raise self._damaged(where, "a time or a text column holds another type")
+        return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], config, row[7], host, targets)
 
     def measurements(self, run_id: str) -> list[Measurement]:
         rows = self.db.execute(
-            "SELECT workload, test, metric, value, unit, params, backend, variant, run_id, repeat,"
-            " flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
-        return [Measurement(w, t, m, v, u, json.loads(p), b, var, r, rep, tuple(json.loads(f)))
-                for w, t, m, v, u, p, b, var, r, rep, f in rows]
+            "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
+            " repeat, flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
+        return [self._measurement(row) for row in rows]
+
+    def _measurement(self, row: tuple[Any, ...]) -> Measurement:
+        """One stored row as a record; a row a damaged store (or another writer) left that no
+        dfsbench wrote is an error naming it, and a value no measurement can have is kept
+        out of every figure, flagged ``implausible``."""
+        seq, w, t, metric, value, unit, p, b, var, r, rep, f = row
+        where = f"measurements row {seq}"
+        params, flags = self._json(p, dict, where, "params"), self._json(f, list, where, "flags")
+        if not all(isinstance(x, str) for x in (w, t, metric, unit, b, var, r, *flags)):
+            raise self._damaged(where, "a text column or a flag holds another type")
+        if not isinstance(rep, int) or (value is not None and not isinstance(value, (int, float))):
+            raise self._damaged(where, f"repeat {printable(repr(rep))} or value {printable(repr(value))} "
+                                "is not a number")
+        if value is not None and not 0 <= value <= MOST_PLAUSIBLE:  # (NaN fails too)
+            params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement "
+                                         f"(below zero, or beyond {MOST_PLAUSIBLE:g})"}
+            value, flags = None, [*flags, "implausible"]
+        try:
+            return Measurement(w, t, metric, value, unit, params, b, var, r, rep, tuple(flags))
+        except BadInput as exc:
+            raise self._damaged(where, exc.message) from None
+
+    def _damaged(self, where: str, what: str) -> BadInput:
+        return BadInput(f"{printable(self.root / DB_NAME)}: {where} is damaged: {printable(what)}",
+                        hint="no dfsbench wrote that row; restore the store from a copy, or remove the row")
+
+    def _json(self, text: Any, kind: type, where: str, column: str) -> Any:
+        """A JSON column of a stored row, which must hold a ``kind`` (object or array)."""
+        try:
+            value = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, kind):
+            raise self._damaged(where, f"its {column} is not a JSON {'object' if kind is dict else 'array'}")
+        return value

@@ -199,5 +199,5 @@ def test_a_tool_output_that_is_a_fifo_is_refused_and_a_bom_is_read(tmp_path):
     plain = (Path(__file__).parents[1] / "data" / "tools" / "fio-json.json").read_bytes()
     (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + plain)
     (tmp_path / "plain.json").write_bytes(plain)
-    records = _parsed("fio", tmp_path / "bom.json")
-    assert records and [m.value for m in records] == [m.value for m in _parsed("fio", tmp_path / "plain.json")]
+    records = _parsed("fio", tmp_path / "bom.json")[0]
+    assert records and [m.value for m in records] == [m.value for m in _parsed("fio", tmp_path / "plain.json")[0]]

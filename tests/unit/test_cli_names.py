@@ -1,0 +1,74 @@
+"""Names on the command line are names, and nothing stored reaches the terminal raw."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
+
+
+def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--backends", "", "names nothing"), ("--backends", ",", "names nothing"),
+    ("--backends", " , ", "names nothing"), ("--workloads", "", "names nothing"),
+    ("--backends", "cephfs,,glusterfs", "empty name"), ("--backends", "../x", "is not a name"),
+    ("--workloads", "fio\nrw=write", "is not a name"),
+])
+def test_an_empty_or_odd_list_of_names_is_refused_not_read_as_the_default(tmp_path, option, value, says):
+    got = dfsbench("run", option, value, "--results", str(tmp_path / "r"))
+    assert got.returncode == 2 and says in got.stderr, got.stderr
+    assert "\nrw=write" not in got.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--backend", "../../etc"), ("--backend", "a/b"),
+                                           ("--variant", ".."), ("--variant", "x\x1b[2J")])
+def test_import_takes_only_names(tmp_path, option, value):
+    args = {"--backend": "cephfs", "--variant": "default", option: value}
+    got = dfsbench("import", "fio", str(FIO), *[x for kv in args.items() for x in kv],
+                   "--results", str(tmp_path / "r"))
+    assert got.returncode == 2 and "is not a name" in got.stderr and "\x1b" not in got.stderr, got.stderr
+
+
+def test_a_stored_label_with_escape_sequences_reaches_the_terminal_escaped(tmp_path):
+    label = "ok\x1b]0;pwned\x07\x1b[2J\x9b31m"
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--label", label,
+                    "--results", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    for fmt in ("table", "markdown", "csv"):
+        shown = dfsbench("compare", "latest", "--results", str(tmp_path / "r"), "--format", fmt)
+        assert shown.returncode == 0, shown.stderr
+        assert not any(c in shown.stdout for c in "\x1b\x07\x9b"), fmt
+    assert "\\x1b]0;pwned" in dfsbench("compare", "latest", "--results", str(tmp_path / "r")).stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "devnull"])
+def test_a_report_output_that_is_not_a_file_is_refused_at_once(tmp_path, kind):
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.html"
+    if kind == "fifo":
+        import os
+        os.mkfifo(out)
+    elif kind == "dir":
+        out.mkdir()
+    else:
+        out.symlink_to("/dev/null")
+    got = dfsbench("report", "latest", "--results", str(tmp_path / "r"), "-o", str(out))
+    assert got.returncode == 2 and "is not a regular file" in got.stderr, got.stderr
+
+
+def test_a_report_replaces_a_longer_file_whole(tmp_path):
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out.html"
+    out.write_text("x" * 50_000_000)
+    got = dfsbench("report", "latest", "--results", str(tmp_path / "r"), "-o", str(out))
+    assert got.returncode == 0, got.stderr
+    assert out.read_text().rstrip().endswith("</html>")

@@ -1,0 +1,167 @@
+"""A store that is damaged, old, locked or missing, read by the read-only commands: they
+never write it, and what is wrong is exit 2 naming the row, the table or the lock."""
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.results.store import LOCK_WAIT, SCHEMA_VERSION
+
+FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
+
+
+def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def files_of(results: Path) -> dict[str, str]:
+    """Every file of the results directory and a digest of its bytes."""
+    return {str(p.relative_to(results)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(results.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def stored(tmp_path) -> tuple[Path, str]:
+    results = tmp_path / "results"
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results))
+    assert done.returncode == 0, done.stderr
+    # a store as a run leaves it after it ended: checkpointed, no WAL
+    db = sqlite3.connect(results / "dfsbench.sqlite")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return results, done.stdout.strip().splitlines()[-1].removeprefix("run id: ")
+
+
+def change(results: Path, *sql: str) -> None:
+    db = sqlite3.connect(results / "dfsbench.sqlite")
+    for statement in sql:
+        db.execute(statement)
+    db.commit()
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+def read_only_commands(results: Path, run_id: str, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
+    return [dfsbench("compare", run_id, "--results", str(results)),
+            dfsbench("compare", run_id, "--results", str(results), "--format", "json"),
+            dfsbench("report", run_id, "--results", str(results), "-o", str(tmp_path / "r.html"))]
+
+
+def test_reading_a_store_writes_nothing_to_it(stored, tmp_path):
+    results, run_id = stored
+    before = files_of(results)
+    for got in read_only_commands(results, run_id, tmp_path):
+        assert got.returncode == 0, got.stderr
+    assert files_of(results) == before
+
+
+@pytest.mark.parametrize("table", ["cells", "measurements", "runs"])
+def test_a_store_missing_a_table_is_named_and_not_mended(stored, tmp_path, table):
+    results, run_id = stored
+    change(results, f"DROP TABLE {table}")
+    before = files_of(results)
+    for got in read_only_commands(results, run_id, tmp_path):
+        assert got.returncode == 2, got.stderr
+        assert f"has no table {table}" in got.stderr and "Traceback" not in got.stderr
+    assert files_of(results) == before
+
+
+def test_an_older_store_is_read_as_it_is(stored, tmp_path):
+    """A version 2 store (no cells): read through a copy upgraded in memory; the file keeps
+    its version and its bytes."""
+    results, run_id = stored
+    change(results, "DROP TABLE cells", "DROP TABLE superseded", "ALTER TABLE measurements DROP COLUMN cell",
+           "UPDATE meta SET value='2' WHERE key='schema_version'")
+    before = files_of(results)
+    got = dfsbench("compare", run_id, "--results", str(results), "--format", "json")
+    assert got.returncode == 0, got.stderr
+    assert len(json.loads(got.stdout)["records"]) > 0
+    assert files_of(results) == before
+
+
+def test_compare_on_a_missing_results_directory_does_not_make_it(tmp_path):
+    for command in (["compare", "latest"], ["report", "latest", "-o", str(tmp_path / "r.html")]):
+        got = dfsbench(*command, "--results", str(tmp_path / "none"))
+        assert got.returncode == 2 and "no runs are stored" in got.stderr, got.stderr
+        assert not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize("sql, named", [
+    ("UPDATE measurements SET params='{\"bs\": ' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET flags='\"hung\"' WHERE seq=3", "measurements row 3"),
+    ("UPDATE measurements SET value='fast' WHERE seq=1", "measurements row 1"),
+    ("UPDATE measurements SET repeat=1.5 WHERE seq=1", "measurements row 1"),
+    ("UPDATE measurements SET unit='furlongs' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET workload=x'01' WHERE seq=2", "measurements row 2"),
+    ("UPDATE runs SET config='[1, 2'", "runs row"),
+    ("UPDATE runs SET host='null'", "runs row"),
+    ("UPDATE targets SET description='{'", "targets row cephfs/default"),
+    ("UPDATE meta SET value='three' WHERE key='schema_version'", "'schema_version' is 'three'"),
+    ("UPDATE meta SET value='3.5' WHERE key='schema_version'", "'schema_version' is '3.5'"),
+    ("UPDATE meta SET value='0' WHERE key='schema_version'", "schema version 0"),
+    (f"UPDATE meta SET value='{SCHEMA_VERSION + 1}' WHERE key='schema_version'", "newer than this dfsbench"),
+])
+def test_a_damaged_row_is_exit_2_naming_it(stored, tmp_path, sql, named):
+    results, run_id = stored
+    change(results, sql)
+    before = files_of(results)
+    for got in read_only_commands(results, run_id, tmp_path):
+        assert got.returncode == 2, got.stderr
+        assert named in got.stderr and "Traceback" not in got.stderr, got.stderr
+    assert files_of(results) == before
+
+
+def test_a_newer_store_refuses_a_run_too(stored):
+    results, _ = stored
+    change(results, f"UPDATE meta SET value='{SCHEMA_VERSION + 1}' WHERE key='schema_version'")
+    got = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results))
+    assert got.returncode == 2 and "newer than this dfsbench" in got.stderr
+
+
+@pytest.mark.parametrize("value", [1e300, -5.0, 2e18])
+def test_a_value_no_measurement_can_have_is_flagged_not_shown(stored, value):
+    results, run_id = stored
+    change(results, f"UPDATE measurements SET value={value!r} WHERE seq=1")
+    db = sqlite3.connect(results / "dfsbench.sqlite")
+    workload, test, metric = db.execute("SELECT workload, test, metric FROM measurements WHERE seq=1").fetchone()
+    db.close()
+    got = dfsbench("compare", run_id, "--results", str(results), "--format", "json")
+    assert got.returncode == 0, got.stderr
+    first = next(r for r in json.loads(got.stdout)["records"]
+                 if (r["workload"], r["test"], r["metric"]) == (workload, test, metric))
+    assert first["value"] is None and "implausible" in first["flags"]
+    assert f"{value:g}" in first["params"]["error"]
+    table = dfsbench("compare", run_id, "--results", str(results), "--format", "csv")
+    assert table.returncode == 0, table.stderr
+    # the value is named only where the table says why the cell has none
+    shown = [line for line in table.stdout.splitlines() if f"{value:g}" in line or repr(value) in line]
+    assert shown and all("cannot be a measurement" in line and ",implausible," in line for line in shown), shown
+
+
+def test_a_locked_store_says_so_within_seconds(stored, tmp_path):
+    results, run_id = stored
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+         "db.execute('PRAGMA journal_mode=DELETE'); db.execute('BEGIN EXCLUSIVE'); "
+         "db.execute('INSERT INTO meta VALUES (\"x\", \"y\")'); print('held', flush=True); time.sleep(60)",
+         str(results / "dfsbench.sqlite")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for command in (["compare", run_id], ["import", "fio", str(FIO), "--backend", "cephfs"]):
+            began = time.monotonic()
+            got = dfsbench(*command, "--results", str(results))
+            took = time.monotonic() - began
+            assert got.returncode == 2 and "locked by another process" in got.stderr, got.stderr
+            assert "Traceback" not in got.stderr
+            assert took < LOCK_WAIT + 10
+    finally:
+        holder.kill()
+        holder.wait()
