@@ -36,10 +36,11 @@ from environments.docker_ceph import DETECTION
 from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node
-from harness.api.contracts import Cluster, LabStatus, Options, ServiceHealth
+from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.errors import DfsbenchError
-from harness.system import proc
+from harness.api.model import MAX_BYTES
+from harness.errors import BadInput, DfsbenchError
+from harness.system import files, proc
 from harness.system.hosts import Host
 from harness.system.ledger import Ledger
 from harness.units import parse_rate
@@ -62,7 +63,8 @@ class Link(Options):
     @field_validator("rate")
     @classmethod
     def _rate(cls, v: str) -> str:
-        parse_rate(v)
+        if not 0 < parse_rate(v) <= MAX_BYTES:
+            raise ValueError(f"{v} is no link's rate: above 0, and at most 1 PB/s")
         return v
 
     @field_validator("delay", "loss")
@@ -146,6 +148,27 @@ class DockerEnvironment(LabEnvironment):
     @property
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
+
+    def nodes(self, system: str) -> list[str]:
+        """The names of a system's nodes a fault may name (as environments.docker_faults)."""
+        if system == "gluster":
+            return [f"gluster{i + 1}" for i in range(self.options.gluster_nodes)]
+        return ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.options.ceph_osd_nodes)]]
+
+    def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
+        """A fault that names a node names one of every system its workload runs on: a
+        node of one system would stop the other's cells, and one the lab has not, every cell."""
+        for w in workloads:
+            if w.fault is None or w.fault.node is None:
+                continue
+            for b in backends:
+                for system in sorted(b.requires & set(self.provides)):
+                    if w.fault.node not in self.nodes(system):
+                        raise BadInput(f"workload {w.name}: fault node '{files.printable(w.fault.node)}' is "
+                                       f"not a {system} node of this lab, and {w.name} runs on "
+                                       f"{b.name}/{b.variant}", hint=f"its {system} nodes: "
+                                       f"{', '.join(self.nodes(system))}; leave 'node' out to fault the "
+                                       "second storage node of each system")
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         from environments import node_image

@@ -156,6 +156,13 @@ class ExistingOptions(LabOptions):
         twice = sorted({label for label in labels if labels.count(label) > 1})
         if twice:
             raise ValueError(f"client host(s) {', '.join(twice)} listed twice (give each a 'name')")
+        # one machine under two names: another case, a trailing dot (not two addresses of one
+        # machine, which only it can tell)
+        where = [(c.host.lower().rstrip("."), c.port) for c in v]
+        twice = sorted({f"{h}:{p}" for h, p in where if where.count((h, p)) > 1})
+        if twice:
+            raise ValueError(f"client host {', '.join(twice)} is listed twice: its clients would be "
+                             "counted as two machines in every aggregate")
         return v
 
 

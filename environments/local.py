@@ -35,7 +35,8 @@ ONE_HOST = ("the local lab: client and servers share this one host with no netwo
 class LocalOptions(LabOptions):
     ceph_osds: int = Field(3, ge=1, le=12)
     ceph_replicas: int = Field(3, ge=1, le=12)
-    ceph_osd_size_gib: int = Field(16, ge=2, description="sparse file size of each OSD")
+    ceph_osd_size_gib: int = Field(16, ge=2, le=64 << 10, description="sparse file size of each OSD "
+                                   "(at most 64 TiB)")
     gluster_bricks: int = Field(3, ge=1, le=24)
     gluster_replica: int = Field(3, ge=1, le=12)
     ready_timeout_s: float = Field(180, gt=0)

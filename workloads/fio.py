@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator,
 
 from backends.ceph_client import CephAccess
 from harness.api.contracts import NAME_PATTERN, Bytes, Name, Options, Workload
+from harness.api.model import ConfigModel
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
@@ -41,8 +42,8 @@ DIRECTIONS = ("read", "write", "trim")
 PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 
-class Profile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+class Profile(ConfigModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
     name: Name
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
@@ -114,7 +115,29 @@ class FioOptions(Options):
     @classmethod
     def _profiles(cls, v: str | list[Profile]) -> str | list[Profile]:
         if isinstance(v, str) and v not in PROFILE_SETS:
-            raise ValueError(f"unknown profile set '{v}'; named sets: {', '.join(PROFILE_SETS)}")
+            raise ValueError(f"unknown profile set '{files.printable(v)}'; named sets: {', '.join(PROFILE_SETS)}")
+        if isinstance(v, list):
+            names = [p.name for p in v]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:  # (a profile's name is its cell: two would be pooled as repeats)
+                raise ValueError(f"profile name {', '.join(twice)} is given twice; give each profile "
+                                 "its own name")
+        return v
+
+    @field_validator("servers")
+    @classmethod
+    def _servers(cls, v: list[str]) -> list[str]:
+        """fio's host or host,port; one server named twice (another case, a trailing dot,
+        its default port written out) would run the job twice on one machine."""
+        seen: set[tuple[str, str]] = set()
+        for server in v:
+            host, _, port = server.partition(",")
+            if not re.fullmatch(r"[A-Za-z0-9_.:\[\]-]{1,253}", host) or (port and not port.isdigit()):
+                raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port)")
+            key = (host.lower().rstrip("."), str(int(port)) if port else "8765")
+            if key in seen:
+                raise ValueError(f"fio server {files.printable(server)} is named twice")
+            seen.add(key)
         return v
 
     @field_validator("job_file")

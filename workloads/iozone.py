@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
@@ -74,14 +74,14 @@ class IozoneOptions(Options):
             raise ValueError(f"iozone test numbers are 0-7, got {bad}")
         if 0 not in v:
             raise ValueError("test 0 (write) must be included: the other tests read its file")
-        return sorted(set(v))
+        return sorted(v)  # (a test given twice is refused as every list's duplicate is)
 
-    @field_validator("record_sizes")
+    @field_validator("record_sizes", "file_sizes")
     @classmethod
-    def _records(cls, v: list[int]) -> list[int]:
+    def _whole_kib(cls, v: list[int], info: ValidationInfo) -> list[int]:
         bad = [r for r in v if r % KIB]
-        if bad:
-            raise ValueError(f"iozone record sizes are whole KiB, got {bad}")
+        if bad:  # (iozone's -s and -r take KiB)
+            raise ValueError(f"iozone {(info.field_name or 'sizes').replace('_', ' ')} are whole KiB, got {bad} bytes")
         return v
 
 

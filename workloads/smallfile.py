@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, PositiveInt, field_validator
 
@@ -29,6 +29,8 @@ from harness.system.hosts import Host
 from harness.units import size
 from workloads import ENGINES
 
+MAX_FILES = 100_000_000  # 10^8 files: far more than a benchmark makes, and than a file system lists in a day
+
 OPERATIONS = ("create", "ls-l", "read")
 # the engine a record came from (params.engine): this one, or an imported smallfile
 # tool's; different engines are different cells, never pooled
@@ -37,7 +39,8 @@ TOOL_ENGINE = "smallfile"
 
 
 class SmallFileOptions(Options):
-    files: list[PositiveInt] = Field(description="file counts, each the total over all threads")
+    files: list[Annotated[int, Field(gt=0, le=MAX_FILES)]] = Field(
+        description="file counts, each the total over all threads")
     file_size: Bytes = Field(description="bytes per file (accepts 40KiB)")
     threads: PositiveInt = Field(4, le=256)
     operations: list[str] = Field(list(OPERATIONS))
@@ -54,6 +57,9 @@ class SmallFileOptions(Options):
             raise ValueError(f"unknown operation(s) {bad}; allowed: {', '.join(OPERATIONS)}")
         if ("ls-l" in v or "read" in v) and "create" not in v:
             raise ValueError("'ls-l' and 'read' need 'create' first")
+        twice = sorted({op for op in v if v.count(op) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} is given twice; each operation runs once per cell")
         return [op for op in OPERATIONS if op in v]
 
 

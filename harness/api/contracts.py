@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from harness.api.faults import Faults, FaultSpec
+from harness.api.model import ConfigModel, bytes_bound
 from harness.api.records import Measurement
 from harness.api.sampler import Sampler
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
@@ -31,7 +32,7 @@ def _to_bytes(v: Any) -> Any:
 
 
 # A size in bytes in any plugin's options: 4096, "40KiB", "256MiB", "1G", "210MB".
-Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0)]
+Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(bytes_bound)]
 
 # A name from a config that becomes part of a path, a file name, an argv or a tool's input
 # (variants, profiles, pools, volumes, file systems, client names): letters, digits, '_',
@@ -45,12 +46,13 @@ OptionKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 OptionValue = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]{0,1024}$")]
 
 
-class Options(BaseModel):
-    """Base of every plugin's options: unknown keys are rejected."""
+class Options(ConfigModel):
+    """Base of every plugin's options: unknown keys are rejected, and what no config may
+    hold (harness.api.model) is refused."""
 
     # (a schema is built when a plugin's options are first validated, not when its module is
     # imported: a suite looks at every installed plugin, and uses few of them)
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
 
 class NoOptions(Options):

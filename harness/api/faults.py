@@ -23,14 +23,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from harness.api.model import ConfigModel
 
 FAULT = "fault"  # the workload name of the record each fault cell stores
 PHASES = ("before", "during", "after")
 
 
-class FaultSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # (built when a fault is configured)
+class FaultSpec(ConfigModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)  # (built when a fault is configured)
 
     action: Literal["kill", "stop", "pause"] = Field(description="kill: SIGKILL; stop: SIGTERM, "
                                                      "then SIGKILL; pause: freeze (cgroup freezer)")

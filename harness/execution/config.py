@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.api import registry
 from harness.api.contracts import Backend, Environment, Name, Workload
 from harness.api.faults import FaultSpec
+from harness.api.records import describe_cell
+from harness.api.model import MAX_BYTES, ConfigModel
 from harness.errors import BadInput
 from harness.system import files
 from harness.units import parse_rate, parse_size
@@ -61,8 +63,8 @@ def _default_entry(kind: str, name: str) -> dict[str, Any]:
     return {"name": name, "options": dict(options)} if options else {"name": name}
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Strict(ConfigModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class PluginSpec(_Strict):
@@ -79,6 +81,15 @@ class WorkloadSpec(PluginSpec):
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
                                          "after_s, restore_after_s} (harness.api.faults)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_variant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "variant" in data:
+            raise ValueError("variant: a workload has none (its records would not say it, and two "
+                             "entries of one workload would be pooled as repeats); variants are "
+                             "the backends'. Give the workload's options as lists instead")
+        return data
 
 
 class EnvironmentSpec(_Strict):
@@ -100,16 +111,19 @@ class Limits(_Strict):
     @field_validator("network")
     @classmethod
     def _network(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_rate(v)
+        if v is not None and not 0 < parse_rate(v) <= MAX_BYTES:
+            raise ValueError(f"{v} is no link's rate: above 0, and at most 1 PB/s")
         return v
 
     @field_validator("client_ram")
     @classmethod
     def _ram(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_size(v)
+        if v is not None and not 0 < parse_size(v) <= MAX_BYTES:
+            raise ValueError(f"{v} is no machine's RAM: above 0, and at most 1 PiB")
         return v
+
+
+MAX_REPEAT = 100  # beyond this a spread no longer narrows; a run of days is not a comparison
 
 
 class Config(_Strict):
@@ -117,9 +131,12 @@ class Config(_Strict):
     limits: Limits = Field(default_factory=Limits)
     scale: Literal["quick", "report"] = "quick"
     suite: Literal["report", "full"] = "report"  # what runs where the config names nothing
-    repeat: PositiveInt = 1
+    repeat: int = Field(1, ge=1, le=MAX_REPEAT, description="times each cell is run (medians and "
+                        "spread over them)")
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
     workloads: list[WorkloadSpec] | None = None  # None: the suite's
+
+    own_duplicates = frozenset({"backends", "workloads"})  # (by name and variant; by cell)
 
     @field_validator("environment", mode="before")
     @classmethod
@@ -273,12 +290,12 @@ def _explain(exc: ValidationError, prefix: str = "") -> BadInput:
     for err in exc.errors():
         loc = _loc(tuple(err["loc"]))
         where = f"{prefix}.{loc}" if prefix and loc != "(top level)" else (prefix or loc)
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         elif err["type"] == "missing":
             msg = "required key is missing"
-        lines.append(f"{where}: {msg}")
+        lines.append(f"{where}: {msg}" if where != "(top level)" else msg)
     return BadInput("invalid config:\n  " + "\n  ".join(lines))
 
 
@@ -320,6 +337,10 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         if key == "environment":
             value = _same_kind(data.get("environment"), value)
         data[key] = value
+    for key in ("backends", "workloads"):
+        if data.get(key) == []:
+            raise BadInput(f"{key}: an empty list: there would be nothing to run",
+                           hint=f"leave {key} out for the suite's, or name one or more")
     named = data.get("suite", "report")
     chosen = named if isinstance(named, str) and named in SUITES else "report"  # (else refused below)
     report_suite = False
@@ -383,8 +404,25 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                 raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
                                "do faults to its nodes", hint="run it with --env docker")
         workloads.append(workload)
+    _no_shared_cells(workloads)
     environment.check_plan(backends, workloads)
     return Plan(config, environment, backends, workloads, source, notes=tuple(skipped))
+
+
+def _no_shared_cells(workloads: list[Workload]) -> None:
+    """Two entries of one workload that make the same cell (the same name and parameters)
+    would store their records under one cell key: pooled as if they were repeats, and run
+    again as one by 'run --resume'."""
+    made: dict[str, int] = {}
+    for i, w in enumerate(workloads):
+        for cell in w.cells():
+            key = json.dumps([w.name, cell], sort_keys=True, default=str)
+            first = made.setdefault(key, i)
+            if first != i:
+                raise BadInput(f"workloads[{first}] and workloads[{i}] are both '{w.name}' and both make "
+                               f"the cell {describe_cell(cell) or '(no parameters)'}: their records "
+                               "would be pooled as if they were repeats of one",
+                               hint="list the workload once, with every value it should run in its lists")
 
 
 def _plugin(kind: str, name: str, where: str) -> Any:

@@ -121,11 +121,11 @@ def test_cli_exit_codes_for_bad_input(tmp_path, capsys):
 
 @pytest.mark.parametrize("backend, message", [
     ({"name": "glusterfs", "options": {"layout": "distributed-replicate", "bricks": 4}},
-     "backends[0].options: Value error, 4 bricks cannot form a distributed-replicate volume of replica 3"),
+     "backends[0].options: 4 bricks cannot form a distributed-replicate volume of replica 3"),
     ({"name": "glusterfs", "options": {"layout": "disperse", "bricks": 3, "redundancy": 2}},
      "needs 0 < redundancy < 1.5"),
     ({"name": "blockdev", "options": {"device": "/dev/no-such-disk"}},
-     "backends[0].options.device: Value error, block device /dev/no-such-disk does not exist"),
+     "backends[0].options.device: block device /dev/no-such-disk does not exist"),
     ({"name": "blockdev", "options": {"device": "/etc/hostname"}}, "is not a block device"),
     ({"name": "rbd", "options": {"access": "kernel"}}, "backends[0].options.access"),
     ({"name": "rbd", "options": {"image_size": "huge"}}, "'huge' is not a size"),

@@ -1,0 +1,113 @@
+"""The base of every model a config is read into: what no field of any config may hold.
+
+A value of the right type can still be nonsense: ``repeat: true`` (YAML's yes, which
+Python counts as 1), a deadline of ``.inf``, an empty list of file sizes (a matrix of no
+cells), the same size twice (one cell run and pooled twice), a size no disk holds. Each
+field says what it admits; these rules hold for every field of every plugin, so no plugin
+has to remember them:
+
+- a number is a number: a yes/no is refused where a number or a list of numbers is asked;
+- no float is infinite or NaN;
+- a field named ``*_s`` is seconds, and at most :data:`MAX_SECONDS`;
+- a list is not empty where its default is not (an empty matrix makes no cells), and no
+  item is in it twice.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from harness.units import size
+
+MAX_SECONDS = 7 * 86400  # a deadline, a duration or a wait of a week is not a benchmark's
+# what a size in a config may be: more than any file, device or OSD a benchmark makes
+MAX_BYTES = 1 << 50
+
+
+def _unwrap(tp: Any) -> Any:
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    return tp
+
+
+def _numeric(tp: Any) -> bool:
+    """Whether a field of type ``tp`` takes only numbers (int or float, optionally None)."""
+    tp = _unwrap(tp)
+    if get_origin(tp) in (Union, types.UnionType):
+        kinds = [_unwrap(a) for a in get_args(tp) if a is not type(None)]
+        return bool(kinds) and all(k in (int, float) for k in kinds)
+    return tp in (int, float)
+
+
+def _numeric_items(tp: Any) -> bool:
+    tp = _unwrap(tp)
+    return get_origin(tp) in (list, tuple, set, frozenset) and any(_numeric(a) for a in get_args(tp))
+
+
+def _same(item: Any) -> str:
+    if isinstance(item, BaseModel):
+        item = item.model_dump(mode="json")
+    return json.dumps(item, sort_keys=True, default=str)
+
+
+def _shown(item: Any) -> str:
+    if isinstance(item, int) and not isinstance(item, bool) and item >= 1024:
+        return size(item)
+    return str(item) if not isinstance(item, BaseModel) else _same(item)
+
+
+class ConfigModel(BaseModel):
+    """Unknown keys are refused, and the rules above hold."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # lists whose items the model compares by a rule of its own (e.g. a backend by its name
+    # and variant, not by all its options)
+    own_duplicates: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_yes_for_a_number(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for key, value in data.items():
+            f = cls.model_fields.get(key) if isinstance(key, str) else None
+            if f is None:
+                continue
+            if isinstance(value, bool) and _numeric(f.annotation):
+                raise ValueError(f"{key}: {str(value).lower()} is a yes/no, and {key} is a number")
+            if isinstance(value, list) and _numeric_items(f.annotation):
+                for i, item in enumerate(value):
+                    if isinstance(item, bool):
+                        raise ValueError(f"{key}[{i}]: {str(item).lower()} is a yes/no, and {key} "
+                                         "holds numbers")
+        return data
+
+    @model_validator(mode="after")
+    def _sane(self) -> Any:
+        for key, f in type(self).model_fields.items():
+            value = getattr(self, key)
+            if key.endswith("_s") and isinstance(value, (int, float)) and value > MAX_SECONDS:
+                raise ValueError(f"{key}: {value:g} s is more than a week ({MAX_SECONDS} s), the most "
+                                 "a benchmark's time may be")
+            if isinstance(value, (list, tuple)):
+                if not value and (f.is_required() or f.get_default(call_default_factory=True)):
+                    raise ValueError(f"{key}: an empty list makes nothing to run; leave {key} out "
+                                     "for its default, or give one or more values")
+                seen: set[str] = set()
+                for item in value if key not in self.own_duplicates else ():
+                    if _same(item) in seen:
+                        raise ValueError(f"{key}: {_shown(item)} is given twice; each would be run and "
+                                         "pooled as if it were a repeat")
+                    seen.add(_same(item))
+        return self
+
+
+def bytes_bound(value: int) -> int:
+    """A size in a config: at most :data:`MAX_BYTES`."""
+    if value > MAX_BYTES:
+        raise ValueError(f"{size(value)} is more than any disk holds (the most is {size(MAX_BYTES)})")
+    return value
