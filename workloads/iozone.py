@@ -96,6 +96,7 @@ _ROW = re.compile(r"^\s*(\d+)\s+(\d+)((?:\s+\d+)+)\s*$")
 _SECTION = re.compile(r'^\s*"([^"]+ report)"\s*$', re.IGNORECASE)
 _QUOTED_NUMBERS = re.compile(r'"(\d+)"')
 _COMMAND = re.compile(r"Command line used:\s*(.*)")
+_BANNER = re.compile(r"^[ \t]*Iozone: Performance Test of File I/O[ \t]*$", re.MULTILINE)
 
 
 @tool_parser("iozone")
@@ -103,8 +104,39 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
     """Measurements from iozone's output: the rows of its result table (printed as each
     file size finishes, so a run that hung part way still has them) and the labelled
     ``-R`` report (printed at the end), which wins where both give a cell. Old versions (3.397, 3.408) and the current one
-    (3.489) print both in the same shape; ``-I`` in the command line sets ``direct``."""
+    (3.489) print both in the same shape; ``-I`` in the command line sets ``direct``.
+
+    A log of several runs (one after another, as ``iozone … ; iozone -I … | tee``) is read
+    run by run, each with its own command line: a cached run's numbers are never labelled
+    direct, or the other way. The unit is the run's own: kB/s, or operations per second
+    (``-O``: metric ``ops``), or microseconds per operation (``-N``: metric ``latency``)."""
+    runs = [part for part in _BANNER.split(text) if part.strip()] or [text]
+    found: list[Measurement] = []
+    for run in runs:
+        found += _parse_run(run, tests, source)
+    if not found and "iozone" not in text.lower():
+        raise BadInput(f"{source} does not look like iozone output (no result table, no -R report)",
+                       hint="pass the text iozone printed, run with -R (as 'iozone -R … | tee log')")
+    return found
+
+
+# (metric, unit, what one number of iozone's output is in that unit) by iozone's output mode
+_MODES = {"-O": ("ops", "op/s", 1.0), "-N": ("latency", "s", 1e-6), "": ("throughput", "B/s", float(KIB))}
+
+
+def _mode(text: str) -> str:
+    if "OPS Mode" in text:
+        return "-O"
+    if "Microseconds/op Mode" in text:
+        return "-N"
+    m = _COMMAND.search(text)
+    argv = m.group(1).split() if m else []
+    return "-O" if "-O" in argv else "-N" if "-N" in argv else ""
+
+
+def _parse_run(text: str, tests: list[int] | None, source: str) -> list[Measurement]:
     direct = _direct(text)
+    metric, unit, scale = _MODES[_mode(text)]
     if tests is None:
         tests = _tests_from_command(text)
     columns = [name for name in TEST_NAMES if TEST_NUMBERS[name] in tests]
@@ -122,16 +154,10 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
     cells.update(_parse_report(text))  # labelled, so it wins where both are present
     # iozone prints 0 for a test it did not get to (e.g. its report on SIGTERM): no number
     cells = {k: v for k, v in cells.items() if v > 0}
-    if not cells and "iozone" not in text.lower():
-        raise BadInput(f"{source} does not look like iozone output (no result table, no -R report)",
-                       hint="pass the text iozone printed, run with -R (as 'iozone -R … | tee log')")
-    return [_record(test, fsize, rsize, v, direct) for (test, fsize, rsize), v in
+    return [Measurement("iozone", test, metric, v * scale, unit,
+                        {"file_size": fsize, "record_size": rsize, "direct": direct})
+            for (test, fsize, rsize), v in
             sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][2], TEST_NAMES.index(kv[0][0])))]
-
-
-def _record(test: str, file_size: int, record_size: int, kbytes_per_s: float, direct: bool) -> Measurement:
-    return Measurement("iozone", test, "throughput", kbytes_per_s * KIB, "B/s",
-                       {"file_size": file_size, "record_size": record_size, "direct": direct})
 
 
 def _direct(text: str) -> bool:

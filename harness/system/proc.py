@@ -80,6 +80,10 @@ class ProcessId:
     def alive(self) -> bool:
         return start_ticks(self.pid) == self.start_ticks and not _is_zombie(self.pid)
 
+    def exited_not_reaped(self) -> bool:
+        """A zombie: exited, and still listed until its parent reaps it."""
+        return start_ticks(self.pid) == self.start_ticks and _is_zombie(self.pid)
+
 
 def start_ticks(pid: int) -> int | None:
     """Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat)."""
@@ -127,7 +131,21 @@ def stop(procs: list[tuple[ProcessId, float]]) -> list[ProcessId]:
         live = [(p, g) for p, g in live if p.alive()]
         if live:
             time.sleep(0.05)
+    # a process that has exited is still in the process table until its parent reaps it
+    # (init, for a daemon): until then 'kill -0' and ps still find it. Wait for that too
+    # (briefly: what holds a port or a file is gone already), so that nothing stopped is
+    # still listed when this returns
+    gone_by = time.monotonic() + REAPED_WAIT
+    exited = [p for p, _ in procs if p.exited_not_reaped()]
+    while exited and time.monotonic() < gone_by:
+        for p in exited:
+            _reap(p.pid)
+        time.sleep(0.02)
+        exited = [p for p in exited if p.exited_not_reaped()]
     return [p for p, _ in live]
+
+
+REAPED_WAIT = 5.0
 
 
 def _signal(pid: int, sig: int) -> None:

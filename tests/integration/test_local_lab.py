@@ -30,6 +30,9 @@ def lab_processes(lab: Path) -> list[proc.ProcessId]:
 
 def assert_nothing_left(lab: Path, pids: list[proc.ProcessId]) -> None:
     assert not [p for p in pids if p.alive()], "lab processes still running"
+    # nor still listed (exited, not yet reaped by init: 'kill -0' and ps still find those)
+    listed = [p for p in pids if proc.start_ticks(p.pid) == p.start_ticks]
+    assert not listed, f"lab processes still in the process table: {listed}"
     assert not [m for m in mount_points() if m.startswith(str(lab))], "mounts left behind"
     assert not lab.exists(), "lab directory left behind"
 
