@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.api.contracts import Backend, Bytes, Cluster, Options
+from harness.api.contracts import Backend, Bytes, Cluster, Options, PlainPath
 from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
@@ -24,7 +24,7 @@ from harness.system.ledger import read_mounts
 
 
 class BlockdevOptions(Options):
-    device: Path | None = Field(None, description="a block device, e.g. /dev/vdb (default: a "
+    device: PlainPath | None = Field(None, description="a block device, e.g. /dev/vdb (default: a "
                                 "loop device on a file dfsbench creates)")
     loop_size: Bytes = Field(4 << 30, description="size of the default loop device's file")
     allow_destructive: bool = Field(False, description="let workloads write to the raw device")

@@ -7,12 +7,14 @@ from pathlib import Path
 from pydantic import Field
 
 from backends.mounts import MountEntry, find_mount
-from harness.api.contracts import Backend, Cluster, Options
+from harness.api.contracts import Backend, Cluster, Options, PlainPath
 from harness.api.target import Target
+from harness.errors import BadInput
+from harness.system.files import printable
 
 
 class LocalDirOptions(Options):
-    path: Path | None = Field(None, description="directory to use (default: inside the run's work dir)")
+    path: PlainPath | None = Field(None, description="directory to use (default: inside the run's work dir)")
 
 
 class LocalDir(Backend):
@@ -25,7 +27,11 @@ class LocalDir(Backend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         base = self.options.path or workdir / "localdir"
-        base.mkdir(parents=True, exist_ok=True)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"backend localdir: cannot use {printable(base)} as its directory: {exc.strerror}",
+                           hint="give options.path a directory this user can make or write") from None
         mount = _mount_of(base)
         description = {"system": "local", "client": "kernel", "fs_type": mount.fstype if mount else "?",
                        "device": mount.source if mount else "?", "environment": cluster.environment}

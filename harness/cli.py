@@ -150,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a path of the user's that is not what it should be, met late
+        where = f": {files.printable(exc.filename)}" if exc.filename else ""
+        print(f"dfsbench: error: {exc.strerror or exc}{where}\n  hint: what was measured before is "
+              "stored; check that path", file=sys.stderr)
+        return 2
 
 
 def _results_dir(args: argparse.Namespace) -> Path:

@@ -39,6 +39,25 @@ Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(b
 # '.' and '-', not starting with '.' or '-' (so never '.', '..', a hidden file or an option)
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+
+def _plain_path(v: Path) -> Path:
+    text = str(v)
+    if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
+        raise ValueError("a path with a control character (a line break?) in it")
+    syntax = sorted(set(text) & set("#;$"))
+    if syntax:  # (fio ends a job file's value at # or ;, and expands $)
+        raise ValueError(f"a path with {' '.join(syntax)} in it, which the tools' input files read as syntax")
+    if len(text.encode()) > 4000 or any(len(part.encode()) > 255 for part in v.parts):
+        raise ValueError("a path longer than Linux allows (4096 bytes, 255 for each name in it)")
+    if any(part != part.strip() for part in v.parts):
+        raise ValueError("a path with a name that starts or ends with a blank")
+    return v.absolute()  # (relative: to the working directory, as the config was read)
+
+
+# a path from a config that a tool's input names (a directory, a device): one line, nothing
+# a job file reads as syntax, within Linux's lengths
+PlainPath = Annotated[Path, AfterValidator(_plain_path)]
 # a tool's option, as a key and a value of argv ('--key=value', 'volume set VOL key value'):
 # the key a word of the tool's own option names (ceph's client_oc_size, gluster's
 # performance.cache-size), the value one line of printable text

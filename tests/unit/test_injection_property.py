@@ -1,0 +1,76 @@
+"""Hostile text in a config's free-text path reaches no other program's input as syntax
+(issue 20, part 1). A generator of hostile directory names is put into a real run (the
+localdir backend, fio with its job file, the largefile engine with its argv); each example is
+refused, or runs, and then: every job file has only the lines dfsbench writes, its one
+filename names a file inside that directory, every recorded argv holds the directory
+whole in one argument, and nothing was written beside the directory.
+
+Before the fix, the name 'a#b' made fio write a file 'a' one level up, outside the target
+(measured with fio 3.33; so did 'a;b', and '${HOME}' was expanded)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.errors import BadInput
+from harness.execution.config import build_plan
+
+HOSTILE = "#;$:=,'\"\\ \t\n\r[]{}()*`|&<>!~%é-_."
+# what dfsbench itself writes into a job file
+JOB_KEYS = {"ioengine", "direct", "filename", "size", "runtime", "time_based", "group_reporting",
+            "lat_percentiles", "rw", "bs", "iodepth", "numjobs", "rwmixread", "clientname", "pool", "rbdname"}
+
+
+def config(directory: Path) -> dict:
+    return {"backends": [{"name": "localdir", "options": {"path": str(directory)}}],
+            "workloads": [{"name": "fio", "options": {"size": "256KiB", "runtime_s": 1, "direct": False,
+                                                      "profiles": [{"name": "w", "rw": "write", "bs": "4k"}]}},
+                          {"name": "largefile", "options": {"sizes": ["256KiB"]}}]}
+
+
+def fio_lines(job: Path) -> list[tuple[str, str]]:
+    found = []
+    for line in job.read_text().splitlines():
+        if not line or (line.startswith("[") and line.endswith("]")):
+            continue
+        key, _, value = line.partition("=")
+        found.append((key, value))
+    return found
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=HOSTILE + "ab", min_size=1, max_size=8))
+def test_a_hostile_directory_name_is_refused_or_stays_one_value(tmp_path_factory, name):
+    base = tmp_path_factory.mktemp("inject")
+    directory = base / "place" / f"d{name}"
+    try:
+        build_plan(config(directory))
+    except BadInput:
+        return  # refused: nothing ran
+    (base / "c.json").write_text(json.dumps(config(directory)))  # (JSON is YAML)
+    env = {**os.environ, "DFSBENCH_RESULTS": str(base / "results"),
+           "DFSBENCH_LOCAL_LAB_DIR": str(base / "lab")}
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(base / "c.json")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode in (0, 1, 2), done.stderr
+    jobs = list((base / "results" / "raw").rglob("*.fio"))
+    assert jobs or done.returncode == 2, done.stdout + done.stderr
+    for job in jobs:
+        lines = fio_lines(job)
+        assert {k for k, _ in lines} <= JOB_KEYS, lines
+        names = [v for k, v in lines if k == "filename"]
+        assert len(names) == 1
+        # fio reads '\:' as ':'; the file must be inside the directory
+        assert Path(names[0].replace("\\:", ":")).parent == directory, names
+    for argv in (base / "results" / "raw").rglob("*.argv"):
+        args = json.loads(argv.read_text())
+        text = json.dumps(args)
+        if str(directory) in "".join(args):
+            assert any(str(directory) in a for a in args), text
+    # nothing was made next to the directory (a file name cut short lands there)
+    assert [p.name for p in (base / "place").iterdir()] in ([], [directory.name]), list((base / "place").iterdir())
