@@ -143,11 +143,35 @@ class FioOptions(Options):
     @field_validator("job_file")
     @classmethod
     def _job_file(cls, v: Path | None) -> Path | None:
-        if v is not None:
-            try:  # a regular file of text, read at once (not a FIFO or a device to wait on)
-                files.read_text(v, "job file", 1 << 20)
-            except BadInput as exc:
-                raise ValueError(exc.message) from None
+        """A regular file of text whose lines run no command and load no code: a config
+        travels between strangers, and fio runs ``exec_prerun``/``exec_postrun`` as shell
+        commands, ``ioengine=exec`` runs a program, and an ``ioengine`` it does not know
+        (``external:/x.so``, a path) it loads with dlopen(3); an ``include``d file would
+        go unchecked."""
+        if v is None:
+            return v
+        try:  # read at once (not a FIFO or a device to wait on)
+            text = files.read_text(v, "job file", 1 << 20)
+        except BadInput as exc:
+            raise ValueError(exc.message) from None
+        for number, line in enumerate(text.splitlines(), 1):
+            stripped = line.strip()
+            read = re.split(r"[#;]", stripped, maxsplit=1)[0]  # (fio ends a line at # or ;)
+            if not read or read[0] == "[":
+                continue
+            name, _, value = (part.strip().lower() for part in read.partition("="))
+            why = ""
+            if name.startswith("exec_"):
+                why = f"fio runs {name} as a shell command"
+            elif name == "ioengine" and value == "exec":
+                why = "fio's exec engine runs a program"
+            elif name == "ioengine" and (value.startswith("external") or not re.fullmatch(r"[a-z0-9_-]+", value)):
+                why = "fio would load it as code (an engine it does not know, it loads with dlopen)"
+            elif re.match(r"include\s", read):
+                why = "it pulls in another file, which is not checked"
+            if why:
+                raise ValueError(f"job file {files.printable(v)}, line {number} ('{files.printable(stripped)}'): "
+                                 f"{why}; dfsbench runs no job file that runs commands or loads code")
         return v
 
 
@@ -184,6 +208,14 @@ def _json_document(text: str, source: str) -> dict[str, Any]:
     return docs[-1]
 
 
+def _io_bytes(d: dict[str, Any]) -> float:
+    """A direction's bytes moved. fio 3 writes them as ``io_bytes`` beside ``io_kbytes``
+    and ``bw_bytes``; fio 2's ``io_bytes`` is KiB (``io_bytes >> 10`` in its stat.c), and
+    it has neither of the others."""
+    value = float(d.get("io_bytes", 0))
+    return value if "io_kbytes" in d or "bw_bytes" in d else value * 1024
+
+
 def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[float, float, float], ...]]]:
     """Per direction of a local fio run's (one job, or group_reporting) output: when its
     timed I/O started and ended on the host's clock (the final document's ``timestamp_ms``,
@@ -199,8 +231,7 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
             job = doc["jobs"][0]
             d = job.get(direction) or {}
             start = (doc["timestamp_ms"] - job.get("job_runtime", 0)) / 1000
-            progress.append((doc["timestamp_ms"] / 1000, float(d.get("io_bytes", 0)), float(d.get("total_ios", 0)),
-                             start))
+            progress.append((doc["timestamp_ms"] / 1000, _io_bytes(d), float(d.get("total_ios", 0)), start))
         last = progress[-1]
         if not last[1] and not last[2]:
             continue
@@ -221,14 +252,17 @@ def _number(v: Any) -> Any:
 
 @tool_parser("fio")
 def parse(text: str, source: str = "fio output") -> list[Measurement]:
-    """Records from fio's ``json`` or ``json+`` output, local or client/server; failing
-    that, from its normal text output (as transcribed in the seed documents).
+    """Records from fio's ``json`` or ``json+`` output, local or client/server, of fio 3
+    or fio 2; failing that, from its normal text output (as transcribed in the seed
+    documents).
 
     One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
     clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
     lat_p99.9 (s). Client/server output gives a ``host`` per record; fio's own "All
     clients" entry becomes host ``total`` (its clients' total over the longest runtime: fio
-    says no client's start, so it is not the span of ``all``), with ``clients`` and ``basis``.
+    says no client's start, so it is not the span of ``all``), with ``clients`` and
+    ``basis``; flagged ``incomplete``, with ``failed_clients``, where a client that ran
+    failed or is missing from it.
     """
     try:
         doc = _json_document(text, source)
@@ -242,6 +276,7 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
         jobs = doc.get("jobs", [])
     if not isinstance(jobs, list) or not jobs:
         raise BadInput(f"{source}: fio JSON without any job results")
+    failed_clients = _failed_clients(text, jobs) if "client_stats" in doc else 0
     global_opts = doc.get("global options", {}) or {}
     seen: dict[tuple[str, str], int] = {}
     out: list[Measurement] = []
@@ -252,10 +287,14 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
             host = TOOL_TOTAL if name == "All clients" else str(job.get("hostname", "?"))
         job_opts = job.get("job options") or {}
         total: dict[str, Any] = {}
+        flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
         if name == "All clients":  # fio's aggregate carries no options of its own
             name, job_opts = _aggregate_of(jobs)
             total = {"clients": len({j.get("hostname") for j in jobs if j.get("jobname") != "All clients"}),
                      "basis": "fio's own: the clients' total over the longest runtime"}
+            if failed_clients:  # (a total over fewer clients than ran is no total of them all)
+                total["failed_clients"] = failed_clients
+                flags = (*flags, "incomplete")
         key = (name, host or "")
         seen[key] = seen.get(key, 0) + 1
         opts = {**global_opts, **job_opts}
@@ -272,27 +311,67 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
         params.update(total)
         if seen[key] > 1:
             params["instance"] = seen[key]
-        flags: tuple[str, ...] = ("failed",) if job.get("error") else ()
         for direction in DIRECTIONS:
             d = job.get(direction)
-            if not d or not d.get("total_ios") and not d.get("io_bytes"):
+            # (fio 2 may lack total_ios, and its io_bytes, in KiB, is 0 below 1 KiB)
+            if not d or not (d.get("total_ios") or d.get("io_bytes") or ("bw_bytes" not in d and d.get("iops"))):
                 continue
-            p = {**params, "direction": direction}
-            out.append(Measurement("fio", name, "throughput", float(d["bw_bytes"]), "B/s", p, flags=flags))
-            out.append(Measurement("fio", name, "iops", float(d["iops"]), "op/s", p, flags=flags))
-            lat = d.get("lat_ns") or {}
-            if lat.get("N", 1):
-                out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / 1e9, "s", p, flags=flags))
-            # clat is from submission to completion; lat (with lat_percentiles=1, as
-            # dfsbench's jobs ask) also counts submission, where a FUSE client's direct
-            # I/O does its waiting
-            for kind in ("clat", "lat"):
-                pct = (d.get(f"{kind}_ns") or {}).get("percentile") or {}
-                for suffix, k in PERCENTILES.items():
-                    if k in pct:
-                        out.append(Measurement("fio", name, f"{kind}_{suffix}", pct[k] / 1e9, "s", p,
-                                               flags=flags))
+            out += _direction_records(d, name, {**params, "direction": direction}, flags,
+                                      f"{source}: fio job {name} ({doc.get('fio version', 'fio')}), {direction}")
     return out
+
+
+def _direction_records(d: dict[str, Any], name: str, p: dict[str, Any], flags: tuple[str, ...],
+                       where: str) -> list[Measurement]:
+    """One direction's records, in base units whichever fio wrote it: fio 3 gives
+    ``bw_bytes`` (B/s) and latencies in ns (``lat_ns``, ``clat_ns``); fio 2 gives only
+    ``bw`` (KiB/s, as fio 3's ``bw`` is too) and latencies in usec (``lat``, ``clat``,
+    percentiles under ``clat``). The keys present decide, not the version's number (fio
+    2.99 already wrote ns)."""
+    if "bw_bytes" in d:
+        rate = float(d["bw_bytes"])
+    elif "bw" in d:
+        rate = float(d["bw"]) * 1024
+    else:
+        raise BadInput(f"{where}: neither 'bw_bytes' nor 'bw' (its bandwidth)")
+    out = [Measurement("fio", name, "throughput", rate, "B/s", p, flags=flags),
+           Measurement("fio", name, "iops", float(d["iops"]), "op/s", p, flags=flags)]
+    ns = any(f"{kind}_ns" in d for kind in ("lat", "clat", "slat"))
+    suffix, per_second = ("_ns", 1e9) if ns else ("", 1e6)
+    lat = d.get(f"lat{suffix}") or {}
+    samples = lat.get("N")  # (fio 2 has no N: all zero where nothing was measured)
+    if samples if samples is not None else (lat.get("mean") or lat.get("max")):
+        out.append(Measurement("fio", name, "lat_mean", lat.get("mean", 0) / per_second, "s", p, flags=flags))
+    # clat is from submission to completion; lat (with lat_percentiles=1, as
+    # dfsbench's jobs ask) also counts submission, where a FUSE client's direct
+    # I/O does its waiting
+    for kind in ("clat", "lat"):
+        pct = (d.get(f"{kind}{suffix}") or {}).get("percentile") or {}
+        for tail, k in PERCENTILES.items():
+            if k in pct:
+                out.append(Measurement("fio", name, f"{kind}_{tail}", pct[k] / per_second, "s", p, flags=flags))
+    return out
+
+
+# fio's client/server mode: each server's text comes prefixed '<host> ', and each prints
+# 'Starting N process(es)' once; fio 3.33 prints 'client: host=H disconnected' for a server
+# lost on the way (its "All clients" then sums the others), and, on stderr, 'fio: failed
+# to connect to H:PORT' for one it never reached (client.c)
+_STARTED = re.compile(r"(?m)^<[^>\n]*> Starting \d+ (?:process|thread)")
+_LOST = re.compile(r"(?m)^client: host=(\S+) disconnected")
+_UNREACHED = re.compile(r"(?m)^fio: failed to connect to (\S+?)(?::\d+)?$")
+
+
+def _failed_clients(text: str, jobs: list[Any]) -> int:
+    """How many clients that ran are not whole in fio's "All clients" entry: those whose
+    job failed (fio adds their numbers up all the same), those that started or were asked
+    but reported nothing (fio sums the rest and says nothing of them)."""
+    own = [j for j in jobs if isinstance(j, dict) and j.get("jobname") != "All clients"]
+    reported = {str(j.get("hostname")) for j in own}
+    failed = {str(j.get("hostname")) for j in own if j.get("error")}
+    lost = set(_LOST.findall(text)) - reported
+    missing = max(len(_STARTED.findall(text)) - len(reported), len(lost), 0)
+    return len(failed) + missing + len(set(_UNREACHED.findall(text)) - reported)
 
 
 def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
@@ -305,56 +384,142 @@ def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- normal (text) output
+#
+# fio 3 (stat.c show_ddir_status):  '  read: IOPS=1023, BW=4192kB/s (4094KiB/s)(8389kB/2001msec)'
+#   num2str: 'KiB', 'MiB' … are powers of 1024, 'kB', 'MB' … of 1000 (kb_base=1000 puts
+#   them first); no prefix is bytes ('BW=5B/s'); unit_base=1 prints bits ('Mbit/s').
+# fio 2:  '  read : io=3072.0MB, bw=104.75MB/s, iops=104, runt= 29327msec'
+#   num2str prints 'K', 'M', 'G', 'P', 'E' (the 4th power is 'P'), in powers of 1024 — or of
+#   1000 under kb_base=1000, with the very same letters; block sizes in the job's line
+#   ('bs=4K-4K/4K-4K/4K-4K', read/write/trim) are powers of 1024 whatever kb_base.
 
 _TEXT_JOB = re.compile(r"(?m)^\W*?(?:\d+\.?\s+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
 _TEXT_HEAD = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
+_TEXT_HEAD_2 = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=(\d+[KMGPE]?)-(\d+[KMGPE]?)/(\d+[KMGPE]?)-"
+                          r"(\d+[KMGPE]?)(?:/(\d+[KMGPE]?)-(\d+[KMGPE]?))?")
 _TEXT_ENGINE = re.compile(r"ioengine=(\w+), iodepth=(\d+)")
-_TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)([KMGT]i?B)/s")
+_TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTPE]?)(i?)(B|bit)/s")
+_TEXT_DIRECTION_2 = re.compile(r"\b(read|write|trim) ?: io=([\d.]+)([KMGPE]?)B, bw=([\d.]+)([KMGPE]?)(B|bit)/s, "
+                               r"iops=([\d.]+)([KMGPE]?), runt=\s*(\d+)\s*msec")
 _TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, avg=\s*([\d.]+)")
-_TEXT_PCT_UNIT = re.compile(r"clat percentiles \((nsec|usec|msec|sec)\)")
+_TEXT_PCT_UNIT = re.compile(r"(?<![a-z])(c?lat) percentiles \((nsec|usec|msec|sec)\)")
 _TEXT_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_KB_BASE = re.compile(r"\bkb_base\s*=\s*(1000|1024)\b")
 _TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
-_SUFFIX = {"": 1, "k": 1e3, "M": 1e6}
+_SUFFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
+_POWER_3 = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+_POWER_2 = {"": 0, "K": 1, "M": 2, "G": 3, "P": 4, "E": 5}
+_FIO2_ASSUMED = ("fio 2 prints 'KB' for 1024 bytes, and for 1000 under kb_base=1000: read as 1024, the "
+                 "output giving no sign of kb_base=1000")
+
+
+def _size_2(token: str | None) -> int | None:
+    """A block size of fio 2's job line ('4K', '1M', '512'): powers of 1024 (its to_kmg)."""
+    if not token:
+        return None
+    letter = token[-1] if token[-1].isalpha() else ""
+    return int(token[:len(token) - len(letter)]) * 1024 ** _POWER_2[letter]
+
+
+def _text_heads(text: str) -> dict[str, tuple[dict[str, Any], tuple[int | None, ...]]]:
+    """Per job name: rw, bs, ioengine and iodepth from its header line, and (fio 2) the
+    fixed block size of each direction, None where it varies or is not known."""
+    found: dict[str, tuple[dict[str, Any], int, tuple[int | None, ...]]] = {}
+    for m in _TEXT_HEAD.finditer(text):
+        found[m.group(1)] = ({"rw": m.group(2), "bs": parse_size(m.group(3))}, m.end(), (None, None, None))
+    for m in _TEXT_HEAD_2.finditer(text):
+        sizes = [_size_2(s) for s in m.groups()[2:]]
+        fixed = tuple(lo if lo is not None and lo == hi else None for lo, hi in zip(sizes[::2], sizes[1::2]))
+        found[m.group(1)] = ({"rw": m.group(2), "bs": sizes[0]}, m.end(), fixed)
+    heads = {}
+    for name, (params, end, fixed) in found.items():
+        engine = _TEXT_ENGINE.search(text, end)
+        if engine:
+            params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
+        heads[name] = (params, fixed)
+    return heads
+
+
+def _base_2_vote(d: re.Match[str], bs: int | None) -> int | None:
+    """The kb_base a fio 2 direction line's own numbers show — io = iops × runt × bs holds
+    in one base only (1024 vs 1000 is 2.4 % a prefix) — or None where they cannot tell:
+    block sizes that vary, no prefix, or an iops too coarse (truncated: 1/iops off)."""
+    io, power, iops, runt = float(d.group(2)), _POWER_2[d.group(3)], _iops_2(d), int(d.group(9))
+    if not bs or not power or iops < 200 or not io or not runt:
+        return None
+    expected = iops * runt / 1000 * bs
+    off = {base: abs(io * base ** power / expected - 1) for base in (1024, 1000)}
+    best = min(off, key=lambda base: off[base])
+    return best if off[best] <= 0.008 and max(off.values()) >= 0.015 else None
+
+
+def _iops_2(d: re.Match[str]) -> float:
+    return float(d.group(7)) * 1000 ** _POWER_2[d.group(8)]
 
 
 @tool_parser("fio")
 def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
-    """fio's normal output, as far as it carries numbers: per job and direction, IOPS and
-    bandwidth (as rounded as fio printed them), mean latency and the clat percentiles.
-    Tolerates the line numbers and wrapped lines of a transcription."""
-    heads = {m.group(1): m for m in _TEXT_HEAD.finditer(text)}
-    engines = {name: _TEXT_ENGINE.search(text, m.end()) for name, m in heads.items()}
+    """fio's normal output, fio 3's or fio 2's, as far as it carries numbers: per job and
+    direction, IOPS and bandwidth (as rounded as fio printed them), mean latency and the
+    clat (or, with lat_percentiles, lat) percentiles. Tolerates the line numbers and
+    wrapped lines of a transcription."""
+    heads = _text_heads(text)
     jobs = list(_TEXT_JOB.finditer(text))
-    out: list[Measurement] = []
+    parsed: list[tuple[str, dict[str, Any], list[tuple[re.Match[str], bool, str]], list[int]]] = []
     for i, job in enumerate(jobs):
         name = job.group(1)
         body = text[job.end():jobs[i + 1].start() if i + 1 < len(jobs) else len(text)]
         body = body.split("Run status group")[0]
-        head, engine = heads.get(name), engines.get(name)
-        params: dict[str, Any] = {"numjobs": int(job.group(2))}
-        if head:
-            params.update(rw=head.group(2), bs=parse_size(head.group(3)))
-        if engine:
-            params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
-        directions = list(_TEXT_DIRECTION.finditer(body))
-        for j, d in enumerate(directions):
-            part = body[d.end():directions[j + 1].start() if j + 1 < len(directions) else len(body)]
+        head, fixed = heads.get(name, ({}, (None, None, None)))
+        params: dict[str, Any] = {"numjobs": int(job.group(2)), **head}
+        found = sorted([(d, False) for d in _TEXT_DIRECTION.finditer(body)] +
+                       [(d, True) for d in _TEXT_DIRECTION_2.finditer(body)], key=lambda f: f[0].start())
+        directions = []
+        for j, (d, old) in enumerate(found):
+            part = body[d.end():found[j + 1][0].start() if j + 1 < len(found) else len(body)]
+            directions.append((d, old, part))
+        votes = [v for d, old, _ in directions if old
+                 for v in [_base_2_vote(d, fixed[DIRECTIONS.index(d.group(1))] if len(fixed) == 3 else None)]
+                 if v is not None]
+        parsed.append((name, params, directions, votes))
+    stated = _KB_BASE.search(text)
+    everywhere = {v for *_, votes in parsed for v in votes}
+    out: list[Measurement] = []
+    for name, params, directions, votes in parsed:
+        shown = set(votes) or everywhere  # (this job's numbers; else those of the run's other jobs)
+        if len(shown) > 1 or stated and shown and shown != {int(stated.group(1))}:
+            said = f"; the text says {stated.group(0)}" if stated else ""
+            raise BadInput(f"{source}: fio 2 job {name}: its numbers do not agree on kb_base "
+                           f"(1024 or 1000 bytes to a 'KB'{said})")
+        base = shown.pop() if shown else int(stated.group(1)) if stated else None
+        for d, old, part in directions:
             p = {**params, "direction": d.group(1)}
-            iops = float(d.group(2)) * _SUFFIX[d.group(3)]
-            bw = float(d.group(4)) * (1024 ** " KMGT".index(d.group(5)[0]) if d.group(5)[0] in "KMGT" else 1)
+            if old:
+                iops, power = _iops_2(d), _POWER_2[d.group(5)]
+                bw = float(d.group(4)) * (base or 1024) ** power
+                if power and base is None:
+                    p["note"] = _FIO2_ASSUMED
+                bits = d.group(6) == "bit"
+            else:
+                iops, power = float(d.group(2)) * _SUFFIX[d.group(3)], _POWER_3[d.group(5)]
+                bw = float(d.group(4)) * (1024 if d.group(6) else 1000) ** power
+                bits = d.group(7) == "bit"
             out.append(Measurement("fio", name, "iops", iops, "op/s", p))
-            out.append(Measurement("fio", name, "throughput", bw, "B/s", p))
+            out.append(Measurement("fio", name, "throughput", bw / 8 if bits else bw, "B/s", p))
             lat = _TEXT_LAT.search(part)
             if lat:
                 out.append(Measurement("fio", name, "lat_mean", float(lat.group(2)) * _TIME[lat.group(1)], "s", p))
-            unit = _TEXT_PCT_UNIT.search(part)
-            if unit:
-                pct = {k: float(v) for k, v in _TEXT_PCT.findall(part[unit.end():])}
-                for metric, key in (("clat_p50", "50.00"), ("clat_p99", "99.00"), ("clat_p99.9", "99.90")):
+            units = list(_TEXT_PCT_UNIT.finditer(part))
+            for k, unit in enumerate(units):
+                block = part[unit.end():units[k + 1].start() if k + 1 < len(units) else len(part)]
+                pct = {key: float(v) for key, v in _TEXT_PCT.findall(block)}
+                for tail, key in (("p50", "50.00"), ("p99", "99.00"), ("p99.9", "99.90")):
                     if key in pct:
-                        out.append(Measurement("fio", name, metric, pct[key] * _TIME[unit.group(1)], "s", p))
+                        out.append(Measurement("fio", name, f"{unit.group(1)}_{tail}",
+                                               pct[key] * _TIME[unit.group(2)], "s", p))
     if not out:
-        raise BadInput(f"{source}: fio text output without any 'read:/write: IOPS=' lines")
+        raise BadInput(f"{source}: fio text output without any 'read:/write: IOPS=' (fio 3) or "
+                       "'read :/write: io=' (fio 2) lines")
     return out
 
 
@@ -636,14 +801,26 @@ class Fio(Workload):
         target.filled_bytes = self.options.size
 
 
+FIO_SYNTAX = "#;$"  # what fio reads as syntax inside a value of a job file's line
+
+
 def job_value(value: object, path: bool = False, section: bool = False) -> str:
     """A config's value as the value of one line of a fio job file: refused where it holds a
     control character (a newline would start a line of its own, e.g. ``exec_prerun=``); in
     a file name, fio's list separator ``:`` escaped; a section (job) name only as a name."""
     text = str(value)
     if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
-        raise BadInput(f"{text!r} holds a control character and cannot be a value in fio's job file",
-                       hint="give the path, pool or image name without newlines or other control characters")
+        raise BadInput(f"{files.printable(text)} holds a control character and cannot be a value in fio's "
+                       "job file", hint="give the path, pool or image name without newlines or other "
+                                        "control characters")
+    # fio ends a value at '#' or ';' (a comment) and expands '$' (${VAR}, $ncpus): measured
+    # with fio 3.33, a file name 'a#b' made a file 'a', one level up from where it was meant
+    syntax = sorted(set(text) & set(FIO_SYNTAX))
+    if syntax or text != text.strip():
+        raise BadInput(f"{files.printable(text)} cannot be a value in fio's job file: fio would read "
+                       + (f"{' '.join(syntax)} in it as syntax" if syntax else "it without its leading or "
+                          "trailing blanks"),
+                       hint="give a path, pool or image name without # ; $ and outer blanks")
     if section and not re.fullmatch(NAME_PATTERN, text):
         raise BadInput(f"{text!r} cannot name a job in fio's job file", hint="letters, digits, '_', '.' and '-'")
     return text.replace(":", "\\:") if path else text

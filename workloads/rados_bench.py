@@ -6,8 +6,10 @@ rados bench's "MB/sec" is MiB/s (it divides by 1048576); records carry B/s.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,15 +43,21 @@ class RadosBenchOptions(Options):
         return [m for m in MODES if m in v]
 
 
-_FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+([-\d.e+]+)\s*$")
+_FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+(-?nan|-?inf|[-\d.e+]+)\s*$")
 _COMMAND = re.compile(r"bench\s+(?:-p\s+\S+\s+)?(\d+)\s+(write|seq|rand)\b")
+# what each summary line becomes (every value as rados bench printed it)
+_METRICS = (("Average IOPS", "iops", "op/s"), ("Average Latency(s)", "lat_mean", "s"),
+            ("Max latency(s)", "lat_max", "s"), ("Min latency(s)", "lat_min", "s"))
 
 
 @tool_parser("rados bench")
 def parse(text: str, mode: str | None = None, source: str = "rados bench output") -> list[Measurement]:
     """The summary of each ``rados bench`` run in the text (several runs may follow one
-    another, as in a pasted session). The phase comes from ``mode``, else from a command
-    line in the text, else from the file name, else "write" / "read"."""
+    another, as in a pasted session). Write or read comes from the summary itself ('Total
+    writes made' or 'Total reads made'); a ``mode`` or a command line in the text that says
+    otherwise is refused. Which read (seq or rand, whose summaries are alike) comes from
+    ``mode``, else from a command line in the text, else from the file name, else "read".
+    A run in which no operation completed is one record with no value, flagged failed."""
     runs: list[dict[str, float]] = []
     modes: list[str | None] = []
     pending_mode: str | None = None
@@ -74,29 +82,54 @@ def parse(text: str, mode: str | None = None, source: str = "rados bench output"
                        hint="pass the full text rados bench printed")
     out: list[Measurement] = []
     for run, found in zip(runs, modes):
-        writes = "Total writes made" in run
-        test = mode or found or _mode_from_name(source) or ("write" if writes else "read")
-        if mode is None and test != "write" and writes:
-            test = "write"
+        test = _phase(run, mode or found, "given" if mode else "in its command line", source)
         size = run.get("Write size") or run.get("Read size") or 0
         params = {"block_size": int(size), "object_size": int(run.get("Object size", size))}
         if "Bandwidth (MB/sec)" not in run:
             raise BadInput(f"{source}: a rados bench summary without 'Bandwidth (MB/sec)'")
-        out.append(Measurement("rados-bench", test, "throughput", run["Bandwidth (MB/sec)"] * MIB,
-                               "B/s", params))
-        for key, metric, unit in (("Average IOPS", "iops", "op/s"),
-                                  ("Average Latency(s)", "lat_mean", "s"),
-                                  ("Max latency(s)", "lat_max", "s"),
-                                  ("Min latency(s)", "lat_min", "s")):
-            if key in run:
-                out.append(Measurement("rados-bench", test, metric, run[key], unit, params))
-        out.append(Measurement("rados-bench", test, "elapsed", run["Total time run"], "s", params))
+        ops = run.get("Total writes made", run.get("Total reads made"))
+        bandwidth, elapsed = run["Bandwidth (MB/sec)"], run["Total time run"]
+        if ops == 0 or not math.isfinite(bandwidth) or bandwidth <= 0 or not elapsed > 0:
+            # (then rados bench prints 0 B/s, latencies of 0 or nan, and a min latency of 9999 s)
+            made = "Total writes made" if "Total writes made" in run else "Total reads made"
+            error = (f"rados bench {test}: no operation completed ({made}: {ops:g})" if ops == 0 else
+                     f"rados bench {test}: no rate measured (bandwidth {bandwidth:g} MB/s over {elapsed:g} s)")
+            out.append(Measurement("rados-bench", test, "throughput", None, "B/s", {**params, "error": error},
+                                   flags=("failed",)))
+            continue
+        out.append(Measurement("rados-bench", test, "throughput", bandwidth * MIB, "B/s", params))
+        for key, metric, unit in _METRICS:
+            figure = run.get(key)
+            if figure is None or not math.isfinite(figure):
+                continue
+            if metric == "iops" and figure == 0 and ops:  # (printed as a whole number: a slow run's is 0)
+                figure = ops / elapsed
+            out.append(Measurement("rados-bench", test, metric, figure, unit, params))
+        out.append(Measurement("rados-bench", test, "elapsed", elapsed, "s", params))
     return out
 
 
+def _phase(run: dict[str, float], asked: str | None, how: str, source: str) -> str:
+    """The phase of one run: write or read as its summary says, never as a file name says."""
+    writes, reads = "Total writes made" in run, "Total reads made" in run
+    if writes and reads:
+        raise BadInput(f"{source}: a rados bench summary with both 'Total writes made' and 'Total reads made'")
+    if writes or reads:
+        said = "write" if writes else "read"
+        if asked and (asked == "write") != writes:
+            raise BadInput(f"{source}: the rados bench summary reports {said}s ('Total {said}s made'), "
+                           f"but the mode {how} is {asked}")
+        return "write" if writes else asked or _mode_from_name(source) or "read"
+    if asked is None:
+        raise BadInput(f"{source}: a rados bench summary that says neither 'Total writes made' nor "
+                       "'Total reads made', and no mode is given", hint="pass the mode it ran in")
+    return asked
+
+
 def _mode_from_name(source: str) -> str | None:
+    """seq or rand, as a file name says (only ever asked which read a read was)."""
     name = Path(source).name.lower()
-    for mode in MODES:
+    for mode in ("seq", "rand"):
         if re.search(rf"(^|[^a-z]){mode}([^a-z]|$)", name):
             return mode
     return None
@@ -140,9 +173,8 @@ class RadosBench(Workload):
                 result = target.host.run_tool(argv, deadline=deadline, output=out)
                 if not result.ok:
                     raise result.failure(hint=f"output kept in {out}")
-                for m in parse(result.output, mode=mode, source=str(out)):
-                    yield Measurement(m.workload, m.test, m.metric, m.value, m.unit,
-                                      {**m.params, "threads": o.threads, "seconds": o.seconds},
-                                      target.backend, target.variant)
+                for m in parse(result.output, mode=mode, source=str(out)):  # (flags kept: a failed phase)
+                    yield replace(m, params={**m.params, "threads": o.threads, "seconds": o.seconds},
+                                  backend=target.backend, variant=target.variant)
         finally:
             target.host.run([*base, "cleanup"], check=False, timeout=600)

@@ -8,8 +8,10 @@ Throughput is ops/s × io_size: rbd bench rounds its own bytes/sec for display.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,65 +38,126 @@ class RbdBenchOptions(Options):
 
 
 
-_HEADER = re.compile(r"bench\s+type\s+(\w+)\s+io_size\s+(\d+)\s+io_threads\s+(\d+)\s+"
+# What rbd bench prints (src/tools/rbd/action/Bench.cc):
+#   bench  type write io_size 4096 io_threads 16 bytes 67108864 pattern random
+#   bench  type readwrite read:write=70:30 io_size 4096 …                       (--io-type rw)
+#   elapsed: 4   ops: 16384   ops/sec: 3663.68   bytes/sec: 14 MiB/s           (newer: cout, byte_u_t;
+#                                                                               rbd 16 as captured)
+#   elapsed:     4  ops:    16384  ops/sec:  3663.68  bytes/sec: 15006433.28   (Nautilus and before:
+#                                                                               printf, bytes/sec in B/s)
+#   read_ops: 11469   read_ops/sec: 2564.62   read_bytes/sec: 10 MiB/s          (readwrite only, then
+#   write_ops: 4915   write_ops/sec: 1099.06   write_bytes/sec: 4.3 MiB/s       the same for writes)
+# 'elapsed' is the whole seconds ((int)elapsed); ops/sec and bytes/sec come from the exact
+# time, so they stand where elapsed prints 0. With no op done they are nan (0/0) or 0.
+_HEADER = re.compile(r"bench\s+type\s+(\w+)(?:\s+read:write=(\d+):(\d+))?\s+io_size\s+(\d+)\s+io_threads\s+(\d+)\s+"
                      r"bytes\s+(\d+)\s+pattern\s+(\w+)")
-_SUMMARY = re.compile(r"elapsed:\s*([\d.]+)\s+ops:\s*(\d+)\s+ops/sec:\s*([\d.]+)\s+"
-                      r"bytes/sec:\s*([\d.]+)\s*([KMGT]?i?B)/s")
-_COMMAND = re.compile(r"--io-(type|size|threads|total|pattern)[ =](\S+)")
+_NUMBER = r"(-?nan|-?inf|\d+(?:\.\d*)?(?:e[-+]?\d+)?)"
+_UNIT = r"(?:\s*([KMGTPE]?i?B)/s)?"
+_SUMMARY = re.compile(rf"elapsed:\s*([\d.]+)\s+ops:\s*(\d+)\s+ops/sec:\s*{_NUMBER}\s+bytes/sec:\s*{_NUMBER}{_UNIT}")
+_PART = re.compile(rf"\b(read|write)_ops:\s*(\d+)\s+(?:read|write)_ops/sec:\s*{_NUMBER}\s+"
+                   rf"(?:read|write)_bytes/sec:\s*{_NUMBER}{_UNIT}")
+_COMMAND = re.compile(r"--(io-type|io-size|io-threads|io-total|io-pattern|rw-mix-read)[ =](\S+)")
+_IO_TYPES = {"read": "read", "write": "write", "readwrite": "readwrite", "rw": "readwrite"}
 
 
 @tool_parser("rbd bench")
 def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
     """Each run's summary line, with its parameters from the ``bench type …`` header
-    (rbd 16) or, failing that, from an ``rbd bench`` command line in the text."""
-    out: list[Measurement] = []
+    (Luminous' rbd printed it already) or, failing that, from an ``rbd bench`` command line in the text; a run
+    that says neither is io_type ``unknown``, never a guess. A readwrite run is labelled
+    readwrite (its totals, and the read and write parts with ``direction``), never write
+    or read. A run with no operation done, or a rate that is not a number, is one record
+    with no value, flagged failed."""
+    runs: list[tuple[dict[str, Any], re.Match[str], dict[str, re.Match[str]]]] = []
     header: dict[str, Any] = {}
     command: dict[str, str] = {}
     for line in text.splitlines():
         h = _HEADER.search(line)
         if h:
-            header = {"io_type": h.group(1), "io_size": int(h.group(2)), "io_threads": int(h.group(3)),
-                      "io_total": int(h.group(4)),
-                      "io_pattern": "rand" if h.group(5).startswith("rand") else "seq"}
+            header = {"io_type": _IO_TYPES.get(h.group(1), h.group(1)), "io_size": int(h.group(4)),
+                      "io_threads": int(h.group(5)), "io_total": int(h.group(6)),
+                      "io_pattern": "rand" if h.group(7).startswith("rand") else "seq"}
+            if h.group(2):
+                header["rw_mix_read"] = int(h.group(2))
             continue
         if "rbd bench" in line:
             command = dict(_COMMAND.findall(line))
-        s = _SUMMARY.search(line)
-        if not s:
+            if "bench-write" in line:
+                command.setdefault("io-type", "write")
+        part = _PART.search(line)
+        if part and runs and part.group(1) not in runs[-1][2]:
+            runs[-1][2][part.group(1)] = part
             continue
-        params = header or _from_command(command)
-        ops_per_sec, ops = float(s.group(3)), int(s.group(2))
-        if "io_size" not in params and "io_total" in params and ops and params["io_total"] % ops == 0:
-            params["io_size"] = params["io_total"] // ops  # every op is one io_size
-        if "io_size" in params:
-            throughput = ops_per_sec * params["io_size"]
-        else:  # no header: rbd's own rounded figure is all there is
-            throughput = float(s.group(4)) * _unit(s.group(5))
-        test = params.get("io_type", "write")
-        out.append(Measurement("rbd-bench", test, "iops", ops_per_sec, "op/s", params))
-        out.append(Measurement("rbd-bench", test, "throughput", throughput, "B/s", params))
-        # rbd bench prints whole seconds; kept as printed
-        out.append(Measurement("rbd-bench", test, "elapsed", float(s.group(1)), "s", params))
-        header = {}
-    if not out:
+        s = _SUMMARY.search(line)
+        if s:
+            runs.append((dict(header) or _from_command(command), s, {}))
+            header = {}
+    if not runs:
         raise BadInput(f"{source} holds no rbd bench summary ('elapsed: … ops/sec: …')",
                        hint="pass the full text rbd bench printed")
+    out: list[Measurement] = []
+    for params, s, parts in runs:
+        if parts:  # (only a readwrite run prints read_ops and write_ops)
+            if params.get("io_type", "readwrite") != "readwrite":
+                raise BadInput(f"{source}: an rbd bench run of io_type {params['io_type']} with read_ops/"
+                               "write_ops lines, which only readwrite prints")
+            params["io_type"] = "readwrite"
+        test = params.get("io_type", "unknown")
+        ops, ops_per_sec, elapsed = int(s.group(2)), float(s.group(3)), float(s.group(1))
+        if not ops or not math.isfinite(ops_per_sec) or ops_per_sec <= 0:
+            error = (f"rbd bench {test}: no operation completed (ops: {ops})" if not ops else
+                     f"rbd bench {test}: ops/sec {s.group(3)} over elapsed {s.group(1)} s is no rate")
+            out.append(Measurement("rbd-bench", test, "throughput", None, "B/s", {**params, "error": error},
+                                   flags=("failed",)))
+            continue
+        if "io_size" not in params and "io_total" in params and params["io_total"] % ops == 0:
+            params["io_size"] = params["io_total"] // ops  # every op is one io_size
+        out += _run_records(test, params, ops_per_sec, s.group(4), s.group(5), source)
+        if elapsed == 0:  # (whole seconds: under one; rbd's rate is from its exact time)
+            out.append(Measurement("rbd-bench", test, "elapsed", ops / ops_per_sec, "s",
+                                   {**params, "note": "from ops / ops/sec: rbd prints whole seconds (0)"}))
+        else:  # rbd bench prints whole seconds; kept as printed
+            out.append(Measurement("rbd-bench", test, "elapsed", elapsed, "s", params))
+        for direction, part in sorted(parts.items()):
+            if int(part.group(2)) and math.isfinite(float(part.group(3))) and float(part.group(3)) > 0:
+                out += _run_records(test, {**params, "direction": direction}, float(part.group(3)),
+                                    part.group(4), part.group(5), source)
     return out
 
 
+def _run_records(test: str, params: dict[str, Any], ops_per_sec: float, rate: str, unit: str | None,
+                 source: str) -> list[Measurement]:
+    """iops and throughput: ops/s × io_size where the size is known (rbd rounds its own
+    bytes/sec for display from Octopus on), else rbd's bytes/sec as printed."""
+    if "io_size" in params:
+        throughput = ops_per_sec * params["io_size"]
+    elif math.isfinite(float(rate)):  # no header: rbd's own (rounded) figure is all there is
+        throughput = float(rate) * _unit(unit)
+    else:
+        raise BadInput(f"{source}: rbd bench printed bytes/sec {rate}, and no io_size to reckon it from")
+    return [Measurement("rbd-bench", test, "iops", ops_per_sec, "op/s", params),
+            Measurement("rbd-bench", test, "throughput", throughput, "B/s", params)]
+
+
 def _from_command(command: dict[str, str]) -> dict[str, Any]:
-    params: dict[str, Any] = {"io_type": command.get("type", "write"),
-                              "io_pattern": "rand" if command.get("pattern", "seq").startswith("rand") else "seq"}
+    params: dict[str, Any] = {"io_pattern": "rand" if command.get("io-pattern", "seq").startswith("rand") else "seq"}
+    if "io-type" in command:
+        params["io_type"] = _IO_TYPES.get(command["io-type"], command["io-type"])
     for key in ("size", "total"):
-        if key in command:
-            params[f"io_{key}"] = parse_size(command[key])
-    if "threads" in command:
-        params["io_threads"] = int(command["threads"])
+        if f"io-{key}" in command:
+            params[f"io_{key}"] = parse_size(command[f"io-{key}"])
+    if "io-threads" in command:
+        params["io_threads"] = int(command["io-threads"])
+    if params.get("io_type") == "readwrite":  # (Bench.cc's default mix: 50)
+        params["rw_mix_read"] = int(command.get("rw-mix-read", 50))
     return params
 
 
-def _unit(unit: str) -> float:
-    return float(1024 ** " KMGT".index(unit[0]) if unit[0] in "KMGT" else 1)
+def _unit(unit: str | None) -> float:
+    """rbd's byte_u_t units ('KiB', 'MiB' … powers of 1024); none (Nautilus' printf) is B."""
+    if not unit or unit == "B":
+        return 1.0
+    return float((1024 if "i" in unit else 1000) ** " KMGTPE".index(unit[0]))
 
 
 class RbdBench(Workload):
@@ -143,6 +206,5 @@ class RbdBench(Workload):
         result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
         if not result.ok:
             raise result.failure(hint=f"output kept in {out}")
-        for m in parse(result.output, source=str(out)):
-            yield Measurement(m.workload, m.test, m.metric, m.value, m.unit, m.params,
-                              target.backend, target.variant)
+        for m in parse(result.output, source=str(out)):  # (flags kept: a run that did nothing)
+            yield replace(m, backend=target.backend, variant=target.variant)

@@ -108,30 +108,66 @@ def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: s
 @tool_parser("smallfile")
 def parse(text: str, source: str = "smallfile output") -> list[Measurement]:
     """Records from the smallfile tool's ``--output-json`` (its ``file_size`` is in KiB,
-    ``files_per_thread`` per thread; ``MiBps`` is MiB/s)."""
+    ``files_per_thread`` and ``threads`` per host; ``MiBps`` is MiB/s). Its ``results``
+    hold the totals over every host and thread, and either ``thread`` (one host) or
+    ``host`` → name → ``thread`` (several): ``files`` is the cell's count over all of
+    them, each host's counted once (``hosts`` says how many, where more than one). Older
+    smallfile wrote ``in-host``/``in-thread`` and ``files-per-sec``; its ``in-host`` kept
+    only the last host it met (it reset the dict at each new host), so only its totals
+    and ``host_set`` are read."""
     try:
         doc = json.loads(text)
         p, r = doc["params"], doc["results"]
         op, threads = str(p["operation"]), int(p["threads"])
         file_size = int(p["file_size"]) * 1024
         files, elapsed = int(r["files"]), float(r["elapsed"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        hosts = _hosts(p, r)
+        per_host = {str(name): int(h["files"]) for name, h in (r.get("host") or {}).items()}
+        per_thread = [int(t["files"]) for t in _threads(r)]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BadInput(f"{source} is not smallfile --output-json output ({type(exc).__name__}: {exc})",
                        hint="run smallfile_cli.py with --output-json FILE and pass that FILE") from None
+    for what, counted in (("hosts'", per_host.values()), ("threads'", per_thread)):
+        if counted and sum(counted) != files:  # (a total that counts some twice, or leaves some out)
+            raise BadInput(f"{source}: the {what} files ({sum(counted)}) do not add up to smallfile's total "
+                           f"files ({files})", hint="the output is corrupt, or not one smallfile wrote")
     flags: tuple[str, ...] = ()
-    if r.get("status") not in (None, "Success") or float(r.get("pctFilesDone", 100)) < 100:
+    done = float(r.get("pctFilesDone", r.get("pct-files-done", 100)))
+    if r.get("status") not in (None, "Success") or done < 100:
         flags = ("incomplete",)
-    params: dict[str, Any] = {"files": int(p["files_per_thread"]) * threads, "file_size": file_size,
-              "threads": threads, "engine": TOOL_ENGINE}
-    if files < params["files"]:
-        flags = ("incomplete",)
+    params: dict[str, Any] = {"files": int(p["files_per_thread"]) * threads * hosts, "file_size": file_size,
+                              "threads": threads, "engine": TOOL_ENGINE}
+    if hosts > 1:
+        params["hosts"] = hosts
+    if files < params["files"] or per_thread and len(per_thread) < threads * hosts:
+        flags = ("incomplete",)  # (a host or thread that never answered: its files are not in the total)
+    if not elapsed > 0:  # (smallfile computes no rate then, and reports 0 files/s)
+        error = f"smallfile {op}: elapsed {elapsed:g} s, which gives no rate"
+        return [Measurement("smallfile", op, metric, None, unit, {**params, "error": error}, flags=("failed",))
+                for metric, unit in (("elapsed", "s"), ("files_per_sec", "files/s"))]
+    rate = float(r["filesPerSec"] if "filesPerSec" in r else r["files-per-sec"])
     out = [Measurement("smallfile", op, "elapsed", elapsed, "s", params, flags=flags),
-           Measurement("smallfile", op, "files_per_sec", float(r["filesPerSec"]), "files/s", params,
-                       flags=flags)]
+           Measurement("smallfile", op, "files_per_sec", rate, "files/s", params, flags=flags)]
     if "MiBps" in r and op not in ("ls-l", "stat", "delete", "rename", "mkdir", "rmdir"):
         out.append(Measurement("smallfile", op, "throughput", float(r["MiBps"]) * (1 << 20), "B/s",
                                params, flags=flags))
     return out
+
+
+def _hosts(p: dict[str, Any], r: dict[str, Any]) -> int:
+    """How many hosts the run asked for: smallfile's ``total_hosts`` (its ``host_set``'s
+    length), or as many as reported, whichever is more."""
+    named = [h for h in str(p.get("host_set") or "").split(",") if h.strip()]
+    return max(int(p.get("total_hosts") or 1), len(named), len(r.get("host") or {}), 1)
+
+
+def _threads(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every thread's entry, over every host (none from an older smallfile's in-host)."""
+    if r.get("host"):
+        return [t for h in r["host"].values() for t in (h.get("thread") or {}).values()]
+    if r.get("in-host"):
+        return []
+    return list((r.get("thread") or r.get("in-thread") or {}).values())
 
 
 class SmallFile(Workload):
