@@ -757,7 +757,22 @@ class Fio(Workload):
                 if target.kind == "path" and target.host.answers(target.directory) is None:
                     target.host.run(["sh", "-c", f'rm -f "$1"/dfsbench-fio-{tag}*', "sh",
                                      str(target.directory)], timeout=600)
-        for m in self.records(result, out):
+        records = self.records(result, out)
+        # a server fio could not reach is said only on its stderr (fio exits 0, and prints
+        # no total): fewer hosts in the records than servers asked for is a cell not whole
+        reported = {m.params.get("host") for m in records} - {TOOL_TOTAL, None}
+        silent = len(servers) - len(reported)
+        if silent > 0:
+            error = f"{silent} of {len(servers)} fio servers reported nothing (see {out.name}.stderr)"
+            records = [replace(m, flags=(*m.flags, "incomplete"), params={**m.params, "failed_clients": silent})
+                       if m.params.get("host") == TOOL_TOTAL and "incomplete" not in m.flags else m
+                       for m in records]
+            first = records[0] if records else None
+            if not any(m.params.get("host") == TOOL_TOTAL for m in records):  # (say that the total is missing)
+                records.append(Measurement("fio", first.test if first else name, "throughput", None, "B/s",
+                                           {**(first.params if first else {}), "host": TOOL_TOTAL,
+                                            "error": error, "failed_clients": silent}, flags=("failed",)))
+        for m in records:
             if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
                 m = replace(m, params={**m.params, "clients": 1})
             yield replace(m, backend=target.backend, variant=target.variant)

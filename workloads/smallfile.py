@@ -90,11 +90,16 @@ def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: s
     elapsed = result["elapsed"]
     lat = result["latencies"]
 
-    def m(metric: str, value: float, unit: str, more: dict[str, Any] | None = None,
+    def m(metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,
           progress: tuple[tuple[float, float], ...] = ()) -> Measurement:
         return Measurement("smallfile", op, metric, value, unit, {**params, **(more or {})}, target.backend,
                            target.variant, flags=flags, progress=progress)
 
+    if not elapsed > 0:  # (a clock that did not move gives no rate: never an infinite one)
+        flags = ("failed",)
+        params["error"] = f"smallfile {op}: the engine timed {elapsed!r} s, which gives no rate"
+        yield m("files_per_sec", None, "files/s")
+        return
     yield m("elapsed", elapsed, "s")
     yield m("files_per_sec", result["files"] / elapsed, "files/s", progress=by_files)
     if op != "ls-l":

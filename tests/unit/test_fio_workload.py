@@ -121,3 +121,33 @@ def test_a_config_value_is_one_line_of_the_job_file():
     hostile = Target("path", Path("/mnt/x\nexec_prerun=touch /tmp/owned"), "localdir", "default")
     with pytest.raises(BadInput, match="control character"):
         fio.job_text(fio.profiles()[0], hostile, "t")
+
+
+def test_a_fio_server_that_never_answers_makes_the_cell_incomplete(tmp_path):
+    """fio reaches one server and not the other: it says so only on stderr, exits 0 and
+    prints no total. The cell must not pass for a run over both."""
+    import subprocess
+    import time
+
+    from harness.system import proc
+
+    port = proc.free_port("127.0.9.31")
+    server = subprocess.Popen(["fio", f"--server=ip:127.0.9.31,{port}"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        from harness.system.hosts import LOCAL
+
+        for _ in range(100):  # until it listens
+            if LOCAL.listening("127.0.9.31", port):
+                break
+            time.sleep(0.05)
+        silent = proc.free_port("127.0.9.32")
+        records, _, _ = run(tmp_path, servers=[f"127.0.9.31,{port}", f"127.0.9.32,{silent}"])
+    finally:
+        server.kill()
+        server.wait()
+    answered = {m.params.get("host") for m in records if m.value is not None}
+    assert answered == {"127.0.9.31"}
+    total = [m for m in records if m.params.get("host") == "total"]
+    assert total and all(m.value is None or "incomplete" in m.flags for m in total), total
+    assert all(m.params["failed_clients"] == 1 for m in total)

@@ -539,3 +539,15 @@ def test_fio_with_a_server_never_reached_prints_no_total():
     records = fio.parse(text("fio-3.33-clientserver-one-unreachable.json"))
     assert {m.params["host"] for m in records} == {"127.0.0.2", "127.0.0.3"}
     assert all(m.flags == () for m in records)
+
+
+def test_the_smallfile_engine_timing_zero_gives_a_failed_record_not_an_infinite_rate(tmp_path):
+    from harness.api.target import Target
+    from workloads.smallfile import measurements
+
+    target = Target("path", tmp_path, "localdir", "default")
+    result = {"started": 1.0, "ended": 1.0, "elapsed": 0.0, "files": 64, "bytes": 64 * 4096,
+              "latencies": [], "progress": []}
+    got = list(measurements("create", result, {"files": 64}, "dropped", target))
+    assert [(m.metric, m.value, m.flags) for m in got] == [("files_per_sec", None, ("failed",))]
+    assert "no rate" in got[0].params["error"]
