@@ -21,11 +21,13 @@ from backends.ceph_client import CephService
 from backends.gluster_client import GlusterCli, GlusterService
 from environments.ceph import CephLab, MonSession
 from environments.gluster import GlusterLab
-from harness.api.contracts import Cluster, LabStatus, ServiceHealth
+from harness.api.contracts import Backend, Cluster, LabStatus, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
+from harness.system.hosts import LOCAL
 from harness.system.ledger import Ledger, read_mounts
+from harness.units import size
 
 
 ONE_HOST = ("the local lab: client and servers share this one host with no network between them, so "
@@ -49,6 +51,32 @@ class LocalEnvironment(LabEnvironment):
     provides = {"ceph": CephService, "gluster": GlusterService}
     teardown_grace = 0.5
     former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
+
+    def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
+        """What this lab's sizes say before it starts: a cell that writes more than a system
+        of the lab holds (its OSDs' size over its copies; this host's free disk under the lab
+        over the copies, where every brick and OSD file lives) is refused now, not found
+        half-way through a run (harness.execution.checks.room_for still checks each cell)."""
+        o = self.options
+        place = self.lab_dir
+        while not place.exists() and place != place.parent:
+            place = place.parent
+        free = LOCAL.free_bytes(place)
+        holds = {"ceph": (min(o.ceph_osds * (o.ceph_osd_size_gib << 30), free) / o.ceph_replicas,
+                          f"{o.ceph_osds} OSDs of {o.ceph_osd_size_gib} GiB and {size(free)} free under "
+                          f"{place}, {o.ceph_replicas} copies"),
+                 "gluster": (free / o.gluster_replica,
+                             f"{size(free)} free under {place}, {o.gluster_replica} copies")}
+        for w in workloads:
+            most = max((w.writes(cell) for cell in w.cells()), default=0)
+            for b in backends:
+                for system in sorted(b.requires & set(holds)):
+                    room, why = holds[system]
+                    if most > room and w.accepts & {b.kind}:
+                        raise BadInput(f"workload {w.name}: a cell writes {size(most)}, and {b.name} on "
+                                       f"the local lab holds at most {size(room)} ({why})",
+                                       hint="give the workload smaller sizes, or the lab larger OSDs "
+                                            "(ceph_osd_size_gib) or more room under its lab_dir")
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         """Ceph and GlusterFS side by side (each waits on its own daemons most of the time)."""

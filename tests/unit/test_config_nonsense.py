@@ -106,3 +106,13 @@ def test_client_hosts_that_are_one_machine_are_refused(tmp_path):
 ])
 def test_sense_still_passes(config):
     assert build_plan(config).workloads
+
+
+def test_check_says_when_a_cell_writes_more_than_the_local_lab_holds(tmp_path):
+    """The local lab's sizes are known before it starts: 3 OSDs of 2 GiB, 3 copies, hold 2 GiB."""
+    lab = {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab"), "ceph_osd_size_gib": 2}}
+    big = {"environment": lab, "backends": ["cephfs"],
+           "workloads": [{"name": "largefile", "options": {"sizes": ["3GiB"]}}]}
+    with pytest.raises(BadInput, match=r"a cell writes 3 GiB, and cephfs on the local lab holds at most 2 GiB"):
+        build_plan(big)
+    assert build_plan({**big, "workloads": [{"name": "largefile", "options": {"sizes": ["1GiB"]}}]})
