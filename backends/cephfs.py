@@ -19,7 +19,7 @@ from pydantic import Field
 
 from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
-from harness.api.contracts import Cluster, OptionKey, Options, OptionValue
+from harness.api.contracts import Cluster, CephOptionKey, Options, OptionValue
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
@@ -32,7 +32,7 @@ KERNEL = "ceph"
 class CephFSOptions(Options):
     replicas: int | None = Field(None, ge=1, le=12, description="replica size of a data pool made "
                                  "for this backend (default: the file system's own data pool)")
-    client_options: dict[OptionKey, OptionValue] = Field({}, description="Ceph client settings for ceph-fuse, "
+    client_options: dict[CephOptionKey, OptionValue] = Field({}, description="Ceph client settings for ceph-fuse, "
                                            "e.g. client_oc_size: '209715200'")
     client: Literal["auto", "kernel", "fuse"] = Field(
         "auto", description="auto: the kernel client where every client host's kernel has it, "

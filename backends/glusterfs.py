@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 
 from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume
 from backends.mounts import FuseClients, GivenMount, Workspace
-from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue
+from harness.api.contracts import Backend, Cluster, GlusterOptionKey, Options, OptionValue
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
@@ -38,7 +38,7 @@ class GlusterOptions(Options):
                                "(default: 3 replicate, 6 distributed-replicate, 3 disperse)")
     replica: int = Field(3, ge=1, le=12)
     redundancy: int = Field(1, ge=1, le=16, description="disperse: bricks that may fail")
-    volume_options: dict[OptionKey, OptionValue] = Field({}, description="'gluster volume set' options, e.g. "
+    volume_options: dict[GlusterOptionKey, OptionValue] = Field({}, description="'gluster volume set' options, e.g. "
                                            "performance.cache-size: 256MB")
 
     @model_validator(mode="after")

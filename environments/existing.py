@@ -30,7 +30,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from backends import ceph_client, gluster_client
 from backends.ceph_client import CephCli, CephService, keyring_keys
 from backends.gluster_client import GlusterCli, GlusterService
-from harness.api.contracts import NAME_PATTERN, Backend, Cluster, LabStatus, Name, Options, ServiceHealth, Workload
+from harness.api.contracts import NAME_PATTERN, Backend, Cluster, LabStatus, Name, Options, PlainPath, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import LOCAL, Host
@@ -103,7 +103,7 @@ class CephSpec(Options):
     key: SecretReference | None = Field(None, description="the client's key itself (better ${NAME} or "
                             "file:PATH): dfsbench writes a keyring of mode 0600 on each client host")
     fs_name: Name = "cephfs"
-    mounted: Path | None = Field(None, description="CephFS is already mounted here on every client "
+    mounted: PlainPath | None = Field(None, description="CephFS is already mounted here on every client "
                                  "host: use it as it is")
 
     @model_validator(mode="after")
@@ -124,7 +124,7 @@ class GlusterSpec(Options):
                                     "(the first hands out the volfile; default: from the mount)")
     volume: Name | None = Field(None, description="the volume (default: "
                                "from the mount)")
-    mounted: Path | None = Field(None, description="the volume is already mounted here on every "
+    mounted: PlainPath | None = Field(None, description="the volume is already mounted here on every "
                                  "client host: use it as it is")
     replica: int | None = Field(None, ge=1, le=12, description="the volume's replica count, where "
                                 "'gluster volume info' cannot be read from the client hosts")

@@ -23,6 +23,7 @@ from environments.ceph import CephLab, MonSession
 from environments.gluster import GlusterLab
 from harness.api.contracts import Backend, Cluster, LabStatus, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
+from harness.api.records import describe_cell
 from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
 from harness.system.hosts import LOCAL
@@ -44,6 +45,16 @@ class LocalOptions(LabOptions):
     ready_timeout_s: float = Field(180, gt=0)
 
 
+def _which(w: Workload, cell: dict[str, Any]) -> str:
+    """The options' list items a cell was made of (``.files[0]``), to name in a refusal."""
+    found = []
+    for key, field in type(w.options).model_fields.items():
+        value = getattr(w.options, key)
+        if isinstance(value, list):
+            found += [f".{key}[{value.index(v)}]" for v in cell.values() if not isinstance(v, bool) and v in value]
+    return "".join(found[:1])
+
+
 class LocalEnvironment(LabEnvironment):
     name = "local"
     Options = LocalOptions
@@ -62,19 +73,36 @@ class LocalEnvironment(LabEnvironment):
         while not place.exists() and place != place.parent:
             place = place.parent
         free = LOCAL.free_bytes(place)
-        holds = {"ceph": (min(o.ceph_osds * (o.ceph_osd_size_gib << 30), free) / o.ceph_replicas,
-                          f"{o.ceph_osds} OSDs of {o.ceph_osd_size_gib} GiB and {size(free)} free under "
-                          f"{place}, {o.ceph_replicas} copies"),
-                 "gluster": (free / o.gluster_replica,
-                             f"{size(free)} free under {place}, {o.gluster_replica} copies")}
-        for w in workloads:
-            most = max((w.writes(cell) for cell in w.cells()), default=0)
+        osds = o.ceph_osds * (o.ceph_osd_size_gib << 30)
+
+        def holds(b: Backend) -> tuple[float, str]:
+            """What the backend's system keeps of each byte written, and what that leaves."""
+            opts = b.options
+            if "ceph" in b.requires:
+                copies = float(getattr(opts, "replicas", None) or o.ceph_replicas)
+                return (min(osds, free) / copies, f"{o.ceph_osds} OSDs of {o.ceph_osd_size_gib} GiB and "
+                        f"{size(free)} free under {place}, {copies:g} copies")
+            layout = getattr(opts, "layout", None)
+            if layout == "disperse":
+                n = int(getattr(opts, "brick_count", 3))
+                copies = n / (n - int(getattr(opts, "redundancy", 1)))
+            else:
+                copies = float(getattr(opts, "replica", None) or o.gluster_replica) if layout else \
+                    float(o.gluster_replica)
+            return free / copies, f"{size(free)} free under {place}, {copies:g} copies"
+
+        for i, w in enumerate(workloads):
+            most, biggest = max(((w.writes(cell), cell) for cell in w.cells()), default=(0, {}),
+                                key=lambda found: found[0])
             for b in backends:
-                for system in sorted(b.requires & set(holds)):
-                    room, why = holds[system]
-                    if most > room and w.accepts & {b.kind}:
-                        raise BadInput(f"workload {w.name}: a cell writes {size(most)}, and {b.name} on "
-                                       f"the local lab holds at most {size(room)} ({why})",
+                if not b.requires & {"ceph", "gluster"} or not w.accepts & {b.kind}:
+                    continue
+                room, why = holds(b)
+                if most > room:
+                    raise BadInput(f"workloads[{i}].options{_which(w, biggest)}: the {w.name} cell "
+                                   f"{describe_cell(biggest)} "
+                                   f"writes {size(most)}, and "
+                                   f"{b.name}/{b.variant} on the local lab holds at most {size(room)} ({why})",
                                        hint="give the workload smaller sizes, or the lab larger OSDs "
                                             "(ceph_osd_size_gib) or more room under its lab_dir")
 

@@ -45,7 +45,7 @@ def _name(text: str) -> str:
 
     from harness.api.contracts import NAME_PATTERN
 
-    if not re.match(NAME_PATTERN, text) or text in (".", ".."):
+    if not re.fullmatch(NAME_PATTERN.strip("^$"), text) or text in (".", ".."):
         raise argparse.ArgumentTypeError(f"'{files.printable(text)}' is not a name: letters, digits, "
                                          "'_', '.' and '-', at most 64")
     return text
@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         return COMMANDS[args.command](args)
-    except DfsbenchError as exc:
-        print(f"dfsbench: error: {exc}", file=sys.stderr)
+    except DfsbenchError as exc:  # (a message may quote what a user gave: shown, never acted on)
+        print("\n".join(_shown(line) for line in f"dfsbench: error: {exc}".split("\n")), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         print(f"dfsbench: interrupted ({exc}); nothing it created is left running, and everything "
@@ -289,7 +289,7 @@ def _say_notes(plan: Plan) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     plan = plan_from_file(args.config)
     _say_notes(plan)
-    print(f"{args.config}: ok — environment {plan.environment.name}, scale {plan.config.scale}, "
+    print(f"{files.printable(args.config)}: ok — environment {plan.environment.name}, scale {plan.config.scale}, "
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
     for w in plan.workloads:

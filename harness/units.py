@@ -18,7 +18,10 @@ def parse_size(text: str | int) -> int:
     number, prefix, binary = float(m.group(1)), m.group(2).lower(), m.group(3)
     power = " kmgtp".index(prefix) if prefix else 0
     base = 1024 if (binary or not text.strip().upper().endswith("B") or not prefix) else 1000
-    return int(number * base**power)
+    value = number * base**power
+    if not math.isfinite(value) or value >= 2.0**63:  # (a number of 400 digits is no size)
+        raise ValueError(f"'{text[:40]}' is not a size any disk has (examples: 40KiB, 256MiB, 1GiB)")
+    return int(value)
 
 
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps|b/s|ib/s)?$")
@@ -33,6 +36,8 @@ def parse_rate(text: str | float) -> float:
     if not m:
         raise ValueError(f"'{text}' is not a rate (examples: 1Gbit, 10GbE, 125MB/s, 100MiB/s)")
     number, prefix, unit = float(m.group(1)), m.group(2), m.group(3) or "b/s"
+    if not math.isfinite(number):
+        raise ValueError(f"'{text[:40]}' is not a rate any link has")
     power = " kmgt".index(prefix) if prefix else 0
     if unit in ("bit", "bps"):
         return number * 1000 ** power / 8

@@ -92,8 +92,10 @@ class FioOptions(Options):
                                   "its filename/directory lines are kept")
     size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
     runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
-    ioengine: str = Field("libaio", pattern=r"^[a-z0-9_]+$",
-                          description="for files and block devices; RBD images use 'rbd'")
+    # the engines that do I/O to a file or a device (not null, which measures no storage, nor
+    # exec or external, which run or load code)
+    ioengine: Literal["libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap"] = Field(
+        "libaio", description="for files and block devices; RBD images use 'rbd' whatever this says")
     direct: bool = True
     servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
                                "mode; they must be running 'fio --server' already")
@@ -127,16 +129,20 @@ class FioOptions(Options):
     @field_validator("servers")
     @classmethod
     def _servers(cls, v: list[str]) -> list[str]:
-        """fio's host or host,port; one server named twice (another case, a trailing dot,
-        its default port written out) would run the job twice on one machine."""
-        seen: set[tuple[str, str]] = set()
+        """fio's host or host,port, one per host: fio reports each client by its host
+        name, so two servers of one host (or one named twice: another case, a trailing dot)
+        would be counted as one client that did twice the work."""
+        seen: set[str] = set()
         for server in v:
             host, _, port = server.partition(",")
-            if not re.fullmatch(r"[A-Za-z0-9_.:\[\]-]{1,253}", host) or (port and not port.isdigit()):
-                raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port)")
-            key = (host.lower().rstrip("."), str(int(port)) if port else "8765")
+            if not re.fullmatch(r"[A-Za-z0-9_.:\[\]-]{1,253}", host) or \
+                    (port and not (port.isdigit() and 0 < int(port) < 65536)):
+                raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port "
+                                 "with a port of 1 to 65535)")
+            key = host.lower().rstrip(".").removeprefix("ip:").removeprefix("ip6:")
             if key in seen:
-                raise ValueError(f"fio server {files.printable(server)} is named twice")
+                raise ValueError(f"fio server host {files.printable(host)} is named twice: fio reports "
+                                 "by host, and would count its servers as one client")
             seen.add(key)
         return v
 
@@ -150,29 +156,51 @@ class FioOptions(Options):
         go unchecked."""
         if v is None:
             return v
-        try:  # read at once (not a FIFO or a device to wait on)
-            text = files.read_text(v, "job file", 1 << 20)
+        try:
+            checked_job_file(v)
         except BadInput as exc:
             raise ValueError(exc.message) from None
-        for number, line in enumerate(text.splitlines(), 1):
-            stripped = line.strip()
-            read = re.split(r"[#;]", stripped, maxsplit=1)[0]  # (fio ends a line at # or ;)
-            if not read or read[0] == "[":
-                continue
-            name, _, value = (part.strip().lower() for part in read.partition("="))
-            why = ""
-            if name.startswith("exec_"):
-                why = f"fio runs {name} as a shell command"
-            elif name == "ioengine" and value == "exec":
-                why = "fio's exec engine runs a program"
-            elif name == "ioengine" and (value.startswith("external") or not re.fullmatch(r"[a-z0-9_-]+", value)):
-                why = "fio would load it as code (an engine it does not know, it loads with dlopen)"
-            elif re.match(r"include\s", read):
-                why = "it pulls in another file, which is not checked"
-            if why:
-                raise ValueError(f"job file {files.printable(v)}, line {number} ('{files.printable(stripped)}'): "
-                                 f"{why}; dfsbench runs no job file that runs commands or loads code")
         return v
+
+
+JOB_LINE_MOST = 4096  # fio reads a job file in pieces of 8 KiB: a longer line is two lines to it
+
+
+def checked_job_file(path: Path) -> str:
+    """The text of a user's job file, read at once (not a FIFO or a device to wait on), if
+    no line of it runs a command, loads code, pulls in another file, writes a file of its
+    own choosing or names a device (BadInput naming the line, else). What runs is this text,
+    as checked (a copy of it), never the file again."""
+    text = files.read_text(path, "job file", 1 << 20)
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        read = re.split(r"[#;]", stripped, maxsplit=1)[0]  # (fio ends a line at # or ;)
+        why = ""
+        if len(line) > JOB_LINE_MOST:
+            why = f"a line longer than {JOB_LINE_MOST} characters, which fio would read as several"
+        if not why and (not read or read[0] == "["):
+            continue
+        name, _, value = (part.strip().lower() for part in read.partition("="))
+        if why:
+            pass
+        elif name.startswith("exec_"):
+            why = f"fio runs {name} as a shell command"
+        elif name.startswith("include"):  # (fio takes any line that starts so as an include)
+            why = "it pulls in another file, which is not checked"
+        elif name == "ioengine" and value == "exec":
+            why = "fio's exec engine runs a program"
+        elif name == "ioengine" and (value.startswith("external") or not re.fullmatch(r"[a-z0-9_-]+", value)):
+            why = "fio would load it as code (an engine it does not know, it loads with dlopen)"
+        elif name.endswith("_log") or name in ("write_iolog", "read_iolog", "output", "trigger-file"):
+            why = "fio would write (or read) a file it names, outside the run's directories"
+        elif name in ("filename", "directory", "filename_format") and \
+                any(part.strip().startswith(("/dev/", "/proc/", "/sys/")) for part in re.split(r"(?<!\\):", value)):
+            why = "it names a device or a kernel file; a block device is measured by the blockdev backend"
+        if why:
+            raise BadInput(f"job file {files.printable(path)}, line {number} ('{files.printable(stripped, 80)}'): "
+                           f"{why}; dfsbench runs no job file that runs commands, loads code or writes "
+                           "outside its target")
+    return text
 
 
 # ---------------------------------------------------------------- parsing
@@ -714,9 +742,11 @@ class Fio(Workload):
         job = Path(cell["job_file"])
         env = self.target_lines(target, target.tag)[1] if target.kind == "rbd" else {}
         out = raw_dir / f"fio-{job.stem}.json"
+        copy = raw_dir / f"fio-{job.stem}.fio"  # (checked again now, and run as checked)
+        copy.write_text(checked_job_file(job))
         target.begin(job.stem)
         result = target.host.run_tool(["fio", "--output-format=json+", "--status-interval=1",
-                                       str(target.host.put(job, scratch))], deadline=self.deadline(), output=out,
+                                       str(target.host.put(copy, scratch))], deadline=self.deadline(), output=out,
                                       env=env)
         yield from self.timed_records(result, out, target, target, {})
 
@@ -737,7 +767,9 @@ class Fio(Workload):
             servers = o.servers or started
             env: dict[str, str] = {}
             if "job_file" in cell:
-                jobs = [Path(cell["job_file"])] * len(servers)
+                copy = raw_dir / f"fio-{Path(cell['job_file']).stem}.fio"  # (checked again, run as checked)
+                copy.write_text(checked_job_file(Path(cell["job_file"])))
+                jobs = [copy] * len(servers)
                 env = self.target_lines(target, tag)[1] if target.kind == "rbd" else {}
                 name = jobs[0].stem
             else:

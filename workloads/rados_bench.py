@@ -17,6 +17,7 @@ from pydantic import Field, PositiveInt, field_validator
 
 from backends.ceph_client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
+from harness.api.model import MAX_SECONDS
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
@@ -29,7 +30,7 @@ MODES = ("write", "seq", "rand")
 
 
 class RadosBenchOptions(Options):
-    seconds: PositiveInt = Field(description="seconds per phase")
+    seconds: PositiveInt = Field(description="seconds per phase", le=MAX_SECONDS)
     block_size: Bytes = Field(4 << 20, description="-b (accepts 4MiB)")
     threads: PositiveInt = Field(16, le=1024, description="-t: operations in flight")
     modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"])
@@ -40,6 +41,9 @@ class RadosBenchOptions(Options):
     def _modes(cls, v: list[str]) -> list[str]:
         if ("seq" in v or "rand" in v) and "write" not in v:
             raise ValueError("'seq' and 'rand' read what 'write' left behind: include 'write'")
+        twice = sorted({m for m in v if v.count(m) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} is given twice; each phase runs once per cell")
         return [m for m in MODES if m in v]
 
 

@@ -6,6 +6,7 @@ and register through the entry-point groups ``dfsbench.environments``,
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -63,6 +64,34 @@ PlainPath = Annotated[Path, AfterValidator(_plain_path)]
 # performance.cache-size), the value one line of printable text
 OptionKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
 OptionValue = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]{0,1024}$")]
+
+
+def _keyed(prefixes: str, separator: str, forbidden: str, tool: str) -> Any:
+    """A key of a tool's own option names: one of the families (``prefixes``) of the
+    options it lists for a client or a volume, and none that names a file, a socket or a
+    command (which would put a file of the config's choosing on a host, as root)."""
+    pattern = re.compile(rf"(?:{prefixes}){re.escape(separator)}[a-z0-9][a-z0-9_.-]{{0,100}}")
+    refused = re.compile(forbidden)
+
+    def check(v: str) -> str:
+        if not pattern.fullmatch(v):
+            raise ValueError(f"'{v}' is not one of {tool}'s options (those begin {prefixes.replace('|', ', ')})")
+        if refused.search(v):
+            raise ValueError(f"'{v}' names a file, a socket or a command: {tool} would act on a place the "
+                             "config chooses")
+        return v
+
+    return AfterValidator(check)
+
+
+# a ceph-fuse client setting (ceph-conf -D lists them): client_*, fuse_*, objecter_*, rados_*,
+# ms_*, debug_*; never log_file, admin_socket, keyring, conf and their like
+CephOptionKey = Annotated[OptionKey, _keyed("client|fuse|objecter|rados|ms|debug", "_",
+                                            r"file|socket|keyring|conf|path|log|run_dir", "ceph-fuse")]
+# a 'gluster volume set' key (gluster volume set help lists them): performance.*, cluster.*, …
+GlusterOptionKey = Annotated[OptionKey, _keyed(
+    "performance|cluster|network|features|client|server|storage|diagnostics|transport|disperse|"
+    "nfs|config|locks|dht|ctime|auth", ".", r"file|path|script|command|hook", "gluster")]
 
 
 class Options(ConfigModel):
@@ -351,6 +380,18 @@ class Workload(ABC):
         """At most how many bytes a cell writes to the target (checked against its free
         space before the cell runs; 0: nothing worth checking)."""
         return 0
+
+    def entry(self) -> dict[str, Any]:
+        """What sets this entry of the config apart from another entry of the same
+        workload besides its cells: its fault, and 'clients' where the config gave it
+        (part of each cell's key; empty for an entry with neither, whose keys stay as
+        earlier versions stored them)."""
+        found: dict[str, Any] = {}
+        if self.fault is not None:
+            found["fault"] = self.fault.model_dump(mode="json")
+        if self.clients_given:
+            found["clients"] = self.clients
+        return found
 
     def verification(self) -> str:
         """How this workload, so configured, checks what it reads back against what it

@@ -54,8 +54,8 @@ def _same(item: Any) -> str:
     return json.dumps(item, sort_keys=True, default=str)
 
 
-def _shown(item: Any) -> str:
-    if isinstance(item, int) and not isinstance(item, bool) and item >= 1024:
+def _shown(item: Any, key: str) -> str:
+    if "size" in key and isinstance(item, int) and not isinstance(item, bool) and item >= 1024:
         return size(item)
     return str(item) if not isinstance(item, BaseModel) else _same(item)
 
@@ -100,7 +100,7 @@ class ConfigModel(BaseModel):
                 seen: set[str] = set()
                 for item in value if key not in self.own_duplicates else ():
                     if _same(item) in seen:
-                        raise ValueError(f"{key}: {_shown(item)} is given twice; each would be run and "
+                        raise ValueError(f"{key}: {_shown(item, key)} is given twice; each would be run and "
                                          "pooled as if it were a repeat")
                     seen.add(_same(item))
         return self

@@ -62,9 +62,10 @@ FLAGS: dict[str, Flag] = {
     "no-aggregate": Flag("A", "the clients' records of this cell cannot be added up: they differ in "
                          "their parameters, or do not say when each ran and what it moved (the "
                          "record's 'why' says which); the per-client rows stand alone.", "no aggregate"),
-    "implausible": Flag("V", "the stored value cannot be a measurement (below zero, or beyond 10^18 "
-                        "of its unit): the store was damaged or written by another program; the "
-                        "cell has no value. The record's 'error' gives the stored value.",
+    "implausible": Flag("V", "the stored value cannot be a measurement (below zero, or beyond what any "
+                        "storage does: 1 PiB/s, 10^9 op/s or files/s, a year): the store was damaged or "
+                        "written by another program; the cell has no value. The record's 'error' gives "
+                        "the stored value.",
                         "implausible value"),
     "no-fault": Flag("Z", "no fault was done in this cell: its timed phase ended before the fault's "
                      "after_s (or the fault could not be done: its error says why). Give the cell more "

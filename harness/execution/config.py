@@ -416,13 +416,15 @@ def _no_shared_cells(workloads: list[Workload]) -> None:
     made: dict[str, int] = {}
     for i, w in enumerate(workloads):
         for cell in w.cells():
-            key = json.dumps([w.name, cell], sort_keys=True, default=str)
+            key = json.dumps([w.name, w.entry(), cell], sort_keys=True, default=str)
             first = made.setdefault(key, i)
             if first != i:
                 raise BadInput(f"workloads[{first}] and workloads[{i}] are both '{w.name}' and both make "
                                f"the cell {describe_cell(cell) or '(no parameters)'}: their records "
                                "would be pooled as if they were repeats of one",
-                               hint="list the workload once, with every value it should run in its lists")
+                               hint="list the workload once, with every value it should run in its lists; "
+                                    "entries that differ only in options their records do not carry "
+                                    "(such as fio's direct) belong in two configs")
 
 
 def _plugin(kind: str, name: str, where: str) -> Any:

@@ -152,14 +152,19 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
     return run.id, ok
 
 
-def cell_key(backend: Backend, rep: int, workload: str, cell: dict[str, Any]) -> str:
-    """A cell of a run, the same in every session of it (``run --resume``)."""
-    return json.dumps([backend.name, backend.variant, rep, workload, cell], sort_keys=True, default=str)
+def cell_key(backend: Backend, rep: int, workload: str | Workload, cell: dict[str, Any]) -> str:
+    """A cell of a run, the same in every session of it (``run --resume``); two entries
+    of one workload that differ in their fault or clients are two cells."""
+    if isinstance(workload, str):
+        return json.dumps([backend.name, backend.variant, rep, workload, cell], sort_keys=True, default=str)
+    entry = workload.entry()
+    name: Any = [workload.name, entry] if entry else workload.name
+    return json.dumps([backend.name, backend.variant, rep, name, cell], sort_keys=True, default=str)
 
 
 def pending(run: Run, backend: Backend, rep: int) -> bool:
     """Whether the backend has a cell to run in this repeat (so it is worth attaching)."""
-    return any(cell_key(backend, rep, w.name, c) not in run.done
+    return any(cell_key(backend, rep, w, c) not in run.done
                for w in run.plan.workloads if w.accepts & {backend.kind} for c in w.cells())
 
 
@@ -236,7 +241,7 @@ def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Pa
             if not workload.supports(target):
                 continue
             for cell in workload.cells():
-                key = cell_key(backend, rep, workload.name, cell)
+                key = cell_key(backend, rep, workload, cell)
                 if key in run.done:
                     continue
                 if store.supersede(run.id, key):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.api.parsing import plausible
 from harness.api.records import Measurement
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.system.files import printable
@@ -109,9 +110,14 @@ MIN_FREE = 16 << 20
 LOCK_WAIT = 5.0
 # the tables a store of this version has; a read-only command refuses a store without one
 TABLES = ("meta", "runs", "targets", "measurements", "cells", "superseded")
-# a stored value beyond this in its base unit (an EB/s, 10^18 operations or seconds), or below
-# zero, was not measured: the store was damaged or written by something else
-MOST_PLAUSIBLE = 1e18
+
+
+# the params every output reads and computes with: what each must be where a row has it
+_PARAM_KINDS: dict[str, Any] = {
+    **{k: str for k in ("host", "phase", "direction", "cache", "basis")},
+    **{k: (int, float) for k in ("ceiling", "started", "ended", "bytes", "ops", "files", "moved",
+                                 "clients", "file_size", "record_size", "block_size", "threads")},
+}
 
 
 def locked(exc: BaseException) -> bool:
@@ -400,12 +406,17 @@ class Store:
         params, flags = self._json(p, dict, where, "params"), self._json(f, list, where, "flags")
         if not all(isinstance(x, str) for x in (w, t, metric, unit, b, var, r, *flags)):
             raise self._damaged(where, "a text column or a flag holds another type")
+        for key, kinds in _PARAM_KINDS.items():
+            found = params.get(key)
+            if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
+                raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
+                                    f"{'a text' if kinds is str else 'a number'}")
         if not isinstance(rep, int) or (value is not None and not isinstance(value, (int, float))):
             raise self._damaged(where, f"repeat {printable(repr(rep))} or value {printable(repr(value))} "
                                 "is not a number")
-        if value is not None and not 0 <= value <= MOST_PLAUSIBLE:  # (NaN fails too)
-            params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement "
-                                         f"(below zero, or beyond {MOST_PLAUSIBLE:g})"}
+        why = plausible(value, unit) if isinstance(value, float) or isinstance(value, int) else ""
+        if why:  # (the bounds every parser holds its numbers to: harness.api.parsing)
+            params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement ({why})"}
             value, flags = None, [*flags, "implausible"]
         try:
             return Measurement(w, t, metric, value, unit, params, b, var, r, rep, tuple(flags))

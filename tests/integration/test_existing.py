@@ -294,7 +294,7 @@ def test_a_killed_run_is_undone_by_lab_down(site):
     file system are found from the ledger by 'lab down' and removed; nothing else is."""
     config = site.config("""    gluster: {servers: [gluster1], volume: dfsbench}
 backends: [glusterfs]
-workloads: [{name: largefile, options: {sizes: [96MiB, 96MiB]}}]
+workloads: [{name: largefile, options: {sizes: [96MiB, 100MiB]}}]
 """)
     before = site.state()
     env = {**os.environ, **site.run_env()}

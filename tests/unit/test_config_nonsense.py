@@ -1,7 +1,7 @@
 """Well-typed nonsense: each config below has every value of the right type, and is refused
-naming the key and the bound (issue 20, part 2). Before the fix, 41 of these 44 refusals
-failed: the config passed 'check' (an empty list of backends ran the suite instead); only a
-repeat of 0, a deadline of 0 and a size in EiB were refused."""
+naming the key and the bound (issue 20, part 2). Before the fix, 41 of the first 44 refusals
+here failed: the config passed 'check' (an empty list of backends ran the suite instead);
+only a repeat of 0, a deadline of 0 and a size in EiB were refused."""
 
 import pytest
 
@@ -31,12 +31,21 @@ CASES = [
     ({"repeat": 1000}, "less than or equal to 100"),
     ({"backends": []}, "backends: an empty list"), ({"workloads": []}, "workloads: an empty list"),
     ({"workloads": [{"name": "fio", "options": FIO}, {"name": "fio", "options": FIO}]}, "both make the cell"),
+    ({"workloads": [{"name": "fio", "options": FIO}, {"name": "fio", "options": {**FIO, "direct": False}}]},
+     "both make the cell"),
+    (workload("fio", ioengine="null", **FIO), "ioengine"), (workload("fio", ioengine="exec", **FIO), "ioengine"),
+    ({"backends": ["rados"], **workload("rados-bench", seconds=10 ** 12)}, "seconds"),
+    ({"backends": ["rados"], **workload("rados-bench", seconds=10, modes=["write", "write"])},
+     "write is given twice"),
+    (workload("largefile", sizes=["9" * 400 + "KiB"]), "not a size any disk has"),
     ({"workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}},
                     {"name": "largefile", "options": {"sizes": ["64MiB", "128MiB"]}}]}, "both make the cell"),
     ({"workloads": [{"name": "fio", "variant": "x", "options": FIO}]}, "variant: a workload has none"),
     (workload("fio", profiles=[PROFILE, {**PROFILE, "bs": "8k"}], **FIO), "profile name p is given twice"),
     (workload("fio", servers=["node1", "NODE1."], **FIO), "named twice"),
     (workload("fio", servers=["node1", "node1,8765"], **FIO), "named twice"),
+    (workload("fio", servers=["node1,8771", "node1,8772"], **FIO), "named twice"),
+    (workload("fio", servers=["node1,99999999"], **FIO), "is not a fio server"),
     (workload("fio", servers=["a;b"], **FIO), "is not a fio server"),
     (workload("fio", deadline_s=INF, **FIO), "finite"),
     (workload("fio", deadline_s=0, **FIO), "deadline_s"),
@@ -73,7 +82,7 @@ CASES = [
       "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]},
                      "fault": {"action": "kill", "after_s": 2, "node": "gluster2"}}]},
      "fault node 'gluster2' is not a ceph node"),
-    (backend("rbd", image_size="10EiB"), "image_size"),
+    (backend("rbd", image_size="2PiB"), "more than any disk holds"),
     (backend("glusterfs", replica=True), "replica: true is a yes/no"),
 ]
 
@@ -103,6 +112,10 @@ def test_client_hosts_that_are_one_machine_are_refused(tmp_path):
                     "fault": {"action": "kill", "after_s": 2, "node": "gluster2"}}]},
     {"workloads": [{"name": "fio", "options": FIO}, {"name": "fio", "options": {**FIO, "profiles": "seed002"}}]},
     workload("fio", servers=["node1", "node2,8766"], **FIO),
+    {**docker(), "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}},
+                               {"name": "largefile", "options": {"sizes": ["64MiB"]},
+                                "fault": {"action": "kill", "after_s": 2}},
+                               {"name": "largefile", "options": {"sizes": ["64MiB"]}, "clients": "all"}]},
 ])
 def test_sense_still_passes(config):
     assert build_plan(config).workloads
@@ -113,6 +126,24 @@ def test_check_says_when_a_cell_writes_more_than_the_local_lab_holds(tmp_path):
     lab = {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab"), "ceph_osd_size_gib": 2}}
     big = {"environment": lab, "backends": ["cephfs"],
            "workloads": [{"name": "largefile", "options": {"sizes": ["3GiB"]}}]}
-    with pytest.raises(BadInput, match=r"a cell writes 3 GiB, and cephfs on the local lab holds at most 2 GiB"):
+    with pytest.raises(BadInput, match=r"workloads\[0\].options.sizes\[0\]: the largefile cell file_size=3 GiB writes 3 GiB, and cephfs/default on the local lab holds at most 2 GiB"):
         build_plan(big)
     assert build_plan({**big, "workloads": [{"name": "largefile", "options": {"sizes": ["1GiB"]}}]})
+
+
+@pytest.mark.parametrize("backend_, options, says", [
+    ("cephfs", {"client_options": {"log_file": "/etc/cron.d/x"}}, "not one of ceph-fuse's options"),
+    ("cephfs", {"client_options": {"admin_socket": "/etc/x"}}, "not one of ceph-fuse's options"),
+    ("cephfs", {"client_options": {"client_keyring_file": "/tmp/k"}}, "names a file"),
+    ("cephfs", {"client_options": {"conf": "/tmp/evil.conf"}}, "not one of ceph-fuse's options"),
+    ("glusterfs", {"volume_options": {"nonsense.key": "on"}}, "not one of gluster's options"),
+    ("glusterfs", {"volume_options": {"diagnostics.client-log-file": "/x"}}, "names a file"),
+])
+def test_tool_option_keys_are_the_tools_own_and_name_no_file(backend_, options, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(backend(backend_, **options))
+
+
+def test_tool_options_as_the_readme_gives_them_pass():
+    assert build_plan(backend("cephfs", client_options={"client_oc_size": "104857600", "fuse_big_writes": "true"}))
+    assert build_plan(backend("glusterfs", volume_options={"performance.cache-size": "256MB"}))

@@ -151,3 +151,29 @@ def test_a_fio_server_that_never_answers_makes_the_cell_incomplete(tmp_path):
     total = [m for m in records if m.params.get("host") == "total"]
     assert total and all(m.value is None or "incomplete" in m.flags for m in total), total
     assert all(m.params["failed_clients"] == 1 for m in total)
+
+
+@pytest.mark.parametrize("line", [
+    "includeX/tmp/other.fio",  # (fio takes any line starting 'include' as an include)
+    "description=" + "x" * 8191 + "exec_prerun=touch /tmp/owned",  # (fio reads 8 KiB pieces)
+    "filename=/dev/sda", "filename=/srv/a:/dev/sdb", "directory=/proc/sys",
+    "write_bw_log=/etc/cron.d/x", "write_iolog=/tmp/x", "exec_postrun =touch /tmp/owned",
+])
+def test_a_job_file_that_could_run_or_write_anything_is_refused(tmp_path, line):
+    job = tmp_path / "j.fio"
+    job.write_text(f"[global]\nrw=read\n[j]\n{line}\n")
+    with pytest.raises(Exception, match="job file"):
+        FioOptions(size="4MiB", runtime_s=1, job_file=job)
+
+
+def test_a_job_file_changed_after_the_check_is_checked_again_and_run_as_checked(tmp_path):
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=write\nbs=4k\nsize=1m\nioengine=psync\n")
+    fio = Fio(FioOptions(size="4MiB", runtime_s=1, job_file=job))
+    job.write_text("[j]\nrw=write\nexec_prerun=touch " + str(tmp_path / "owned") + "\n")
+    work, raw = tmp_path / "target", tmp_path / "raw"
+    work.mkdir()
+    raw.mkdir()
+    with pytest.raises(BadInput, match="exec_prerun"):
+        list(fio.run(Target("path", work, "localdir", "default"), fio.cells()[0], tmp_path, raw))
+    assert not (tmp_path / "owned").exists()

@@ -100,6 +100,8 @@ def test_compare_on_a_missing_results_directory_does_not_make_it(tmp_path):
     ("UPDATE measurements SET repeat=1.5 WHERE seq=1", "measurements row 1"),
     ("UPDATE measurements SET unit='furlongs' WHERE seq=2", "measurements row 2"),
     ("UPDATE measurements SET workload=x'01' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"host\": {\"a\": 1}}' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"ceiling\": \"x\"}' WHERE seq=2", "param 'ceiling'"),
     ("UPDATE runs SET config='[1, 2'", "runs row"),
     ("UPDATE runs SET host='null'", "runs row"),
     ("UPDATE targets SET description='{'", "targets row cephfs/default"),
@@ -125,7 +127,7 @@ def test_a_newer_store_refuses_a_run_too(stored):
     assert got.returncode == 2 and "newer than this dfsbench" in got.stderr
 
 
-@pytest.mark.parametrize("value", [1e300, -5.0, 2e18])
+@pytest.mark.parametrize("value", [1e300, -5.0, 2e18, 1e17])
 def test_a_value_no_measurement_can_have_is_flagged_not_shown(stored, value):
     results, run_id = stored
     change(results, f"UPDATE measurements SET value={value!r} WHERE seq=1")
