@@ -157,7 +157,15 @@ class DockerEnvironment(LabEnvironment):
 
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
         """A fault that names a node names one of every system its workload runs on: a
-        node of one system would stop the other's cells, and one the lab has not, every cell."""
+        node of one system would stop the other's cells, and one the lab has not, every cell.
+        A glusterfs backend that would make a volume of its own on this host's glusterd (its
+        'layout', 'volume_options') has none here: the lab's volume is shaped by its options."""
+        for b in backends:
+            if getattr(b.options, "own_volume", False):
+                raise BadInput(f"backend {b.name}/{b.variant}: 'layout' and 'volume_options' make a volume on "
+                               "a glusterd of this host, and the container lab's glusterd runs in its nodes",
+                               hint="shape the lab's volume with environment.options gluster_layout, "
+                                    "gluster_replica and gluster_redundancy")
         for w in workloads:
             if w.fault is None or w.fault.node is None:
                 continue

@@ -79,9 +79,10 @@ class IozoneOptions(Options):
     @field_validator("record_sizes", "file_sizes")
     @classmethod
     def _whole_kib(cls, v: list[int], info: ValidationInfo) -> list[int]:
-        bad = [r for r in v if r % KIB]
+        bad = [(i, r) for i, r in enumerate(v) if r % KIB]
         if bad:  # (iozone's -s and -r take KiB)
-            raise ValueError(f"iozone {(info.field_name or 'sizes').replace('_', ' ')} are whole KiB, got {bad} bytes")
+            i, r = bad[0]
+            raise ValueError(f"{info.field_name}[{i}]: {r} bytes; iozone's sizes are whole KiB")
         return v
 
 
@@ -218,7 +219,16 @@ class Iozone(Workload):
                                         (f"{m.params['file_size'] // KIB}", f"{m.params['record_size'] // KIB}")),
                          row_header=("file size KB", "record KB"),
                          columns=tuple(Column(name, name.replace("_", " ")) for name, _, _ in TESTS),
-                         scale=KIB, unit_label="KB/s"),)
+                         scale=KIB, unit_label="KB/s"),
+              # an output of iozone -O or -N (imported): its own unit, in tables of its own
+              *(MatrixSpec(f"iozone on {{system}}, {{group}}, {label}", metric,
+                           group=lambda m: "O_DIRECT (-I)" if m.params.get("direct") else "cached",
+                           row=lambda m: ((m.params["file_size"], m.params["record_size"]),
+                                          (f"{m.params['file_size'] // KIB}", f"{m.params['record_size'] // KIB}")),
+                           row_header=("file size KB", "record KB"),
+                           columns=tuple(Column(name, name.replace("_", " ")) for name, _, _ in TESTS),
+                           scale=scale, unit_label=label)
+                for metric, label, scale in (("ops", "operations/s (-O)", 1.0), ("latency", "µs per operation (-N)", 1e-6))))
 
     @classmethod
     def is_write(cls, record: Measurement) -> bool:

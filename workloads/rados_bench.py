@@ -49,7 +49,7 @@ class RadosBenchOptions(Options):
 
 _FIELD = re.compile(r"^\s*(?:\d+\s+)?([A-Za-z][A-Za-z ()/]*?):\s+(-?nan|-?inf|[-\d.e+]+)\s*$")
 _COMMAND = re.compile(r"bench\s+(?:-p\s+\S+\s+)?(\d+)\s+(write|seq|rand)\b")
-# what each summary line becomes (every value as rados bench printed it)
+# what each summary line becomes (as rados bench printed it; an IOPS it rounded to 0, from its counts)
 _METRICS = (("Average IOPS", "iops", "op/s"), ("Average Latency(s)", "lat_mean", "s"),
             ("Max latency(s)", "lat_max", "s"), ("Min latency(s)", "lat_min", "s"))
 
@@ -106,9 +106,12 @@ def parse(text: str, mode: str | None = None, source: str = "rados bench output"
             figure = run.get(key)
             if figure is None or not math.isfinite(figure):
                 continue
+            said: dict[str, Any] = params
             if metric == "iops" and figure == 0 and ops:  # (printed as a whole number: a slow run's is 0)
                 figure = ops / elapsed
-            out.append(Measurement("rados-bench", test, metric, figure, unit, params))
+                said = {**params, "note": "rados bench printed Average IOPS 0 (a whole number); this is "
+                                          "its operations over its time run"}
+            out.append(Measurement("rados-bench", test, metric, figure, unit, said))
         out.append(Measurement("rados-bench", test, "elapsed", elapsed, "s", params))
     return out
 

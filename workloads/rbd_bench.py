@@ -172,7 +172,9 @@ class RbdBench(Workload):
     tables = (TableSpec("rbd bench", (Column("iops", "IOPS"), Column("throughput", "rate")), "throughput",
                         ("io type", "pattern, size"),
                         lambda m: (m.test, f"{m.params.get('io_pattern')} {size(m.params.get('io_size') or 0)}"
-                                           f" × {m.params.get('io_threads')} threads")),)
+                                           f" × {m.params.get('io_threads')} threads"
+                                           + (f", {m.params.get('direction') or 'read + write'}"
+                                              if m.test == "readwrite" else ""))),)
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:

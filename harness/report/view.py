@@ -56,7 +56,8 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     records = _mark_not_comparable(records, {who for _, who in differing})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
     if with_tables and not built:
-        header.append("(no measurements stored for this run)")
+        header.append(f"({len(raw)} measurements stored, none of which a table shows: see --format json)"
+                      if raw else "(no measurements stored for this run)")
     return View(ids, infos, records, header, built, systems)
 
 

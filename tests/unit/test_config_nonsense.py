@@ -69,6 +69,8 @@ CASES = [
     ({"limits": {"network": "0Gbit"}}, "no link's rate"), ({"limits": {"client_ram": "0"}}, "no machine's RAM"),
     ({"limits": {"client_ram": "1000PiB"}}, "no machine's RAM"),
     (docker(link={"rate": "0bit"}), "no link's rate"),
+    ({**docker(), "backends": [{"name": "glusterfs", "options": {"layout": "disperse"}}]},
+     "the container lab's glusterd runs in its nodes"),
     (docker(ready_timeout_s=INF), "finite"),
     ({**docker(), "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]},
                                   "fault": {"action": "kill", "after_s": INF}}]}, "finite"),
