@@ -149,6 +149,10 @@ class DockerEnvironment(LabEnvironment):
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
 
+    @property
+    def client_hosts(self) -> int:
+        return self.options.clients
+
     def nodes(self, system: str) -> list[str]:
         """The names of a system's nodes a fault may name (as environments.docker_faults)."""
         if system == "gluster":

@@ -179,6 +179,10 @@ class ExistingEnvironment(LabEnvironment):
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'
     default_clients = "all"
+
+    @property
+    def client_hosts(self) -> int:
+        return max(1, len(self.options.clients))
     # the report's suite, plus fio
     report_workloads = ({"name": "fio"},)
 

@@ -197,6 +197,11 @@ class Environment(ABC):
     can_fault: ClassVar[bool] = False
     # where a workload's config does not say 'clients': the first client host, or all of them
     default_clients: ClassVar[str] = "first"
+
+    @property
+    def client_hosts(self) -> int:
+        """How many client hosts its clusters are measured from (this machine: one)."""
+        return 1
     # workloads the report suite adds where this environment serves a run (name, options)
     report_workloads: ClassVar[tuple[dict[str, Any], ...]] = ()
     # the services it can bring up, by name, each with the type of the facts it hands to the

@@ -393,6 +393,12 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         except ValidationError as exc:
             raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
         given = spec.clients or workload.clients_asked()
+        if given == "all" and environment.client_hosts < 2:
+            raise BadInput(f"workloads[{i}]: '{'clients: all' if spec.clients else 'all_clients'}' on environment "
+                           f"'{config.environment.kind}', which measures from one client host: there is no "
+                           "other to run with, and an aggregate of one would say more than was measured",
+                           hint="run it with --env docker (2 or more client nodes) or an existing site's "
+                                "client hosts, or leave it out")
         workload.clients = given or environment.default_clients
         workload.clients_given = given is not None
         if spec.fault is not None:

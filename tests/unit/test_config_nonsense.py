@@ -85,6 +85,9 @@ CASES = [
                      "fault": {"action": "kill", "after_s": 2, "node": "gluster2"}}]},
      "fault node 'gluster2' is not a ceph node"),
     (backend("rbd", image_size="2PiB"), "more than any disk holds"),
+    ({"workloads": [{"name": "largefile", "clients": "all", "options": {"sizes": ["64MiB"]}}]},
+     "measures from one client host"),
+    (workload("fio", all_clients=True, **FIO), "measures from one client host"),
     (backend("glusterfs", replica=True), "replica: true is a yes/no"),
 ]
 

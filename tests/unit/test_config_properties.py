@@ -17,7 +17,7 @@ VALID = {
     "backends": [{"name": "glusterfs", "variant": "default", "options": {}},
                  {"name": "cephfs", "variant": "r2", "options": {"replicas": 2}}],
     "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}},
-                  {"name": "smallfile", "clients": "all", "options": {"files": [256], "threads": 4}},
+                  {"name": "smallfile", "options": {"files": [256], "threads": 4}},
                   {"name": "fio", "options": {"size": "256MiB", "runtime_s": 5}},
                   {"name": "iozone", "options": {"file_sizes": ["16MiB"], "modes": ["direct"]}}],
 }
