@@ -4,17 +4,18 @@ until its placement groups are active+clean, delete)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo
 
 from harness.api.contracts import Backend, Cluster, Name, Options
-from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, phrases
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
 from harness.api.target import Access, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
@@ -93,8 +94,29 @@ class CephBackend(Backend):
     topology: ClassVar[tuple[str, ...]] = ("osds",)
 
     @classmethod
+    def facts(cls, description: dict[str, Any]) -> SystemFacts:
+        """A Ceph client writes each byte once, to the primary OSD (which forwards the
+        replicas, or cuts the object into its chunks), so a write crosses the client's link
+        once, also to an erasure-coded pool; the cluster keeps (k+m)/k bytes of each byte
+        written to an erasure-coded pool, its size for a replicated one, and its nodes take
+        in (2k+m-1)/k over their links: the whole byte at the primary, then the chunks it
+        sends on."""
+        facts = super().facts(description)
+        code = description.get("erasure_code")
+        if isinstance(code, dict) and code.get("k") and code.get("m"):
+            k, m = int(code["k"]), int(code["m"])
+            # (the primary takes the whole byte in, and sends k+m-1 chunks of 1/k on to the others)
+            return replace(facts, write_copies=1.0, stored_copies=(k + m) / k, taken_in=(2 * k + m - 1) / k)
+        return facts
+
+    @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
-        return phrases(description, VERSION, REPLICAS, OSDS, CLIENT, FS_TYPE)
+        said = phrases(description, VERSION, REPLICAS, OSDS, CLIENT, FS_TYPE)
+        code = description.get("erasure_code")
+        if isinstance(code, dict) and code.get("k"):
+            said = (*said[:1], f"erasure code {code['k']}+{code['m']} (failure domain {code.get('failure_domain')})",
+                    *said[1:])
+        return said
 
     @classmethod
     def layout(cls, description: dict[str, Any]) -> Any:
@@ -111,6 +133,71 @@ class PoolOptions(Options):
     replicas: int | None = Field(None, ge=1, le=12, description="size of the pool dfsbench creates "
                                  "(default: the cluster's)")
     pg_num: int = Field(16, ge=1, le=4096)
+
+
+class ErasureCode(Options):
+    """An erasure code of a pool: every object cut into ``k`` data chunks and ``m`` coding
+    chunks, each kept on a failure domain (a node) of its own, so that any ``m`` of them
+    may be lost; the pool keeps (k+m)/k bytes of each byte written."""
+
+    k: int = Field(ge=2, le=8, description="data chunks of each object")
+    m: int = Field(ge=1, le=4, description="coding chunks: the nodes that may fail")
+
+    @property
+    def width(self) -> int:
+        """The chunks of each object: one per failure domain."""
+        return self.k + self.m
+
+
+def ec_alone(code: ErasureCode | None, info: ValidationInfo) -> ErasureCode | None:
+    """Refuse ``ec`` next to ``replicas`` (an erasure-coded pool has no replica size): the
+    ``ec`` validator of an options model whose ``replicas`` comes before it."""
+    if code is not None and info.data.get("replicas") is not None:
+        raise ValueError("'ec' and 'replicas' together: an erasure-coded pool keeps k+m chunks of each "
+                         "object, not replicas; leave one of them out")
+    return code
+
+
+EC_DESCRIPTION = ("an erasure-coded data pool of its own, e.g. {k: 2, m: 1}: k data and m coding chunks of "
+                  "each object, each on a node of its own")
+
+
+@dataclass(frozen=True)
+class FailureDomains:
+    """Where a pool's chunks can go, from the cluster's OSD tree: the host where its OSDs
+    are on several hosts (each chunk on a node of its own, so a node lost loses one chunk),
+    the OSD where they are all on one host (a lab on one machine: a host cannot hold k+m
+    chunks apart), and how many there are of that kind."""
+
+    kind: str
+    count: int
+    hosts: int
+    osds: int
+
+    @classmethod
+    def of(cls, tree: Any) -> FailureDomains:
+        """From ``ceph osd tree --format json``: hosts that hold OSDs, and the OSDs."""
+        nodes = (tree.get("nodes") or []) if isinstance(tree, dict) else []
+        osds = sum(1 for n in nodes if n.get("type") == "osd")
+        hosts = sum(1 for n in nodes if n.get("type") == "host" and n.get("children"))
+        return cls.over(hosts, osds)
+
+    @classmethod
+    def over(cls, hosts: int, osds: int) -> FailureDomains:
+        """Those of a cluster of ``osds`` OSDs on ``hosts`` hosts (what a lab knows of
+        itself before it is up)."""
+        if hosts >= 2:
+            return cls("host", hosts, hosts, osds)
+        return cls("osd", osds, hosts, osds)
+
+    def refusal(self, code: ErasureCode) -> str:
+        """Why a code cannot be placed here ('' : it can)."""
+        if code.width <= self.count:
+            return ""
+        where = (f"the cluster's OSDs are on {self.hosts} hosts" if self.kind == "host" else
+                 f"the cluster has {self.osds} OSDs, all on one host")
+        return (f"an erasure code of k={code.k} + m={code.m} puts {code.width} chunks on as many "
+                f"{'nodes' if self.kind == 'host' else 'OSDs'} (its failure domain: {self.kind}), and {where}")
 
 
 class CephCli:
@@ -230,11 +317,7 @@ class Pool:
         self.size = int(self.cli.json("osd", "pool", "get", self.name, "size")["size"])
 
     def clean(self) -> tuple[bool, str]:
-        data = self.cli.json("pg", "ls-by-pool", self.name)
-        stats = data.get("pg_stats", []) if isinstance(data, dict) else data or []
-        states = [pg.get("state", "") for pg in stats]
-        good = sum(1 for s in states if s == "active+clean")
-        return bool(states) and good == len(states), f"{good} of {len(states)} PGs active+clean"
+        return pool_clean(self.cli, self.name)
 
     def delete(self) -> None:
         if self.owned:
@@ -245,3 +328,79 @@ class Pool:
         return {"pool": self.name, "pool_size": self.size, "pool_created_by_dfsbench": self.owned,
                 "pg_num": self.options.pg_num if self.owned else None}
 
+
+
+class EcPool:
+    """An erasure-coded pool a backend makes for its attachment: an erasure-code profile of
+    its own (named from the variant; k, m, the failure domain the cluster's OSD tree gives),
+    the pool and the CRUSH rule Ceph makes with it, overwrites allowed (CephFS and RBD write
+    in place), the application enabled — each in the ledger as it exists, and removed again
+    (pool, rule, profile) by :meth:`delete`."""
+
+    def __init__(self, cli: CephCli, code: ErasureCode, purpose: str, application: str, variant: str,
+                 pg_num: int = 16, timeout: float = 120) -> None:
+        self.cli, self.code, self.application, self.timeout = cli, code, application, timeout
+        token = secrets.token_hex(3)
+        self.name = f"dfsbench-{purpose}-ec-{token}"
+        self.profile = f"dfsbench-{variant}-{token}"
+        self.pg_num = pg_num
+        self.domain = ""
+        self.min_size = 0
+        self._undo: frozenset[str] = frozenset()
+
+    def create(self) -> None:
+        domains = FailureDomains.of(self.cli.json("osd", "tree"))
+        refused = domains.refusal(self.code)
+        if refused:
+            raise BadInput(refused, hint=f"give the erasure code at most {domains.count} chunks (k + m), "
+                                         "or use a cluster with more storage nodes")
+        self.domain = domains.kind
+        k, m = self.code.k, self.code.m
+        try:
+            self.cli.run("ceph", "osd", "erasure-code-profile", "set", self.profile, f"k={k}", f"m={m}",
+                         f"crush-failure-domain={self.domain}")
+            self._undo |= self.cli.created(f"erasure-code profile {self.profile}", "osd",
+                                           "erasure-code-profile", "rm", self.profile)
+            self.cli.run("ceph", "osd", "pool", "create", self.name, str(self.pg_num), str(self.pg_num),
+                         "erasure", self.profile)
+            # (Ceph made a CRUSH rule for it, named after it, and keeps that after the pool)
+            try:
+                rule = str(self.cli.json("osd", "pool", "get", self.name, "crush_rule")["crush_rule"])
+            except BaseException:  # (not in the ledger yet: the pool, then its rule, go now)
+                with contextlib.suppress(DfsbenchError):
+                    self.cli.run("ceph", "osd", "pool", "delete", self.name, self.name, "--yes-i-really-really-mean-it")
+                    self.cli.run("ceph", "osd", "crush", "rule", "rm", self.name)
+                raise
+            self._undo |= self.cli.created(f"CRUSH rule {rule}", "osd", "crush", "rule", "rm", rule)
+            self._undo |= self.cli.created(f"pool {self.name}", "osd", "pool", "delete", self.name, self.name,
+                                           "--yes-i-really-really-mean-it")
+            self.cli.run("ceph", "osd", "pool", "set", self.name, "allow_ec_overwrites", "true")
+            self.cli.run("ceph", "osd", "pool", "application", "enable", self.name, self.application)
+            proc.wait_for(lambda: pool_clean(self.cli, self.name),
+                          what=f"pool {self.name}'s placement groups active+clean",
+                          timeout=self.timeout, interval=0.5)
+            self.min_size = int(self.cli.json("osd", "pool", "get", self.name, "min_size")["min_size"])
+        except BaseException:
+            self.delete()
+            raise
+
+    def delete(self) -> None:
+        """The pool, its rule and its profile, newest first (the ledger's order)."""
+        undo, self._undo = self._undo, frozenset()
+        self.cli.remove(undo)
+
+    def describe(self) -> dict[str, Any]:
+        """What the target's topology says of the code (two runs whose codes differ are not
+        comparable), and the pool and profile it made."""
+        return {"erasure_code": {"k": self.code.k, "m": self.code.m, "failure_domain": self.domain,
+                                 "pool_type": "erasure"},
+                "ec_profile": self.profile, "ec_pool": self.name, "ec_min_size": self.min_size}
+
+
+def pool_clean(cli: CephCli, pool: str) -> tuple[bool, str]:
+    """Whether every placement group of a pool is active+clean, and how many are."""
+    data = cli.json("pg", "ls-by-pool", pool)
+    stats = data.get("pg_stats", []) if isinstance(data, dict) else data or []
+    states = [pg.get("state", "") for pg in stats]
+    good = sum(1 for s in states if s == "active+clean")
+    return bool(states) and good == len(states), f"{good} of {len(states)} PGs active+clean"

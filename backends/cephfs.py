@@ -5,7 +5,8 @@ machines this was built on have no kernel Ceph module: there it is always ceph-f
 
 ``replicas`` puts the workloads' files in a data pool of that size (created, added to
 the file system, and set as the layout of the directory the workloads use), so a variant
-can compare replica counts. ``client_options`` are Ceph client settings given to
+can compare replica counts; ``ec: {k: 2, m: 1}`` puts them in an erasure-coded data pool
+of their own the same way (``backends.ceph_client.EcPool``). ``client_options`` are Ceph client settings given to
 ceph-fuse (e.g. ``client_oc_size``), for default-vs-tuned variants as in seed 001.
 """
 
@@ -15,9 +16,9 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
+from backends.ceph_client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.api.contracts import Cluster, CephOptionKey, Options, OptionValue
 from harness.api.target import Target
@@ -37,6 +38,12 @@ class CephFSOptions(Options):
     client: Literal["auto", "kernel", "fuse"] = Field(
         "auto", description="auto: the kernel client where every client host's kernel has it, "
         "else ceph-fuse")
+    ec: ErasureCode | None = Field(None, description=EC_DESCRIPTION)
+
+    @field_validator("ec")
+    @classmethod
+    def _ec_alone(cls, v: ErasureCode | None, info: ValidationInfo) -> ErasureCode | None:
+        return ec_alone(v, info)
 
 
 def has_kernel_client(host: Host) -> bool:
@@ -125,12 +132,14 @@ class CephFS(CephBackend):
     display = "CephFS"
     suites = {"report": 1, "full": 1}
     settings = ("client_options",)
-    topology = (*CephBackend.topology, "client_options")
+    topology = (*CephBackend.topology, "client_options", "erasure_code")
     tools = (("ceph-fuse", "ceph-fuse"),)
     Options = CephFSOptions
     options: CephFSOptions
 
     def creates(self) -> str:
+        if self.options.ec is not None:
+            return "an erasure-code profile and an erasure-coded data pool"
         return "a data pool" if self.options.replicas is not None else ""
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
@@ -164,12 +173,15 @@ class CephFS(CephBackend):
                                  workdir / "log" / "ceph-fuse.log", evict=Evict(cli, info.fs_name))
         # everything below is in the ledger (pool, its place in the file system, the
         # client and its mount), so a failure at any step undoes all of it
-        pool: Pool | None = None
+        pool: Pool | EcPool | None = None
         space: Workspace | None = None
         with cluster.ledger.capture() as created:
             try:
                 if o.replicas is not None:
                     pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
+                elif o.ec is not None:
+                    pool = EcPool(cli, o.ec, "cephfs", "cephfs", self.variant)
+                if pool is not None:
                     pool.create()
                     cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
                     cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
@@ -203,7 +215,8 @@ class CephFS(CephBackend):
         description = {
             "system": "ceph", "client": "ceph-fuse" if entry.fstype == FSTYPE else "kernel client",
             "version": info.version,
-            "replicas": pool.size if pool else info.replicas, "osds": info.osds,
+            "replicas": pool.size if isinstance(pool, Pool) else None if pool else info.replicas,
+            "osds": info.osds,
             "data_pool": pool.name if pool else info.data_pool,
             "metadata_pool": info.metadata_pool, "fs_type": entry.fstype,
             "mount_options": entry.options, "environment": cluster.environment,
@@ -212,6 +225,8 @@ class CephFS(CephBackend):
         }
         if info.cluster:
             description["cluster"] = info.cluster
+        if isinstance(pool, EcPool):
+            description.update(pool.describe())
         if o.client_options:
             description["client_options"] = dict(o.client_options)
         owned = not isinstance(client, GivenMount)

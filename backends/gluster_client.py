@@ -36,6 +36,15 @@ class GlusterService:
     redundancy: int | None = None  # disperse: bricks that may fail
     mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
     cluster: dict[str, Any] | None = None  # how an existing volume is built (volume info)
+    # a directory on each storage node (its bricks' file system) where a backend may make the
+    # bricks of a volume of its own, through the gluster CLI of the nodes (a container lab's);
+    # '' where dfsbench may not (an existing cluster's servers)
+    brick_root: str = ""
+
+    @property
+    def brick_hosts(self) -> list[str]:
+        """The hosts of its bricks, in the order the bricks name them, each once."""
+        return list(dict.fromkeys(brick.rsplit(":", 1)[0] for brick in self.bricks if ":" in brick))
 
     @property
     def storage_nodes(self) -> int:
@@ -140,6 +149,24 @@ class Layout:
 # unaffected). A config can still set it off through volume_options.
 HONEST_OPTIONS = {"performance.strict-o-direct": "on"}
 
+# the least value GlusterFS takes for an option on a disperse volume, where it is more than
+# on a replicated one: the self-heal daemon's crawl (cluster.heal-timeout) at least every 60 s
+# (measured: 'volume set' on a disperse volume refused 10, "out of range [60 - 2147483647]")
+DISPERSE_LEAST = {"cluster.heal-timeout": 60}
+
+
+def options_for(layout: Layout, options: dict[str, str]) -> dict[str, str]:
+    """A lab's options for a volume of this layout: on a disperse volume, a value below the
+    least it takes is raised to that least (the volume's description says what it got)."""
+    if layout.kind != "disperse":
+        return dict(options)
+    fitted = dict(options)
+    for key, least in DISPERSE_LEAST.items():
+        value = fitted.get(key)
+        if value is not None and value.isdigit() and int(value) < least:
+            fitted[key] = str(least)
+    return fitted
+
 
 class Volume:
     """One volume on a glusterd we run: created with its bricks, started, its brick
@@ -223,6 +250,91 @@ class Volume:
             self.ledger.process(ident.pid, f"{name} ({pid_file.stem})", grace=10)
             if "-S" in args:
                 self.ledger.tree(Path(args[args.index("-S") + 1]))
+
+
+class NodeVolume:
+    """A volume of a backend's own on the glusterds of storage nodes that dfsbench runs
+    commands in (a container lab's): one brick directory under each node's brick root per
+    brick, brick i on node i mod N (so the bricks of a replica or disperse set are on
+    different nodes, each node a failure domain), the lab volume's options and the
+    backend's, started, healthy; stopped, deleted and its brick directories removed again
+    — each step in the ledger the moment it exists, so a crash leaves nothing 'lab down'
+    cannot undo."""
+
+    def __init__(self, nodes: list[tuple[str, Host]], ledger: Ledger, root: str, name: str, layout: Layout,
+                 bricks: int, options: dict[str, str], timeout: float = 120) -> None:
+        self.nodes, self.ledger, self.root, self.name = nodes, ledger, root, name
+        self.layout, self.count, self.options, self.timeout = layout, bricks, options, timeout
+        self.cli = GlusterCli(nodes[0][1])
+        self._undo: set[str] = set()
+
+    @property
+    def brick_specs(self) -> list[str]:
+        n = len(self.nodes)
+        return [f"{self.nodes[i % n][0]}:{self.root}/{self.name}/b{i // n}" for i in range(self.count)]
+
+    @property
+    def storage_nodes(self) -> int:
+        return min(len(self.nodes), self.count)
+
+    def create(self) -> None:
+        args = self.layout.create_args(self.count)
+        # (first in the ledger, so undone last: after the volume is stopped and deleted)
+        for label, host in self.nodes[:self.count]:
+            self._undo.add(self.ledger.command(host.wrap(["rm", "-rf", f"{self.root}/{self.name}"]),
+                                               f"bricks of volume {self.name} on {label}"))
+        hosts = dict(self.nodes)
+        for spec in self.brick_specs:  # (glusterd makes a brick's own directory, not its parents)
+            label, path = spec.rsplit(":", 1)
+            hosts[label].run(["mkdir", "-p", path], timeout=60)
+        # ('force', as for the lab's own volume: a set has no more bricks on one node than it may lose)
+        self.cli("volume", "create", self.name, *args, "transport", "tcp", *self.brick_specs, "force")
+        self._undo.add(self.ledger.command(self.cli.argv("volume", "delete", self.name), f"volume {self.name}"))
+        for key, value in self.options.items():
+            self.cli("volume", "set", self.name, key, str(value))
+
+    def start(self) -> None:
+        self.cli("volume", "start", self.name)
+        self._undo.add(self.ledger.command(self.cli.argv("volume", "stop", self.name, "force"),
+                                           f"volume {self.name} (started)"))
+        proc.wait_for(lambda: health(self.cli, self.name, self.count, self.layout.keeps_copies),
+                      what=f"all {self.count} bricks of {self.name} online, nothing to heal",
+                      timeout=self.timeout, interval=0.5)
+
+    def delete(self) -> None:
+        """Stop, delete, remove the bricks (the ledger's order: newest first)."""
+        undo, self._undo = frozenset(self._undo), set()
+        problems = self.ledger.undo(only=undo)
+        if problems:
+            raise DfsbenchError("; ".join(problems), hint="run 'dfsbench lab down' to retry")
+
+
+@dataclass(frozen=True)
+class VolumeShape:
+    """A volume as ``gluster volume info --xml`` lists it: its name, type, bricks, replica
+    count, and whether it is started."""
+
+    name: str
+    kind: str  # replicate, disperse, distributed-replicate, …
+    bricks: int
+    replica: int | None
+    started: bool
+
+    @property
+    def keeps_copies(self) -> bool:
+        return keeps_copies(self.kind, self.replica)
+
+
+def volumes(info: ET.Element) -> list[VolumeShape]:
+    """Every volume ``gluster volume info --xml`` (of all volumes) lists."""
+    found = []
+    for vol in info.findall(".//volInfo/volumes/volume"):
+        replica = (vol.findtext("replicaCount") or "").strip()
+        found.append(VolumeShape(vol.findtext("name") or "", (vol.findtext("typeStr") or "").lower(),
+                                 int(vol.findtext("brickCount") or 0),
+                                 int(replica) if replica.isdigit() else None,
+                                 vol.findtext("statusStr") == "Started"))
+    return found
 
 
 def health(cli: GlusterCli, volume: str, bricks: int, copies: bool) -> tuple[bool, str]:

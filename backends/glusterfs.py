@@ -3,8 +3,10 @@
 With no options it mounts the environment's volume (in the local lab: replica 3 over 3
 bricks, the single-set version of the report's vr33). With ``layout`` (and optionally
 ``bricks``, ``replica``, ``redundancy``) or ``volume_options``, it creates a volume of
-its own on the same glusterd for the length of the attachment — so one run can compare
-replicate, distributed-replicate and disperse, or default against tuned options. The
+its own for the length of the attachment — on the local lab's glusterd, or on the
+glusterds of a container lab's storage nodes (bricks in directories of their own on the
+nodes' brick volumes, one node per brick of a set) — so one run can compare replicate,
+distributed-replicate and disperse, or default against tuned options. The
 report's ``stripe 3 replica 3`` type was removed in Gluster 6; distributed-replicate and
 disperse are its modern stand-ins.
 """
@@ -18,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, GlusterOptionKey, Options, OptionValue
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
@@ -67,7 +69,7 @@ class GlusterFS(Backend):
     tools = (("glusterfs", "glusterfs-client"),)
     suites = {"report": 0, "full": 0}
     settings = ("volume_options",)
-    topology = ("volume_type", "bricks", "volume_options")
+    topology = ("volume_type", "bricks", "redundancy", "volume_options")
 
     @classmethod
     def facts(cls, description: dict[str, Any]) -> SystemFacts:
@@ -101,23 +103,33 @@ class GlusterFS(Backend):
         o = self.options
         if not info.mounted:
             host.require("glusterfs", "glusterfs-client")
-        if o.own_volume and not info.socket:
+        nodes = [(h, cluster.servers[h]) for h in info.brick_hosts if h in cluster.servers]
+        on_nodes = bool(info.brick_root) and bool(nodes) and len(nodes) == len(info.brick_hosts)
+        if o.own_volume and not info.socket and not on_nodes:
             raise DfsbenchError(f"glusterfs options 'layout' and 'volume_options' create a volume on "
-                                f"a glusterd of this host, and environment '{cluster.environment}' "
-                                "runs its glusterd elsewhere",
+                                f"the glusterd of a lab, and environment '{cluster.environment}' "
+                                "has none dfsbench may create volumes on",
                                 hint="leave them out to use the environment's volume")
         volume_name, volume_type, bricks = info.volume, info.volume_type, len(info.bricks)
         replicas: int | None = info.replica
         redundancy = info.redundancy
         volume_options = info.volume_options or {}
-        volume: Volume | None = None
+        volume: Volume | NodeVolume | None = None
+        storage_nodes = info.storage_nodes
         if o.own_volume:
             layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
-            cli = GlusterCli.on_socket(Path(info.socket), workdir / "log" / "cli.log")
             volume_name = f"dfsbench-{self.variant}-{secrets.token_hex(2)}"
-            volume = Volume(cli, cluster.ledger, Path(info.socket).parent, volume_name, info.host,
-                            [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,
-                            o.volume_options)
+            if info.socket:
+                cli = GlusterCli.on_socket(Path(info.socket), workdir / "log" / "cli.log")
+                volume = Volume(cli, cluster.ledger, Path(info.socket).parent, volume_name, info.host,
+                                [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,
+                                o.volume_options)
+                storage_nodes = 1  # (on the one host of the glusterd that made it)
+            else:  # the lab volume's options (honest, and how soon a node lost is noticed), then its own
+                lab_options = options_for(layout, {**HONEST_OPTIONS, **(info.volume_options or {})})
+                volume = NodeVolume(nodes, cluster.ledger, info.brick_root, volume_name, layout, o.brick_count,
+                                    {**lab_options, **o.volume_options})
+                storage_nodes = volume.storage_nodes
             try:
                 volume.create()
                 volume.start()
@@ -162,8 +174,7 @@ class GlusterFS(Backend):
             "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
             "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
             "note": STRIPE_NOTE, "mounted_by": "dfsbench" if client.owned else "the user",
-            # (a volume of its own is on the one host of the glusterd that made it)
-            "storage_nodes": 1 if volume is not None else info.storage_nodes,
+            "storage_nodes": storage_nodes,
         }
         if info.cluster:
             description["cluster"] = info.cluster

@@ -9,8 +9,12 @@ attached to a loop device, formatted (ext4 or xfs) and mounted — the user-spac
 for ``rbd map`` + ``mkfs`` + ``mount``. Dropping caches takes the whole chain down and
 up again, so librbd's own cache inside rbd-fuse goes too.
 
-Everything created (pool, image, rbd-fuse process and mount, loop device, mount) is in
-the ledger or undone by ``detach``, newest first.
+``ec: {k: 2, m: 1}`` keeps the image's data in an erasure-coded pool of its own
+(``rbd create --data-pool``), its metadata in the replicated pool: RBD cannot keep an
+image's header and object map in an erasure-coded pool.
+
+Everything created (pools, erasure-code profile, image, rbd-fuse process and mount, loop
+device, mount) is in the ledger or undone by ``detach``, newest first.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
+from backends.ceph_client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
 from backends.mounts import FuseClient, verify_mount
 from harness.api.contracts import Bytes, Cluster
 from harness.api.target import Target
@@ -39,6 +43,13 @@ class RbdOptions(PoolOptions):
     fs: Literal["ext4", "xfs"] = "ext4"
     client_cache: bool = Field(False, description="librbd's write-back cache (rbd_cache); off by "
                                "default so writes are measured at the cluster, as O_DIRECT would")
+    ec: ErasureCode | None = Field(None, description=EC_DESCRIPTION + " (the image's data; its metadata "
+                                   "stays in the replicated pool)")
+
+    @field_validator("ec")
+    @classmethod
+    def _ec_alone(cls, v: ErasureCode | None, info: ValidationInfo) -> ErasureCode | None:
+        return ec_alone(v, info)
 
 
 
@@ -48,7 +59,7 @@ class Rbd(CephBackend):
     target_kind = "rbd"
     suites = {"full": 3}
     settings = ("rbd_cache",)
-    topology = (*CephBackend.topology, "rbd_cache")
+    topology = (*CephBackend.topology, "rbd_cache", "erasure_code")
     tools = (("rbd", "ceph-common"),)
     Options = RbdOptions
     options: RbdOptions
@@ -58,7 +69,9 @@ class Rbd(CephBackend):
         return "path" if self.options.access == "filesystem" else "rbd"
 
     def creates(self) -> str:
-        return ("a pool and " if self.options.pool is None else "") + "an RBD image"
+        return ("a pool and " if self.options.pool is None else "") + \
+            ("an erasure-code profile, an erasure-coded pool and " if self.options.ec is not None else "") + \
+            "an RBD image"
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name,
@@ -85,14 +98,23 @@ class Rbd(CephBackend):
                 raise DfsbenchError("could not detach rbd cleanly: " + "; ".join(problems))
 
         try:
-            cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{self.options.image_size >> 20}M")
+            data_pool: list[str] = []
+            ec: EcPool | None = None
+            if self.options.ec is not None:
+                ec = EcPool(cli, self.options.ec, "rbd", "rbd", self.variant, self.options.pg_num)
+                ec.create()
+                undo.append(ec.delete)
+                data_pool = ["--data-pool", ec.name]
+            cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{self.options.image_size >> 20}M",
+                    *data_pool)
             image_ids = cli.created(f"rbd image {pool.name}/{image}", "rm", "--no-progress",
                                     f"{pool.name}/{image}", tool="rbd")
             undo.append(lambda: cli.remove(image_ids))
-            description = {**cli.describe(), "client": "librbd", "replicas": pool.size,
+            description = {**cli.describe(), "client": "librbd", "replicas": pool.size if ec is None else None,
                            "image": image, "image_size": self.options.image_size,
                            "access": self.options.access, "environment": cluster.environment,
-                           "rbd_cache": self.options.client_cache, **pool.describe()}
+                           "rbd_cache": self.options.client_cache, **pool.describe(),
+                           **(ec.describe() if ec is not None else {})}
             if self.options.access == "librbd":
                 return cli.target("rbd", self.name, self.variant, description,
                                   cli.access(pool.name, image, self.options.image_size), detach=detach)

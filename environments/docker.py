@@ -27,11 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from backends import gluster_client
-from backends.ceph_client import CephService
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies
+from backends.ceph_client import CephService, ErasureCode, FailureDomains
+from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies, options_for
 from environments.docker_ceph import DETECTION
 from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler
@@ -39,6 +39,7 @@ from environments.nodes import Node
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.model import MAX_BYTES
+from harness.api.sampler import CLIENT, SERVER, NodeRole
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import Host
@@ -149,9 +150,27 @@ class DockerEnvironment(LabEnvironment):
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
 
+    sweeps = frozenset({"link"})  # (tc replaces a node's shaping in place: no new lab)
+
     @property
     def client_hosts(self) -> int:
         return self.options.clients
+
+    @classmethod
+    def sized_for(cls, options: dict[str, Any], clients: int) -> dict[str, Any]:
+        return options if "clients" in options else {**options, "clients": clients}
+
+    def sweep_value(self, key: str, value: Any) -> tuple[Any, Any]:
+        if key != "link":
+            return super().sweep_value(key, value)
+        if self.options.client_links:
+            raise ValueError("client_links gives client nodes links of their own, and a swept link would "
+                             "reshape every node; leave one of them out")
+        try:
+            link = Link.model_validate({"rate": value} if isinstance(value, str) else value)
+        except ValidationError as exc:
+            raise ValueError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
+        return link.rate, link.bits_per_second / 8
 
     def nodes(self, system: str) -> list[str]:
         """The names of a system's nodes a fault may name (as environments.docker_faults)."""
@@ -162,14 +181,9 @@ class DockerEnvironment(LabEnvironment):
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
         """A fault that names a node names one of every system its workload runs on: a
         node of one system would stop the other's cells, and one the lab has not, every cell.
-        A glusterfs backend that would make a volume of its own on this host's glusterd (its
-        'layout', 'volume_options') has none here: the lab's volume is shaped by its options."""
-        for b in backends:
-            if getattr(b.options, "own_volume", False):
-                raise BadInput(f"backend {b.name}/{b.variant}: 'layout' and 'volume_options' make a volume on "
-                               "a glusterd of this host, and the container lab's glusterd runs in its nodes",
-                               hint="shape the lab's volume with environment.options gluster_layout, "
-                                    "gluster_replica and gluster_redundancy")
+        A volume of a backend's own, and an erasure-coded pool, fit the lab's nodes, each
+        node a failure domain (see :func:`room_for_sets`)."""
+        room_for_sets(self.options, backends)
         for w in workloads:
             if w.fault is None or w.fault.node is None:
                 continue
@@ -215,14 +229,29 @@ class DockerEnvironment(LabEnvironment):
         if isinstance(ceph, CephService):  # services name the monitor by its address
             servers[ceph.mon_host] = servers["ceph-mon1"]
 
-        def sampler() -> NodeSampler:
-            return NodeSampler(nodes, list(clients), self.options.sample_every_s)
+        # what each node is: a client, or a storage node of one system (its cost counts only its own)
+        roles = {n.label: NodeRole(CLIENT) for n in clients}
+        roles.update({name.removeprefix(lab): NodeRole(SERVER, ("gluster",))
+                      for name in facts.get("gluster_nodes", [])})
+        roles.update({name.removeprefix(lab): NodeRole(SERVER, ("ceph",)) for name in
+                      [*([facts["ceph_mon"]] if facts.get("ceph_mon") else []), *facts.get("ceph_osd_nodes", [])]})
 
-        faults = LabFaults(facts, lambda node: shape(node, int(link * 8)) if link else None)
+        def sampler() -> NodeSampler:
+            return NodeSampler(nodes, list(clients), self.options.sample_every_s, roles)
+
+        shaped = {"now": link}  # (a node brought back after a fault gets the link of that moment)
+
+        def reshape(rate: float) -> None:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                list(pool.map(lambda node: reshaped(node, int(rate * 8)), nodes))
+            shaped["now"] = rate
+
+        faults = LabFaults(facts, lambda node: shape(node, int(shaped["now"] * 8)) if shaped["now"] else None)
         links = {name: parse_rate(rate) for name, rate in (facts.get("links") or {}).items()}
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
                        servers=servers, faults=faults, hosts_facts=facts.get("client_facts") or {}, links=links,
-                       host_disk=Path(facts.get("docker_root") or "/var/lib/docker"), note=SHARED)
+                       host_disk=Path(facts.get("docker_root") or "/var/lib/docker"), note=SHARED,
+                       reshape=reshape if link else None)
 
     def check_alive(self, ledger: Ledger) -> None:
         prefix = f"dfsbench-{ledger.data.get('docker', {}).get('lab')}-"
@@ -272,6 +301,43 @@ class DockerEnvironment(LabEnvironment):
         return LabStatus(True, self.where, tuple(services), (), processes)
 
 
+def room_for_sets(o: DockerOptions, backends: list[Backend]) -> None:
+    """Refuse, naming the backend's key, a set the lab's nodes cannot hold apart, each node a
+    failure domain: an erasure code of more chunks (k + m) than the Ceph OSD nodes (than the
+    OSDs, where there is one node), a replica set of a GlusterFS volume of the backend's own
+    wider than the GlusterFS nodes, or a disperse set that would put more of its bricks on one
+    node than its redundancy (a node lost would lose the volume)."""
+    for i, b in enumerate(backends):
+        code = getattr(b.options, "ec", None)
+        if isinstance(code, ErasureCode) and "ceph" in b.requires:
+            domains = FailureDomains.over(o.ceph_osd_nodes, o.ceph_osd_nodes * o.osds_per_node)
+            refused = domains.refusal(code)
+            if refused:
+                raise BadInput(f"backends[{i}].options.ec: {b.name}/{b.variant}: {refused} in the container lab",
+                               hint=f"give k + m at most {domains.count}, or the lab more OSD nodes "
+                                    "(environment.options.ceph_osd_nodes)")
+        layout = getattr(b.options, "layout", None)
+        if "gluster" not in b.requires or not getattr(b.options, "own_volume", False):
+            continue
+        bricks, nodes = int(getattr(b.options, "brick_count", 3)), o.gluster_nodes
+        if layout == "disperse":
+            redundancy = int(getattr(b.options, "redundancy", 1))
+            per_node = -(-bricks // nodes)
+            if per_node > redundancy:
+                raise BadInput(f"backends[{i}].options.bricks: {b.name}/{b.variant}: a disperse volume of "
+                               f"{bricks} bricks over the lab's {nodes} GlusterFS nodes puts {per_node} on one "
+                               f"node, more than its redundancy {redundancy}: that node lost would lose the volume",
+                               hint=f"give it at most {nodes * redundancy} bricks, or the lab more GlusterFS nodes "
+                                    "(environment.options.gluster_nodes)")
+        else:
+            replica = int(getattr(b.options, "replica", 3))
+            if replica > nodes:
+                raise BadInput(f"backends[{i}].options.replica: {b.name}/{b.variant}: replica {replica} needs as "
+                               f"many GlusterFS nodes, each copy on a node of its own, and the lab has {nodes}",
+                               hint="give a smaller replica, or the lab more GlusterFS nodes "
+                                    "(environment.options.gluster_nodes)")
+
+
 def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
     """The services of a lab as its client nodes reach them, from what its bring-up found."""
     services: dict[str, Any] = {}
@@ -290,7 +356,9 @@ def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, A
             host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
             replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
             version=facts["gluster_version"], log_dir="", phases=phases,
-            volume_options={**HONEST_OPTIONS, **GLUSTER_DETECTION}, redundancy=facts.get("redundancy"))
+            volume_options=options_for(Layout(facts["volume_type"]), {**HONEST_OPTIONS, **GLUSTER_DETECTION}),
+            redundancy=facts.get("redundancy"),
+            brick_root=BRICKS)
     return services
 
 
@@ -301,8 +369,7 @@ def link_of(options: DockerOptions, hostname: str) -> Link:
 
 def shape(node: Node, bits_per_second: int) -> None:
     """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect)."""
-    rate = f"{bits_per_second}bit"
-    shaper = ["tbf", "rate", rate, "burst", "256kb", "latency", "50ms"]
+    shaper = _tbf(bits_per_second)
     node.exec("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
     node.exec("ip", "link", "add", "ifb0", "type", "ifb")
     node.exec("ip", "link", "set", "ifb0", "up")
@@ -310,6 +377,17 @@ def shape(node: Node, bits_per_second: int) -> None:
     # (u32 matching everything: this kernel has no matchall classifier)
     node.exec("tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
               "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0")
+    node.exec("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
+
+
+def _tbf(bits_per_second: int) -> list[str]:
+    return ["tbf", "rate", f"{bits_per_second}bit", "burst", "256kb", "latency", "50ms"]
+
+
+def reshaped(node: Node, bits_per_second: int) -> None:
+    """A shaped node's link set to another rate in place, both ways (as :func:`shape` made it)."""
+    shaper = _tbf(bits_per_second)
+    node.exec("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
     node.exec("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
 
 
@@ -399,7 +477,7 @@ class LabBringUp:
         # node-major order: consecutive bricks (a replica set) are on different nodes
         bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.o.bricks_per_node) for n in names]
         cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
-        for key, value in {**HONEST_OPTIONS, **GLUSTER_DETECTION}.items():
+        for key, value in options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION}).items():
             cli("volume", "set", VOLUME, key, value)
         cli("volume", "start", VOLUME)
         proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),

@@ -75,10 +75,29 @@ class LabFaults(Faults):
 
     def _force_start(self, via: str) -> tuple[bool, str]:
         try:
-            GlusterCli(self.node(via))("volume", "start", self.facts["volume"], "force")
+            cli = GlusterCli(self.node(via))
+            for volume in self._started(cli):  # (the lab's, and any a backend made for itself)
+                cli("volume", "start", volume.name, "force")
         except DfsbenchError as exc:  # glusterd of the restarted node not answering yet
             return False, exc.message
         return True, "started"
+
+    def _started(self, cli: GlusterCli) -> list[gluster_client.VolumeShape]:
+        """The started volumes of the lab's glusterds: its own, and any volume a backend made
+        for its attachment (a disperse volume of its own), whose bricks a fault takes too."""
+        found = [v for v in gluster_client.volumes(cli.xml("volume", "info")) if v.started]
+        return found or [gluster_client.VolumeShape(self.facts["volume"], self.facts.get("volume_type", ""),
+                                                    len(self.facts.get("bricks", self.storage("gluster"))),
+                                                    self.facts.get("replica"), True)]
+
+    def _each_volume(self, cli: GlusterCli, ask: Callable[[gluster_client.VolumeShape], tuple[bool, str]],
+                     want: Callable[[list[bool]], bool]) -> tuple[bool, str]:
+        """``ask`` of every started volume: ``want`` of their answers, and what each said
+        (the volume's name before it where there are several)."""
+        shapes = self._started(cli)
+        said = [(v.name, *ask(v)) for v in shapes]
+        text = said[0][2] if len(said) == 1 else "; ".join(f"{name}: {text}" for name, _, text in said)
+        return want([ok for _, ok, _ in said]), text
 
     @staticmethod
     def _unpause(node: Node) -> None:
@@ -121,9 +140,8 @@ class LabFaults(Faults):
             from environments.docker_ceph import health
 
             return health(self.node("ceph-mon1"))
-        bricks = len(self.facts.get("bricks", self.storage("gluster")))
-        copies = gluster_client.keeps_copies(self.facts.get("volume_type", ""), self.facts.get("replica"))
-        return self._ask_gluster(lambda cli: gluster_client.health(cli, self.facts["volume"], bricks, copies))
+        return self._ask_gluster(lambda cli: self._each_volume(
+            cli, lambda v: gluster_client.health(cli, v.name, v.bricks, v.keeps_copies), all))
 
     def _ask_gluster(self, ask: Callable[[GlusterCli], tuple[Any, str]], besides: str = "") -> tuple[Any, str]:
         """Ask the first GlusterFS node (other than ``besides``) whose glusterd answers."""
@@ -146,10 +164,9 @@ class LabFaults(Faults):
             out = self.node("ceph-mon1").exec("ceph", "--connect-timeout", "5", "osd", "stat", "--format",
                                               "json", check=False)
             return osds_down(out)
-        bricks = len(self.facts.get("bricks", self.storage("gluster")))
         try:
-            return self._ask_gluster(lambda cli: _bricks_offline(cli, self.facts["volume"], bricks),
-                                     besides=injected.node)
+            return self._ask_gluster(lambda cli: self._each_volume(
+                cli, lambda v: _bricks_offline(cli, v.name, v.bricks), any), besides=injected.node)
         except DfsbenchError as exc:
             return None, exc.message
 

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from backends import ceph_client, gluster_client
-from backends.ceph_client import CephService
+from backends.ceph_client import CephService, ErasureCode, FailureDomains
 from backends.gluster_client import GlusterCli, GlusterService
 from environments.ceph import CephLab, MonSession
 from environments.gluster import GlusterLab
@@ -64,7 +64,8 @@ class LocalEnvironment(LabEnvironment):
     former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
 
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
-        """What this lab's sizes say before it starts: a cell that writes more than a system
+        """What this lab's sizes say before it starts: an erasure code of more chunks than
+        the lab has OSDs (each chunk on an OSD of its own) is refused, and a cell that writes more than a system
         of the lab holds (its OSDs' size over its copies; this host's free disk under the lab
         over the copies, where every brick and OSD file lives) is refused now, not found
         half-way through a run (harness.execution.checks.room_for still checks each cell)."""
@@ -78,6 +79,12 @@ class LocalEnvironment(LabEnvironment):
         def holds(b: Backend) -> tuple[float, str]:
             """What the backend's system keeps of each byte written, and what that leaves."""
             opts = b.options
+            code = getattr(opts, "ec", None)
+            if "ceph" in b.requires and isinstance(code, ErasureCode):
+                copies = code.width / code.k
+                return (min(osds, free) / copies, f"{o.ceph_osds} OSDs of {o.ceph_osd_size_gib} GiB and "
+                        f"{size(free)} free under {place}, erasure code {code.k}+{code.m}: {copies:g} bytes "
+                        "kept per byte written")
             if "ceph" in b.requires:
                 copies = float(getattr(opts, "replicas", None) or o.ceph_replicas)
                 return (min(osds, free) / copies, f"{o.ceph_osds} OSDs of {o.ceph_osd_size_gib} GiB and "
@@ -91,6 +98,15 @@ class LocalEnvironment(LabEnvironment):
                     float(o.gluster_replica)
             return free / copies, f"{size(free)} free under {place}, {copies:g} copies"
 
+        for j, b in enumerate(backends):
+            code = getattr(b.options, "ec", None)
+            if "ceph" in b.requires and isinstance(code, ErasureCode):
+                # (all the lab's OSDs are on this one host: the failure domain is the OSD)
+                refused = FailureDomains.over(1, o.ceph_osds).refusal(code)
+                if refused:
+                    raise BadInput(f"backends[{j}].options.ec: {b.name}/{b.variant}: {refused} in the local lab",
+                                   hint=f"give k + m at most {o.ceph_osds}, or the lab more OSDs "
+                                        "(environment.options.ceph_osds)")
         for i, w in enumerate(workloads):
             most, biggest = max(((w.writes(cell), cell) for cell in w.cells()), default=(0, {}),
                                 key=lambda found: found[0])

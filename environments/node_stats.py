@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from environments.nodes import Node
-from harness.api.sampler import NodeUsage, Sampler
+from harness.api.sampler import NodeRole, NodeUsage, Sampler
 
 # every process's name and CPU ticks: fields 2 and 14-15 of /proc/PID/stat
 PROCESS_TICKS = "for f in /proc/[0-9]*/stat; do cat $f 2>/dev/null; echo; done"
@@ -32,8 +33,10 @@ Sample = tuple[float, dict[str, Any], Ticks | None]  # (payload time, stats, pro
 
 
 class NodeSampler(Sampler):
-    def __init__(self, nodes: list[Node], watched: list[Node] | None = None, every_s: float = EVERY_S) -> None:
+    def __init__(self, nodes: list[Node], watched: list[Node] | None = None, every_s: float = EVERY_S,
+                 roles: dict[str, NodeRole] | None = None) -> None:
         self.nodes, self.every_s = nodes, every_s
+        self.roles = roles or {}  # by node label: what the environment declares each node is
         self.watched = {n.label for n in watched or []}  # nodes whose processes are looked at every every_s
         self.series: dict[str, list[Sample]] = {}
         self._stop = threading.Event()
@@ -85,7 +88,13 @@ class NodeSampler(Sampler):
         if self._thread is not None:
             self._thread.join(timeout=30)
         self._all(every=True)
-        return [usage(node, series) for node, series in self.series.items() if len(series) >= 2]
+        out = []
+        for node, series in self.series.items():
+            if len(series) >= 2:
+                cpu_seconds, peak_memory = spent(series)
+                out.append(replace(usage(node, series), cpu_seconds=cpu_seconds, peak_memory=peak_memory,
+                                   role=self.roles.get(node)))
+        return out
 
 
 def stamp(stats: dict[str, Any]) -> float | None:
@@ -148,10 +157,26 @@ def _top(before: Ticks, after: Ticks, seconds: float) -> tuple[str, float]:
     return name, 100.0 * deltas[name] / TICKS_PER_SECOND / max(seconds, 1e-6)
 
 
+def used_memory(stats: dict[str, Any]) -> float:
+    """The bytes a node has in use at one sample, its page cache (inactive files) not counted."""
+    mem = stats.get("memory_stats") or {}
+    inactive = (mem.get("stats") or {}).get("total_inactive_file", (mem.get("stats") or {}).get("inactive_file", 0))
+    return float(max(0, mem.get("usage", 0) - inactive))
+
+
+def spent(series: list[Sample]) -> tuple[float, float]:
+    """What a node spent over its samples (first to last) as totals, not rates: the CPU
+    time its counter counted (s: the increase of ``total_usage``, in ns, over the window, a
+    reset counting from zero), and the most memory in use at any sample (B)."""
+    cpu = increase([_counters(s)["cpu"] for _, s, _ in series]) / 1e9
+    return cpu, max(used_memory(s) for _, s, _ in series)
+
+
 def usage(node: str, series: list[Sample]) -> NodeUsage:
     """A node's use of each resource over its samples (first to last), its peaks between
-    consecutive samples, and the process that used the most CPU over the cell (every
-    process seen, at its last look) and over the peak's window."""
+    consecutive samples (and each of those rates, as its points over time), and the
+    process that used the most CPU over the cell (every process seen, at its last look) and
+    over the peak's window."""
     whole = _rates(series)
     first, last = series[0], series[-1]
     stats = last[1]
@@ -164,17 +189,19 @@ def usage(node: str, series: list[Sample]) -> NodeUsage:
     process, process_cpu = _top(first[2] or {}, seen, last[0] - first[0]) if first[2] is not None else ("", 0.0)
     peak = {"cpu": 0.0, "rx": 0.0, "tx": 0.0}
     peak_process, peak_process_cpu = "", 0.0
+    points = []
     for a, b in zip(series, series[1:]):
         if b[0] - a[0] < SHORTEST_S:
             continue
         r = _rates([a, b])
+        points.append((a[0], b[0], r["cpu"], r["rx"], r["tx"]))
         if r["cpu"] > peak["cpu"]:  # (its processes, where they were looked at both times)
             peak_process, peak_process_cpu = _top(a[2], b[2], b[0] - a[0]) \
                 if a[2] is not None and b[2] is not None else ("", 0.0)
         peak = {k: max(peak[k], r[k]) for k in peak}
     return NodeUsage(node, last[0] - first[0], whole["cpu"], float(max(0, mem.get("usage", 0) - inactive)),
                      whole["rx"], whole["tx"], whole["read"], whole["write"], process, process_cpu,
-                     peak["cpu"], peak["rx"], peak["tx"], cores, peak_process, peak_process_cpu)
+                     peak["cpu"], peak["rx"], peak["tx"], cores, peak_process, peak_process_cpu, tuple(points))
 
 
 def process_ticks(text: str) -> Ticks:

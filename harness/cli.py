@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import plan_from_file
+from harness.execution.config import CONFIG_SUITES, plan_from_file
 from harness.system import files, signals
 
 if TYPE_CHECKING:
@@ -61,10 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[results], help="run the workloads on every backend")
     run.add_argument("config", nargs="?", type=Path, help="YAML config (default: built-in)")
     run.add_argument("--scale", choices=["quick", "report"])
-    run.add_argument("--suite", choices=["report", "full"],
+    run.add_argument("--suite", choices=["report", "full", "scaling"],
                      help="what runs where the config names nothing: 'report' (default) the "
                           "report's iozone, large-file and small-file comparison on GlusterFS and "
-                          "CephFS; 'full' every workload on every backend")
+                          "CephFS; 'full' every workload on every backend; 'scaling' (a config of its "
+                          "own, in the container lab) both systems, replica 3 and EC 2+1, over 1 and 2 "
+                          "clients and 1 Gbit and 250 Mbit links, and a node killed in a large-file write")
     run.add_argument("--env", help="environment (local, docker, existing)")
     run.add_argument("--backends", type=_csv, help="comma-separated backend names")
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
@@ -89,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
     cmp_.add_argument("runs", nargs="+", metavar="RUN")
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    cmp_.add_argument("--series", action="store_true",
+                      help="with --format csv: every record's figure over time, one row per point, "
+                           "instead of the tables (--format json always has them, under 'series')")
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
     cmp_.add_argument("--cv-threshold", type=float, default=None, metavar="PERCENT",
@@ -187,7 +192,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.execution.progress import Progress
     from harness.execution.runner import execute
 
-    plan = plan_from_file(args.config, overrides)
+    config = args.config
+    if args.suite in CONFIG_SUITES:
+        if config is not None:
+            raise BadInput(f"--suite {args.suite} is a config of its own, and a config was given too",
+                           hint=f"give one of them (a copy of {CONFIG_SUITES[args.suite]} is a config to change)")
+        config, overrides["suite"] = CONFIG_SUITES[args.suite], None
+    plan = plan_from_file(config, overrides)
     _say_notes(plan)
     resume = _catalogue(args).resolve(args.resume) if args.resume else None
     store = _store(args)
@@ -294,6 +305,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
     for w in plan.workloads:
         print(f"  workload {w.name}: {len(w.cells())} cells")
+    if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
+        print(f"  sweep: {len(plan.points)} points, each runs every cell: "
+              + "; ".join(files.printable(p.describe()) for p in plan.points))
     return 0
 
 
@@ -312,7 +326,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BadInput(f"--cv-threshold is a percentage above 0, not {args.cv_threshold}")
     cv = args.cv_threshold / 100 if args.cv_threshold is not None else None
     base = catalogue.resolve(args.baseline) if args.baseline else None
-    print(_render(catalogue, ids, args.format, args.each_repeat, cv), end="" if args.format != "table" else "\n")
+    if args.series and args.format != "csv":
+        raise BadInput("--series is for --format csv", hint="--format json has the series under its 'series' key")
+    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series),
+          end="" if args.format != "table" else "\n")
     if base is None:
         return 0
     for note, _ in comparability([catalogue.run(i) for i in [base, *ids]]):
@@ -416,19 +433,25 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
-            cv_threshold: float | None = None) -> str:
+            cv_threshold: float | None = None, series: bool = False) -> str:
+    from harness.report import summary
     from harness.report.render import csv_text, json_document, markdown, terminal
     from harness.report.view import build_view
 
-    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json")
+    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json" and not series)
+    if series:  # (one row per point of every series: harness.report.timelines)
+        from harness.report.timelines import csv_text as series_csv, entries
+
+        return "\n".join(_shown(line) for line in series_csv(entries(view.records)).split("\n"))
     if fmt == "json":  # the annotated records (every flag the tables show) and the runs' context
         return json_document(view)
+    header = [*summary.text(view.summary), *view.header]  # (the answer first: harness.report.summary)
     if fmt == "markdown":
-        text = markdown(view.tables, view.header)
+        text = markdown(view.tables, header)
     elif fmt == "csv":
         text = csv_text(view.tables)
     else:
-        text = terminal(view.tables, view.header)
+        text = terminal(view.tables, header)
     # a stored text (a label, a run id, a name from a store someone else wrote) reaches the
     # terminal with its control characters shown, never acted on
     return "\n".join(_shown(line) for line in text.split("\n"))

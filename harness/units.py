@@ -99,4 +99,6 @@ def format_value(v: float | None, unit: str, metric: str = "") -> str:
         return size(v)
     if unit == "%":
         return f"{v:.0f} %"
+    if unit == "s/GiB":
+        return f"{v:.2f} CPU-s/GiB"
     return count_rate(v, unit)

@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import struct
 import sys
+import threading
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -112,13 +113,14 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         start = clock()
         started = time.time()
         progress = [[started, 0, 0]]
-        noted = start
+        stop = threading.Event()
 
-        def note(now: float) -> None:  # (every NOTE_EVERY s: what this worker has done so far)
-            nonlocal noted
-            if now - noted >= NOTE_EVERY:
-                noted = now
-                progress.append([started + now - start, done, total])
+        def watch() -> None:  # (every NOTE_EVERY s, also while one operation blocks: what it has done so far)
+            while not stop.wait(NOTE_EVERY):
+                progress.append([started + clock() - start, done, total])
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         if op == "create":
             flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
             for name in names:
@@ -131,7 +133,6 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                 lat.append(clock() - t0)
                 total += written
                 done += 1
-                note(t0 + lat[-1])
             files = count
         elif op == "ls-l":
             listed = os.listdir(directory)
@@ -140,7 +141,6 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                 os.lstat(os.path.join(directory, name))
                 lat.append(clock() - t0)
                 done += 1
-                note(t0 + lat[-1])
             files = len(listed)
             if files != count:
                 raise RuntimeError(f"listed {files} files in {directory}, expected {count}")
@@ -157,9 +157,10 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
                     raise RuntimeError(f"{name}: read {got} bytes, expected {size}")
                 total += got
                 done += 1
-                note(t0 + lat[-1])
             files = count
         end = clock()
+        stop.set()
+        watcher.join()
         ended = started + end - start
         progress.append([ended, files, total])
         out.send({"start": start, "end": end, "files": files, "bytes": total, "lat": lat, "started": started,
@@ -211,19 +212,28 @@ def copy(src: str, dst: str, bs: int, fsync: bool, digest: bool = False) -> dict
     start = time.perf_counter()
     started = time.time()
     progress = [[started, 0]]
-    noted = start
-    with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
-        while n := fin.readinto(buf):
-            done = 0
-            while done < n:
-                done += fout.write(view[done:n])
-            moved += n
-            now = time.perf_counter()
-            if now - noted >= NOTE_EVERY:
-                noted = now
-                progress.append([started + now - start, moved])
-        if fsync:
-            os.fsync(fout.fileno())
+    stop = threading.Event()
+
+    def watch() -> None:
+        # a note every NOTE_EVERY s, also while one write (or the fsync) blocks: a client
+        # that moves nothing for seconds shows seconds of nothing, not a slow block
+        while not stop.wait(NOTE_EVERY):
+            progress.append([started + time.perf_counter() - start, moved])
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
+            while n := fin.readinto(buf):
+                done = 0
+                while done < n:
+                    done += fout.write(view[done:n])
+                moved += n
+            if fsync:
+                os.fsync(fout.fileno())
+    finally:
+        stop.set()
+        watcher.join()
     elapsed = time.perf_counter() - start
     progress.append([started + elapsed, moved])
     return {"elapsed": elapsed, "started": started, "ended": started + elapsed, "bytes": moved,

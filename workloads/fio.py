@@ -27,10 +27,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
-from harness.api.contracts import NAME_PATTERN, Bytes, Name, Options, Workload
+from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload
 from harness.api.model import ConfigModel
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
+from harness.api.series import Series, percentile_of_bins
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
@@ -106,11 +107,18 @@ class FioOptions(Options):
                               "on each, all running the job at once on their own file (records per "
                               "client and the aggregate, host 'all')")
     deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
+    iodepth: PositiveInt | None = Field(None, le=65536, description="every profile's queue depth instead of "
+                                        "its own (e.g. swept: sweep: {iodepth: [1, 16, 64]})")
+    numjobs: PositiveInt | None = Field(None, le=256, description="every profile's number of jobs instead "
+                                        "of its own")
 
     @model_validator(mode="after")
     def _one_kind_of_servers(self) -> FioOptions:
         if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
             raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
+        if self.job_file is not None and (self.iodepth or self.numjobs):
+            raise ValueError("iodepth and numjobs set the profiles', and a job_file is run as it is: give "
+                             "them in the job file")
         return self
 
     @field_validator("profiles")
@@ -267,6 +275,36 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
         out[direction] = (started, last[0], last[1], last[2],
                           ((started, 0.0, 0.0), *((t, b, n) for t, b, n, _ in progress)))
     return out
+
+
+def interval_latencies(text: str) -> dict[tuple[str, str], tuple[tuple[float, float], ...]]:
+    """Per direction and percentile (``(direction, "clat_p99")``): the completion latency
+    percentile (s) of the I/Os that completed in each interval between two consecutive
+    ``--status-interval`` documents of a local fio run's ``json+`` output — from the
+    difference of their cumulative ``clat_ns.bins`` histograms, never from their cumulative
+    percentiles, which mix every interval before. Each as (the interval's start on the
+    host's clock, value); the first interval starts with the job's timed I/O. An interval
+    in which nothing completed has no point."""
+    docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
+    if len(docs) < 2 or any(len(d["jobs"]) != 1 for d in docs):
+        return {}
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for direction in DIRECTIONS:
+        previous: dict[float, float] = {}
+        first = docs[-1]["jobs"][0]
+        since = (docs[-1]["timestamp_ms"] - first.get("job_runtime", 0)) / 1000
+        for doc in docs:
+            bins = ((doc["jobs"][0].get(direction) or {}).get("clat_ns") or {}).get("bins")
+            if not isinstance(bins, dict):
+                break
+            now = {float(k): float(v) for k, v in bins.items()}
+            interval = {k: v - previous.get(k, 0.0) for k, v in now.items()}
+            for tail, key in PERCENTILES.items():
+                value = percentile_of_bins(interval, float(key))
+                if value is not None:
+                    out.setdefault((direction, f"clat_{tail}"), []).append((since, value / 1e9))
+            previous, since = now, doc["timestamp_ms"] / 1000
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _number(v: Any) -> Any:
@@ -595,7 +633,18 @@ class Fio(Workload):
 
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
-        return profile_set(p) if isinstance(p, str) else p
+        found = profile_set(p) if isinstance(p, str) else p
+        given = {k: v for k, v in (("iodepth", self.options.iodepth), ("numjobs", self.options.numjobs)) if v}
+        if not given:
+            return found
+        # a profile's name that says its own queue depth ('-qd128', 'sq-'/'mq-': single or
+        # multi queue) would say what it no longer runs with: the name loses it (the records
+        # carry the iodepth), and profiles that became one job are run once
+        out: dict[str, Profile] = {}
+        for q in found:
+            name = re.sub(r"(^|-)(qd\d+|sq|mq)(?=-|$)", "", q.name).strip("-") if "iodepth" in given else q.name
+            out.setdefault(name or q.name, q.model_copy(update={**given, "name": name or q.name}))
+        return list(out.values())
 
     def cells(self) -> list[dict[str, Any]]:
         if self.options.job_file is not None:
@@ -723,6 +772,7 @@ class Fio(Workload):
         """The records of a local fio run, each with when its I/O ran on this machine's clock
         and what it moved (where fio's output says so: one job, or group reporting)."""
         timing = timed(result.output)
+        latencies = interval_latencies(result.output)
         for m in self.records(result, out):
             direction = str(m.params.get("direction"))
             params = {**m.params, **extra}
@@ -734,7 +784,14 @@ class Fio(Workload):
                 column = {"throughput": 1, "iops": 2}.get(m.metric)
                 if column is not None:
                     progress = view.timing(started, ended, [(p[0], p[column]) for p in steps])[1]
-            yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress)
+            over = latencies.get((direction, m.metric))
+            series = None
+            if over and direction in timing:  # (fio's percentiles of each interval, on this machine's clock)
+                points = view.timing(timing[direction][0], timing[direction][1], over)[1]
+                series = Series(points, view.timing(timing[direction][0], timing[direction][1])[0]["ended"],
+                                "interval")
+            yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress,
+                          series=series)
 
     def run_job_file(self, target: Target, cell: dict[str, Any], scratch: Path,
                      raw_dir: Path) -> Iterator[Measurement]:
@@ -848,9 +905,6 @@ class Fio(Workload):
         target.filled_bytes = self.options.size
 
 
-FIO_SYNTAX = "#;$"  # what fio reads as syntax inside a value of a job file's line
-
-
 def job_value(value: object, path: bool = False, section: bool = False) -> str:
     """A config's value as the value of one line of a fio job file: refused where it holds a
     control character (a newline would start a line of its own, e.g. ``exec_prerun=``); in
@@ -862,7 +916,7 @@ def job_value(value: object, path: bool = False, section: bool = False) -> str:
                                         "control characters")
     # fio ends a value at '#' or ';' (a comment) and expands '$' (${VAR}, $ncpus): measured
     # with fio 3.33, a file name 'a#b' made a file 'a', one level up from where it was meant
-    syntax = sorted(set(text) & set(FIO_SYNTAX))
+    syntax = sorted(set(text) & set(JOB_SYNTAX))
     if syntax or text != text.strip():
         raise BadInput(f"{files.printable(text)} cannot be a value in fio's job file: fio would read "
                        + (f"{' '.join(syntax)} in it as syntax" if syntax else "it without its leading or "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -116,6 +117,37 @@ def parse(text: str, mode: str | None = None, source: str = "rados bench output"
     return out
 
 
+_SECOND = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+[-\d.e+]+\s+[-\d.e+]+\s+\S+\s+\S+\s*$")
+
+
+def progress_lines(text: str) -> list[tuple[float, float]]:
+    """What one rados bench run had finished at each of the per-second lines it prints:
+    (seconds since its start, operations finished so far) — its ``cur MB/s`` is the
+    difference of two of them, times the block size."""
+    return [(float(m.group(1)), float(m.group(4))) for m in map(_SECOND.match, text.splitlines()) if m]
+
+
+def on_clock(text: str, records: list[Measurement], returned: float) -> list[Measurement]:
+    """The rate records of one run with their progress on this machine's clock: rados bench
+    counts its seconds from its start, put at the moment the tool returned less its
+    'Total time run' (an error of the tool's exit, a fraction of a second)."""
+    lines = progress_lines(text)
+    total = next((m.value for m in records if m.metric == "elapsed" and m.value), None)
+    if not lines or total is None:
+        return records
+    start = returned - total
+    made = re.search(r"Total (?:writes|reads) made:\s+(\d+)", text)
+    if made is not None and total > lines[-1][0]:  # (what finished after its last line, by its end)
+        lines.append((total, float(made.group(1))))
+    out = []
+    for m in records:
+        per = {"B/s": float(m.params.get("block_size") or 0), "op/s": 1.0}.get(m.unit)
+        if per and m.value is not None:
+            m = replace(m, progress=tuple((start + t, n * per) for t, n in lines))
+        out.append(m)
+    return out
+
+
 def _phase(run: dict[str, float], asked: str | None, how: str, source: str) -> str:
     """The phase of one run: write or read as its summary says, never as a file name says."""
     writes, reads = "Total writes made" in run, "Total reads made" in run
@@ -178,9 +210,11 @@ class RadosBench(Workload):
                     argv += ["-b", str(o.block_size), "--no-cleanup"]
                 out = raw_dir / f"rados-bench-{mode}.txt"
                 result = target.host.run_tool(argv, deadline=deadline, output=out)
+                returned = time.time()
                 if not result.ok:
                     raise result.failure(hint=f"output kept in {out}")
-                for m in parse(result.output, mode=mode, source=str(out)):  # (flags kept: a failed phase)
+                for m in on_clock(result.output, parse(result.output, mode=mode, source=str(out)),
+                                  returned):  # (flags kept: a failed phase)
                     yield replace(m, params={**m.params, "threads": o.threads, "seconds": o.seconds},
                                   backend=target.backend, variant=target.variant)
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -125,6 +126,41 @@ def parse(text: str, source: str = "rbd bench output") -> list[Measurement]:
     return out
 
 
+_SECOND = re.compile(r"^\s*(\d+)\s+(\d+)\s+[-\d.e+]+\s+[-\d.e+]+(?:\s*[KMGTPE]?i?B/s)?\s*$")
+
+
+def progress_lines(text: str) -> list[tuple[float, float]]:
+    """What one rbd bench run had done at each of its per-second lines: (seconds since its
+    start, operations so far). Its OPS/SEC column is not the rate of that second (it
+    averages over the seconds before, as the lines' own counts show), so a rate per second
+    comes from these counts."""
+    return [(float(m.group(1)), float(m.group(2))) for m in map(_SECOND.match, text.splitlines()) if m]
+
+
+def on_clock(text: str, records: list[Measurement], returned: float) -> list[Measurement]:
+    """The rate records of one run with their progress on this machine's clock: rbd bench
+    counts its seconds from its start, put at the moment the tool returned less its exact
+    time (its operations over its ops/sec; an error of the tool's exit, a fraction of a
+    second)."""
+    lines = progress_lines(text)
+    whole = [m for m in records if m.unit == "op/s" and m.value and "direction" not in m.params]
+    if not lines or len(whole) != 1 or not isinstance(whole[0].params.get("io_size"), int):
+        return records
+    ops = lines[-1][1]
+    found = _SUMMARY.search(text)
+    if found is None or not int(found.group(2)):
+        return records
+    start = returned - int(found.group(2)) / float(whole[0].value or 1)
+    out = []
+    for m in records:
+        per = {"B/s": float(m.params["io_size"]) if isinstance(m.params.get("io_size"), int) else 0.0,
+               "op/s": 1.0}.get(m.unit)
+        if per and m.value is not None and "direction" not in m.params and ops:
+            m = replace(m, progress=((start, 0.0), *((start + t, n * per) for t, n in lines)))
+        out.append(m)
+    return out
+
+
 def _run_records(test: str, params: dict[str, Any], ops_per_sec: float, rate: str, unit: str | None,
                  source: str) -> list[Measurement]:
     """iops and throughput: ops/s × io_size where the size is known (rbd rounds its own
@@ -206,7 +242,8 @@ class RbdBench(Workload):
                 "--io-pattern", cell["io_pattern"]]
         out = raw_dir / f"rbd-bench-{cell['io_type']}-{cell['io_pattern']}-{cell['io_size']}.txt"
         result = target.host.run_tool(argv, deadline=self.options.deadline_s, output=out)
+        returned = time.time()
         if not result.ok:
             raise result.failure(hint=f"output kept in {out}")
-        for m in parse(result.output, source=str(out)):  # (flags kept: a run that did nothing)
+        for m in on_clock(result.output, parse(result.output, source=str(out)), returned):  # (flags kept)
             yield replace(m, backend=target.backend, variant=target.variant)

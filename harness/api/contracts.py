@@ -41,12 +41,16 @@ Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(b
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
+# what fio reads as syntax inside a value of a job file's line: '#' and ';' end it (a
+# comment), '$' expands (${VAR}, $ncpus)
+JOB_SYNTAX = "#;$"
+
 
 def _plain_path(v: Path) -> Path:
     text = str(v)
     if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
         raise ValueError("a path with a control character (a line break?) in it")
-    syntax = sorted(set(text) & set("#;$"))
+    syntax = sorted(set(text) & set(JOB_SYNTAX))
     if syntax:  # (fio ends a job file's value at # or ;, and expands $)
         raise ValueError(f"a path with {' '.join(syntax)} in it, which the tools' input files read as syntax")
     if len(text.encode()) > 4000 or any(len(part.encode()) > 255 for part in v.parts):
@@ -142,6 +146,9 @@ class Cluster:
     shared_disk: Path | None = None
     # client hosts (by label) whose link differs from ``link`` (B/s)
     links: dict[str, float] = field(default_factory=dict)
+    # shapes every node's link to a rate (B/s) until it is called again: a sweep's 'link'
+    # (Environment.sweeps), where the environment can change it without a new lab
+    reshape: Callable[[float], None] | None = None
     # where the lab's nodes (containers standing for machines) all run on this machine: a
     # path on the disk that holds the lab's data — a cell of a system of the lab during which
     # this machine's CPUs or that disk were saturated measured the machine, not the design
@@ -198,10 +205,26 @@ class Environment(ABC):
     # where a workload's config does not say 'clients': the first client host, or all of them
     default_clients: ClassVar[str] = "first"
 
+    # what a sweep may vary between its points on a cluster that stays up (besides the number
+    # of client hosts used, which every environment can): e.g. 'link' (Cluster.reshape)
+    sweeps: ClassVar[frozenset[str]] = frozenset()
+
     @property
     def client_hosts(self) -> int:
         """How many client hosts its clusters are measured from (this machine: one)."""
         return 1
+
+    @classmethod
+    def sized_for(cls, options: dict[str, Any], clients: int) -> dict[str, Any]:
+        """Its options, so that it has ``clients`` client hosts where the config does not say
+        how many (a sweep over the number of clients); by default, as they are."""
+        return options
+
+    def sweep_value(self, key: str, value: Any) -> tuple[Any, Any]:
+        """A value of a sweep over ``key`` (one of :attr:`sweeps`): what the records carry
+        in their params, and what the cluster is set to (for 'link': B/s). ValueError: no
+        such value."""
+        raise ValueError(f"environment '{self.name}' cannot vary {key}")
     # workloads the report suite adds where this environment serves a run (name, options)
     report_workloads: ClassVar[tuple[dict[str, Any], ...]] = ()
     # the services it can bring up, by name, each with the type of the facts it hands to the
@@ -277,7 +300,8 @@ class Backend(ABC):
         return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control,
                            float(description.get("replicas") or 1), cls.summary(description),
                            cls.settings, cls.topology, cls.layout(description),
-                           nodes if isinstance(nodes, int) and nodes > 0 else 0)
+                           nodes if isinstance(nodes, int) and nodes > 0 else 0,
+                           services=tuple(sorted(cls.requires)))
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:

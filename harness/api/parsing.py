@@ -17,7 +17,8 @@ from harness.errors import BadInput, DfsbenchError
 
 # nothing a client measures is beyond these (1 PiB/s, a billion operations or files a
 # second, a year, an exbibyte): a value above one is a parse gone wrong
-CEILING = {"B/s": 2.0**50, "op/s": 1e9, "files/s": 1e9, "s": 3.2e7, "B": 2.0**60}
+CEILING = {"B/s": 2.0**50, "op/s": 1e9, "files/s": 1e9, "s": 3.2e7, "B": 2.0**60,
+           "s/GiB": 3.2e7}  # (a CPU-year per GiB moved)
 
 F = TypeVar("F", bound=Callable[..., Any])
 # what a parser raises when the text is not what it expects

@@ -11,9 +11,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.api.series import Series
 from harness.errors import BadInput
 
-UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s", "%"})
+UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s", "%", "s/GiB"})  # s/GiB: CPU time per GiB moved
 
 # Every flag a record can carry: its code in a table cell, what it means and what to do
 # (printed once under a table), and, for a flag that makes a cell unfit for a verdict, the
@@ -109,7 +110,7 @@ HARNESS_PARAMS = ("phase", "host")
 # what describes how a value came about, not which cell it belongs to
 CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu",
                             "started", "ended", "bytes", "ops", "moved", "basis", "stonewall", "why",
-                            "moved_each"})
+                            "moved_each", "cpu_s", "nodes", "sampled_s"})
 # what a rate's unit counts, and the param of a client's record that says how much of it the
 # client moved in its timed phase (between ``started`` and ``ended``)
 AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}
@@ -121,9 +122,9 @@ OVER_CLIENTS = frozenset({ALL_CLIENTS, TOOL_TOTAL})
 
 
 def lower_is_better(unit: str) -> bool:
-    """The direction of every metric follows its unit: a time is better smaller, a rate
-    (B/s, op/s, files/s) or a size better larger."""
-    return unit == "s"
+    """The direction of every metric follows its unit: a time (and CPU time per GiB) is
+    better smaller, a rate (B/s, op/s, files/s) or a size better larger."""
+    return unit in ("s", "s/GiB")
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,10 @@ class Measurement:
     # aggregate over several clients reads for the interval they all ran in. Not part of the
     # record as stored (the raw output keeps it).
     progress: tuple[tuple[float, float], ...] = field(default=(), compare=False, repr=False)
+    # the record's figure over time (harness.api.series): given by the tool itself (its
+    # per-second lines, a node's samples), or, where none is given, binned by the runner
+    # from ``progress``; stored beside the record (the store's ``series`` table)
+    series: Series | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -163,7 +168,7 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        del d["progress"]
+        del d["progress"], d["series"]
         d["flags"] = list(self.flags)
         return d
 
@@ -172,7 +177,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k != "progress"}
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series")}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
 

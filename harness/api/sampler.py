@@ -17,6 +17,18 @@ from dataclasses import dataclass
 
 RESOURCES = "resources"  # the workload name of the records of what the nodes spent
 HOST = "host"  # the test of its records of this machine under the nodes (harness.execution.sampling)
+CLIENT, SERVER = "client", "server"  # the sides of a lab (NodeRole.side)
+
+
+@dataclass(frozen=True)
+class NodeRole:
+    """What a node is in its lab, as the environment that made it declares: a client
+    (``side: client``) or a storage node (``side: server``) of the systems it ``serves``
+    (service names, as backends ``require`` them: ``ceph``, ``gluster``). The cost of a
+    system (harness.report.cost) counts the servers of its own services only."""
+
+    side: str
+    serves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,14 @@ class NodeUsage:
     # the process that used the most CPU over the window of ``peak_cpu`` (watched nodes only)
     peak_process: str = ""
     peak_process_cpu: float = 0.0
+    # between each two consecutive samples: (their times on this machine's clock, cpu in % of
+    # one core, net_rx, net_tx in B/s)
+    points: tuple[tuple[float, float, float, float, float], ...] = ()
+    # the CPU time the node used over the cell's sampled window (s), from its counter (None: not counted)
+    cpu_seconds: float | None = None
+    # the most bytes in use at any sample within the cell, page cache not counted (None: not sampled)
+    peak_memory: float | None = None
+    role: NodeRole | None = None  # what the node is in its lab, where the environment declared it
 
 
 class Sampler(ABC):

@@ -43,6 +43,13 @@ class SystemFacts:
     # its client sends each copy itself (a GlusterFS FUSE client writes every replica): while
     # a node is down it sends one copy fewer, so its write ceiling rises (see harness.report.limits)
     client_fanout: bool = False
+    # the services of the environment it runs on (as its backend requires them: ``ceph``,
+    # ``gluster``): the storage nodes of those, and no others, are its servers (harness.report.cost)
+    services: tuple[str, ...] = ()
+    # what its storage nodes take in over their links, together, per byte a client writes (0:
+    # what they keep, ``stored_copies``): a Ceph primary takes the whole object in and sends
+    # the other k+m-1 chunks on, so an erasure-coded pool takes in (2k+m-1)/k, keeping (k+m)/k
+    taken_in: float = 0.0
 
     def __post_init__(self) -> None:
         # as it is stored: a layout computed now compares equal to one read back from a run

@@ -7,6 +7,7 @@ Options model. Errors name the key path and what is allowed, before anything sta
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,8 @@ SCALES = ("quick", "report")
 # with every workload each supports; plugins declare their place in each (Backend.suites,
 # Workload.suites)
 SUITES = ("report", "full")
+# suites that are configs of their own, shipped with dfsbench (a copy is a config like any other)
+CONFIG_SUITES = {"scaling": Path(__file__).parent / "suites" / "scaling.yaml"}
 
 
 def suite(kind: str, name: str, skipped: list[str] | None = None) -> list[dict[str, Any]]:
@@ -81,6 +84,8 @@ class WorkloadSpec(PluginSpec):
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
                                          "after_s, restore_after_s} (harness.api.faults)")
+    sweep: bool = Field(True, description="false: not part of the config's sweep; it runs once, after the "
+                        "sweep's points, on the environment as configured (every client host, its own link)")
 
     @model_validator(mode="before")
     @classmethod
@@ -124,6 +129,10 @@ class Limits(_Strict):
 
 
 MAX_REPEAT = 100  # beyond this a spread no longer narrows; a run of days is not a comparison
+MAX_POINTS = 32  # the points of a sweep (the product of its lists): each runs every cell again
+# what a sweep varies on the environment rather than on a workload's options: how many of its
+# client hosts measure (the first N), and the link every node is shaped to (Environment.sweeps)
+ENV_SWEEPS = ("clients", "link")
 
 
 class Config(_Strict):
@@ -135,6 +144,11 @@ class Config(_Strict):
                         "spread over them)")
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
     workloads: list[WorkloadSpec] | None = None  # None: the suite's
+    sweep: dict[Name, list[Any]] = Field(default_factory=dict, description="one or more options, each "
+                                         "varied over a list: 'clients' (the first N client hosts), 'link' "
+                                         "(every node's link, where the environment shapes one), or an "
+                                         "option of the workloads (threads, iodepth, record_sizes, …); "
+                                         "several are combined, every point runs every cell")
 
     own_duplicates = frozenset({"backends", "workloads"})  # (by name and variant; by cell)
 
@@ -148,6 +162,46 @@ class Config(_Strict):
     def _specs(cls, v: Any) -> Any:
         return [_as_spec(x) for x in v] if isinstance(v, list) else v
 
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        points = 1
+        for key, values in v.items():
+            if not values:
+                raise ValueError(f"{key}: an empty list makes no point to run; give one or more values")
+            seen: set[str] = set()
+            for item in values:
+                if item is None or isinstance(item, bool) and key in ENV_SWEEPS:
+                    raise ValueError(f"{key}: {item!r} is no value to run with")
+                same = json.dumps(item, sort_keys=True, default=str)
+                if same in seen:
+                    raise ValueError(f"{key}: {files.printable(same)} is given twice; each point would be "
+                                     "run and pooled as if it were a repeat")
+                seen.add(same)
+            points *= len(values)
+        if points > MAX_POINTS:
+            raise ValueError(f"{points} points (the product of its lists): at most {MAX_POINTS}, each runs "
+                             "every cell again; sweep fewer values, or in several runs")
+        return v
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: what its records carry in their params (``{"clients": 1,
+    "link": "250Mbit"}``; nothing without a sweep), the workloads it runs (with a swept
+    option set), the client hosts it measures from (the first N; None: all), and the link
+    every node is shaped to (B/s; None: the environment's)."""
+
+    values: dict[str, Any]
+    workloads: list[Workload]
+    clients: int | None = None
+    link: float | None = None
+
+    def describe(self) -> str:
+        if not self.values:
+            return "outside the sweep: " + ", ".join(w.name for w in self.workloads) + ", once"
+        return ", ".join(f"{k} {files.printable(str(v))}" for k, v in self.values.items())
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -160,6 +214,7 @@ class Plan:
     source: str = "built-in default"
     extra: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the user should hear before it runs (plugins left out)
+    points: tuple[Point, ...] = ()  # the sweep's points (one without a sweep)
 
     @property
     def config_hash(self) -> str:
@@ -381,38 +436,151 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     if specs is None:
         every = _installed("workload", skipped, "the workloads run where a config names none")
         specs = [WorkloadSpec(name=cls.name) for cls in every if cls.accepts & kinds]
-    workloads = []
-    for i, spec in enumerate(specs):
-        wcls = _plugin("workload", spec.name, f"workloads[{i}].name")
-        if not wcls.accepts & kinds:
-            raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(wcls.accepts)} targets, "
-                           f"and none of the backends provides one")
-        merged = {**wcls.defaults(config.scale), **spec.options}
-        try:
-            workload = wcls(wcls.Options.model_validate(merged))
-        except ValidationError as exc:
-            raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
-        given = spec.clients or workload.clients_asked()
-        if given == "all" and environment.client_hosts < 2:
-            raise BadInput(f"workloads[{i}]: '{'clients: all' if spec.clients else 'all_clients'}' on environment "
-                           f"'{config.environment.kind}', which measures from one client host: there is no "
-                           "other to run with, and an aggregate of one would say more than was measured",
-                           hint="run it with --env docker (2 or more client nodes) or an existing site's "
-                                "client hosts, or leave it out")
-        workload.clients = given or environment.default_clients
-        workload.clients_given = given is not None
-        if spec.fault is not None:
-            try:
-                workload.fault = FaultSpec.model_validate(spec.fault)
-            except ValidationError as exc:
-                raise _options_error(exc, f"workloads[{i}].fault", FaultSpec) from exc
-            if not environment.can_fault:
-                raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
-                               "do faults to its nodes", hint="run it with --env docker")
-        workloads.append(workload)
+    workloads = [_workload(i, spec, config, environment, backends) for i, spec in enumerate(specs)]
     _no_shared_cells(workloads)
     environment.check_plan(backends, workloads)
-    return Plan(config, environment, backends, workloads, source, notes=tuple(skipped))
+    points = _points(config, environment, specs, workloads, backends)
+    return Plan(config, environment, backends, workloads, source, notes=tuple(skipped), points=points)
+
+
+def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environment, backends: list[Backend],
+              swept: dict[str, Any] | None = None) -> Workload:
+    """The workload of the config's entry ``i`` (with ``swept``: one option set otherwise,
+    for a point of a sweep)."""
+    wcls = _plugin("workload", spec.name, f"workloads[{i}].name")
+    if not wcls.accepts & {b.kind for b in backends}:
+        raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(wcls.accepts)} targets, "
+                       f"and none of the backends provides one")
+    merged = {**wcls.defaults(config.scale), **spec.options, **(swept or {})}
+    try:
+        workload = wcls(wcls.Options.model_validate(merged))
+    except ValidationError as exc:
+        if swept:
+            key, value = next(iter(swept.items()))
+            raise BadInput(f"sweep.{key}: {files.printable(json.dumps(value, default=str))} is no value of "
+                           f"workloads[{i}] ({spec.name}): " + _explain(exc).message.removeprefix(
+                               "invalid config:\n  "), hint=f"workloads[{i}].options accepts: "
+                           f"{', '.join(wcls.Options.model_fields)}") from exc
+        raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
+    given = spec.clients or workload.clients_asked()
+    if given == "all" and environment.client_hosts < 2:
+        raise BadInput(f"workloads[{i}]: '{'clients: all' if spec.clients else 'all_clients'}' on environment "
+                       f"'{config.environment.kind}', which measures from one client host: there is no "
+                       "other to run with, and an aggregate of one would say more than was measured",
+                       hint="run it with --env docker (2 or more client nodes) or an existing site's "
+                            "client hosts, or leave it out")
+    workload.clients = given or environment.default_clients
+    workload.clients_given = given is not None
+    if spec.fault is not None:
+        try:
+            workload.fault = FaultSpec.model_validate(spec.fault)
+        except ValidationError as exc:
+            raise _options_error(exc, f"workloads[{i}].fault", FaultSpec) from exc
+        if not environment.can_fault:
+            raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
+                           "do faults to its nodes", hint="run it with --env docker")
+    return workload
+
+
+def _points(config: Config, environment: Environment, specs: list[WorkloadSpec], workloads: list[Workload],
+            backends: list[Backend]) -> tuple[Point, ...]:
+    """Every point of the config's sweep (one, of no values, without a sweep): the product
+    of its lists, the first key varying slowest. An environment key sets the client hosts
+    or the link of the point; any other names an option of one or more workloads, which
+    those run with at that point."""
+    if not config.sweep:
+        return (Point({}, workloads),)
+    alone = [w for w, spec in zip(workloads, specs) if not spec.sweep]  # (run once, after the points)
+    swept_specs = [(i, spec) for i, spec in enumerate(specs) if spec.sweep]
+    if not swept_specs:
+        raise BadInput("sweep: every workload says 'sweep: false': the sweep would run nothing",
+                       hint="leave the sweep out, or let a workload be part of it")
+    axes: list[list[tuple[str, Any, Any]]] = []  # per key: (key, the records' value, what is applied)
+    for key, values in config.sweep.items():
+        if key == "clients":
+            axes.append([("clients", _clients(v, j, environment), None) for j, v in enumerate(values)])
+        elif key in ENV_SWEEPS:
+            if key not in environment.sweeps:
+                raise BadInput(f"sweep.{key}: environment '{config.environment.kind}' cannot vary it between "
+                               "points", hint=f"it can vary: {', '.join(('clients', *sorted(environment.sweeps)))}")
+            axes.append([(key, *_env_value(environment, key, v, j)) for j, v in enumerate(values)])
+        else:
+            owners = [i for i, spec in swept_specs if key in registry.load("workload", spec.name).Options.model_fields]
+            others = [i for i, _ in swept_specs if i not in owners]
+            if owners and others:
+                raise BadInput(f"sweep.{key}: workloads[{others[0]}] ({specs[others[0]].name}) has no such option, "
+                               "so it would measure the same at every point, and its records would carry a "
+                               f"{key} it did not run with", hint="give it 'sweep: false' (it then runs once), or "
+                               "run it in a config without this sweep")
+            if not owners:
+                raise BadInput(f"sweep.{key}: neither the environment nor any workload of this config has "
+                               "such an option", hint="sweep 'clients', 'link', or an option of a workload "
+                               "(e.g. threads, iodepth, record_sizes)")
+            axes.append([(key, v, owners) for v in values])
+    if "clients" in config.sweep:
+        for i, w in ((i, workloads[i]) for i, _ in swept_specs):
+            if w.clients != "all":
+                raise BadInput(f"sweep.clients: workloads[{i}] ({w.name}) runs on the first client host only, "
+                               "so it would measure the same at every point, and its records would say more "
+                               "clients than it ran on", hint="give it 'clients: all', or run it in a config "
+                               "without this sweep")
+    points = []
+    for combo in itertools.product(*axes):
+        recorded: dict[str, Any] = {}
+        clients, link = None, None
+        chosen: list[Workload | None] = [w if spec.sweep else None for w, spec in zip(workloads, specs)]
+        for key, value, applied in combo:
+            if key == "clients":
+                clients = value
+            elif key in ENV_SWEEPS:
+                link = applied
+            else:
+                for i in applied:
+                    chosen[i] = _workload(i, specs[i], config, environment, backends, {key: _as_option(specs[i], key, value)})
+                first = chosen[applied[0]]
+                assert first is not None  # (an owner of the key is part of the sweep)
+                value = _recorded(first, key)
+            recorded[key] = value
+        mine = [w for w in chosen if w is not None]
+        _no_shared_cells(mine)
+        if any(w not in workloads for w in mine):
+            environment.check_plan(backends, mine)
+        points.append(Point(recorded, mine, clients, link))
+    return tuple(points) + ((Point({}, alone),) if alone else ())
+
+
+def _clients(value: Any, j: int, environment: Environment) -> int:
+    most = environment.client_hosts
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        raise BadInput(f"sweep.clients[{j}]: {files.printable(repr(value))} is not a number of client hosts "
+                       f"from 1 to {most}, the environment's", hint="the environment's options set how many "
+                       "client hosts it has (the container lab's 'clients')")
+    return value
+
+
+def _env_value(environment: Environment, key: str, value: Any, j: int) -> tuple[Any, Any]:
+    try:
+        return environment.sweep_value(key, value)
+    except ValueError as exc:
+        raise BadInput(f"sweep.{key}[{j}]: {files.printable(str(exc))}") from None
+
+
+def _as_option(spec: WorkloadSpec, key: str, value: Any) -> Any:
+    """A swept value as the option's: in a list of one where the option is a list."""
+    cls = registry.load("workload", spec.name)
+    annotation = str(cls.Options.model_fields[key].annotation)
+    return [value] if annotation.startswith(("list", "tuple")) and not isinstance(value, list) else value
+
+
+def _recorded(workload: Workload, key: str) -> Any:
+    """What the records of a point carry of a swept option: its validated value (a size in
+    bytes), the item of a list of one."""
+    value = getattr(workload.options, key)
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return json.loads(json.dumps(value, default=str))
 
 
 def _no_shared_cells(workloads: list[Workload]) -> None:
@@ -443,8 +611,12 @@ def _plugin(kind: str, name: str, where: str) -> Any:
 
 def _environment(config: Config) -> Environment:
     env_cls = _plugin("environment", config.environment.kind, "environment.kind")
+    options = config.environment.options
+    swept = [v for v in config.sweep.get("clients", ()) if isinstance(v, int) and not isinstance(v, bool)]
+    if swept:  # (a lab brings up the most clients a sweep uses, once, and uses the first N at each point)
+        options = env_cls.sized_for(dict(options), max(swept))
     try:
-        return env_cls(env_cls.Options.model_validate(config.environment.options))
+        return env_cls(env_cls.Options.model_validate(options))
     except ValidationError as exc:
         raise _options_error(exc, "environment.options", env_cls.Options) from exc
 

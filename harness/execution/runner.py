@@ -17,9 +17,10 @@ from harness.api.contracts import Backend, Cluster, Workload
 from harness.api.records import Measurement, describe_cell
 from harness.api.target import Lineup, Target, Written
 from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
-from harness.execution import sampling, together
+from harness.api.sampler import CLIENT
+from harness.execution import sampling, timelines, together
 from harness.execution.checks import preflight, room_for, still_there
-from harness.execution.config import Plan
+from harness.execution.config import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
 from harness.report.limits import caches_dropped
@@ -69,6 +70,15 @@ class Run:
     id: str
     done: set[str] = field(default_factory=set)  # cells that succeeded (of an earlier session)
     raw: tuple[str, ...] = ()  # under the run's raw directory: a resumed session's own
+    point: Point = field(default_factory=lambda: Point({}, []))  # of the sweep, being run
+
+    def points(self) -> tuple[Point, ...]:
+        return self.plan.points or (Point({}, self.plan.workloads),)
+
+    def tag(self, *parts: str) -> str:
+        """A name for the current point's directories (the point's number in a sweep)."""
+        index = self.points().index(self.point) if len(self.points()) > 1 else None
+        return "-".join((*parts, *([f"p{index + 1}"] if index is not None else [])))
 
     def raw_dir(self, *parts: str) -> Path:
         return self.store.raw_dir(self.id, *self.raw, *parts)
@@ -87,7 +97,8 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                       f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
     else:
         run = resumable(plan, store, resume, progress)
-        if not any(pending(run, b, rep) for rep in range(plan.config.repeat) for b in plan.backends):
+        if not any(pending(run, b, rep, point) for point in run.points() for rep in range(plan.config.repeat)
+                   for b in plan.backends):
             progress.note(f"every cell of run {run.id} succeeded: nothing to run")
             store.finish_run(run.id, "complete")
             return run.id, True
@@ -119,22 +130,32 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
 
             stack.callback(undo_run_files)
             stack.enter_context(recording_tools(cluster.ledger))
-            for rep in range(plan.config.repeat):
-                for backend in order_for(plan.backends, rep):
-                    if not pending(run, backend, rep):
-                        continue
-                    try:
-                        ok &= _run_backend(run, rep, backend, cluster, workdir)
-                    except BadInput:  # the config names what is not there: stop, keep what was measured
-                        ok = False
-                        raise
-                    except DfsbenchError as exc:  # attach or detach failed: the others go on
-                        ok = False
-                        progress.note(f"  {exc}")
-                        store.add(Measurement("attach", "cell", "elapsed", None, "s",
-                                              {"error": exc.message[:500]}, backend.name,
-                                              backend.variant, run.id, rep, ("failed",)),
-                                  cell_key(backend, rep, "attach", {}))
+            shaped = cluster.link  # (every node's link now)
+            if any(p.link is not None for p in run.points()):
+                if cluster.reshape is None or cluster.link is None:
+                    raise BadInput(f"environment '{plan.environment.name}' cannot reshape its links")
+                stack.callback(cluster.reshape, cluster.link)  # (the lab's own link again, after the sweep)
+            for point in run.points():
+                run.point = point
+                if not any(pending(run, b, rep, point) for rep in range(plan.config.repeat) for b in plan.backends):
+                    continue
+                here, shaped = at_point(cluster, point, progress, shaped)
+                for rep in range(plan.config.repeat):
+                    for backend in order_for(plan.backends, rep):
+                        if not pending(run, backend, rep, point):
+                            continue
+                        try:
+                            ok &= _run_backend(run, rep, backend, here, workdir)
+                        except BadInput:  # the config names what is not there: stop, keep what was measured
+                            ok = False
+                            raise
+                        except DfsbenchError as exc:  # attach or detach failed: the others go on
+                            ok = False
+                            progress.note(f"  {exc}")
+                            store.add(Measurement("attach", "cell", "elapsed", None, "s",
+                                                  {**point.values, "error": exc.message[:500]}, backend.name,
+                                                  backend.variant, run.id, rep, ("failed",)),
+                                      cell_key(backend, rep, "attach", point.values))
         progress.note("environment down" if not cluster.reused else "lab left running")
         status = "complete" if ok else "complete-with-failures"
     except KeyboardInterrupt:
@@ -162,10 +183,33 @@ def cell_key(backend: Backend, rep: int, workload: str | Workload, cell: dict[st
     return json.dumps([backend.name, backend.variant, rep, name, cell], sort_keys=True, default=str)
 
 
-def pending(run: Run, backend: Backend, rep: int) -> bool:
-    """Whether the backend has a cell to run in this repeat (so it is worth attaching)."""
-    return any(cell_key(backend, rep, w, c) not in run.done
-               for w in run.plan.workloads if w.accepts & {backend.kind} for c in w.cells())
+def pending(run: Run, backend: Backend, rep: int, point: Point) -> bool:
+    """Whether the backend has a cell to run in this repeat at this point of the sweep (so
+    it is worth attaching)."""
+    return any(cell_key(backend, rep, w, {**c, **point.values}) not in run.done
+               for w in point.workloads if w.accepts & {backend.kind} for c in w.cells())
+
+
+def at_point(cluster: Cluster, point: Point, progress: Progress,
+             shaped: float | None) -> tuple[Cluster, float | None]:
+    """The cluster as a point of the sweep uses it — its first N client hosts (the links of
+    those), every node's link reshaped to the point's, or back to the lab's own for a point
+    that sweeps none (the workloads outside the sweep) — and the link every node has now."""
+    if point.values:
+        progress.note(f"sweep point: {point.describe()}")
+    want = point.link if point.link is not None else cluster.link
+    if want != shaped and want is not None and cluster.reshape is not None:
+        with progress.step(f"links reshaped to {point.values.get('link') or 'the lab’s own'}"):
+            cluster.reshape(want)
+        shaped = want
+    if not point.values:
+        return cluster, shaped
+    clients = cluster.clients[:point.clients] if point.clients else cluster.clients
+    labels = {h.label for h in clients}
+    link, links = cluster.link, {k: v for k, v in cluster.links.items() if k in labels}
+    if point.link is not None:
+        link, links = point.link, {}
+    return replace(cluster, clients=clients, link=link, links=links), shaped
 
 
 def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
@@ -207,12 +251,13 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
 def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Path) -> bool:
     ok = True
     plan, store, progress = run.plan, run.store, run.progress
-    tag = f"{backend.name}-{backend.variant}"
+    tag = run.tag(backend.name, backend.variant)
+    point = run.point
     with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
-        attach = cell_key(backend, rep, "attach", {})
+        attach = cell_key(backend, rep, "attach", point.values)
         if store.supersede(run.id, attach):  # an earlier session could not attach it
             store.cell_ended(run.id, attach, "ok")
         scratches: dict[str, Path] = {}
@@ -237,11 +282,11 @@ def _run_backend(run: Run, rep: int, backend: Backend, cluster: Any, workdir: Pa
         if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
             described["client_facts"] = cluster.hosts_facts
         store.add_target(run.id, backend.name, backend.variant, described, rep)
-        for workload in plan.workloads:
+        for workload in point.workloads:
             if not workload.supports(target):
                 continue
             for cell in workload.cells():
-                key = cell_key(backend, rep, workload, cell)
+                key = cell_key(backend, rep, workload, {**cell, **point.values})
                 if key in run.done:
                     continue
                 if store.supersede(run.id, key):
@@ -266,14 +311,16 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
     ``on_start`` hears when the cell's measured work begins: its first timed phase (a
     workload that does not say when its phases begin: the cell's start)."""
     plan, store, progress = run.plan, run.store, run.progress
-    tag = f"{backend.name}-{backend.variant}-r{rep}"
+    tag = run.tag(backend.name, backend.variant, f"r{rep}")
     raw_dir = run.raw_dir(tag, workload.name, *([phase] if phase else []))
     what = f"{workload.name} {describe_cell(cell)} on {backend.name}/{backend.variant}"
+    if run.point.values:
+        what += f" at {run.point.describe()}"
     if phase:
         what += f" ({phase} the fault)" if phase != "during" else " (during the fault)"
     if plan.config.repeat > 1:
         what += f" (repeat {rep + 1}/{plan.config.repeat})"
-    extra = {"phase": phase} if phase else {}
+    extra = {**run.point.values, **({"phase": phase} if phase else {})}
 
     unfinished: list[str] = []  # records that came back flagged hung, failed or incomplete
     began = time.time()
@@ -282,7 +329,10 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
         params = {**m.params, **extra}
         if not isinstance(params.get("started"), (int, float)):  # (a workload that does not say when:
             params.update(started=round(began, 6), ended=round(time.time(), 6))  # within the cell, then)
-        store.add(replace(m, params=params, run_id=run.id, repeat=rep), key)
+        seq = store.add(replace(m, params=params, run_id=run.id, repeat=rep), key)
+        over_time = timelines.series_of(m)
+        if over_time is not None:  # (its rate every second, or the tool's own figures over time)
+            store.add_series(seq, run.id, over_time)
         unfinished.extend(f for f in m.flags if f in UNFINISHED)
 
     sampler = cluster.sampler() if cluster.sampler is not None else None
@@ -312,8 +362,11 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
                 finally:
                     target.lineup = None
             if sampler is not None:
-                for m in sampling.records(sampler.stop(), workload.name, {**cell, **extra}, backend.name,
-                                          backend.variant):
+                # (the client nodes that did not run the cell — one client, or the first N of a
+                # sweep's point — stood idle: neither its cost nor its busiest node)
+                ran = {h.label for h in (target.hosts if spread else (target.host,))}
+                usages = [u for u in sampler.stop() if u.role is None or u.role.side != CLIENT or u.node in ran]
+                for m in sampling.records(usages, workload.name, {**cell, **extra}, backend.name, backend.variant):
                     keep(m)
             if host_before is not None:
                 for m in sampling.host_records(host_before, load.snapshot(disk), disk, workload.name,
@@ -374,8 +427,10 @@ def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, targ
                 written.remove()
             except DfsbenchError as exc:  # (the run's directory goes at its end all the same)
                 progress.note(f"  could not remove {written.what}: {exc.message}")
-    run.store.add(replace(record(timeline, recovery, state, verified, workload.name, cell, backend.name,
-                                 backend.variant), run_id=run.id, repeat=rep), key)
+    fault = record(timeline, recovery, state, verified, workload.name, cell, backend.name, backend.variant)
+    figures = timelines.fault_params(run.store.measurements_of(run.id, key), timeline.times())
+    run.store.add(replace(fault, params={**run.point.values, **fault.params, **figures}, run_id=run.id,
+                          repeat=rep), key)  # (with the values of the sweep's point, as every record)
     after_ok = _run_cell(run, rep, backend, cluster, target, workload, cell, scratch, key, "after")
     healthy = recovery is not None or timeline.injected is None  # (no fault done: nothing to recover)
     return ok and during_ok and after_ok and healthy and not timeline.problems

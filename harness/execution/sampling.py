@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.sampler import HOST, RESOURCES, NodeUsage
+from harness.api.series import Series
 from harness.system import load
 
 
@@ -26,8 +27,34 @@ def records(usages: list[NodeUsage], workload: str, cell: dict[str, Any], backen
                                     ("net_tx", u.net_tx, "B/s"), ("blk_read", u.blk_read, "B/s"),
                                     ("blk_write", u.blk_write, "B/s"), ("peak_cpu", u.peak_cpu, "%"),
                                     ("peak_net_rx", u.peak_net_rx, "B/s"), ("peak_net_tx", u.peak_net_tx, "B/s")):
-            out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, backend, variant))
+            out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, backend, variant,
+                                   series=over_time(u, metric)))
+        out += spent_records(u, params, backend, variant)
     return out
+
+
+def spent_records(u: NodeUsage, params: dict[str, Any], backend: str, variant: str) -> list[Measurement]:
+    """A node's totals over the cell's sampled window, where the sampler counted them:
+    ``cpu_time`` (s, from its CPU counter) and ``peak_memory`` (B); with what the environment
+    declared the node is (``role``: client or server; ``serves``: the services of a storage
+    node, comma-joined) and how long the window was (``sampled_s``) — what the cost of a
+    system is computed from (harness.report.cost)."""
+    said = {**params, "role": u.role.side if u.role else "", "serves": ",".join(u.role.serves) if u.role else "",
+            "sampled_s": round(u.seconds, 3)}
+    return [Measurement(RESOURCES, u.node, metric, value, unit, said, backend, variant)
+            for metric, value, unit in (("cpu_time", u.cpu_seconds, "s"), ("peak_memory", u.peak_memory, "B"))
+            if value is not None]
+
+
+SAMPLED = {"cpu": 2, "net_rx": 3, "net_tx": 4}  # the metrics kept over time: their place in a point
+
+
+def over_time(u: NodeUsage, metric: str) -> Series | None:
+    """A node's figure between each two consecutive samples (``samples``), where it has one."""
+    column = SAMPLED.get(metric)
+    if column is None or not u.points:
+        return None
+    return Series(tuple((p[0], p[column]) for p in u.points), u.points[-1][1], "samples")
 
 
 def host_records(before: load.Snapshot, after: load.Snapshot, disk: str | None, workload: str,

@@ -16,12 +16,13 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.api import registry
 from harness.api.records import (
     CIRCUMSTANTIAL,
+    FLAGS,
     HARNESS_PARAMS,
     OVER_CLIENTS,
     Measurement,
@@ -52,6 +53,32 @@ class Table:
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
     chart: dict[str, Any] | None = None  # what the HTML report draws (see harness.report.html)
+    # the verdicts its comparison column shows, decided once (Cells.verdict), for every output that
+    # summarises them (harness.report.summary); and the workload whose records it shows
+    verdicts: list[Verdict] = field(default_factory=list)
+    workload: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Two systems in one cell, compared once: who is faster and by how much, or why no one
+    is. ``ratio``: how many times ``a`` is faster than ``b`` in the metric's direction (the
+    medians' ratio with one value a side, the ratio of geometric means with repeats), where
+    both sides have values; ``winner`` None with ``reason``: 'flags' (``unfit`` names them),
+    'n=1' (one run a side, within its noise), 'not significant', or 'missing' (a side has no
+    value). ``text`` is what the comparison column says."""
+
+    a: SystemKey
+    b: SystemKey
+    metric: str
+    text: str
+    winner: SystemKey | None = None
+    ratio: float | None = None
+    reason: str | None = None
+    unfit: tuple[str, ...] = ()
+    n: tuple[int, int] = (0, 0)
+    row: str = ""  # the row's label (set by the table)
+    per_client: bool = False  # the row is one client's of several (their aggregate has its own row)
 
 
 @dataclass(frozen=True)
@@ -144,35 +171,47 @@ class Cells:
         return text + flag_marks(flags)
 
     def judge(self, row: Any, a: SystemKey, b: SystemKey, metric: str, systems: Systems) -> str:
+        """The comparison column's text (see :meth:`verdict`)."""
+        return self.verdict(row, a, b, metric, systems).text
+
+    def verdict(self, row: Any, a: SystemKey, b: SystemKey, metric: str, systems: Systems) -> Verdict:
         """The comparison column: never a winner on an unfit cell; with repeats on both
         sides the ratio with its interval and Welch's test; with one value a side, the
         plain ratio marked n=1 and a band wide enough for one run's noise."""
         va, vb = self.values.get((row, a, metric)), self.values.get((row, b, metric))
-        unfit = unfit_reason(self.cell_flags.get((row, a), set()) | self.cell_flags.get((row, b), set()))
+        flags = self.cell_flags.get((row, a), set()) | self.cell_flags.get((row, b), set())
+        unfit = unfit_reason(flags)
+        n = (len(va or ()), len(vb or ()))
         if unfit:
-            return f"not comparable: {unfit}"
+            return Verdict(a, b, metric, f"not comparable: {unfit}", reason="flags", n=n,
+                           unfit=tuple(sorted(f for f in flags if f in FLAGS and FLAGS[f].unfit)))
         if not va or not vb:
-            return "—"
+            return Verdict(a, b, metric, "—", reason="missing", n=n)
         name_a, name_b = systems.name(a), systems.name(b)
         lower = lower_is_better(self.units.get(metric, ""))
         c = compare(va, vb)
         if c is None:
             ma, mb = median(va), median(vb)
             if ma <= 0 or mb <= 0:
-                return "—"
+                return Verdict(a, b, metric, "—", reason="missing", n=n)
             ratio = max(ma, mb) / min(ma, mb)
-            n = f"n={len(va)}/{len(vb)}" if len(va) != len(vb) else f"n={len(va)}"
+            speed = mb / ma if lower else ma / mb  # (how many times a is faster)
+            count = f"n={len(va)}/{len(vb)}" if len(va) != len(vb) else f"n={len(va)}"
             if ratio < SINGLE_RUN_BAND:
-                return f"within noise ({ratio:.2f}×, {n})"
+                return Verdict(a, b, metric, f"within noise ({ratio:.2f}×, {count})", ratio=speed, reason="n=1", n=n)
             better_a = ma < mb if lower else ma > mb
-            return f"{name_a if better_a else name_b} {ratio:.1f}× faster ({n})"
+            return Verdict(a, b, metric, f"{name_a if better_a else name_b} {ratio:.1f}× faster ({count})",
+                           a if better_a else b, speed, n=n)
+        speed = 1 / c.ratio if lower else c.ratio
         if not c.significant(ALPHA):
-            return f"no significant difference (p={c.p_value:.2f})"
+            return Verdict(a, b, metric, f"no significant difference (p={c.p_value:.2f})", ratio=speed,
+                           reason="not significant", n=n)
         better_a = c.ratio < 1 if lower else c.ratio > 1
         r, lo, hi = (c.ratio, c.ratio_low, c.ratio_high) if c.ratio >= 1 else \
             (1 / c.ratio, 1 / c.ratio_high, 1 / c.ratio_low)
         p = "p<0.001" if c.p_value < 0.001 else f"p={c.p_value:.3f}"
-        return f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, {p})"
+        return Verdict(a, b, metric, f"{name_a if better_a else name_b} {r:.1f}× faster ({lo:.1f}–{hi:.1f}×, {p})",
+                       a if better_a else b, speed, n=n)
 
 
 def _share_note(cells: Cells) -> list[str]:
@@ -213,7 +252,7 @@ def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tup
             params = [json.loads(t[1]) for t in twins]
             mine = json.loads(k[1])
             differing = sorted({p for ps in params for p in ps if any(o.get(p) != mine.get(p) for o in params)})
-            label = (label + " " if label else "") + ", ".join(f"{p}={mine.get(p)}" for p in differing)
+            label = (label + " " if label else "") + ", ".join(f"{p}={mine[p]}" for p in differing if p in mine)
         out.append((k, group, label))
     return out
 
@@ -232,11 +271,19 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     pair = (compared[0], compared[1]) if len(compared) >= 2 and spec.verdict else None
     seen: set[str] = set()
     out: list[list[str]] = []
+    verdicts: list[Verdict] = []
+
+    def keep(v: Verdict, key: Any, label: str) -> str:
+        host = json.loads(key[1]).get("host")
+        verdicts.append(replace(v, row=label, per_client=host is not None and host not in OVER_CLIENTS))
+        return v.text
+
     if len(spec.row_header) + len(cells.systems) * len(columns) + 1 > WIDE_COLUMNS:
         header = [*spec.row_header, "system", *[c.label for c in columns]]
-        reference = compared[0] if compared else cells.systems[0]
+        against = references(compared)
+        one = set(against.values())
         if spec.verdict:
-            header.append(f"vs {systems.name(reference)}")
+            header.append(f"vs {systems.name(next(iter(one)))}" if len(one) == 1 else "verdict")
         previous = None
         for key, group, label in rows:
             for s in cells.systems:
@@ -247,8 +294,10 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 previous = (group, label)
                 line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
                 if spec.verdict:
-                    line.append("" if s == reference or systems.control(s)
-                                else cells.judge(key, s, reference, spec.verdict, systems))
+                    ref = against.get(s)
+                    line.append("" if ref is None else (f"vs {systems.name(ref)}: " if len(one) > 1 else "")
+                                + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
+                                       f"{group} {label}".strip()))
                 out.append(line)
     else:
         header = list(spec.row_header)
@@ -263,11 +312,28 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
             for s in cells.systems:
                 line += [cells.text(key, s, c.key, seen) for c in columns]
             if pair and spec.verdict:
-                line.append(cells.judge(key, pair[0], pair[1], spec.verdict, systems))
+                line.append(keep(cells.verdict(key, pair[0], pair[1], spec.verdict, systems), key,
+                                 f"{group} {label}".strip()))
             out.append(line)
-    table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells))
+    table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells), verdicts=verdicts,
+                  workload=records[0].workload)
     table.chart = _bars(spec, rows, cells, systems) or _curves(spec, rows, cells, systems)
     return table
+
+
+def references(compared: list[SystemKey]) -> dict[SystemKey, SystemKey]:
+    """Whom each system (not the control) is judged against: where systems share a variant
+    name on different backends (``glusterfs/ec21``, ``cephfs/ec21``), the first of its name
+    — like against like; any other, the first system shown."""
+    first: dict[str, SystemKey] = {}
+    for s in compared:
+        first.setdefault(s[1], s)
+    paired = {s: first[s[1]] for s in compared if first[s[1]] != s and first[s[1]][0] != s[0]}
+    if not paired:
+        return {s: compared[0] for s in compared[1:]}
+    head = compared[0]
+    return {**{s: head for s in compared if s not in paired and s != head and first[s[1]] == s
+               and not any(v == s for v in paired.values())}, **paired}
 
 
 def _bars(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
@@ -281,9 +347,11 @@ def _bars(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
         lo: list[float] = []
         hi: list[float] = []
         texts: list[str] = []
+        ns: list[int] = []  # values behind each bar (one: no interval, no whisker)
         for key, _, _ in rows:
             vals = cells.values.get((key, s, spec.chart))
             value, flags = cells.get(key, s, spec.chart)
+            ns.append(len(vals or ()) if value is not None else 0)
             if not vals or value is None:
                 ys.append(None)
                 lo.append(0.0)
@@ -296,7 +364,7 @@ def _bars(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
             hi.append(summ.ci_high - value if ok else 0.0)
             lo.append(value - summ.ci_low if ok else 0.0)
             texts.append(f"n={summ.n}" + (f", CV {summ.cv * 100:.0f}%" if summ.n > 1 else "") + flag_marks(flags))
-        series.append({"name": systems.name(s), "y": ys, "lo": lo, "hi": hi, "text": texts})
+        series.append({"name": systems.name(s), "y": ys, "lo": lo, "hi": hi, "text": texts, "n": ns})
     return {"kind": "bars", "title": spec.title, "x": [f"{g} {l}".strip() for _, g, l in rows],
             "series": series, "unit": cells.units.get(spec.chart, ""), "metric": spec.chart,
             "log": spec.chart_log}
@@ -395,6 +463,9 @@ def generic_spec(workload: str, records: list[Measurement]) -> TableSpec:
                      metrics[0] if metrics else "", label=label)
 
 
+FAILURES_TITLE = "Cells that failed or hung (no value)"
+
+
 def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | None:
     """Every cell without a value, once per system, cell and error."""
     grouped: dict[tuple[str, str, str, str, str], list[str]] = {}
@@ -414,7 +485,7 @@ def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | 
     rows = [[system, f"{workload} {', '.join(tests)}".strip(), cell, flags, error]
             for (system, workload, cell, flags, error), tests in grouped.items()]
     flags = {f for row in rows for f in row[3].split(",") if f}
-    return Table("Cells that failed or hung (no value)", ["system", "workload", "cell", "flags", "error"],
+    return Table(FAILURES_TITLE, ["system", "workload", "cell", "flags", "error"],
                  rows, flag_notes(flags))
 
 

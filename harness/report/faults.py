@@ -10,10 +10,14 @@ from typing import Any
 
 from harness.api.faults import FAULT
 from harness.api.records import Measurement, describe_cell
+from harness.units import format_value
 
 # the fault record's params that say what happened, not which cell it was
 ABOUT = ("for", "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "noticed_after_s",
-         "measured_from", "started", "ended", "notice", "why", "stores_data")
+         "measured_from", "started", "ended", "notice", "why", "stores_data",
+         # what the clients saw of it (harness.execution.timelines.fault_params)
+         "figures_of", "rate_unit", "level", "lowest_rate", "stall_s", "back_to_level_s", "closing_s",
+         "figures_why")
 
 
 def noticed(m: Measurement) -> str:
@@ -43,6 +47,34 @@ def recovered(m: Measurement) -> str:
     return f"not healthy ({m.params.get('health', '')})"[:80]
 
 
+def _why(m: Measurement, figure: str) -> str:
+    """Why a figure of what the clients saw is missing, as its record says."""
+    said = str(m.params.get("figures_why") or "")
+    part = next((p.split(": ", 1)[1] for p in said.split("; ") if p.startswith(f"{figure}: ")), said)
+    return f"— ({part[:90]})" if part else "—"
+
+
+def seen(m: Measurement) -> list[str]:
+    """What the clients saw (their aggregate rate every second): the lowest rate while the
+    fault held, how long they moved nothing, and when they were back to the level before
+    it; '—' and why where a figure could not be had, 'not recorded' for a run stored
+    before these were."""
+    p = m.params
+    if "figures_of" not in p and "figures_why" not in p:
+        return ["not recorded"] * 3
+    level, unit = p.get("level"), str(p.get("rate_unit") or "")
+    lowest = p.get("lowest_rate")
+    low = (format_value(lowest, unit) + (f" ({lowest / level:.0%} of {format_value(level, unit)})"
+                                         if isinstance(level, (int, float)) and level > 0 else "")
+           if isinstance(lowest, (int, float)) else _why(m, "lowest"))
+    stall = f"{p['stall_s']:.1f} s" if isinstance(p.get("stall_s"), (int, float)) else _why(m, "stall")
+    closing = p.get("closing_s")
+    if isinstance(closing, (int, float)) and closing >= 0.05:  # (the closing fsync, or a stall to the end)
+        stall += f" (+ {closing:.1f} s after the last byte moved, to the run's end)"
+    back = f"{p['back_to_level_s']:.1f} s" if isinstance(p.get("back_to_level_s"), (int, float)) else _why(m, "back")
+    return [low, stall, back]
+
+
 def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[list[str]]:
     rows = []
     for m in records:
@@ -50,12 +82,13 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
             continue
         cell = describe_cell(m.params, ABOUT)
         rows.append([name((m.backend, m.variant)), f"{m.params.get('for')} {cell}".strip(),
-                     str(m.params.get("fault")), noticed(m), recovered(m), str(m.params.get("verified"))])
+                     str(m.params.get("fault")), noticed(m), recovered(m), *seen(m), str(m.params.get("verified"))])
     return rows
 
 
 TITLE = "Faults: what was done during the cell, when the system noticed, time to recover, data verified"
-COLUMNS = ["system", "cell", "fault", "noticed after", "healthy after restore", "verified"]
+COLUMNS = ["system", "cell", "fault", "noticed after", "healthy after restore", "lowest rate", "stalled",
+           "back to level", "verified"]
 NOTE = ("the cell ran three times: 'before' (healthy), 'during' (the fault, timed from the cell's "
         "first timed phase) and 'after' (healthy again) — see the phase rows of its own table; "
         "'degraded' [G] is on exactly the records whose time overlaps the fault, from its "
@@ -63,7 +96,15 @@ NOTE = ("the cell ran three times: 'before' (healthy), 'during' (the fault, time
         "system's state that showed it (Ceph: an OSD marked down; GlusterFS: a brick offline); "
         "'healthy after restore': from the node's daemons running again to the first passing "
         "health check (what it said then is the fault record's 'health'); a fault undone before "
-        "the system noticed it has no recovery time")
+        "the system noticed it has no recovery time. From the clients' aggregate rate every second "
+        "(of the test that ran at the injection: the record's 'figures_of'), over the seconds every client "
+        "moved data: 'lowest rate' in a whole second from the injection to healthy (or to the end of the "
+        "'during' run), against the level before the fault (the median rate per second of the 'before' "
+        "run); 'stalled': the time in that window in seconds when the clients moved nothing (and, apart, "
+        "the time from the last byte moved to the end of the run: its closing fsync, or a stall that "
+        "lasted to its end); 'back to level': from the injection to the first second within 10 % of that "
+        "level (or above it) after the last second below that; '—' and why where there is no such "
+        "figure (not back while the clients moved)")
 
 
 MOMENTS = ("injected", "noticed", "restored", "healthy")

@@ -10,10 +10,12 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections import defaultdict
 from typing import Any
 
 from harness.api.records import FLAGS
+from harness.report import summary
 from harness.report.compare import Table
 from harness.report.view import View
 
@@ -45,7 +47,9 @@ def heatmaps(tables: list[Table]) -> list[Figure]:
                                   "hoverinfo": "text+x+y", "x": c["x"], "y": c["y"], "colorscale": "Viridis",
                                   "zmin": math.log10(lo), "zmax": math.log10(max(hi, lo * 1.001)),
                                   "colorbar": {"title": f"log10 {c['unit']}"}}],
-                        "layout": {"yaxis": {"autorange": "reversed"}, "height": 160 + 28 * len(c["y"])}})
+                        "layout": {"yaxis": {"autorange": "reversed", "automargin": True},
+                                   "xaxis": {"automargin": True},
+                                   "height": 160 + 28 * len(c["y"])}})
     by_group: dict[str, list[Figure]] = defaultdict(list)
     for c in charts:
         if not c["control"]:
@@ -70,22 +74,55 @@ def heatmaps(tables: list[Table]) -> list[Figure]:
                         "data": [{"type": "heatmap", "z": z, "text": text, "texttemplate": "%{text}",
                                   "x": a["x"], "y": a["y"], "colorscale": "RdBu", "zmid": 0,
                                   "colorbar": {"title": "log2 ratio"}}],
-                        "layout": {"yaxis": {"autorange": "reversed"}, "height": 160 + 28 * len(a["y"])}})
+                        "layout": {"yaxis": {"autorange": "reversed", "automargin": True},
+                                   "xaxis": {"automargin": True},
+                                   "height": 160 + 28 * len(a["y"])}})
     return figures
 
 
+def wrap(label: str, width: int = 18) -> str:
+    """A category label broken into lines of about ``width`` characters (at spaces, with
+    plotly's <br>), so that a long one is shown whole, never cut."""
+    out: list[str] = []
+    for word in str(label).split(" "):
+        if out and len(out[-1]) + 1 + len(word) <= width:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return "<br>".join(out)
+
+
+def _width(labels: list[str]) -> int:
+    """How wide a category label may be on a chart of about 1100 pixels: narrower the more
+    categories share it."""
+    return max(10, min(24, 120 // max(1, len(labels))))
+
+
+def _whiskers(values: list[float], n: list[int], div: float) -> list[float]:
+    """A bar's whisker, none where one value stands behind it (no interval to draw): plotly
+    reads a null as 0 and draws a whisker of no width there; it skips a NaN (written into
+    the page's script as the JavaScript NaN)."""
+    return [v / div if k > 1 else math.nan for v, k in zip(values, n)]
+
+
 def bars(c: dict[str, Any]) -> Figure:
-    """Grouped bars per row and system: the median, with the 95% CI of the mean as whiskers."""
+    """Grouped bars per row and system: the median, with the 95% CI of the mean as whiskers
+    (none on a bar of one value)."""
     div, label = _scaled(c["unit"])
-    data = [{"type": "bar", "name": s["name"], "x": c["x"],
-             "y": [None if y is None else y / div for y in s["y"]], "text": s["text"],
-             "textposition": "outside",
-             "error_y": {"type": "data", "symmetric": False, "array": [h / div for h in s["hi"]],
-                         "arrayminus": [lo / div for lo in s["lo"]]}} for s in c["series"]]
-    return {"title": f"{c['title']}: {c['metric']} (bar: median; whisker: 95% CI of the mean)", "data": data,
-            "layout": {"barmode": "group", "height": 420,
-                       "yaxis": {"title": label + (" (log)" if c["log"] else ""),
-                                 "type": "log" if c["log"] else "linear"}}}
+    data = []
+    for s in c["series"]:
+        n = s.get("n") or [2] * len(s["y"])  # (a chart of an older dfsbench: as it was drawn)
+        data.append({"type": "bar", "name": s["name"], "x": [wrap(x, _width(c["x"])) for x in c["x"]],
+                     "y": [None if y is None else y / div for y in s["y"]], "text": s["text"],
+                     "textposition": "outside",
+                     "error_y": {"type": "data", "symmetric": False, "array": _whiskers(s["hi"], n, div),
+                                 "arrayminus": _whiskers(s["lo"], n, div)}})
+    return {"title": f"{c['title']}: {c['metric']} (bar: median; whisker: 95% CI of the mean, where n > 1)",
+            "data": data,
+            "layout": {"barmode": "group", "height": 460,
+                       "xaxis": {"automargin": True, "tickangle": 0},
+                       "yaxis": {"title": {"text": f"{c['metric']} ({label})" + (", log" if c["log"] else "")},
+                                 "type": "log" if c["log"] else "linear", "automargin": True}}}
 
 
 def lines(c: dict[str, Any]) -> Figure:
@@ -93,7 +130,31 @@ def lines(c: dict[str, Any]) -> Figure:
     data = [{"type": "scatter", "mode": "lines+markers", "name": s["name"], "x": c["x"],
              "y": [None if y is None else y / div for y in s["y"]]} for s in c["series"]]
     return {"title": c["title"], "data": data,
-            "layout": {"yaxis": {"title": label, "type": "log"}, "height": 480}}
+            "layout": {"yaxis": {"title": {"text": f"value ({label}, log)"}, "type": "log", "automargin": True},
+                       "xaxis": {"automargin": True}, "height": 480}}
+
+
+def cost_bars(c: dict[str, Any]) -> Figure:
+    """Per cell, each system's CPU time per GiB moved on its clients and on its servers
+    (harness.report.cost)."""
+    data = [{"type": "bar", "name": s["name"], "x": [wrap(x, _width(c["x"])) for x in c["x"]], "y": s["y"],
+             "text": [None if y is None else f"{y:.2f}" for y in s["y"]], "textposition": "outside"}
+            for s in c["series"]]
+    return {"title": c["title"], "data": data,
+            "layout": {"barmode": "group", "height": 420, "xaxis": {"automargin": True, "tickangle": 0},
+                       "yaxis": {"title": {"text": f"CPU time per GiB moved ({c['unit']})"}, "rangemode": "tozero",
+                                 "automargin": True}}}
+
+
+def summary_html(view: View) -> str:
+    """The answer the report opens with (harness.report.summary), or nothing."""
+    if not view.summary:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in view.summary)
+    return (f"<h2>{html.escape(summary.TITLE)}</h2><ul class='answer'>{items}</ul>"
+            "<p class='notes'>From the verdicts of the tables below (a cell of several clients counts once, by "
+            "its aggregate); the bottleneck is each system's busiest node and resource in most of its cells, "
+            "as the resource table finds it.</p>")
 
 
 def timelines(c: dict[str, Any]) -> list[Figure]:
@@ -116,6 +177,30 @@ def timelines(c: dict[str, Any]) -> list[Figure]:
     return out
 
 
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def sweep_lines(c: dict[str, Any]) -> Figure:
+    """A sweep's curve: per system a solid line of its median at each point, and its
+    ceiling at each point as a dashed line of the same colour."""
+    div, label = _scaled(c["unit"])
+    xs = [wrap(x, _width(c["x"])) for x in c["x"]]  # (one set of categories for both lines)
+    data = []
+    for i, s in enumerate(c["series"]):
+        colour = PALETTE[i % len(PALETTE)]
+        data.append({"type": "scatter", "mode": "lines+markers", "name": s["name"], "x": xs,
+                     "y": [None if y is None else y / div for y in s["y"]], "text": s["text"],
+                     "line": {"color": colour}, "legendgroup": s["name"]})
+        if any(v is not None for v in s["ceiling"]):
+            data.append({"type": "scatter", "mode": "lines", "name": f"{s['name']} ceiling", "x": xs,
+                         "y": [None if v is None else v / div for v in s["ceiling"]],
+                         "line": {"color": colour, "dash": "dash", "width": 1}, "legendgroup": s["name"]})
+    return {"title": f"{c['title']} (solid: median; dashed: the path's ceiling)", "data": data,
+            "layout": {"height": 420, "xaxis": {"title": {"text": c["xtitle"]}, "type": "category", "automargin": True},
+                       "yaxis": {"title": {"text": f"{c['metric']} ({label})"}, "rangemode": "tozero",
+                                 "automargin": True}}}
+
+
 def figures(tables: list[Table]) -> list[Figure]:
     out = heatmaps(tables)
     for t in tables:
@@ -125,7 +210,19 @@ def figures(tables: list[Table]) -> list[Figure]:
             out.append(lines(t.chart))
         elif t.chart and t.chart["kind"] == "timeline":
             out += timelines(t.chart)
+        elif t.chart and t.chart["kind"] == "sweep":
+            out.append(sweep_lines(t.chart))
+        elif t.chart and t.chart["kind"] == "cost":
+            out.append(cost_bars(t.chart))
     return [f for f in out if f["data"]]
+
+
+def cell_timelines(view: View) -> list[Figure]:
+    """Each cell's rate every second, per client stacked, with the fault's window and the
+    nodes' CPU and network on the same clock (``harness.report.timelines``)."""
+    from harness.report.timelines import figures as over_time
+
+    return over_time(view.records, view.systems.name)
 
 
 def _table_html(t: Table) -> str:
@@ -143,17 +240,42 @@ table { border-collapse: collapse; font-size: 13px; margin: .5em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #eee; } td:first-child, td:nth-child(2) { text-align: left; }
 ul.notes { font-size: 12px; color: #555; } .chart { margin: 1.5em 0; }
+ul.answer { font-size: 15px; line-height: 1.5; } p.notes { font-size: 12px; color: #555; }
 """
+
+
+# the few tags of plotly's text the charts use themselves; any other '<' in a chart's text (a
+# host, a variant or a parameter from a store someone else wrote) is shown, not followed: plotly
+# renders <a href>, <span style> and the like in titles, names and labels
+_TAGS = re.compile(r"<(?!(?:br|/?b|/?sub|/?extra)>)")
+
+
+def _inert(value: Any) -> Any:
+    if isinstance(value, str):
+        return _TAGS.sub("&lt;", value)
+    if isinstance(value, list):
+        return [_inert(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _inert(v) for k, v in value.items()}
+    return value
 
 
 def render(view: View) -> str:
     import plotly.offline
 
     plotly_js = plotly.offline.get_plotlyjs()
-    figs = figures(view.tables)
+    # the answers first: how each system scales (a sweep's curves), what a failure looked like
+    # from the clients, what each GiB cost; then every other chart in the tables' order
+    def kind(t: Table) -> str:
+        return str(t.chart["kind"]) if t.chart else ""
+
+    figs = (figures([t for t in view.tables if kind(t) == "sweep"]) + cell_timelines(view)
+            + figures([t for t in view.tables if kind(t) == "cost"])
+            + figures([t for t in view.tables if kind(t) not in ("sweep", "cost")]))
+    costs = "".join(_table_html(t) for t in view.tables if kind(t) == "cost")
     charts = "".join(f"<div class='chart' id='chart-{i}'></div>" for i in range(len(figs)))
-    specs = json.dumps([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
-                                                        "margin": {"l": 160}}} for f in figs])
+    specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
+                                                                "margin": {"l": 160}}} for f in figs]))
     specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
     legend = "".join(f"<li>[{f.code}] {html.escape(name)}: {html.escape(f.meaning)}</li>"
                      for name, f in FLAGS.items())
@@ -162,9 +284,10 @@ def render(view: View) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{STYLE}</style><script>{plotly_js}</script></head>
 <body><h1>{html.escape(title)}</h1>
-<h2>Runs, environment and topology</h2><pre class="header">{html.escape(chr(10).join(view.header))}</pre>
+{summary_html(view)}{costs}
 <h2>Charts</h2>{charts}
-<h2>Tables</h2>{''.join(_table_html(t) for t in view.tables)}
+<h2>Runs, environment and topology</h2><pre class="header">{html.escape(chr(10).join(view.header))}</pre>
+<h2>Tables</h2>{''.join(_table_html(t) for t in view.tables if kind(t) != "cost")}
 <h2>Flags</h2><ul class="notes">{legend}</ul>
 <script>
 const specs = {specs};

@@ -85,6 +85,21 @@ class PathLimits:
     def link_of(self, host: str) -> float | None:
         return self.links.get(host, self.network) if self.network is not None else None
 
+    def at(self, m: Measurement) -> PathLimits:
+        """The limits a record was measured under: where a sweep shaped every node's link
+        to a rate of its point (the record's ``link`` param), that link — unless the config
+        declared the network, which wins everywhere."""
+        swept = m.params.get("link")
+        if not isinstance(swept, str) or self.network_source == "declared" or self.network is None:
+            return self
+        try:
+            link = float(parse_rate(swept))
+        except ValueError:  # (a damaged or foreign param: the target's link stands)
+            return self
+        if not 0 < link < math.inf:
+            return self
+        return replace(self, network=link, network_source="the sweep point's shaped link", links={})
+
     def ceiling(self, write: bool, hosts: tuple[str, ...] = ("",), down: int = 0) -> float | None:
         """The least of the client-side and the server-side bound (B/s) for a record of
         these client hosts, with ``down`` storage nodes down (see the module)."""
@@ -100,7 +115,7 @@ class PathLimits:
         if not nodes:
             return client
         # (a write with a node down keeps R·live/S copies on live nodes: the same bound)
-        server = (nodes * self.network / f.stored_copies) if write else live * self.network
+        server = (nodes * self.network / (f.taken_in or f.stored_copies)) if write else live * self.network
         return min(client, server)
 
     def ram_of(self, host: str) -> float | None:
@@ -316,6 +331,7 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     out = []
     for m in records:
         lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+        lim = lim.at(m) if lim is not None else None
         where = (m.run_id, m.backend, m.variant, m.repeat)
         windows = faults.get(where, FaultWindows())
         flags, params = list(m.flags), m.params
@@ -365,13 +381,19 @@ def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]
                 continue
             f = lim.facts
             parts = [f"network {rate(lim.network)} per client ({lim.network_source})"]
+            swept = sorted({str(m.params["link"]) for m in records if m.run_id == run_id and
+                            (m.backend, m.variant) == key and isinstance(m.params.get("link"), str)})
+            if swept and lim.network_source != "declared":
+                parts[0] += f", reshaped by the sweep to {', '.join(swept)}: each record is held to its point's link"
             parts += [f"{h} {rate(v)}" for h, v in sorted(lim.links.items()) if v != lim.network]
             if f.write_copies != 1:
                 parts.append(f"a client's writes cross its link {f.write_copies:g}× "
                              f"(ceiling {rate(lim.network / f.write_copies)})")
             if f.storage_nodes:
-                parts.append(f"{f.storage_nodes} storage nodes keeping {f.stored_copies:g} copies: all clients "
-                             f"together write under {rate(f.storage_nodes * lim.network / f.stored_copies)} "
+                intake = f.taken_in or f.stored_copies
+                parts.append(f"{f.storage_nodes} storage nodes keeping {f.stored_copies:g} copies"
+                             + (f" (taking in {intake:g} per byte written)" if intake != f.stored_copies else "")
+                             + f": all clients together write under {rate(f.storage_nodes * lim.network / intake)} "
                              f"and read under {rate(f.storage_nodes * lim.network)}")
             lines.append(f"  limits of {f.display}{_variant(key)}: " + "; ".join(parts))
     return lines

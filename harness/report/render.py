@@ -70,5 +70,9 @@ def json_lines(records: Iterable[Measurement]) -> str:
 def json_document(view: View) -> str:
     """One JSON document: the runs' context and every annotated record (with the flags and
     ceilings the tables show)."""
-    return json.dumps({**view.context(), "records": [m.to_dict() for m in view.records]},
+    curves = {"curves": view.curves} if view.curves else {}  # (a sweep's: harness.report.sweeps)
+    from harness.report.timelines import entries
+
+    series = {"series": entries(view.records)}  # (each record's figure over time, and the clients' sum)
+    return json.dumps({**view.context(), "records": [m.to_dict() for m in view.records], **curves, **series},
                       default=str, indent=None) + "\n"

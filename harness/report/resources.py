@@ -14,7 +14,7 @@ from harness.api.sampler import HOST, RESOURCES
 
 # what describes a node's record, not the cell it belongs to
 ABOUT = ("for", "cores", "process", "process_cpu", "peak_process", "peak_process_cpu", "share", "capacity",
-         "started", "ended", "cpus", "disk", "busiest")
+         "started", "ended", "cpus", "disk", "busiest", "role", "serves", "sampled_s")
 WHAT = {"cpu": "CPU", "net_rx": "network in", "net_tx": "network out", "blk_read": "disk read",
         "blk_write": "disk write"}
 
@@ -23,10 +23,23 @@ def _cell(m: Measurement) -> tuple[Any, ...]:
     return (m.run_id, m.backend, m.variant, m.repeat, str(m.params.get("for")), describe_cell(m.params, ABOUT))
 
 
+cell_of = _cell  # (run, backend, variant, repeat, workload, cell): the cell a node's record is of
+
+
+def describe(params: dict[str, Any]) -> str:
+    """The cell a node's record is of, for people (``size=64 MiB``)."""
+    return describe_cell(params, ABOUT)
+
+
+def top(records: list[Measurement]) -> Measurement | None:
+    """The record of the node and resource with the highest share of its capacity."""
+    return max((m for m in records if isinstance(m.params.get("share"), (int, float))),
+               key=lambda m: m.params["share"], default=None)
+
+
 def busiest(records: list[Measurement]) -> str:
     """The node and resource with the highest share of its capacity, in words."""
-    best = max((m for m in records if isinstance(m.params.get("share"), (int, float))),
-               key=lambda m: m.params["share"], default=None)
+    best = top(records)
     if best is None:
         return ""
     metric = best.metric.removeprefix("peak_")
@@ -52,7 +65,8 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
     were recorded; ``name`` gives a system's display name from (backend, variant)."""
     cells: dict[tuple[Any, ...], list[Measurement]] = {}
     for m in records:
-        if m.workload == RESOURCES and m.test != "busiest":  # (runs of earlier versions stored their own)
+        if m.workload == RESOURCES and m.test not in ("busiest", "cost"):  # (runs of earlier versions stored
+            # their own busiest; the cost records are harness.report.cost's)
             cells.setdefault(_cell(m), []).append(m)
     rows = []
     for (_, backend, variant, repeat, workload, cell), found in cells.items():

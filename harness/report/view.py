@@ -5,12 +5,13 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
-from harness.report.compare import Systems, Table, stability_notes, tables
+from harness.report import summary, sweeps
+from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe
 from harness.results.catalogue import Catalogue
 from harness.results.store import RunInfo
@@ -25,6 +26,8 @@ class View:
     header: list[str]
     tables: list[Table]
     systems: Systems
+    curves: list[dict[str, Any]] = field(default_factory=list)  # a sweep's (harness.report.sweeps)
+    summary: list[str] = field(default_factory=list)  # what the outputs open with (harness.report.summary)
 
     def context(self) -> dict[str, Any]:
         """The runs as a downstream tool needs them next to the records: environment,
@@ -55,10 +58,18 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     records = annotate(raw, infos)
     records = _mark_not_comparable(records, {who for _, who in differing})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
+    found = sweeps.curves(records, sweeps.swept(infos), systems,
+                          CV_THRESHOLD if cv_threshold is None else cv_threshold)
+    if found and with_tables:  # (after the workloads' own tables, before the failed cells)
+        at = len(built) - (1 if built and built[-1].title.startswith(FAILURES_TITLE) else 0)
+        built[at:at] = sweeps.curve_tables(found, systems)
     if with_tables and not built:
         header.append(f"({len(raw)} measurements stored, none of which a table shows: see --format json)"
                       if raw else "(no measurements stored for this run)")
-    return View(ids, infos, records, header, built, systems)
+    view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
+    # the costs per GiB of the cells, and the answer the outputs open with
+    view.records, view.summary = summary.complete(view.records, view.tables, systems, with_tables)
+    return view
 
 
 def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Measurement]:

@@ -15,18 +15,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.api.parsing import plausible
 from harness.api.records import Measurement
+from harness.api.series import SOURCES, Series
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.system.files import printable
 from harness.system.secret import redact_json
 from harness.units import size
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_NAME = "dfsbench.sqlite"
 
 _TARGETS = """
@@ -54,9 +55,18 @@ CREATE TABLE IF NOT EXISTS cells (
     finished REAL NOT NULL, PRIMARY KEY (run_id, cell)
 );
 CREATE TABLE IF NOT EXISTS superseded AS SELECT * FROM measurements WHERE 0;
+""" + """
+CREATE TABLE IF NOT EXISTS series (
+    measurement INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id), source TEXT NOT NULL,
+    begin REAL NOT NULL, "end" REAL NOT NULL, points TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS series_run ON series(run_id);
 """
 # v3: each measurement names its cell (``cell``), each cell's outcome is kept (``cells``),
 # and the records of a cell run again by 'run --resume' move to ``superseded``
+# v4: a record's figure over time (harness.api.series) in ``series``, one row per record
+# (``measurement``: its ``seq``; a superseded record's row is no longer read), its points a
+# JSON array of [t, value]
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -109,7 +119,7 @@ MIN_FREE = 16 << 20
 # would wait 30 s by default): a run's writes are single rows, held for milliseconds
 LOCK_WAIT = 5.0
 # the tables a store of this version has; a read-only command refuses a store without one
-TABLES = ("meta", "runs", "targets", "measurements", "cells", "superseded")
+TABLES = ("meta", "runs", "targets", "measurements", "cells", "superseded", "series")
 
 
 # the params every output reads and computes with: what each must be where a row has it
@@ -272,8 +282,11 @@ class Store:
                 self.db.execute("BEGIN")
                 if has_measurements:
                     self.db.execute("ALTER TABLE measurements ADD COLUMN cell TEXT")
-                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-        self.db.executescript(_SCHEMA)
+                self.db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+            version = 3
+        self.db.executescript(_SCHEMA)  # (the series table first: a store that says 4 has it)
+        if version == 3:  # v3 kept no series: its records have none
+            self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         if version is None:
             self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
@@ -317,15 +330,37 @@ class Store:
                     "ORDER BY repeat", (run_id,))]
 
     @_writes
-    def add(self, m: Measurement, cell: str | None = None) -> None:
+    def add(self, m: Measurement, cell: str | None = None) -> int:
         """Commit one measurement of ``cell`` (see :func:`cell_key`) now (autocommit mode:
-        each INSERT is its own transaction)."""
-        self.db.execute(
+        each INSERT is its own transaction); its ``seq``."""
+        return int(self.db.execute(
             "INSERT INTO measurements (run_id, workload, test, metric, value, unit, params, backend,"
             " variant, repeat, flags, recorded, cell) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
              json.dumps(redact_json(m.params), sort_keys=True), m.backend, m.variant, m.repeat,
-             json.dumps(list(m.flags)), time.time(), cell))
+             json.dumps(list(m.flags)), time.time(), cell)).lastrowid or 0)
+
+    @_writes
+    def add_series(self, seq: int, run_id: str, series: Series) -> None:
+        """A stored record's figure over time (one row, its points as one JSON array)."""
+        self.db.execute("INSERT OR REPLACE INTO series VALUES (?,?,?,?,?,?)",
+                        (seq, run_id, series.source, series.start, series.end,
+                         json.dumps([[round(t, 3), v] for t, v in series.points])))
+
+    def series(self, run_id: str) -> dict[int, Series]:
+        """The run's series by the ``seq`` of their record; a row no dfsbench wrote is an
+        error naming it."""
+        found = {}
+        for seq, source, begin, end, points in self.db.execute(
+                'SELECT measurement, source, begin, "end", points FROM series WHERE run_id=?', (run_id,)):
+            where = f"series row {seq}"
+            pairs = self._json(points, list, where, "points")
+            if source not in SOURCES or not all(isinstance(x, (int, float)) for x in (begin, end)) or not all(
+                    isinstance(p, list) and len(p) == 2 and all(isinstance(x, (int, float)) for x in p)
+                    for p in pairs) or not pairs:
+                raise self._damaged(where, "its source, times or points are not what dfsbench writes")
+            found[seq] = Series(tuple((float(t), float(v)) for t, v in pairs), float(end), source, float(begin))
+        return found
 
     @_writes
     def cell_ended(self, run_id: str, cell: str, status: str) -> None:
@@ -395,7 +430,18 @@ class Store:
         rows = self.db.execute(
             "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
             " repeat, flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
-        return [self._measurement(row) for row in rows]
+        records = [(row[0], self._measurement(row)) for row in rows]
+        found = self.series(run_id)
+        return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
+
+    def measurements_of(self, run_id: str, cell: str) -> list[Measurement]:
+        """The records of one cell of a run (see :meth:`add`), with their series."""
+        rows = self.db.execute(
+            "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
+            " repeat, flags FROM measurements WHERE run_id=? AND cell=? ORDER BY seq", (run_id, cell))
+        records = [(row[0], self._measurement(row)) for row in rows]
+        found = self.series(run_id)
+        return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
 
     def _measurement(self, row: tuple[Any, ...]) -> Measurement:
         """One stored row as a record; a row a damaged store (or another writer) left that no
@@ -414,7 +460,7 @@ class Store:
         if not isinstance(rep, int) or (value is not None and not isinstance(value, (int, float))):
             raise self._damaged(where, f"repeat {printable(repr(rep))} or value {printable(repr(value))} "
                                 "is not a number")
-        why = plausible(value, unit) if isinstance(value, float) or isinstance(value, int) else ""
+        why = plausible(value, unit) if isinstance(value, (int, float)) else ""
         if why:  # (the bounds every parser holds its numbers to: harness.api.parsing)
             params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement ({why})"}
             value, flags = None, [*flags, "implausible"]

@@ -64,3 +64,75 @@ def test_heatmaps_share_one_colour_scale_per_group(tmp_path):
     maps = [f for f in heatmaps(view.tables) if "log colour" in f["title"] and ", cached," in f["title"]]
     assert len(maps) == 3  # GlusterFS sr33, vr33 and CephFS
     assert len({(f["data"][0]["zmin"], f["data"][0]["zmax"]) for f in maps}) == 1
+
+
+# every chart's category labels and axes, and its bars' whiskers, as Chromium drew them
+CHARTS = """els => els.map(e => ({
+    title: (e.querySelector('.gtitle') || {}).textContent || '',
+    ytitle: (e.querySelector('.g-ytitle') || {}).textContent || '',
+    bars: e.querySelectorAll('.bars path').length,
+    whiskers: e.querySelectorAll('.errorbar path').length,
+    cut: [...e.querySelectorAll('.xtick text, .ytick text')].filter(t => {
+        const r = t.getBoundingClientRect(), s = e.getBoundingClientRect();
+        return r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1;
+    }).length}))"""
+
+
+def drawn(report: Path, shot: Path | None = None) -> tuple[list[dict], list[str], list[str]]:
+    """(each chart as drawn, the summary's items, the page's JavaScript errors)."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.goto(report.as_uri())
+        page.wait_for_function("document.querySelectorAll('.chart .main-svg').length > 0")
+        charts = page.eval_on_selector_all(".chart", CHARTS)
+        first = page.eval_on_selector("h2", "e => e.textContent")
+        answer = page.eval_on_selector_all("ul.answer li", "els => els.map(e => e.textContent)")
+        if shot is not None:  # the top of the report, as a reader first sees it
+            page.screenshot(path=str(shot))
+        browser.close()
+    return charts, [first, *answer], errors
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_the_report_opens_with_the_answer_and_its_charts_name_units_and_show_whole_labels(tmp_path):
+    from tests.unit.test_cost import stored
+
+    run_id = stored(tmp_path / "results")  # a real container-lab run: largefile from 2 clients, 2 repeats
+    report = tmp_path / "lab.html"
+    assert main(["report", run_id, "-o", str(report), "--results", str(tmp_path / "results")]) == 0
+    charts, answer, errors = drawn(report, tmp_path / "lab-top.png")
+    assert errors == []
+    assert answer[0] == "The answer"
+    assert any(line.startswith("largefile (elapsed), GlusterFS vs CephFS") for line in answer), answer
+    assert any(line.startswith("GlusterFS — bottleneck: the busiest was") and "CPU-s/GiB on the clients" in line
+               for line in answer), answer
+    cost = next(c for c in charts if c["title"].startswith("CPU time per GiB moved"))
+    assert cost["bars"] >= 4 and cost["ytitle"] == "CPU time per GiB moved (CPU-s/GiB)"
+    throughput = next(c for c in charts if c["title"].startswith("Large files"))
+    assert throughput["ytitle"] == "throughput (MiB/s)" and throughput["whiskers"] > 0  # (n=2: an interval)
+    assert all(c["cut"] == 0 for c in charts), charts
+    assert (tmp_path / "lab-top.png").stat().st_size > 20_000
+
+    # the 2014 report's cells were each measured once: bars without whiskers, not zero-width ones
+    old = make_report(tmp_path / "2014")
+    charts, answer, errors = drawn(old)
+    assert errors == [] and answer[0] == "The answer"
+    single = next(c for c in charts if c["title"].startswith("Large files"))
+    assert single["bars"] > 0 and single["whiskers"] == 0, single
+    assert all(c["cut"] == 0 for c in charts), charts
+    assert all("(" in c["ytitle"] for c in charts if c["bars"]), charts  # (every bar chart names its unit)
+
+
+def test_markup_from_a_store_is_shown_not_followed_in_charts():
+    from harness.report.html import _inert
+
+    spec = {"title": "a <a href='http://x'>link</a><br>b <b>bold</b>", "hovertemplate": "%{y}<extra></extra>",
+            "name": ["<span style='color:red'>x</span>"]}
+    assert _inert(spec) == {"title": "a &lt;a href='http://x'>link&lt;/a><br>b <b>bold</b>",
+                            "hovertemplate": "%{y}<extra></extra>", "name": ["&lt;span style='color:red'>x&lt;/span>"]}

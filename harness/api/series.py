@@ -1,0 +1,213 @@
+"""Figures over time: a record's rate every second, a tool's own per-interval figures, a
+node's resources between samples — and what a fault did to the clients' rate.
+
+A :class:`Series` is points ``(t, value)``: ``t`` in seconds since the epoch on this
+machine's clock (the clock of every record's ``started`` and ``ended``), the value in the
+record's unit, holding from ``t`` until the next point's ``t`` (the last one's: until
+``end``). Where it comes from is its ``source``:
+
+- ``progress``: binned from a client's progress (:func:`per_second`);
+- ``tool``: the tool's own per-second figures (rados bench's ``cur MB/s``, rbd bench's
+  ``OPS/SEC``), put on this machine's clock;
+- ``interval``: a figure of each of fio's ``--status-interval`` documents (a latency
+  percentile of the completions in that interval);
+- ``samples``: a node's use of a resource between two consecutive samples.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+Points = tuple[tuple[float, float], ...]
+SOURCES = ("progress", "tool", "interval", "samples")
+# within this share below the level before the fault (or above it), the rate is back to its level
+BACK_WITHIN = 0.10
+
+
+@dataclass(frozen=True)
+class Series:
+    points: Points
+    end: float
+    source: str
+    begin: float | None = None  # where it starts covering, if after its first point's t
+
+    @property
+    def start(self) -> float:
+        return self.points[0][0] if self.begin is None else max(self.begin, self.points[0][0])
+
+    def spans(self) -> list[tuple[float, float, float]]:
+        """Each point as (from, to, value): what of the clock it covers."""
+        ends = [t for t, _ in self.points[1:]] + [self.end]
+        return [(max(t, self.start), e, v) for (t, v), e in zip(self.points, ends)]
+
+    def whole(self) -> list[tuple[float, float, float]]:
+        """The spans that cover a whole second (or more)."""
+        return [s for s in self.spans() if s[1] - s[0] >= 1.0 - 1e-6]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "begin": self.start, "end": self.end, "points": [list(p) for p in self.points]}
+
+
+def per_second(progress: Iterable[tuple[float, float]]) -> Series | None:
+    """The rate in each whole second ``[t, t+1)`` of the records' clock (``t`` a whole
+    number of seconds since the epoch) that a client's progress covers: what it moved
+    within that second — its cumulative amount taken as linear between two consecutive
+    notes, so a gap between notes that spans several seconds is shared among them by the
+    time each holds of it — per second of the clock. The first and the last second count
+    what moved within them, over the whole second, so several clients' seconds add up to
+    their aggregate. None where the progress has fewer than two notes or spans no time."""
+    notes = sorted((float(t), float(a)) for t, a in progress)
+    if len(notes) < 2 or notes[-1][0] <= notes[0][0]:
+        return None
+    first, last = math.floor(notes[0][0]), notes[-1][0]
+    points = []
+    second = first
+    while second < last:
+        points.append((float(second), _amount_at(notes, second + 1) - _amount_at(notes, second)))
+        second += 1
+    return Series(tuple(points), last, "progress", notes[0][0])
+
+
+def _amount_at(notes: list[tuple[float, float]], t: float) -> float:
+    """The cumulative amount at ``t``: linear between notes; before the first note, its
+    amount; after the last, the last's."""
+    if t <= notes[0][0]:
+        return notes[0][1]
+    for (t0, a0), (t1, a1) in zip(notes, notes[1:]):
+        if t <= t1:
+            return a0 + (a1 - a0) * (t - t0) / (t1 - t0) if t1 > t0 else a1
+    return notes[-1][1]
+
+
+def summed(series: Iterable[Series]) -> Series | None:
+    """Per-second series of several clients added second by second (the aggregate's rate in
+    each second: what they all moved in it); a second a client's series does not cover
+    counts zero for it. None for no series, or series that are not per second."""
+    found = [s for s in series if s.source == "progress"]
+    if not found:
+        return None
+    total: dict[float, float] = {}
+    for s in found:
+        for t, v in s.points:
+            total[t] = total.get(t, 0.0) + v
+    end = max(s.end for s in found)
+    full = {float(t): total.get(float(t), 0.0) for t in range(int(min(total)), math.ceil(end))}
+    return Series(tuple(sorted(full.items())), end, "progress", min(s.start for s in found))
+
+
+def percentile_of_bins(bins: dict[float, float], p: float) -> float | None:
+    """The ``p``-th percentile of a histogram (value → count): the smallest value at or
+    below which ``p`` % of the counts lie (fio's own rule for its percentiles of the same
+    bins). None for an empty histogram."""
+    total = sum(c for c in bins.values() if c > 0)
+    if total <= 0:
+        return None
+    need = p / 100 * total
+    seen = 0.0
+    for value in sorted(bins):
+        if bins[value] <= 0:
+            continue
+        seen += bins[value]
+        if seen >= need - 1e-9:
+            return value
+    return max(v for v, c in bins.items() if c > 0)
+
+
+def moving(series: list[Series]) -> tuple[float, float] | None:
+    """While several clients moved: until the start of the last second in which the first
+    of them to finish moved anything (every client moved in every whole second before), and
+    until the end of the last such second of the last to finish. None for no series."""
+    firsts, ends = [], []
+    for s in series:
+        last = [(t, e) for t, e, v in s.spans() if v > 0]
+        firsts.append(last[-1][0] if last else s.start)
+        ends.append(min(last[-1][1], s.end) if last else s.start)
+    return (min(firsts), max(ends)) if ends else None
+
+
+@dataclass(frozen=True)
+class FaultFigures:
+    """What the clients saw of a fault, from their aggregate rate every second: see
+    :func:`fault_figures`. ``why`` says, per figure left out, why."""
+
+    level: float | None
+    lowest: float | None
+    stall_s: float | None
+    back_s: float | None
+    closing_s: float | None
+    why: dict[str, str]
+
+
+def fault_figures(before: Series | None, during: Series | None, injected: float | None,
+                  healthy: float | None, before_moving: tuple[float, float] | None = None,
+                  during_moving: tuple[float, float] | None = None) -> FaultFigures:
+    """Three figures of a fault from the clients' aggregate per-second rate (:func:`summed`),
+    over the seconds the clients moved data (``*_moving``, from :func:`moving`: a rate of
+    all of them only while all of them moved, as a stonewalled rate is; what comes after
+    the last of them moved its last byte — the phase's closing fsync, or a stall that
+    lasted to its end — is ``closing_s``, apart):
+
+    - the level before the fault: the median of the ``before`` phase's per-second rates
+      over the whole seconds in which every client moved (its first second, covered in
+      part, and its tail, while some had finished, left out) — not of the ``during`` phase
+      before the injection, which covers only ``after_s`` seconds, the first the start;
+    - ``lowest``: the lowest rate in a whole second from the injection to healthy again
+      (or to the end of the ``during`` phase, where healthy came later) in which every
+      client moved or might have (up to the first client's last second of moving);
+    - ``stall_s``: how long the clients moved nothing within that window, up to the last
+      client's last second of moving: the time within seconds in which their aggregate
+      moved nothing (a second holding the injection counts from the injection);
+    - ``back_s``: from the injection to the start of the first whole second at or above
+      the level less :data:`BACK_WITHIN` of it (within 10 % of the level, or above it: a
+      GlusterFS client writes faster with a replica down, sending fewer copies) that
+      follows the last whole second below that (of those that end after the injection,
+      begin within the window, and end while every client moved) — so a dip that
+      recovers before healthy is back at its recovery, not at healthy; 0 where no second
+      fell below; None where no second at the level followed, or no whole second after
+      the injection was measured;
+    - ``closing_s``: from the last client's last second of moving to the end of the
+      ``during`` phase, where that is within the fault's window.
+    """
+    why: dict[str, str] = {}
+    level = None
+    b_all = before_moving[0] if before_moving else math.inf
+    steady = [v for _, e, v in before.whole() if e <= b_all + 1e-6] if before is not None else []
+    if not steady:
+        why["level"] = "the phase before the fault has no whole second in which every client moved"
+    else:
+        level = statistics.median(steady)
+    if during is None or injected is None:
+        reason = "no fault was injected" if injected is None else "the clients reported no rate over time"
+        return FaultFigures(level, None, None, None, None,
+                            {**why, "lowest": reason, "stall": reason, "back": reason})
+    until_all, until_any = during_moving or (during.end, during.end)
+    window = min(healthy, during.end) if healthy is not None else during.end
+    end = min(window, until_any)
+    closing = max(0.0, window - max(until_any, injected)) if until_any < during.end else 0.0
+    inside = [(t, e, v) for t, e, v in during.spans() if e > injected and t < end]
+    whole = [v for t, e, v in inside if t >= injected and e <= min(end, until_all) + 1e-6 and e - t >= 1.0 - 1e-6]
+    lowest = min(whole) if whole else None
+    if lowest is None:
+        why["lowest"] = "the fault's window holds no whole second in which every client moved"
+    stall = sum(min(e, end) - max(t, injected) for t, e, v in inside if v == 0) if inside else 0.0
+    back = None
+    if level is None:
+        why["back"] = why["level"]
+    else:
+        floor = (1 - BACK_WITHIN) * level
+        seconds = [(t, v) for t, e, v in during.whole() if e > injected and e <= until_all + 1e-6]
+        out = [i for i, (t, v) in enumerate(seconds) if v < floor and t < end]
+        if not any(injected <= t < end for t, _ in seconds):  # (nothing measured after the injection: not "back at once")
+            why["back"] = "no whole second after the injection in which every client moved"
+        elif not out:
+            back = 0.0
+        else:
+            back = next((max(0.0, t - injected) for t, v in seconds[out[-1] + 1:] if v >= floor), None)
+        if back is None and "back" not in why:
+            why["back"] = (f"the rate was not back within {BACK_WITHIN:.0%} of its level before the fault while "
+                           "the clients moved")
+    return FaultFigures(level, lowest, stall, back, closing, why)

@@ -1,0 +1,198 @@
+"""The answer a reader acts on, printed before everything else: per workload and pair of
+systems, which was faster in how many comparable cells and by how much (the median and range
+of the ratio over those cells), how many cells had no verdict and why; and per system its
+usual bottleneck (the busiest node and resource of its cells, harness.report.resources) and
+what a GiB cost it (harness.report.cost).
+
+It reads the verdicts the tables decided (``Table.verdicts``, harness.report.compare) and
+decides none again. A cell of several clients counts once, by its aggregate row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.api.records import Measurement
+from harness.api.sampler import HOST, RESOURCES
+from harness.report import cost, resources
+from harness.report.compare import FAILURES_TITLE, SystemKey, Systems, Table, Verdict
+from harness.report.stats import median
+
+TITLE = "The answer"
+NO_VERDICT = {"n=1": "within one run's noise (n=1)", "not significant": "no significant difference",
+              "missing": "a side has no value"}
+
+
+@dataclass
+class Pairing:
+    """The verdicts of one workload's cells for one pair of systems."""
+
+    workload: str
+    metric: str
+    a: SystemKey
+    b: SystemKey
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    def wins(self, who: SystemKey) -> int:
+        return sum(1 for v in self.verdicts if v.winner == who)
+
+    def comparable(self) -> list[Verdict]:
+        """Cells where both sides have a value and no flag makes them unfit."""
+        return [v for v in self.verdicts if v.reason not in ("flags", "missing") and v.ratio is not None]
+
+    def no_verdict(self) -> Counter[str]:
+        """Cells without a winner, by why: degraded, host-bound, other flags (named), n=1,
+        not significant, a side missing."""
+        out: Counter[str] = Counter()
+        for v in self.verdicts:
+            if v.winner is not None:
+                continue
+            if v.reason == "flags":
+                out["degraded" if "degraded" in v.unfit else "host-bound" if "host-bound" in v.unfit
+                    else "flagged " + ", ".join(v.unfit)] += 1
+            else:
+                out[NO_VERDICT.get(v.reason or "", v.reason or "")] += 1
+        return out
+
+
+def pairings(tables: list[Table]) -> list[Pairing]:
+    """Every workload's verdicts, by pair of systems, in the order of the tables."""
+    found: dict[tuple[str, str, frozenset[SystemKey]], Pairing] = {}
+    for t in tables:
+        for v in t.verdicts:
+            if v.per_client:
+                continue
+            key = (t.workload, v.metric, frozenset((v.a, v.b)))
+            p = found.setdefault(key, Pairing(t.workload, v.metric, v.a, v.b))
+            p.verdicts.append(v if (v.a, v.b) == (p.a, p.b) else _flipped(v))
+    return list(found.values())
+
+
+def _flipped(v: Verdict) -> Verdict:
+    from dataclasses import replace
+
+    return replace(v, a=v.b, b=v.a, ratio=1 / v.ratio if v.ratio else v.ratio, n=(v.n[1], v.n[0]))
+
+
+def _times(x: float) -> str:
+    return f"{x:.2f}×"
+
+
+def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
+    """'largefile (throughput), CephFS vs GlusterFS: CephFS faster in 3 of 4 comparable
+    cells, GlusterFS in 1; CephFS 1.62× as fast as GlusterFS (median; range 0.85×–2.40×). No verdict
+    in 2 cells: 1 degraded, 1 n=1 (…).'"""
+    lead, other = (p.a, p.b) if p.wins(p.a) >= p.wins(p.b) else (p.b, p.a)
+    comparable = p.comparable()
+    head = f"{p.workload} ({p.metric}), {name(lead)} vs {name(other)}: "
+    if comparable:
+        ratios = [v.ratio if lead == p.a else 1 / v.ratio for v in comparable if v.ratio]
+        wins = p.wins(lead)
+        cells = f"{len(comparable)} comparable cell{'s' if len(comparable) != 1 else ''}"
+        text = f"{name(lead)} faster in {wins} of {cells}"
+        if p.wins(other):
+            text += f", {name(other)} in {p.wins(other)}"
+        single = sum(1 for v in p.verdicts if v.winner is not None and min(v.n) < 2)
+        if single:
+            text += f" ({single} of these verdicts from one run a side)"
+        # (a ratio of speeds, whatever the metric: for a time it is the other's over its own)
+        text += (f"; {name(lead)} {_times(median(ratios))} as fast as {name(other)}"
+                 + (f" (median; range {_times(min(ratios))}–{_times(max(ratios))})" if len(ratios) > 1 else ""))
+    else:
+        text = "no comparable cell"
+    missing = p.no_verdict()
+    if missing:
+        total = sum(missing.values())
+        text += f". No verdict in {total} cell{'s' if total != 1 else ''}: " + ", ".join(
+            f"{n} {why}" for why, n in missing.most_common())
+    return head + text + "."
+
+
+def bottlenecks(records: list[Measurement], systems: Systems) -> dict[SystemKey, str]:
+    """Per system, the node kind and resource busiest (highest share of its capacity) in
+    most of its cells, as the resource table finds each cell's busiest: 'the clients'
+    network out was the busiest in 3 of 4 cells (up to 94 % of its link 1.0 Gbit/s, client1)'."""
+    cells: dict[tuple[Any, ...], list[Measurement]] = {}
+    roles: dict[tuple[tuple[Any, ...], str], str] = {}
+    for m in records:
+        if m.workload != RESOURCES or m.test in (HOST, cost.COST, "busiest"):
+            continue
+        key = resources.cell_of(m)
+        cells.setdefault(key, []).append(m)
+        if m.params.get("role"):
+            roles[(key, m.test)] = str(m.params["role"])
+    by_system: dict[SystemKey, list[tuple[str, Measurement]]] = {}
+    for key, found in cells.items():
+        best = resources.top(found)
+        if best is None:
+            continue
+        role = roles.get((key, best.test))
+        kind = {"client": "a client's", "server": "a server's"}.get(role or "", f"{best.test}'s")
+        what = resources.WHAT.get(best.metric.removeprefix("peak_"), best.metric)
+        by_system.setdefault((key[1], key[2]), []).append((f"{kind} {what}", best))
+    out = {}
+    for system, seen in by_system.items():
+        counts = Counter(k for k, _ in seen)
+        kind, n = counts.most_common(1)[0]
+        worst = max((m for k, m in seen if k == kind), key=lambda m: m.params["share"])
+        out[system] = (f"the busiest was {kind} in {n} of {len(seen)} cell{'s' if len(seen) != 1 else ''} "
+                       f"(up to {worst.params['share']:.0f} % of {worst.params['capacity']}, {worst.test})")
+    return out
+
+
+def lines(tables: list[Table], records: list[Measurement], systems: Systems,
+          costs: list[cost.Cost] | None = None) -> list[str]:
+    """The summary, line by line: the verdicts per workload and pair, then each system's
+    bottleneck and cost. Empty where there is nothing to say."""
+    out = [pairing_line(p, systems.name) for p in pairings(tables)]
+    found = costs if costs is not None else []
+    busy = bottlenecks(records, systems)
+    keys = list(dict.fromkeys([*busy, *((c.backend, c.variant) for c in found)]))
+    if out and not keys and not any(m.workload == RESOURCES for m in records):
+        out.append("No node of these runs was sampled (the environment watches none): no bottleneck, and no "
+                   "cost per GiB.")
+    for key in keys:
+        said = [f"bottleneck: {busy[key]}" if key in busy else "",
+                f"A GiB moved cost {cost.sentence(found, key)} (medians over its cells)"
+                if cost.sentence(found, key) else ""]
+        if any(said):
+            out.append(f"{systems.name(key)} — " + ". ".join(s for s in said if s) + ".")
+    return out
+
+
+def text(summary: list[str]) -> list[str]:
+    """The summary as the terminal and Markdown outputs open with it."""
+    if not summary:
+        return []
+    return [f"{TITLE} (read from the tables' verdicts below; a cell of several clients counts once, by its "
+            "aggregate):", *[f"  {line}" for line in summary]]
+
+
+def complete(records: list[Measurement], tables: list[Table], systems: Systems,
+             with_tables: bool = True) -> tuple[list[Measurement], list[str]]:
+    """What a view gets besides the workloads' own tables: the cost records of every cell
+    whose nodes' CPU time was counted (harness.report.cost), added to its records; their
+    table, placed after the resource table; and the summary the outputs open with.
+    Returns (the records with the costs, the summary)."""
+    found = cost.costs(records, lambda key: systems.of(key).services)
+    records = [*records, *cost.cost_records(found)]
+    if not with_tables:
+        return records, []
+    if found:
+        rows, notes = cost.table(found, systems.name)
+        place(tables, Table(cost.TITLE, cost.COLUMNS, rows, notes, cost.chart(found, systems.name)))
+    return records, lines(tables, records, systems, found)
+
+
+def place(tables: list[Table], table: Table) -> None:
+    """A table after the resource table, else before the failed cells, else last."""
+    titles = [t.title for t in tables]
+    if resources.TITLE in titles:
+        tables.insert(titles.index(resources.TITLE) + 1, table)
+    elif FAILURES_TITLE in titles:
+        tables.insert(titles.index(FAILURES_TITLE), table)
+    else:
+        tables.append(table)

@@ -1,0 +1,177 @@
+"""Records over time, for the outputs: every stored series (``harness.api.series``) with
+what it is of, the clients' aggregate of each rate every second, and the HTML report's
+timeline of each cell — the clients' rates stacked, their aggregate, the fault's window,
+and the nodes' CPU and network on the same clock.
+
+A cell's timeline shows its phases (before, during and after a fault) on one axis in
+seconds from the fault's injection (or from the cell's first second, without a fault):
+they ran one after another on the one clock of the records."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from typing import Any
+
+from harness.api.faults import FAULT
+from harness.api.records import AMOUNT, CIRCUMSTANTIAL, HARNESS_PARAMS, OVER_CLIENTS, Measurement, describe_cell
+from harness.api.sampler import RESOURCES
+from harness.api.series import Series, summed
+from harness.report.faults import ABOUT
+
+SUMMED = "summed over the clients, second by second"
+# what says which cell a record is of, beside its workload (a resources record names it in 'for')
+# (not 'clients': a sweep's point of one client and its point of two are two cells)
+_NOT_CELL = CIRCUMSTANTIAL | set(HARNESS_PARAMS) | {"for", "cores", "peak_process", "peak_process_cpu",
+                                                    "cpus", "disk", "read_on", "failed_clients", "share",
+                                                    "capacity", "role", "serves", "sampled_s"}
+
+
+def _cell(m: Measurement) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, repr(v)) for k, v in m.params.items() if k not in _NOT_CELL))
+
+
+def _entry(m: Measurement, s: Series, host: Any, how: str | None = None) -> dict[str, Any]:
+    return {"run_id": m.run_id, "backend": m.backend, "variant": m.variant, "repeat": m.repeat,
+            "workload": m.workload, "test": m.test, "metric": m.metric, "unit": m.unit, "host": host,
+            "phase": m.params.get("phase"), "for": m.params.get("for"),
+            "cell": {k: v for k, v in m.params.items() if k not in _NOT_CELL},
+            **({"how": how} if how else {}), **s.to_dict()}
+
+
+def entries(records: list[Measurement]) -> list[dict[str, Any]]:
+    """Every record's series, then, per cell, phase, test and rate run on several clients,
+    their aggregate every second (host ``all``, ``how`` says it is their sum)."""
+    out = []
+    groups: dict[tuple[Any, ...], list[Measurement]] = {}
+    for m in records:
+        if m.series is None:
+            continue
+        out.append(_entry(m, m.series, m.params.get("host")))
+        if m.series.source == "progress" and m.unit in AMOUNT and m.params.get("host") not in OVER_CLIENTS | {None}:
+            key = (m.run_id, m.backend, m.variant, m.repeat, m.workload, m.test, m.metric, m.unit,
+                   m.params.get("phase"), _cell(m))
+            groups.setdefault(key, []).append(m)
+    for found in groups.values():
+        total = summed(m.series for m in found if m.series is not None)
+        if len(found) > 1 and total is not None:
+            out.append(_entry(found[0], total, "all", f"{SUMMED} ({len(found)} clients)"))
+    return out
+
+
+def csv_text(found: list[dict[str, Any]]) -> str:
+    """One row per point: which series (as in the JSON) and the point's time and value."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["run_id", "backend", "variant", "repeat", "workload", "test", "metric", "unit", "host", "phase",
+                     "for", "source", "t", "seconds_from_start", "value"])
+    for e in found:
+        for t, v in e["points"]:
+            writer.writerow([e["run_id"], e["backend"], e["variant"], e["repeat"], e["workload"], e["test"],
+                             e["metric"], e["unit"], e["host"] or "", e["phase"] or "", e["for"] or "", e["source"],
+                             f"{t:.3f}", f"{t - e['begin']:.3f}", repr(v)])
+    return buf.getvalue()
+
+
+# a node whose CPU stayed under this (% of one core) in the cell is idle there: its lines are
+# listed in the legend, not drawn until picked (the lab's nodes of another system, say)
+IDLE = 5.0
+# the nodes' figures drawn under a timeline: metric, how it is drawn, the axis it goes on
+NODE_METRICS = {"cpu": ("CPU", 1.0, "% of one core"), "net_tx": ("network out", 1 << 20, "MiB/s"),
+                "net_rx": ("network in", 1 << 20, "MiB/s")}
+_RATE_SCALE = {"B/s": (1 << 20, "MiB/s")}
+
+
+def _same_cell(m: Measurement, cell: tuple[tuple[str, str], ...], about: tuple[str, ...] = ()) -> bool:
+    """Whether a fault's or a node's record is of the cell (its params that the cell's
+    records have too are theirs: each kind of record says more of its own)."""
+    mine = dict(cell)
+    return all(mine[k] == repr(v) for k, v in m.params.items() if k in mine and k not in about)
+
+
+def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
+    """One timeline per cell that has rates per second (:func:`figure`)."""
+    cells: dict[tuple[Any, ...], list[Measurement]] = {}
+    for m in records:
+        if m.series is None or m.series.source != "progress" or m.params.get("host") in OVER_CLIENTS:
+            continue
+        cells.setdefault((m.run_id, m.backend, m.variant, m.repeat, m.workload, _cell(m)), []).append(m)
+    out = []
+    for (run_id, backend, variant, repeat, workload, cell), rates in cells.items():
+        others = [m for m in records if (m.run_id, m.backend, m.variant, m.repeat) == (run_id, backend, variant, repeat)]
+        fault = next((f for f in others if f.workload == FAULT and f.params.get("for") == workload
+                      and _same_cell(f, cell, ABOUT)), None)
+        nodes = [m for m in others if m.workload == RESOURCES and m.params.get("for") == workload
+                 and m.metric in NODE_METRICS and m.series is not None and _same_cell(m, cell)]
+        out.append(figure(f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}"
+                          + (f" (repeat {repeat + 1})" if repeat else ""), rates, fault, nodes))
+    return out
+
+
+def figure(title: str, rates: list[Measurement], fault: Measurement | None,
+           nodes: list[Measurement]) -> dict[str, Any]:
+    """A cell's timeline: each client's rate every second, stacked per phase, test and rate
+    (plotly's stackgroup), their aggregate as a line, the fault's window from the injection
+    to healthy shaded with its noticed and restored moments marked, and below, on the same
+    time axis, each node's CPU and network between its samples."""
+    injected = fault.params.get("injected") if fault is not None else None
+    zero = float(injected) if isinstance(injected, (int, float)) else min(m.series.start for m in rates if m.series)
+    unit = rates[0].unit
+    div, label = _RATE_SCALE.get(unit, (1.0, unit))
+    data: list[dict[str, Any]] = []
+    groups: dict[tuple[Any, ...], list[Measurement]] = {}
+    for m in rates:
+        groups.setdefault((m.params.get("phase"), m.test, m.metric), []).append(m)
+    for (phase, test, metric), found in groups.items():
+        what = f"{test} {metric}" + (f", {phase}" if phase else "")
+        stack = f"{phase}-{test}-{metric}"
+        for m in sorted(found, key=lambda m: str(m.params.get("host"))):
+            assert m.series is not None
+            data.append({"type": "scatter", "mode": "lines", "stackgroup": stack, "line": {"width": 0.5},
+                         "name": f"{m.params.get('host') or 'client'}: {what}",
+                         "x": [t - zero for t, _ in m.series.points], "y": [v / div for _, v in m.series.points],
+                         "hovertemplate": "%{y:.1f} " + label + " at %{x:.0f} s<extra>%{fullData.name}</extra>"})
+        total = summed(m.series for m in found if m.series is not None)
+        if total is not None and len(found) > 1:
+            data.append({"type": "scatter", "mode": "lines", "name": f"all clients: {what}",
+                         "line": {"color": "black", "width": 2}, "x": [t - zero for t, _ in total.points],
+                         "y": [v / div for _, v in total.points]})
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    if fault is not None and isinstance(injected, (int, float)):
+        healthy = fault.params.get("healthy")
+        until = float(healthy) if isinstance(healthy, (int, float)) else max(
+            (m.series.end for m in rates if m.series), default=float(injected))
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": 0.0, "x1": until - zero, "y0": 0, "y1": 1,
+                       "fillcolor": "rgba(214,39,40,0.12)", "line": {"width": 0}, "layer": "below"})
+        for moment in ("injected", "noticed", "restored", "healthy"):
+            t = fault.params.get(moment)
+            if isinstance(t, (int, float)):
+                shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t - zero, "x1": t - zero,
+                               "y0": 0, "y1": 1, "line": {"dash": "dot", "width": 1, "color": "#d62728"}})
+                notes.append({"x": t - zero, "xref": "x", "yref": "paper", "y": 1.0, "text": moment,
+                              "showarrow": False, "textangle": -90, "yanchor": "top", "xanchor": "right",
+                              "font": {"size": 10, "color": "#d62728"}})
+    busy = {m.test for m in nodes if m.metric == "cpu" and m.series and max(v for _, v in m.series.points) >= IDLE}
+    for m in nodes:
+        assert m.series is not None
+        what, scale, axis = NODE_METRICS[m.metric]
+        data.append({"type": "scatter", "mode": "lines", "line": {"shape": "hv", "width": 1},
+                     "name": f"{m.test}: {what}", "xaxis": "x", "yaxis": "y2" if m.metric == "cpu" else "y3",
+                     "x": [t - zero for t, _ in m.series.points] + [m.series.end - zero],
+                     "y": [v / scale for _, v in m.series.points] + [m.series.points[-1][1] / scale],
+                     "legendgroup": m.test, "visible": True if m.test in busy else "legendonly"})
+    origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) else "the cell's first second"
+    layout: dict[str, Any] = {
+        "height": 720 if nodes else 440, "shapes": shapes, "annotations": notes, "hovermode": "x",
+        "xaxis": {"title": {"text": f"s from {origin} (the records' clock)"}, "anchor": "y3" if nodes else "y"},
+        "yaxis": {"title": {"text": f"rate ({label})"}, "domain": [0.5, 1.0] if nodes else [0.0, 1.0],
+                  "rangemode": "tozero"},
+        "legend": {"font": {"size": 10}}}
+    if nodes:
+        layout["yaxis2"] = {"title": {"text": "CPU (% of a core)"}, "domain": [0.27, 0.44], "rangemode": "tozero"}
+        layout["yaxis3"] = {"title": {"text": "network (MiB/s)"}, "domain": [0.0, 0.21], "rangemode": "tozero"}
+    suffix = "shaded: the fault, injection to healthy; " if shapes else ""
+    return {"title": f"{title}: the rate every second<br><sub>{suffix}stacked: the clients; black: all of them</sub>",
+            "data": data, "layout": layout}

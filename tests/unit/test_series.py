@@ -1,0 +1,392 @@
+"""Figures over time: a rate every second binned from progress, fio's latency percentiles of
+each interval, rados/rbd bench's per-second lines on the records' clock, the store's
+series (schema 4, migrated), their export, and the three figures of a fault."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.api.records import Measurement
+from harness.api.series import Series, fault_figures, moving, per_second, percentile_of_bins, summed
+from harness.execution.timelines import fault_params, series_of
+from harness.results.store import SCHEMA_VERSION, Store
+
+TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
+
+
+# ---------------------------------------------------------------- per second
+
+def test_the_rate_every_second_shares_a_long_gap_between_notes_by_time():
+    # notes at 10.5 (0), 10.75 (0) and 12.5 (700): the naive rate of consecutive notes says
+    # 0 and then 400/s for the gap; binned on the clock's seconds it is 100, 400, 200
+    s = per_second([(10.5, 0.0), (10.75, 0.0), (12.5, 700.0)])
+    assert s is not None
+    naive = [(b - a) / (u - t) for (t, a), (u, b) in zip([(10.5, 0.0), (10.75, 0.0), (12.5, 700.0)],
+                                                          [(10.75, 0.0), (12.5, 700.0)])]
+    assert naive == [0.0, 400.0]
+    assert s.points == ((10.0, 100.0), (11.0, 400.0), (12.0, 200.0))
+    assert (s.start, s.end) == (10.5, 12.5)
+    assert [w[:2] for w in s.whole()] == [(11.0, 12.0)]  # the first and last seconds are covered in part
+    assert sum(v for _, v in s.points) == 700.0  # every byte is in exactly one second
+
+
+def test_clients_add_up_second_by_second_where_one_ends_first():
+    a = per_second([(100.0, 0.0), (103.0, 300.0)])
+    b = per_second([(100.0, 0.0), (101.0, 100.0)])
+    total = summed([a, b])
+    assert total is not None and total.points == ((100.0, 200.0), (101.0, 100.0), (102.0, 100.0))
+    # (a sum of the clients' own average rates would say 100 + 100 = 200 every second)
+
+
+def test_fio_progress_binned_from_a_real_status_interval_output():
+    from workloads.fio import timed
+
+    started, ended, moved, ops, steps = timed((TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text())["write"]
+    s = per_second((t, b) for t, b, _ in steps)
+    assert s is not None and abs(sum(v for _, v in s.points) - moved) < 1e-6
+    assert s.start == started and s.end == pytest.approx(ended, abs=1e-3)
+
+
+# ---------------------------------------------------------------- fio latency per interval
+
+def test_fio_percentiles_from_json_plus_bins_are_fios_own():
+    from workloads.fio import _json_documents
+
+    for doc in _json_documents((TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text()):
+        clat = doc["jobs"][0]["write"]["clat_ns"]
+        bins = {float(k): float(v) for k, v in clat["bins"].items()}
+        for key in ("50.000000", "99.000000", "99.900000"):
+            assert percentile_of_bins(bins, float(key)) == clat["percentile"][key]
+
+
+def test_fio_latency_of_each_interval_is_from_the_difference_of_its_histograms():
+    from workloads.fio import _json_documents, interval_latencies
+
+    text = (TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text()
+    docs = _json_documents(text)
+    found = interval_latencies(text)
+    p99 = [v for _, v in found[("write", "clat_p99")]]
+    cumulative = [d["jobs"][0]["write"]["clat_ns"]["percentile"]["99.000000"] / 1e9 for d in docs]
+    assert len(p99) == len(docs)
+    assert p99[0] == cumulative[0]  # the first interval is all there is so far
+    assert p99[4] < cumulative[4] / 2  # a quiet second after a slow one: the cumulative still shows the slow one
+    assert max(p99) > max(cumulative) * 2  # the slow second's own tail, diluted in the cumulative
+    assert [t for t, _ in found[("write", "clat_p99")]][1:] == [d["timestamp_ms"] / 1000 for d in docs[:-1]]
+
+
+def test_fio_client_server_mode_prints_no_interval_documents():
+    # fio 3.33 with --client and --status-interval=1 printed one final document per run, with
+    # no timestamp_ms: there is nothing per second to keep in client/server mode
+    from workloads.fio import _json_documents, interval_latencies, timed
+
+    text = (TOOLS / "fio-3.33-clientserver-status-interval.json").read_text()
+    assert len(_json_documents(text)) == 1 and "timestamp_ms" not in _json_documents(text)[0]
+    assert interval_latencies(text) == {} and timed(text) == {}
+
+
+# ---------------------------------------------------------------- rados / rbd bench
+
+def test_rados_bench_per_second_lines_on_the_records_clock():
+    from workloads import rados_bench
+
+    text = (TOOLS / "rados-write.txt").read_text()
+    records = rados_bench.on_clock(text, rados_bench.parse(text, "write"), returned=1000.0)
+    throughput = next(m for m in records if m.metric == "throughput")
+    s = series_of(throughput)
+    assert s is not None and s.start == pytest.approx(1000.0 - 3.09773)
+    # its 'cur MB/s' of its second second (272) is the difference of its finished operations
+    assert throughput.progress[2][1] - throughput.progress[1][1] == 272 * (1 << 20)
+    assert sum(v for _, v in s.points) == pytest.approx(180 * 4194304)  # every write made, once
+    assert series_of(next(m for m in records if m.metric == "lat_mean")) is None
+
+
+def test_rbd_bench_per_second_from_its_counts_not_its_averaged_ops_per_sec():
+    from workloads import rbd_bench
+
+    text = (TOOLS / "rbd-bench-write.txt").read_text()
+    lines = rbd_bench.progress_lines(text)
+    assert lines == [(1.0, 6256.0), (2.0, 10384.0), (3.0, 13952.0)]
+    # its third line says 4662.22 ops/sec: an average since its start, not the 3568 of that second
+    records = rbd_bench.on_clock(text, rbd_bench.parse(text), returned=1000.0)
+    iops = next(m for m in records if m.metric == "iops")
+    assert iops.progress[-1][1] - iops.progress[-2][1] == 3568.0
+
+
+# ---------------------------------------------------------------- the fault's figures
+
+def _series(start: float, rates: list[float]) -> Series:
+    """A per-second series from the rate of each whole second (made as the runner makes them)."""
+    notes, total = [(start, 0.0)], 0.0
+    for i, r in enumerate(rates):
+        total += r
+        notes.append((start + i + 1, total))
+    s = per_second(notes)
+    assert s is not None
+    return s
+
+
+BEFORE = _series(1000.0, [100.0] * 8)
+
+
+def test_a_dip_that_recovers_before_healthy_is_back_at_its_recovery():
+    during = _series(2000.0, [100, 100, 40, 0, 0, 60, 100, 100, 100, 100, 100, 100])
+    f = fault_figures(BEFORE, during, injected=2002.0, healthy=2011.0)
+    assert f.level == 100.0 and f.lowest == 0.0 and f.stall_s == 2.0
+    assert f.back_s == 4.0  # not healthy − injected (9 s), the naive recovery
+    assert f.why == {}
+
+
+def test_a_stall_at_the_end_of_the_cell_counts_to_its_end():
+    during = _series(2000.0, [100, 100, 100, 0, 0, 0])
+    f = fault_figures(BEFORE, during, injected=2002.5, healthy=2020.0)  # healthy after the run ended
+    assert f.stall_s == 3.0  # the three seconds of nothing up to the run's end (the window goes on)
+    assert f.lowest == 0.0
+    assert f.back_s is None and "not back" in f.why["back"]
+    # told when the clients moved their last byte, the same three seconds are the run's
+    # closing (its fsync, or a stall to its end), apart from the stall while they moved
+    told = fault_figures(BEFORE, during, 2002.5, 2020.0, moving([BEFORE]), moving([during]))
+    # ... and no second after the injection was measured: not "back at once", but not known
+    assert (told.stall_s, told.closing_s, told.back_s) == (0.0, 3.0, None)
+    assert "no whole second after the injection" in told.why["back"]
+
+
+def test_the_level_and_the_return_to_it_count_the_seconds_every_client_moved():
+    # two clients, one done after three seconds: the sum halves then, with no fault at all
+    before = [_series(1000.0, [50.0] * 6), _series(1000.0, [50.0] * 3)]
+    during = [_series(2000.0, [50.0] * 8), _series(2000.0, [50, 50, 20, 50, 50])]
+    naive = fault_figures(summed(before), summed(during), 2002.0, 2010.0)
+    assert naive.level == 75.0  # (the median over the seconds one client had finished too)
+    f = fault_figures(summed(before), summed(during), 2002.0, 2010.0, moving(before), moving(during))
+    assert f.level == 100.0 and f.lowest == 70.0 and f.back_s == 1.0
+    assert moving(during) == (2004.0, 2008.0)
+
+
+def test_a_level_never_reached_again_gives_no_time_and_says_why():
+    during = _series(2000.0, [100, 100, 50, 70, 80, 85, 88, 88])
+    f = fault_figures(BEFORE, during, injected=2002.0, healthy=2005.0)
+    assert f.back_s is None and f.stall_s == 0.0 and f.lowest == 50.0
+
+
+def test_a_rate_above_its_level_is_back_at_its_level():
+    # a GlusterFS client writes faster with a replica down (one copy fewer): that is no shortfall
+    during = _series(2000.0, [100, 100, 150, 190, 200, 200])
+    f = fault_figures(BEFORE, during, injected=2002.0, healthy=2010.0)
+    assert f.back_s == 0.0 and f.lowest == 150.0 and f.stall_s == 0.0
+
+
+def test_the_lowest_rate_leaves_out_the_second_holding_the_injection():
+    # the second the fault comes in holds time before it: it is no second of the fault
+    during = _series(2000.0, [100, 100, 5, 50, 100, 100])
+    f = fault_figures(BEFORE, during, injected=2002.5, healthy=2010.0)
+    assert f.lowest == 50.0 and f.back_s == pytest.approx(1.5)
+
+
+def test_fault_params_follow_the_test_that_ran_at_the_injection():
+    def rec(test: str, phase: str, host: str, s: Series) -> Measurement:
+        return Measurement("largefile", test, "throughput", 1.0, "B/s", {"phase": phase, "host": host},
+                           "cephfs", series=s)
+
+    records = [rec("write", "before", "c1", _series(1000.0, [50.0] * 6)), rec("write", "before", "c2", _series(1000.0, [50.0] * 6)),
+               rec("write", "during", "c1", _series(2000.0, [50, 50, 0, 0, 50, 50])),
+               rec("write", "during", "c2", _series(2000.0, [50, 50, 0, 25, 50, 50])),
+               rec("read", "during", "c1", _series(2006.0, [10.0] * 4))]
+    p = fault_params(records, {"injected": 2002.0, "healthy": 2009.0})
+    assert p["figures_of"] == "write throughput, 2 client(s)"
+    assert (p["level"], p["lowest_rate"], p["stall_s"], p["back_to_level_s"], p["closing_s"]) == (100.0, 0.0, 1.0,
+                                                                                                  2.0, 0.0)
+    assert "figures_why" not in p
+    assert fault_params(records, {"injected": None})["figures_why"] == "no fault was injected"
+
+
+# ---------------------------------------------------------------- stored, migrated, exported
+
+def _stored(tmp_path: Path) -> Store:
+    store = Store(tmp_path)
+    store.begin_run("r", {}, "h", {}, "test")
+    m = Measurement("largefile", "write", "throughput", 100.0, "B/s", {"host": "c1", "phase": "during"},
+                    "cephfs", "default", "r", progress=((10.5, 0.0), (10.75, 0.0), (12.5, 700.0)))
+    s = series_of(m)
+    assert s is not None
+    store.add_series(store.add(m, "cell"), "r", s)
+    store.add_series(store.add(replace(m, params={"host": "c2", "phase": "during"}), "cell"), "r", s)
+    store.add(replace(m, params={"host": "all", "phase": "during"}), "cell")
+    assert series_of(replace(m, params={"host": "all"})) is None  # (an aggregate's progress is one client's)
+    return store
+
+
+def test_series_are_stored_one_row_per_record_and_read_with_it(tmp_path):
+    store = _stored(tmp_path)
+    assert store.db.execute("SELECT count(*) FROM series").fetchone()[0] == 2
+    found = store.measurements("r")
+    assert [m.series.points if m.series else None for m in found][:2] == [((10.0, 100.0), (11.0, 400.0),
+                                                                          (12.0, 200.0))] * 2
+    assert found[2].series is None
+    store.supersede("r", "cell")  # a cell run again: its earlier records, series with them, are set aside
+    assert store.measurements("r") == []
+
+
+def test_a_version_3_store_is_migrated_and_read_only_readers_upgrade_in_memory(tmp_path):
+    store = _stored(tmp_path)
+    store.db.execute("DROP TABLE series")
+    store.db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    store.close()
+    reader = Store(tmp_path, readonly=True)
+    assert [m.series for m in reader.measurements("r")] == [None] * 3
+    reader.close()
+    on_disk = sqlite3.connect(tmp_path / "dfsbench.sqlite")
+    assert on_disk.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
+    on_disk.close()
+    writer = Store(tmp_path)
+    assert writer.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert writer.db.execute("SELECT count(*) FROM series").fetchone()[0] == 0
+
+
+def test_compare_exports_the_series_as_json_and_csv(tmp_path, capsys):
+    from harness.cli import main
+
+    _stored(tmp_path / "res").close()
+    assert main(["compare", "latest", "--format", "json", "--results", str(tmp_path / "res")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    hosts = sorted(str(e["host"]) for e in doc["series"])
+    assert hosts == ["all", "c1", "c2"]
+    total = next(e for e in doc["series"] if e["host"] == "all")
+    assert total["points"] == [[10.0, 200.0], [11.0, 800.0], [12.0, 400.0]] and "summed" in total["how"]
+    assert {"backend", "variant", "workload", "test", "metric", "phase", "unit", "source"} <= set(total)
+    assert main(["compare", "latest", "--format", "csv", "--series", "--results", str(tmp_path / "res")]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("run_id,backend,variant") and len(lines) == 1 + 3 * 3
+    assert main(["compare", "latest", "--series", "--results", str(tmp_path / "res")]) == 2
+
+
+def _fault_run(root: Path) -> None:
+    """A stored run of one cell with a fault on two clients, with the nodes' samples."""
+    store = Store(root)
+    store.begin_run("f", {}, "h", {}, "test")
+    store.add_target("f", "cephfs", "default", {"system": "cephfs"})
+    for phase, start, rates in (("before", 1000.0, [[50.0] * 6, [50.0] * 6]),
+                                ("during", 2000.0, [[50, 50, 0, 0, 50, 50], [50, 50, 0, 25, 50, 50]])):
+        for host, r in zip(("client1", "client2"), rates):
+            m = Measurement("largefile", "write", "throughput", 50.0, "B/s",
+                            {"file_size": 1 << 20, "block_size": 1 << 20, "host": host, "phase": phase, "started": start,
+                             "ended": start + 6}, "cephfs", "default", "f", series=_series(start, r))
+            store.add_series(store.add(m, "c"), "f", m.series)  # type: ignore[arg-type]
+        cpu = Series(((start, 30.0), (start + 2, 80.0), (start + 4, 40.0)), start + 6, "samples")
+        node = Measurement("resources", "osd2", "cpu", 50.0, "%", {"for": "largefile", "file_size": 1 << 20,
+                                                                   "phase": phase}, "cephfs", "default", "f")
+        store.add_series(store.add(node, "c"), "f", cpu)
+    fault = Measurement("fault", "recovery", "elapsed", 3.0, "s",
+                        {"for": "largefile", "file_size": 1 << 20, "fault": "osd2 killed at 2.0 s",
+                         "injected": 2002.0, "noticed": 2003.0, "restored": 2005.0, "healthy": 2008.0,
+                         **fault_params([], {"injected": 2002.0})}, "cephfs", "default", "f")
+    store.add(fault, "c")
+    store.close()
+
+
+def test_the_report_draws_a_timeline_per_cell_with_the_fault_and_the_nodes(tmp_path):
+    from harness.report.html import cell_timelines
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    _fault_run(tmp_path)
+    figures = cell_timelines(build_view(Catalogue(tmp_path), ["f"]))
+    assert len(figures) == 1  # one cell: its phases on one axis
+    fig = figures[0]
+    stacked = [d for d in fig["data"] if d.get("stackgroup")]
+    assert len(stacked) == 4 and {d["stackgroup"] for d in stacked} == {"before-write-throughput",
+                                                                        "during-write-throughput"}
+    total = next(d for d in fig["data"] if d["name"] == "all clients: write throughput, during")
+    assert total["y"][2] == 0.0 and total["x"][0] == -2.0  # seconds from the injection
+    window = fig["layout"]["shapes"][0]
+    assert (window["type"], window["x0"], window["x1"]) == ("rect", 0.0, 6.0)  # injection to healthy
+    assert [n["text"] for n in fig["layout"]["annotations"]] == ["injected", "noticed", "restored", "healthy"]
+    cpu = [d for d in fig["data"] if d.get("yaxis") == "y2"]
+    assert len(cpu) == 2 and cpu[1]["x"][-1] == 4.0  # each phase's samples, to their end
+    assert "MiB/s" in fig["layout"]["yaxis"]["title"]["text"] and "%" in fig["layout"]["yaxis2"]["title"]["text"]
+    assert "s from the fault's injection" in fig["layout"]["xaxis"]["title"]["text"]
+    assert "file_size=1 MiB" in fig["title"]
+
+
+def test_the_faults_table_shows_what_the_clients_saw(tmp_path):
+    from harness.report.faults import COLUMNS, seen
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    _fault_run(tmp_path)
+    table = next(t for t in build_view(Catalogue(tmp_path), ["f"]).tables if t.title.startswith("Faults"))
+    row = dict(zip(COLUMNS, table.rows[0]))
+    assert row["lowest rate"].startswith("— (no client") and row["back to level"].startswith("—")
+    m = Measurement("fault", "recovery", "elapsed", 1.0, "s", {"figures_of": "write throughput", "rate_unit": "B/s",
+                                                               "level": 100 << 20, "lowest_rate": 25 << 20,
+                                                               "stall_s": 2.0, "back_to_level_s": None,
+                                                               "figures_why": "back: the rate was not back"})
+    assert seen(m) == ["25.0 MiB/s (25% of 100.0 MiB/s)", "2.0 s", "— (the rate was not back)"]
+    assert seen(replace(m, params={})) == ["not recorded"] * 3
+
+
+@pytest.mark.skipif(not __import__("shutil").which("chromium"), reason="Debian's chromium is not installed")
+def test_the_timeline_renders_in_headless_chromium(tmp_path):
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    from harness.cli import main
+
+    _fault_run(tmp_path / "res")
+    out = tmp_path / "report.html"
+    assert main(["report", "f", "-o", str(out), "--results", str(tmp_path / "res")]) == 0
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(out.as_uri())
+        page.wait_for_function("document.querySelectorAll('.chart .main-svg').length > 0")
+        drawn = page.eval_on_selector_all(".chart", "els => els.map(e => [e.querySelectorAll('.scatterlayer .trace')"
+                                          ".length, e.querySelectorAll('.shapelayer path').length])")
+        page.screenshot(path=str(tmp_path / "timeline.png"), full_page=True)
+        browser.close()
+    assert errors == []
+    assert [8, 5] in drawn  # 4 clients, 2 aggregates, the node in each phase; the window and 4 moments
+
+
+def test_the_copy_engine_notes_its_progress_while_a_write_blocks(tmp_path):
+    # a destination that takes nothing for 1.5 s (a FIFO whose reader waits): the notes go
+    # on, and show nothing moved then — not one late note that a line would spread back
+    import os
+    import threading
+    import time
+
+    from workloads.engines import NOTE_EVERY, copy
+
+    src, fifo = tmp_path / "src", tmp_path / "fifo"
+    src.write_bytes(os.urandom(2 << 20))
+    os.mkfifo(fifo)
+    began = time.time()
+
+    def reader() -> None:
+        with open(fifo, "rb") as f:
+            time.sleep(1.5)
+            while f.read(1 << 20):
+                pass
+
+    t = threading.Thread(target=reader)
+    t.start()
+    done = copy(str(src), str(fifo), 1 << 20, fsync=False)
+    t.join()
+    blocked = [p for p in done["progress"] if p[0] < began + 1.4]
+    assert len(blocked) >= int(1.0 / NOTE_EVERY) and all(a == 0 for _, a in blocked[1:])
+    assert done["progress"][-1][1] == 2 << 20
+
+
+def test_a_series_row_no_dfsbench_wrote_is_an_error_naming_it(tmp_path):
+    from harness.errors import BadInput
+
+    store = _stored(tmp_path)
+    store.db.execute("UPDATE series SET points='[[1, \"x\"]]' WHERE measurement=1")
+    with pytest.raises(BadInput, match="series row 1 is damaged"):
+        store.measurements("r")

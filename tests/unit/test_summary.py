@@ -1,0 +1,42 @@
+"""The answer the outputs open with (harness.report.summary): it counts the verdicts the
+tables decided, by winner and by why there is none, and decides none again."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from harness.report import summary
+from harness.report.view import build_view
+from harness.results.catalogue import Catalogue
+from tests.unit.test_cost import stored
+
+
+def test_the_2014_reports_large_files_counted_by_winner_and_by_why_not():
+    view = build_view(Catalogue(Path("/nonexistent")), ["report-2014"])
+    line = next(s for s in view.summary if s.startswith("largefile"))
+    # its table: CephFS 2.2× and 1.9× faster, one pair within noise, one cache [N], four reads
+    # without a cache drop [D] — every one a single run a side
+    assert line == ("largefile (elapsed), CephFS vs GlusterFS/sr33: CephFS faster in 2 of 3 comparable cells "
+                    "(2 of these verdicts from one run a side); CephFS 1.92× as fast as GlusterFS/sr33 (median; "
+                    "range 1.01×–2.25×). No verdict in 6 cells: 4 flagged no-cache-drop, 1 within one run's noise (n=1), "
+                    "1 flagged exceeds-network."), line
+
+
+def test_every_win_counted_is_a_win_the_tables_comparison_column_shows():
+    view = build_view(Catalogue(Path("/nonexistent")), ["report-2014"])
+    for p in summary.pairings(view.tables):
+        shown = [row[-1] for t in view.tables if t.workload == p.workload and t.verdicts for row in t.rows]
+        for who in (p.a, p.b):
+            said = sum(1 for text in shown if re.match(re.escape(view.systems.name(who)) + r" [\d.]+× faster", text))
+            assert p.wins(who) == said, (p.workload, who)
+
+
+def test_a_lab_run_on_a_saturated_host_says_why_no_cell_has_a_verdict(tmp_path):
+    run_id = stored(tmp_path)
+    view = build_view(Catalogue(tmp_path), [run_id])
+    assert view.summary[0] == ("largefile (elapsed), GlusterFS vs CephFS: no comparable cell. No verdict in 2 cells: "
+                               "2 host-bound.")
+    gluster = next(s for s in view.summary if s.startswith("GlusterFS — "))
+    assert "bottleneck: the busiest was a client's network out" in gluster
+    assert re.search(r"A GiB moved cost largefile [\d.]+ CPU-s/GiB on the clients, [\d.]+ on the servers", gluster)
