@@ -5,31 +5,40 @@ VENV   ?= .venv
 PYTHON ?= python3
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-unit deps system-deps venv lab-down clean
+.PHONY: demo test test-unit deps test-deps system-deps venv lab-down clean
 
 demo: deps
 	$(BIN)/dfsbench run
 
-test: deps
-	$(BIN)/lint-imports --no-cache --no-logo
-	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -ra
+test: test-deps
+	BIN=$(BIN) bash scripts/run-tests
 
-test-unit: venv
-	$(BIN)/python -m pytest -ra -m "not lab"
+test-unit: test-deps
+	$(BIN)/python -m pytest -ra -m "not lab" -n auto
 
 deps: system-deps venv
+
+test-deps: system-deps $(VENV)/.installed-test
 
 system-deps:
 	bash scripts/install-system-deps
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+# the package alone for the demo; with the test tools, in one install, for the tests
+define install
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.$(1)'
+endef
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(call install,)
 	touch $@
+
+$(VENV)/.installed-test: setup.cfg pyproject.toml
+	$(call install,[test])
+	touch $@ $(VENV)/.installed
 
 lab-down: venv
 	$(BIN)/dfsbench lab down

@@ -234,6 +234,12 @@ class CephCli:
         if problems:
             raise DfsbenchError("; ".join(problems), hint="run 'dfsbench lab down' to retry")
 
+    def forget(self, ids: frozenset[str]) -> None:
+        """Drop resources recorded with :meth:`created` that went some other way (with
+        the pool that held them)."""
+        if self.ledger is not None and ids:
+            self.ledger.forget(ids)
+
     def args(self) -> list[str]:
         return ["-c", self.conf, *self._rest()]
 

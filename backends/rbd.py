@@ -23,7 +23,7 @@ import secrets
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from backends.ceph_client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
 from backends.mounts import FuseClient, verify_mount
@@ -32,6 +32,8 @@ from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
+
+XFS_SMALLEST = 300 << 20  # mkfs.xfs (xfsprogs 5.19 and later) makes no smaller file system
 
 
 class RbdOptions(PoolOptions):
@@ -50,6 +52,14 @@ class RbdOptions(PoolOptions):
     @classmethod
     def _ec_alone(cls, v: ErasureCode | None, info: ValidationInfo) -> ErasureCode | None:
         return ec_alone(v, info)
+
+    @model_validator(mode="after")
+    def _room_for_xfs(self) -> RbdOptions:
+        if self.access == "filesystem" and self.fs == "xfs" and self.image_size < XFS_SMALLEST:
+            raise ValueError(f"an xfs file system needs an image of at least {XFS_SMALLEST >> 20} MiB "
+                             f"(mkfs.xfs refuses smaller ones), not {self.image_size >> 20} MiB; "
+                             "give a larger image_size or fs: ext4")
+        return self
 
 
 
@@ -109,7 +119,11 @@ class Rbd(CephBackend):
                     *data_pool)
             image_ids = cli.created(f"rbd image {pool.name}/{image}", "rm", "--no-progress",
                                     f"{pool.name}/{image}", tool="rbd")
-            undo.append(lambda: cli.remove(image_ids))
+
+            def remove_image() -> None:
+                cli.remove(image_ids)
+
+            undo.append(remove_image)
             description = {**cli.describe(), "client": "librbd", "replicas": pool.size if ec is None else None,
                            "image": image, "image_size": self.options.image_size,
                            "access": self.options.access, "environment": cluster.environment,
@@ -119,9 +133,21 @@ class Rbd(CephBackend):
                 return cli.target("rbd", self.name, self.variant, description,
                                   cli.access(pool.name, image, self.options.image_size), detach=detach)
             fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
-            # (undone after fs.down: a loop device lets go of its file, and rbd-fuse of the
-            # image, some time after they are told to; the image cannot go before that)
-            undo.append(lambda: wait_closed(cli, pool.name, image))
+            if pool.owned:
+                # rbd-fuse leaves its watch on the image when it goes, and the OSDs drop it
+                # only after osd_client_watch_timeout (30 s): 'rbd rm' refuses until then.
+                # A pool of our own takes the image with it, and no watch holds a pool's
+                # removal up: the image's own removal is forgotten once the pool is gone.
+                def pool_and_image() -> None:
+                    pool.delete()  # (raises, keeping both in the ledger, if the pool stays)
+                    cli.forget(image_ids)
+
+                undo.remove(remove_image)
+                undo[0] = pool_and_image
+            else:
+                # (undone after fs.down: a loop device lets go of its file, and rbd-fuse of
+                # the image, some time after they are told to; the image cannot go before)
+                undo.append(lambda: wait_closed(cli, pool.name, image))
             fs.up(mkfs=True)
             undo.append(fs.down)
             description.update(fs.describe())

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -35,7 +37,7 @@ from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, 
 from environments.docker_ceph import DETECTION
 from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler
-from environments.nodes import Node
+from environments.nodes import Node, Stop, running
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.model import MAX_BYTES
@@ -47,6 +49,13 @@ from harness.system.ledger import Ledger
 from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
+# glusterd runs geo-replication's gsyncd (Python) six times as it starts, 3 s of CPU a node
+# here; the lab has no use for geo-replication, and glusterd does without it where gsyncd is
+# not installed ("geo-replication module not installed"): so a node's gsyncd is put aside
+# before its glusterd starts (in the node only; GLUSTERD follows as "$@")
+WITHOUT_GSYNCD = ('for f in /usr/lib/*/glusterfs/gsyncd /usr/libexec/glusterfs/gsyncd; do '
+                  'if [ -e "$f" ]; then mv "$f" "$f.off" || exit; fi; done; exec "$@"')
+T = TypeVar("T")
 SHARED = ("the container lab: every node is a container of this one machine, sharing its CPUs and its "
           "disk; the links between them are shaped, their CPUs and disk are not")
 VOLUME = "dfsbench"
@@ -255,8 +264,8 @@ class DockerEnvironment(LabEnvironment):
 
     def check_alive(self, ledger: Ledger) -> None:
         prefix = f"dfsbench-{ledger.data.get('docker', {}).get('lab')}-"
-        down = [name.removeprefix(prefix) for name in ledger.data.get("docker", {}).get("clients", [])
-                if not Node(name).running()]
+        down = [name.removeprefix(prefix) for name, up in
+                running(ledger.data.get("docker", {}).get("clients", [])).items() if not up]
         if down:
             raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
                                 hint="run 'dfsbench lab down --env docker', then try again")
@@ -280,25 +289,27 @@ class DockerEnvironment(LabEnvironment):
         facts = ledger.data.get("docker", {})
         nodes = [Node(n) for n in facts.get("gluster_nodes", [])]
         clients = [Node(n) for n in facts.get("clients", [])]
-        processes = tuple((n.name, n.running()) for n in nodes + clients)
-        services = []
-        if nodes:
+        mon = facts.get("ceph_mon")
+        ceph = [Node(n) for n in ([mon] if mon else []) + facts.get("ceph_osd_nodes", [])]
+
+        def gluster() -> ServiceHealth:
             try:
                 ok, text = gluster_client.health(GlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)),
                                                  keeps_copies(facts.get("volume_type", ""), facts.get("replica")))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
-            services.append(ServiceHealth("gluster", ok, text))
-        mon = facts.get("ceph_mon")
-        ceph = [Node(n) for n in ([mon] if mon else []) + facts.get("ceph_osd_nodes", [])]
-        if ceph:
+            return ServiceHealth("gluster", ok, text)
+
+        def ceph_health() -> ServiceHealth:
             from environments.docker_ceph import health
 
-            ok, text = health(ceph[0])
-            services.append(ServiceHealth("ceph", ok, text))
-        processes += tuple((n.name, n.running()) for n in ceph)
-        # (no mounts: each run's backends mount their own client on each client node)
-        return LabStatus(True, self.where, tuple(services), (), processes)
+            return ServiceHealth("ceph", *health(ceph[0]))
+
+        with ThreadPoolExecutor(max_workers=2) as pool:  # (each system asked at once)
+            services = [pool.submit(ask) for ask, there in ((gluster, nodes), (ceph_health, ceph)) if there]
+            up = running([n.name for n in nodes + clients + ceph])
+            # (no mounts: each run's backends mount their own client on each client node)
+            return LabStatus(True, self.where, tuple(s.result() for s in services), (), tuple(up.items()))
 
 
 def room_for_sets(o: DockerOptions, backends: list[Backend]) -> None:
@@ -348,7 +359,8 @@ def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, A
             metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
             version=facts["ceph_version"], log_dir="", phases=phases,
             settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
-                      "osd_nodes": str(len(facts["ceph_osd_nodes"])), **DETECTION},
+                      "osd_nodes": str(len(facts["ceph_osd_nodes"])),
+                      "mgr_disabled_modules": "those never enabled (not loaded)", **DETECTION},
             storage_nodes=len(facts["ceph_osd_nodes"]))
     if facts.get("gluster_nodes"):
         nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
@@ -368,16 +380,22 @@ def link_of(options: DockerOptions, hostname: str) -> Link:
 
 
 def shape(node: Node, bits_per_second: int) -> None:
-    """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect)."""
+    """tbf on the node's egress, and on its ingress through ifb0 (mirred redirect): the
+    commands of :func:`shaping` in one ``docker exec``, the first that fails failing it."""
+    node.exec("sh", "-c", " && ".join(shlex.join(argv) for argv in shaping(bits_per_second)))
+
+
+def shaping(bits_per_second: int) -> list[list[str]]:
+    """The commands that shape a node's link, both ways."""
     shaper = _tbf(bits_per_second)
-    node.exec("tc", "qdisc", "replace", "dev", "eth0", "root", *shaper)
-    node.exec("ip", "link", "add", "ifb0", "type", "ifb")
-    node.exec("ip", "link", "set", "ifb0", "up")
-    node.exec("tc", "qdisc", "add", "dev", "eth0", "handle", "ffff:", "ingress")
-    # (u32 matching everything: this kernel has no matchall classifier)
-    node.exec("tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
-              "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0")
-    node.exec("tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper)
+    return [["tc", "qdisc", "replace", "dev", "eth0", "root", *shaper],
+            ["ip", "link", "add", "ifb0", "type", "ifb"],
+            ["ip", "link", "set", "ifb0", "up"],
+            ["tc", "qdisc", "add", "dev", "eth0", "handle", "ffff:", "ingress"],
+            # (u32 matching everything: this kernel has no matchall classifier)
+            ["tc", "filter", "add", "dev", "eth0", "parent", "ffff:", "protocol", "all", "u32",
+             "match", "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", "ifb0"],
+            ["tc", "qdisc", "replace", "dev", "ifb0", "root", *shaper]]
 
 
 def _tbf(bits_per_second: int) -> list[str]:
@@ -410,7 +428,10 @@ def sweep(lab: str) -> list[str]:
 
 class LabBringUp:
     """Storage nodes of each system asked for and client nodes, on a shaped private
-    network; the two systems come up side by side."""
+    network. Nothing waits for what it does not need: each node is shaped and given its
+    daemons the moment its container is up, GlusterFS's peers and volume wait for the
+    GlusterFS nodes only, Ceph's monitor for its own node, each OSD for its own. A part that
+    fails stops the waits of the others; the error raised is the first part's."""
 
     def __init__(self, options: DockerOptions, ledger: Ledger, lab: str, image: str,
                  systems: set[str], note: Callable[[str], None]) -> None:
@@ -420,11 +441,31 @@ class LabBringUp:
         self.network = f"dfsbench-{lab}"
         self.phases: dict[str, float] = {}
         self._t0 = time.monotonic()
+        self.stop = Stop()
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
 
     def phase(self, name: str) -> None:
         """Seconds from the start of the bring-up to the end of this phase."""
-        self.phases[name] = time.monotonic() - self._t0
+        with self._lock:
+            self.phases[name] = time.monotonic() - self._t0
         self.note(f"{name} at {self.phases[name]:.1f} s")
+
+    def _counted(self, what: str, of: int, name: str) -> None:
+        """The phase ``name`` when the last of ``of`` nodes has done ``what``."""
+        with self._lock:
+            self._counts[what] = self._counts.get(what, 0) + 1
+            last = self._counts[what] == of
+        if last:
+            self.phase(name)
+
+    def part(self, job: Callable[..., T], *args: Any) -> T:
+        """One part of the bring-up: where it fails, the others stop."""
+        try:
+            return job(*args)
+        except BaseException as error:
+            self.stop.fail(error)
+            raise
 
     def run(self) -> dict[str, Any]:
         from testcontainers.core.network import Network
@@ -434,55 +475,69 @@ class LabBringUp:
         network.name = self.network
         network.create()
         self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}")
-        hosts = {"client": [f"client{j + 1}" for j in range(self.o.clients)]}
+        hosts: dict[str, list[str]] = {}
+        if "ceph" in self.systems:  # (first: the monitor starts Ceph's longest path)
+            hosts["ceph"] = ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.o.ceph_osd_nodes)]]
         if "gluster" in self.systems:
             hosts["gluster"] = [f"gluster{i + 1}" for i in range(self.o.gluster_nodes)]
-        if "ceph" in self.systems:
-            hosts["ceph"] = ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.o.ceph_osd_nodes)]]
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            started = {kind: list(pool.map(lambda h: self.container(network, h, kind != "client"), names))
+        hosts["client"] = [f"client{j + 1}" for j in range(self.o.clients)]
+        total = sum(len(names) for names in hosts.values())
+        links = f"links shaped to {self.o.link.rate}" + "".join(
+            f", {name}'s to {link.rate}" for name, link in sorted(self.o.client_links.items()))
+        with ThreadPoolExecutor(max_workers=total + len(hosts["client"]) + 3) as pool:  # (one each)
+            started = {kind: [pool.submit(self.part, self.node, network, h, kind, total, links) for h in names]
                        for kind, names in hosts.items()}
-        self.phase(f"{sum(len(v) for v in started.values())} containers started")
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.shape, [n for nodes in started.values() for n in nodes]))
-            client_facts = dict(zip(hosts["client"], pool.map(lambda n: n.facts(), started["client"])))
-        self.phase(f"links shaped to {self.o.link.rate}" + "".join(
-            f", {name}'s to {link.rate}" for name, link in sorted(self.o.client_links.items())))
+            client_facts = [pool.submit(self.part, lambda f: f.result().facts(), f) for f in started["client"]]
+            docker_root = pool.submit(self.part, docker, "info", "--format", "{{.DockerRootDir}}")
+            systems: list[Future[dict[str, Any]]] = []
+            if "gluster" in started:
+                systems.append(pool.submit(self.part, self.gluster, started["gluster"]))
+            if "ceph" in started:
+                systems.append(pool.submit(self.part, self.ceph, started["ceph"], started["client"]))
+        if self.stop.first is not None:  # (every part has ended; what each started is in the ledger)
+            raise self.stop.first
         facts: dict[str, Any] = {"network": self.network, "link": self.o.link.rate,
-                                 "docker_root": docker("info", "--format", "{{.DockerRootDir}}").strip(),
+                                 "docker_root": docker_root.result().strip(),
                                  "links": {name: link.rate for name, link in self.o.client_links.items()},
-                                 "clients": [c.name for c in started["client"]], "client_facts": client_facts}
-        jobs: dict[str, Callable[[], dict[str, Any]]] = {}
-        if "gluster" in started:
-            jobs["gluster"] = lambda: self.gluster(started["gluster"])
-        if "ceph" in started:
-            jobs["ceph"] = lambda: self.ceph(started["ceph"], started["client"])
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [pool.submit(job) for job in jobs.values()]
-            for future in futures:
-                facts.update(future.result())
+                                 "clients": [f.result().name for f in started["client"]],
+                                 "client_facts": {h: f.result() for h, f in zip(hosts["client"], client_facts)}}
+        for system in systems:
+            facts.update(system.result())
         return facts
 
-    def gluster(self, nodes: list[Node]) -> dict[str, Any]:
+    def node(self, network: Any, host: str, kind: str, total: int, links: str) -> Node:
+        """A node's container started, its link shaped, and on a GlusterFS node, glusterd."""
+        node = self.container(network, host, kind != "client")
+        self._counted("started", total, f"{total} containers started")
+        self.stop.check(node.label)
+        self.shape(node)
+        self._counted("shaped", total, links)
+        if kind == "gluster":
+            self.stop.check(node.label)
+            self.glusterd(node)
+        return node
+
+    def gluster(self, started: list[Future[Node]]) -> dict[str, Any]:
+        nodes = [f.result() for f in started]
         names = [n.name.removeprefix(f"dfsbench-{self.lab}-") for n in nodes]
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            list(pool.map(self.glusterd, nodes))
         self.phase("GlusterFS: glusterd running on every node")
+        self.stop.check("GlusterFS's bring-up")
         cli = GlusterCli(nodes[0])
         for peer in names[1:]:
             cli("peer", "probe", peer)
         proc.wait_for(lambda: self.peers(cli, len(names) - 1), what="every GlusterFS peer connected",
-                      timeout=self.o.ready_timeout_s, interval=0.5)
+                      timeout=self.o.ready_timeout_s, interval=0.2, alive=self.stop.why)
         layout = self.o.layout
         # node-major order: consecutive bricks (a replica set) are on different nodes
         bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.o.bricks_per_node) for n in names]
         cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
-        for key, value in options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION}).items():
-            cli("volume", "set", VOLUME, key, value)
+        # (every option in one 'volume set': one transaction over the peers, not one each)
+        options = options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION})
+        cli("volume", "set", VOLUME, *(word for pair in options.items() for word in pair))
         cli("volume", "start", VOLUME)
         proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
                       what=f"all {len(bricks)} bricks of {VOLUME} online, nothing to heal",
-                      timeout=self.o.ready_timeout_s, interval=0.5)
+                      timeout=self.o.ready_timeout_s, interval=0.25, alive=self.stop.why)
         self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
         return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
                 "bricks_per_node": self.o.bricks_per_node,
@@ -490,13 +545,14 @@ class LabBringUp:
                 "replica": self.o.gluster_replica if layout.kind != "disperse" else None,
                 "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
 
-    def ceph(self, nodes: list[Node], clients: list[Node]) -> dict[str, Any]:
+    def ceph(self, nodes: list[Future[Node]], clients: list[Future[Node]]) -> dict[str, Any]:
         from environments.docker_ceph import CephNodes
 
-        subnet = proc.run(["docker", "network", "inspect", "--format",
-                           "{{range .IPAM.Config}}{{.Subnet}}{{end}}", self.network], timeout=30).stdout.strip()
+        subnet = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
+                        self.network, timeout=30).strip()
         return CephNodes(nodes[0], nodes[1:], clients, subnet, self.o.osds_per_node, self.o.ceph_replicas,
-                         16, self.o.ready_timeout_s, lambda p: self.phase(f"Ceph: {p}")).up()
+                         16, self.o.ready_timeout_s, lambda p: self.phase(f"Ceph: {p}"),
+                         self.ledger.path.parent / "ceph-session.log", self.stop).up()
 
     def container(self, network: Any, host: str, storage: bool) -> Node:
         from testcontainers.core.container import DockerContainer
@@ -523,9 +579,10 @@ class LabBringUp:
         shape(node, link_of(self.o, node.label.removeprefix(f"dfsbench-{self.lab}-")).bits_per_second)
 
     def glusterd(self, node: Node) -> None:
-        node.exec(*GLUSTERD)
+        node.exec("sh", "-c", WITHOUT_GSYNCD, "sh", *GLUSTERD)
         proc.wait_for(lambda: (GlusterCli(node).answers()[0], "glusterd not answering yet"),
-                      what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.2)
+                      what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.1,
+                      alive=self.stop.why)
 
     @staticmethod
     def peers(cli: GlusterCli, want: int) -> tuple[bool, str]:

@@ -1,112 +1,153 @@
 """Ceph in the container lab: a monitor node (mon, mgr, MDS) and OSD nodes with their
 OSDs' BlueStore block files on Docker volumes, the CRUSH failure domain being the node
 (host), as on a real cluster. Daemons run in the foreground of ``docker exec -d``; the
-configuration and keys are written here and copied into each node's /etc/ceph (the
-containers', never this host's)."""
+configuration and keys are made here and written into each node's /etc/ceph through the
+Docker API (the containers', never this host's)."""
 
 from __future__ import annotations
 
 import json
-import tempfile
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from backends import ceph_client
-from environments.ceph import keyring_text, lab_conf, lab_keys
+from environments.ceph import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
+                              osds_up)
+from environments.nodes import Stop
 from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
+CONF, ADMIN = "/etc/ceph/ceph.conf", "/etc/ceph/ceph.client.admin.keyring"
 # how soon the cluster notices a node that is gone (a fault): OSDs ping each other every
 # second and report a peer silent for 4 s, and one report is enough (defaults: 6 s, 20 s,
 # 2 reporters) — so a kill is noticed within seconds, as the lab's faults need
 DETECTION = {"osd_heartbeat_interval": "1", "osd_heartbeat_grace": "4", "mon_osd_min_down_reporters": "1",
              "mon_osd_adjust_heartbeat_grace": "false"}
+# the manager loads every module installed, enabled or not, before it can become active:
+# 4 s of Python here, on the path to a healthy cluster. These are never enabled in the lab
+# (not by default, nor by dfsbench): they are not loaded at all (the default list is the first)
+MGR_NOT_LOADED = ("diskprediction_local,alerts,influx,insights,localpool,mirroring,osd_support,prometheus,"
+                  "selftest,snap_schedule,stats,telegraf,test_orchestrator,zabbix")
+# set while the cluster forms, removed once it is healthy (as environments.ceph does)
+BRINGING_UP = [*((who, option, "1") for who, option in FAST_REPORTING), ("mon", "paxos_propose_interval", "0.1")]
 
 
 class CephNodes:
-    def __init__(self, mon: Any, osds: list[Any], clients: list[Any], subnet: str,
+    """Ceph on the lab's nodes, each taken the moment its container is up (``Future``s of
+    :class:`~environments.nodes.Node`): the monitor's mkfs and every OSD's run at once, and
+    every monitor command goes through one session held in the monitor node (no ``ceph``
+    CLI, a Python start-up each, per command or poll)."""
+
+    def __init__(self, mon: Future[Any], osds: list[Future[Any]], clients: list[Future[Any]], subnet: str,
                  osds_per_node: int, replicas: int, pg_num: int, timeout: float,
-                 phase: Callable[[str], None]) -> None:
+                 phase: Callable[[str], None], log: Path, stop: Stop) -> None:
         self.mon, self.osd_nodes, self.clients = mon, osds, clients
         self.subnet, self.per_node, self.replicas = subnet, osds_per_node, replicas
         self.pg_num, self.timeout, self.phase = pg_num, timeout, phase
+        self.log, self.stop = log, stop
         self.fsid = str(uuid.uuid4())
         self.osds = len(osds) * osds_per_node
 
     def conf(self, mon_ip: str) -> str:
         return lab_conf(self.fsid, f"v2:{mon_ip}:3300", DATA, replicas=self.replicas, pg_num=self.pg_num,
                         osd_size=16 << 30, osd_memory_target=1024 << 20,
-                        extra={"global": {"public_network": self.subnet, "log_to_stderr": "false", **DETECTION}})
+                        extra={"global": {"public_network": self.subnet, "log_to_stderr": "false", **DETECTION},
+                               "mgr": {"mgr_disabled_modules": MGR_NOT_LOADED}})
 
     def up(self) -> dict[str, Any]:
-        mon_ip = self.mon.address()
+        m = self.mon.result()
+        mon_ip = m.address()
         keys = lab_keys(self.osds)
-        admin = {k: v for k, v in keys.items() if k == "client.admin"}
-        with tempfile.TemporaryDirectory(prefix="dfsbench-ceph-") as tmp:
-            conf = Path(tmp) / "ceph.conf"
-            conf.write_text(self.conf(mon_ip))
-            full, client = Path(tmp) / "full.keyring", Path(tmp) / "ceph.client.admin.keyring"
-            full.write_text(keyring_text(keys))
-            client.write_text(keyring_text(admin))
-            for node in [self.mon, *self.osd_nodes, *self.clients]:
-                node.exec("mkdir", "-p", "/etc/ceph")
-                proc.run(["docker", "cp", str(conf), f"{node.name}:/etc/ceph/ceph.conf"], timeout=60)
-                proc.run(["docker", "cp", str(client), f"{node.name}:/etc/ceph/ceph.client.admin.keyring"],
-                         timeout=60)
-            proc.run(["docker", "cp", str(full), f"{self.mon.name}:/etc/ceph/full.keyring"], timeout=60)
-        self.phase("Ceph configuration and keys copied to every node")
-
-        m = self.mon
-        m.exec("mkdir", "-p", f"{DATA}/mon/a", f"{DATA}/mgr/x", f"{DATA}/mds/a")
-        m.exec("monmaptool", "--create", "--clobber", "--fsid", self.fsid, "--addv", "a",
-              f"[v2:{mon_ip}:3300]", "/etc/ceph/monmap")
-        m.exec("sh", "-c", f"printf '[mgr.x]\\n\\tkey = {keys['mgr.x']}\\n' > {DATA}/mgr/x/keyring && "
-                          f"printf '[mds.a]\\n\\tkey = {keys['mds.a']}\\n' > {DATA}/mds/a/keyring")
-        m.exec("ceph-mon", "--mkfs", "-i", "a", "--monmap", "/etc/ceph/monmap", "--keyring",
-              "/etc/ceph/full.keyring", timeout=self.timeout)
-
-        def mkfs(i: int) -> str:
-            node = self.osd_nodes[i // self.per_node]
-            osd_uuid = str(uuid.uuid4())
-            node.exec("mkdir", "-p", f"{DATA}/osd/{i}", f"{DATA}/osd-block")
-            node.exec("ceph-osd", "-i", str(i), "--mkfs", "--osd-uuid", osd_uuid, "--key", keys[f"osd.{i}"],
-                     "--no-mon-config", timeout=self.timeout)
-            node.exec("sh", "-c", f"printf '[osd.{i}]\\n\\tkey = {keys[f'osd.{i}']}\\n' > {DATA}/osd/{i}/keyring")
-            return osd_uuid
-
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            uuids = list(pool.map(mkfs, range(self.osds)))
-        start_mon_daemons(m)
-        self.phase("Ceph mkfs (mon and OSDs), mon, mgr and MDS started")
-        proc.wait_for(lambda: (m.exec("ceph", "--connect-timeout", "5", "mon", "stat", check=False) != "",
-                               "no answer"), what="the Ceph monitor to answer", timeout=self.timeout,
-                      interval=0.5)
-        for i, osd_uuid in enumerate(uuids):
-            m.exec("ceph", "osd", "new", osd_uuid, str(i))
-            start_osd(self.osd_nodes[i // self.per_node], i)
-        m.exec("ceph", "osd", "pool", "create", "cephfs_metadata", str(self.pg_num))
-        m.exec("ceph", "osd", "pool", "create", "cephfs_data", str(self.pg_num))
-        m.exec("ceph", "fs", "new", "cephfs", "cephfs_metadata", "cephfs_data")
-        self.phase("OSDs started, pools and file system made")
-        proc.wait_for(self.ready, what=f"{self.osds} OSDs up, the MDS active, every PG active+clean",
-                      timeout=self.timeout, interval=0.5)
-        self.phase(f"{self.osds} OSDs up, MDS active, PGs active+clean")
-        proc.wait_for(self.health, what="Ceph HEALTH_OK", timeout=self.timeout, interval=0.5)
-        self.phase("HEALTH_OK")
-        version = m.exec("ceph", "--version").split()
-        return {"ceph_mon": m.name, "ceph_mon_addr": f"v2:{mon_ip}:3300", "ceph_osd_nodes": [n.name for n in self.osd_nodes],
+        uuids = [str(uuid.uuid4()) for _ in range(self.osds)]  # (known before mkfs: in the osdmap once the mon answers)
+        common = {CONF: self.conf(mon_ip),
+                  ADMIN: keyring_text({k: v for k, v in keys.items() if k == "client.admin"})}
+        with ThreadPoolExecutor(max_workers=len(self.osd_nodes) + 1) as pool:
+            try:
+                made = [pool.submit(self.osd_node, j, keys, uuids, common) for j in range(len(self.osd_nodes))]
+                clients = pool.submit(lambda: [c.result().write_files(common) for c in self.clients])
+                self.stop.check("Ceph's bring-up")
+                self.mon_node(m, mon_ip, keys, common)
+                self.phase("mon made; mon, mgr and MDS started")
+                self.stop.check("Ceph's bring-up")
+                helper = m.wrap(["python3", "-c", SESSION_SCRIPT.read_text()], interactive=True)
+                with MonSession(Path(CONF), Path(ADMIN), self.log, self.timeout, helper) as mon:
+                    self.phase("the monitor answers")
+                    self.stop.check("Ceph's bring-up")
+                    self.form(mon, uuids, made)
+                    clients.result()
+                    self.wait_healthy(mon)
+                    version = str(mon.command("version").get("version", "")).split()
+            except BaseException as error:
+                self.stop.fail(error)  # (now: this pool waits for the OSD nodes' mkfs before it raises)
+                raise
+        return {"ceph_mon": m.name, "ceph_mon_addr": f"v2:{mon_ip}:3300",
+                "ceph_osd_nodes": [n.result().name for n in self.osd_nodes],
                 "osds": self.osds, "osds_per_node": self.per_node, "ceph_replicas": self.replicas,
                 "ceph_version": version[2] if len(version) > 2 else "unknown", "fsid": self.fsid}
 
-    def health(self) -> tuple[bool, str]:
-        return health(self.mon)
+    def form(self, mon: MonSession, uuids: list[str], made: list[Future[list[int]]]) -> None:
+        """The OSDs in the osdmap, each node's started once made, the pools, and the file
+        system once every OSD is up."""
+        # PG states reach the monitor through the mgr every 5 s by default, and the monitor
+        # commits a change of its maps at most every second: faster while the cluster forms,
+        # then back to the defaults (the lab's measurements run with them)
+        for who, option, value in BRINGING_UP:
+            mon.command("config set", who=who, name=option, value=value)
+        for i, osd_uuid in enumerate(uuids):
+            mon.command("osd new", uuid=osd_uuid, id=i)
+        mon.command("osd pool create", pool="cephfs_metadata", pg_num=self.pg_num)
+        mon.command("osd pool create", pool="cephfs_data", pg_num=self.pg_num)
+        for job in as_completed(made):
+            for i in job.result():
+                start_osd(self.osd_nodes[i // self.per_node].result(), i)
+        self.phase("pools made, OSDs made and started")
+        # the MDS writes to its pools at once: what it wrote with an OSD still booting would
+        # then have to be recovered onto it
+        proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",
+                      timeout=self.timeout, interval=0.1, alive=self.stop.why)
+        mon.command("fs new", fs_name="cephfs", metadata="cephfs_metadata", data="cephfs_data")
+        self.phase(f"{self.osds} OSDs up, file system made")
 
-    def ready(self) -> tuple[bool, str]:
-        out = self.mon.exec("ceph", "--connect-timeout", "5", "status", "--format", "json", check=False)
-        status = json.loads(out) if out.strip() else {}
+    def wait_healthy(self, mon: MonSession) -> None:
+        proc.wait_for(lambda: self.ready(mon), what=f"{self.osds} OSDs up, the MDS active, every PG active+clean",
+                      timeout=self.timeout, interval=0.2, alive=self.stop.why)
+        self.phase("MDS active, PGs active+clean")
+        proc.wait_for(lambda: ceph_client.health(mon.command("health", detail="detail")), what="Ceph HEALTH_OK",
+                      timeout=self.timeout, interval=0.2, alive=self.stop.why)
+        self.phase("HEALTH_OK")
+        for who, option, _ in BRINGING_UP:
+            mon.command("config rm", who=who, name=option)
+
+    def mon_node(self, m: Any, mon_ip: str, keys: dict[str, str], common: dict[str, str]) -> None:
+        """The monitor node's files and stores, and its daemons started."""
+        m.write_files({**common, "/etc/ceph/full.keyring": keyring_text(keys),
+               f"{DATA}/mgr/x/keyring": f"[mgr.x]\n\tkey = {keys['mgr.x']}\n",
+               f"{DATA}/mds/a/keyring": f"[mds.a]\n\tkey = {keys['mds.a']}\n"}, dirs=[f"{DATA}/mon/a"])
+        m.exec("monmaptool", "--create", "--clobber", "--fsid", self.fsid, "--addv", "a",
+               f"[v2:{mon_ip}:3300]", "/etc/ceph/monmap")
+        m.exec("ceph-mon", "--mkfs", "-i", "a", "--monmap", "/etc/ceph/monmap", "--keyring",
+               "/etc/ceph/full.keyring", timeout=self.timeout)
+        start_mon_daemons(m)
+
+    def osd_node(self, j: int, keys: dict[str, str], uuids: list[str], common: dict[str, str]) -> list[int]:
+        """The OSDs of OSD node ``j`` made (offline: no monitor needed); their ids."""
+        node = self.osd_nodes[j].result()
+        self.stop.check("Ceph's bring-up")
+        ids = list(range(j * self.per_node, (j + 1) * self.per_node))
+        node.write_files({**common, **{f"{DATA}/osd/{i}/keyring": f"[osd.{i}]\n\tkey = {keys[f'osd.{i}']}\n"
+                                       for i in ids}}, dirs=[f"{DATA}/osd-block"])
+        for i in ids:
+            # (BlueStore's aio thread polls every 250 ms, and mkfs waits for it at each of its
+            # device's closes: polled every 10 ms here, for the mkfs alone)
+            node.exec("ceph-osd", "-i", str(i), "--mkfs", "--osd-uuid", uuids[i], "--key", keys[f"osd.{i}"],
+                      "--no-mon-config", "--bdev_aio_poll_ms", "10", timeout=self.timeout)
+        return ids
+
+    def ready(self, mon: MonSession) -> tuple[bool, str]:
+        status = mon.command("status") or {}
         osdmap = status.get("osdmap", {})
         osdmap = osdmap.get("osdmap", osdmap)  # nested in some releases
         up = osdmap.get("num_up_osds", 0)
@@ -132,7 +173,8 @@ def start_osd(node: Any, osd: int) -> None:
 
 
 def health(mon: Any) -> tuple[bool, str]:
-    """Ceph's health, asked of the monitor node (the one reader of backends.ceph_client)."""
+    """Ceph's health, asked of the monitor node (read by backends.ceph_client, as the
+    bring-up's own wait reads it)."""
     out = mon.exec("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
     try:
         said = json.loads(out) if out.strip() else {}

@@ -16,6 +16,8 @@ import hashlib
 import json
 import re
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -130,3 +132,29 @@ def ensure(note: Callable[[str], None] = lambda _: None) -> Built:
              hint="the packages come from the host's Debian mirror")
     note(f"packages installed in {time.monotonic() - t1:.0f} s")
     return Built(tag, time.monotonic() - t0, False, image_size(tag))
+
+
+def main() -> int:
+    """``python -m environments.node_image``: build the node image now (or find it built),
+    so a later ``lab up --env docker`` does not pay for it; ``make test`` runs this in the
+    background while the unit tests run."""
+    t0 = time.monotonic()
+    # (stopped, as 'make test' stops it when a step before the container tests fails: the
+    # command under way is killed and the half-made root file system removed on the way out)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+    def note(text: str) -> None:
+        print(f"[{time.monotonic() - t0:5.0f} s] {text}", flush=True)
+
+    try:
+        built = ensure(note)
+    except DfsbenchError as e:
+        print(f"dfsbench: the node image could not be built: {e}", file=sys.stderr)
+        return 1
+    how = "already built" if built.reused else f"built in {built.seconds:.0f} s"
+    note(f"node image {built.tag}: {how}, {built.size / 2**20:.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,12 +10,18 @@ the container and is stopped by that pid; containers run with an init that reaps
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import subprocess
+import tarfile
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.hosts import RemoteHost, copied_name
 from harness.system.ledger import Ledger
@@ -25,6 +31,70 @@ SCRATCH = Path("/scratch")
 ENGINES = "/usr/local/lib/dfsbench"  # where engine scripts are put
 # exit codes of coreutils timeout: it stopped the command (TERM), or had to KILL it
 TIMED_OUT = (124, 137)
+
+
+@functools.cache
+def _docker_api() -> Any:
+    import docker  # (the Docker SDK testcontainers is built on; only where files are put)
+
+    return docker.from_env()
+
+
+class Stop:
+    """What the parts of a lab's bring-up that run at once share: the first to fail says so
+    (:meth:`fail`, before it waits for anything of its own) and its error is the one the
+    bring-up raises (:attr:`first`); the others start nothing more (:meth:`check`) and end
+    their waits (:meth:`why`, a wait's ``alive``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.first: BaseException | None = None
+
+    def fail(self, error: BaseException) -> None:
+        with self._lock:
+            if self.first is None:
+                self.first = error
+
+    def why(self) -> str | None:
+        return None if self.first is None else "another part of the lab's bring-up failed"
+
+    def check(self, part: str) -> None:
+        if self.first is not None:
+            raise DfsbenchError(f"{part} stopped: another part of the lab's bring-up failed")
+
+
+def archive(files: Mapping[str, str], dirs: Sequence[str] = ()) -> bytes:
+    """A tar archive to unpack at / : the directories (and every parent of them and of the
+    files, each once), then the files, as root, 0644 (as ``docker cp`` of a file made here)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        made: set[str] = set()
+        for path in [*dirs, *(str(Path(f).parent) for f in files)]:
+            parts = Path(path).relative_to("/").parts
+            for depth in range(1, len(parts) + 1):
+                name = "/".join(parts[:depth])
+                if name not in made:
+                    made.add(name)
+                    entry = tarfile.TarInfo(name)
+                    entry.type, entry.mode = tarfile.DIRTYPE, 0o755
+                    tar.addfile(entry)
+        for path, text in files.items():
+            data = text.encode()
+            entry = tarfile.TarInfo(str(Path(path).relative_to("/")))
+            entry.size, entry.mode = len(data), 0o644
+            tar.addfile(entry, io.BytesIO(data))
+    return out.getvalue()
+
+
+def running(names: Sequence[str]) -> dict[str, bool]:
+    """Whether each of these containers runs (one ``docker inspect`` for all of them; one
+    that is gone does not)."""
+    if not names:
+        return {}
+    out = proc.run(["docker", "inspect", "--format", "{{.Name}} {{.State.Running}}", *names], check=False,
+                   timeout=30).stdout.split("\n")
+    said = dict(line.strip().lstrip("/").split(" ", 1) for line in out if " " in line.strip())
+    return {name: said.get(name) == "true" for name in names}
 
 
 class Node(RemoteHost):
@@ -54,10 +124,19 @@ class Node(RemoteHost):
         """Start a process in the node that outlives this call (``docker exec -d``)."""
         proc.run(["docker", "exec", "-d", self.name, *args], timeout=60)
 
+    def write_files(self, files: Mapping[str, str], dirs: Sequence[str] = ()) -> None:
+        """Write text files into the node, and make these directories (with their parents):
+        one call of the Docker API, no process in the node and none here — how the bring-up
+        hands each node its configuration and keys."""
+        import docker.errors
+
+        try:
+            _docker_api().api.put_archive(self.name, "/", archive(files, dirs))
+        except docker.errors.DockerException as exc:
+            raise DfsbenchError(f"could not write {', '.join(files)} into {self.name}: {exc}") from exc
+
     def running(self) -> bool:
-        out = proc.run(["docker", "inspect", "--format", "{{.State.Running}}", self.name], check=False,
-                       timeout=30)
-        return out.returncode == 0 and out.stdout.strip() == "true"
+        return running([self.name])[self.name]
 
     # ---------------------------------------------------------------- the Host API
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -108,6 +108,20 @@ def _params_key(m: Measurement) -> str:
                       sort_keys=True, default=str)
 
 
+def params_keys() -> Callable[[Measurement], str]:
+    """:func:`_params_key`, once per params object: the records of a group (a cell's repeats,
+    harness.results.store) share theirs, and so do those annotated alike (harness.report.limits)."""
+    memo: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def key(m: Measurement) -> str:
+        found = memo.get(id(m.params))
+        if found is None or found[0] is not m.params:  # (holding the params keeps their id theirs)
+            found = memo[id(m.params)] = (m.params, _params_key(m))
+        return found[1]
+
+    return key
+
+
 @dataclass
 class Cells:
     """Values, flags and ceilings by (row, system, metric), over repeats and runs."""
@@ -121,10 +135,12 @@ class Cells:
     systems: list[SystemKey] = field(default_factory=list)
     cv_threshold: float = CV_THRESHOLD
     _summaries: dict[tuple[Any, SystemKey, str], Summary | None] = field(default_factory=dict)
+    _known: set[SystemKey] = field(default_factory=set)
 
     def add(self, row: Any, m: Measurement, metric: str | None = None) -> None:
         system = (m.backend, m.variant)
-        if system not in self.systems:
+        if system not in self._known:
+            self._known.add(system)
             self.systems.append(system)
         key = (row, system, metric or m.metric)
         self.units.setdefault(metric or m.metric, m.unit)
@@ -231,10 +247,11 @@ def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tup
     (test and every non-circumstantial parameter); rows whose labels would read the same
     get the parameters that tell them apart appended, so nothing different is pooled."""
     first: dict[Any, Measurement] = {}
+    params_key = params_keys()
     for m in records:
         if m.test == "cell" or not spec.select(m):
             continue
-        key = (m.test, _params_key(m))
+        key = (m.test, params_key(m))
         first.setdefault(key, m)
         cells.add(key, m)
     keys = list(first)
@@ -492,9 +509,10 @@ def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | 
 def stability_notes(records: list[Measurement], systems: Systems) -> list[str]:
     """Whose stability the repeats can judge, and whose they cannot (one run per cell)."""
     counts: dict[SystemKey, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+    params_key = params_keys()
     for m in records:
         if m.value is not None:
-            counts[(m.backend, m.variant)][(m.workload, m.test, m.metric, _params_key(m))] += 1
+            counts[(m.backend, m.variant)][(m.workload, m.test, m.metric, params_key(m))] += 1
     repeated = {s for s, c in counts.items() if max(c.values()) > 1}
     if not repeated:
         return [f"every cell was measured once: a difference under {SINGLE_RUN_BAND}× is within one "

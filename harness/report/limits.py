@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Any
 
 from harness.api import registry
 from harness.api.contracts import Workload
@@ -161,6 +162,7 @@ def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, st
     client_ram = float(parse_size(ram)) if ram else None
     this_machine = float(info.host.get("memory") or 0) or None
     out = {}
+    network_probes: dict[tuple[str, str], list[Measurement]] | None = None
     for key in info.targets:
         facts = info.systems.get(key) or SystemFacts(key[0])
         described = info.targets.get(key) or {}
@@ -174,8 +176,12 @@ def path_limits(info: RunInfo, records: list[Measurement]) -> dict[tuple[str, st
             links = {str(h): float(v) for h, v in (described.get("links") or {}).items()
                      if isinstance(v, (int, float)) and v > 0}
         else:
-            probes = [m for m in records if (m.backend, m.variant) == key and m.value
-                      and m.metric == "throughput" and role(m.workload) == "network"]
+            if network_probes is None:  # (once for every system: one pass over the records)
+                network_probes = {}
+                for m in records:
+                    if m.metric == "throughput" and m.value and role(m.workload) == "network":
+                        network_probes.setdefault((m.backend, m.variant), []).append(m)
+            probes = network_probes.get(key, [])
             real = [m for m in probes if not m.params.get("loopback") and m.value is not None]
             if real:  # measured by the run's network baseline (a workload with that role)
                 network = median([m.value for m in real if m.value is not None])
@@ -319,7 +325,12 @@ def overlaps(m: Measurement, windows: list[Window]) -> bool:
 
 def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Measurement]:
     """The records with the flags their run's limits and faults call for, and the ceiling
-    of each throughput as ``params['ceiling']`` (B/s)."""
+    of each throughput as ``params['ceiling']`` (B/s).
+
+    Decided once per group of records that differ only in their value and repeat (a cell's
+    repeats; where a fault or a saturated host makes one repeat's window another's, per
+    repeat): a record's own value is held to its group's ceiling, and a node's resource to
+    its capacity, record by record."""
     by_run: dict[str, list[Measurement]] = {}
     for m in records:
         by_run.setdefault(m.run_id, []).append(m)
@@ -328,51 +339,118 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     saturated = host_windows(records)
     raw = raw_rates(records)
     roles = {name: role(name) for name in {m.workload for m in records}}
+    windowed = {k[:3] for k in faults} | {k[:3] for k in saturated}
+    groups: dict[tuple[Any, ...], tuple[float | None, bool]] = {}
+    decided: dict[tuple[Any, ...], tuple[tuple[str, ...], dict[str, Any]]] = {}
     out = []
     for m in records:
-        lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
-        lim = lim.at(m) if lim is not None else None
+        if m.workload == RESOURCES and m.test != HOST and m.value is not None:  # (its share: of its own value)
+            out.append(_annotated(m, infos, limits, faults, saturated, raw, roles))
+            continue
+        system = (m.run_id, m.backend, m.variant)
+        # (the params of a group's records are one object: harness.results.store)
+        key = (id(m.params), m.flags, m.workload, m.test, m.metric, m.unit, system,
+               m.repeat if system in windowed else None, m.value is None)
+        found = groups.get(key)
         where = (m.run_id, m.backend, m.variant, m.repeat)
-        windows = faults.get(where, FaultWindows())
-        flags, params = list(m.flags), m.params
-        if roles[m.workload] is None and overlaps(m, windows.whole):
-            flags.append("degraded")
-        if roles[m.workload] is None and overlaps(m, saturated.get(where, [])):
-            flags.append("host-bound")
-        if m.workload == RESOURCES and m.test != HOST and m.value is not None:
-            info = infos.get(m.run_id)
-            found = capacity(m, lim, raw, int(info.host.get("cpus") or 0) if info else 0)
-            if found is not None:
-                params = {**params, "share": round(found[0], 1), "capacity": found[1]}
-        if lim is not None and m.value is not None and roles[m.workload] is None:
-            if m.unit == "B/s" and lim.facts.network:
-                ceiling = record_ceiling(lim, m, windows.down)
-                if ceiling is not None:
-                    params = {**params, "ceiling": ceiling}
-                    if m.value > ceiling or _one_client_exceeds(lim, m, windows.down):
-                        flags.append("exceeds-network")
-            size = m.params.get("file_size")
-            ram = lim.ram_of(str(m.params.get("host") or m.params.get("read_on") or ""))
-            if m.params.get("direct") is False and ram and isinstance(size, (int, float)) and size < ram:
-                flags.append("fits-in-cache")
-        # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
-        if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False:
-            steps = str(m.params["cache"]).split("+")
-            if not caches_dropped(m.params["cache"]):
-                flags.append("no-cache-drop")
-            elif "no-drop_caches" in steps and OTHER_CLIENT not in steps:
-                flags.append("page-cache-kept")
-        if flags != list(m.flags) or params is not m.params:
-            m = replace(m, flags=tuple(dict.fromkeys(flags)), params=params)
-        out.append(m)
+        if found is None:
+            lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+            lim = lim.at(m) if lim is not None else None
+            windows = faults.get(where, FaultWindows())
+            found = groups[key] = _ceiling(m, lim, windows, roles[m.workload])
+        ceiling, one_exceeds = found
+        exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
+        result = decided.get((*key, exceeds))
+        if result is None:
+            lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+            lim = lim.at(m) if lim is not None else None
+            result = decided[(*key, exceeds)] = _decided(m, lim, faults.get(where, FaultWindows()),
+                                                         saturated.get(where, []), roles[m.workload], ceiling,
+                                                         exceeds)
+        flags, params = result
+        out.append(m if flags == m.flags and params is m.params else _with(m, flags, params))
     return out
+
+
+def _with(m: Measurement, flags: tuple[str, ...], params: dict[str, Any]) -> Measurement:
+    """The record with the flags and params decided for its group (its other fields as they
+    are: checked when it was made), without a dataclass's replace for each record."""
+    new = object.__new__(Measurement)
+    new.__dict__.update(m.__dict__, flags=flags, params=params)
+    return new
+
+
+def _ceiling(m: Measurement, lim: PathLimits | None, windows: FaultWindows,
+             role_of: str | None) -> tuple[float | None, bool]:
+    """A throughput's ceiling, and whether one of its clients' parts is above its own path."""
+    if lim is None or m.value is None or role_of is not None or m.unit != "B/s" or not lim.facts.network:
+        return None, False
+    ceiling = record_ceiling(lim, m, windows.down)
+    return ceiling, ceiling is not None and _one_client_exceeds(lim, m, windows.down)
+
+
+def _decided(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot: list[Window],
+             role_of: str | None, ceiling: float | None, exceeds: bool) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The flags and params of a record (but a node's capacity), given its ceiling and
+    whether its value is above it."""
+    flags, params = list(m.flags), m.params
+    if role_of is None and overlaps(m, windows.whole):
+        flags.append("degraded")
+    if role_of is None and overlaps(m, hot):
+        flags.append("host-bound")
+    if lim is not None and m.value is not None and role_of is None:
+        if ceiling is not None:
+            params = {**params, "ceiling": ceiling}
+            if exceeds:
+                flags.append("exceeds-network")
+        size = m.params.get("file_size")
+        ram = lim.ram_of(str(m.params.get("host") or m.params.get("read_on") or ""))
+        if m.params.get("direct") is False and ram and isinstance(size, (int, float)) and size < ram:
+            flags.append("fits-in-cache")
+    # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
+    if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False:
+        steps = str(m.params["cache"]).split("+")
+        if not caches_dropped(m.params["cache"]):
+            flags.append("no-cache-drop")
+        elif "no-drop_caches" in steps and OTHER_CLIENT not in steps:
+            flags.append("page-cache-kept")
+    if flags == list(m.flags):
+        return m.flags, params
+    return tuple(dict.fromkeys(flags)), params
+
+
+Where = tuple[str, str, str, int]  # (run, backend, variant, repeat)
+
+
+def _annotated(m: Measurement, infos: dict[str, RunInfo], limits: dict[str, dict[tuple[str, str], PathLimits]],
+               faults: dict[Where, FaultWindows], saturated: dict[Where, list[Window]],
+               raw: dict[tuple[str, str], float], roles: dict[str, str | None]) -> Measurement:
+    """One record, decided on its own: a node's resource set against its capacity."""
+    lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+    lim = lim.at(m) if lim is not None else None
+    where = (m.run_id, m.backend, m.variant, m.repeat)
+    windows = faults.get(where, FaultWindows())
+    ceiling, one_exceeds = _ceiling(m, lim, windows, roles[m.workload])
+    exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
+    flags, params = _decided(m, lim, windows, saturated.get(where, []), roles[m.workload], ceiling, exceeds)
+    info = infos.get(m.run_id)
+    found = capacity(m, lim, raw, int(info.host.get("cpus") or 0) if info else 0)
+    if found is not None:
+        params = {**params, "share": round(found[0], 1), "capacity": found[1]}
+    return m if flags == m.flags and params is m.params else replace(m, flags=flags, params=params)
 
 
 def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:
     """One line per run and system on the limits in force, for the header."""
     lines = []
+    by_run: dict[str, list[Measurement]] = {}
+    links: dict[tuple[str, tuple[str, str]], set[str]] = {}
+    for m in records:
+        by_run.setdefault(m.run_id, []).append(m)
+        if isinstance(m.params.get("link"), str):
+            links.setdefault((m.run_id, (m.backend, m.variant)), set()).add(str(m.params["link"]))
     for run_id, info in infos.items():
-        for key, lim in path_limits(info, [m for m in records if m.run_id == run_id]).items():
+        for key, lim in path_limits(info, by_run.get(run_id, [])).items():
             if not lim.facts.network:
                 continue
             if lim.network is None:
@@ -381,8 +459,7 @@ def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]
                 continue
             f = lim.facts
             parts = [f"network {rate(lim.network)} per client ({lim.network_source})"]
-            swept = sorted({str(m.params["link"]) for m in records if m.run_id == run_id and
-                            (m.backend, m.variant) == key and isinstance(m.params.get("link"), str)})
+            swept = sorted(links.get((run_id, key), set()))
             if swept and lim.network_source != "declared":
                 parts[0] += f", reshaped by the sweep to {', '.join(swept)}: each record is held to its point's link"
             parts += [f"{h} {rate(v)}" for h, v in sorted(lim.links.items()) if v != lim.network]

@@ -6,10 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.box import HEAVY_HEAD
+from rich.cells import cell_len
+from rich.console import Console, JustifyMethod
+from rich.padding import Padding
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -24,20 +28,109 @@ def terminal(tables: list[Table], header: list[str], width: int | None = None) -
     buf = io.StringIO()
     console = Console(file=buf, width=width or 160, highlight=False, force_terminal=False)
     for line in header:
-        console.print(line, markup=False)
+        if line.isprintable() and line == line.rstrip() and cell_len(line) <= console.width and \
+                not _EMOJI.search(line):
+            buf.write(line + "\n")  # (what rich prints of a line that fits, with no ':code:' in it: the line)
+        else:
+            console.print(line, markup=False)
     for t in tables:
         console.print()
-        rt = RichTable(title=Text(t.title, style="italic"), title_justify="left", show_lines=False)
-        for i, col in enumerate(t.columns):
-            rt.add_column(col, justify="left" if i < 2 or col == "system" or col.startswith("vs ")
-                          or col.endswith(("vs", "error")) else "right",
-                          overflow="fold")
-        for row in t.rows:  # as plain text: "[hung]" is a flag, not rich markup
-            rt.add_row(*(Text(cell) for cell in row))
-        console.print(rt)
+        laid = _laid_out(console, t) if len(t.rows) > FAST_FROM else None
+        if laid is None:
+            console.print(_rich_table(t, t.rows))
+        else:  # (each print has reached the buffer when it returns)
+            buf.write("".join(line + "\n" for line in laid))
         for note in t.notes:
             console.print(f"  {note}", markup=False)
     return buf.getvalue()
+
+
+# a table of more rows is laid out by rich once, on the rows that set its columns' widths, and
+# its rows are then written line by line as rich writes them (rich renders each cell anew: a
+# table of thousands of rows took seconds)
+FAST_FROM = 40
+_TOP = re.compile("^┏━+(?:┳━+)*┓$")
+_EMOJI = re.compile(r":\S*?:")  # (rich's emoji codes, which it replaces in a printed text)
+
+
+def _rich_table(t: Table, rows: list[list[str]]) -> RichTable:
+    rt = RichTable(title=Text(t.title, style="italic"), title_justify="left", show_lines=False, box=HEAVY_HEAD)
+    for i, col in enumerate(t.columns):
+        rt.add_column(col, justify=_justify(i, col), overflow="fold")
+    for row in rows:  # as plain text: "[hung]" is a flag, not rich markup
+        rt.add_row(*(Text(cell) for cell in row))
+    return rt
+
+
+def _justify(i: int, col: str) -> JustifyMethod:
+    return "left" if i < 2 or col == "system" or col.startswith("vs ") or col.endswith(("vs", "error")) else "right"
+
+
+def _laid_out(console: Console, t: Table) -> list[str] | None:
+    """The table's lines as rich prints it, or None where a cell holds what rich would
+    change (a control character, a tab, a line break): rich prints that table itself.
+
+    Rich sets a column's width from the widest cell and the longest word of its cells (and
+    the header), and nothing else of them; so the table rich lays out from the rows holding
+    those (a proxy) has the real table's widths, title, header and edges. A row whose cells
+    fit their columns is then each cell padded and justified as rich does; another (a cell
+    to fold over lines) is rendered by rich, cell by cell, in those widths."""
+    if not all(cell.isprintable() for row in t.rows for cell in row) or \
+            not all(c.isprintable() for c in (t.title, *t.columns)) or \
+            any(len(row) != len(t.columns) for row in t.rows):
+        return None
+    longest: dict[int, tuple[int, int]] = {}  # column → (width, row) of its widest cell
+    wordiest: dict[int, tuple[int, int]] = {}  # column → (width, row) of its longest word
+    lengths = []
+    for r, row in enumerate(t.rows):
+        widths = [cell_len(cell) for cell in row]
+        lengths.append(widths)
+        for i, (cell, n) in enumerate(zip(row, widths)):
+            if n > longest.get(i, (-1, 0))[0]:
+                longest[i] = (n, r)
+            word = max((cell_len(w) for w in cell.split()), default=n)
+            if word > wordiest.get(i, (-1, 0))[0]:
+                wordiest[i] = (word, r)
+    picked = sorted({r for _, r in (*longest.values(), *wordiest.values())})
+    with console.capture() as capture:
+        console.print(_rich_table(t, [t.rows[r] for r in picked]))
+    proxy = capture.get().split("\n")[:-1]
+    top = next((i for i, line in enumerate(proxy) if _TOP.match(line)), None)
+    if top is None:
+        return None
+    sep = next((i for i in range(top + 1, len(proxy)) if not proxy[i].startswith("┃")), None)
+    if sep is None or sep + 2 >= len(proxy):
+        return None
+    widths = [len(part) for part in proxy[top][1:-1].split("┳")]
+    justify = [_justify(i, col) for i, col in enumerate(t.columns)]
+    out = proxy[:sep + 1]
+    for r, (row, lens) in enumerate(zip(t.rows, lengths)):
+        # (rich's default box; its last row's edges are the foot's)
+        left, divider, right = ((HEAVY_HEAD.foot_left, HEAVY_HEAD.foot_vertical, HEAVY_HEAD.foot_right)
+                                if r == len(t.rows) - 1 else
+                                (HEAVY_HEAD.mid_left, HEAVY_HEAD.mid_vertical, HEAVY_HEAD.mid_right))
+        cells = [[_padded(cell, n, w, how)] if n <= w - 2 else _folded(console, cell, w, how)
+                 for cell, n, w, how in zip(row, lens, widths, justify)]
+        for k in range(max(len(c) for c in cells)):  # (a folded cell's row: the others blank below)
+            out.append(left + divider.join(c[k] if k < len(c) else " " * w for c, w in zip(cells, widths)) + right)
+    out.append(proxy[-1])
+    return out
+
+
+def _padded(cell: str, n: int, w: int, how: JustifyMethod) -> str:
+    """A cell of ``n`` columns that fits its column of ``w`` (padding included), as rich pads it."""
+    if how == "left":
+        return f" {cell}{' ' * (w - 2 - n)} "
+    kept = cell.rstrip()  # (rich strips a right-justified cell's trailing space)
+    return f" {' ' * (w - 2 - cell_len(kept))}{kept} "
+
+
+def _folded(console: Console, cell: str, w: int, how: JustifyMethod) -> list[str]:
+    """A cell wider than its column, as rich renders it: padded by one and folded over lines."""
+    options = console.options.update(width=w, justify=how, no_wrap=False, overflow="fold", height=None,
+                                     highlight=False)
+    lines = console.render_lines(Padding(Text(cell), (0, 1)), options, pad=True)
+    return ["".join(seg.text for seg in line) for line in lines]
 
 
 def markdown(tables: list[Table], header: list[str]) -> str:

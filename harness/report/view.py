@@ -45,8 +45,9 @@ class View:
 
 
 def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
-               cv_threshold: float | None = None, with_tables: bool = True) -> View:
-    raw = [m for run_id in ids for m in catalogue.measurements(run_id)]
+               cv_threshold: float | None = None, with_tables: bool = True, series: bool = True) -> View:
+    """``series``: read the records' figures over time (for what draws or exports them)."""
+    raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
     systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
     differing = comparability(list(infos.values()), systems)

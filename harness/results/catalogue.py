@@ -76,7 +76,8 @@ class Catalogue:
         systems = {key: system_facts(key[0], d) for key, d in info.targets.items()}
         return replace(info, systems=systems)
 
-    def measurements(self, run_id: str) -> list[Measurement]:
+    def measurements(self, run_id: str, series: bool = True) -> list[Measurement]:
+        """A run's records; with their series (figures over time) unless ``series`` is False."""
         if run_id in reference.names():
             return list(reference.load(run_id)[1])
-        return self.store.measurements(run_id)
+        return self.store.measurements(run_id, series)

@@ -12,6 +12,8 @@ import json
 import os
 import secrets
 import sqlite3
+import struct
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.api.parsing import plausible
+from harness.api.parsing import CEILING, plausible
 from harness.api.records import Measurement
 from harness.api.series import SOURCES, Series
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
@@ -27,7 +29,7 @@ from harness.system.files import printable
 from harness.system.secret import redact_json
 from harness.units import size
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_NAME = "dfsbench.sqlite"
 
 _TARGETS = """
@@ -67,6 +69,24 @@ CREATE INDEX IF NOT EXISTS series_run ON series(run_id);
 # v4: a record's figure over time (harness.api.series) in ``series``, one row per record
 # (``measurement``: its ``seq``; a superseded record's row is no longer read), its points a
 # JSON array of [t, value]
+# v5: the points packed (:func:`packed`): a second's point in 16 bytes, not some 30 characters
+# of text to parse; a v4 store's rows are packed as it is opened for writing (a reader of one
+# packs a copy in memory)
+
+
+def packed(points: Iterable[tuple[float, float]]) -> bytes:
+    """A series' points as stored (v5): t, value, t, value… as little-endian doubles, each
+    t rounded to the millisecond (as v4 kept it)."""
+    flat = [x for t, v in points for x in (round(t, 3), float(v))]
+    return struct.pack(f"<{len(flat)}d", *flat)
+
+
+def unpacked(data: bytes) -> list[tuple[float, float]] | None:
+    """The points of a stored series (v5), or None where the bytes are not what dfsbench packs."""
+    if not data or len(data) % 16:
+        return None
+    flat = struct.unpack(f"<{len(data) // 8}d", data)
+    return list(zip(flat[::2], flat[1::2]))
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -194,11 +214,13 @@ class Store:
                 if locked(exc) or mode == "immutable=1":
                     raise
         tables = {t for (t,) in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        # the tables a store of its version has (v3 kept no series; v1 and v2 are rebuilt as they read)
+        kept = [t for t in TABLES if t != "series" or (version or 0) >= 4] if (version or 0) >= 3 else []
+        missing = [t for t in kept if t not in tables]
+        if missing:
+            raise BadInput(f"{printable(path)} is damaged: it has no table {', '.join(missing)}",
+                           hint="it is left as it is; restore it from a copy")
         if version == SCHEMA_VERSION:
-            missing = [t for t in TABLES if t not in tables]
-            if missing:
-                raise BadInput(f"{printable(path)} is damaged: it has no table {', '.join(missing)}",
-                               hint="it is left as it is; restore it from a copy")
             return
         # an older schema: read a copy upgraded in memory
         memory = sqlite3.connect(":memory:", isolation_level=None)
@@ -286,7 +308,17 @@ class Store:
             version = 3
         self.db.executescript(_SCHEMA)  # (the series table first: a store that says 4 has it)
         if version == 3:  # v3 kept no series: its records have none
-            self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            self.db.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+            version = 4
+        if version == 4:  # v4 kept each series' points as JSON text: packed now, every row at once
+            with self.db:
+                self.db.execute("BEGIN")
+                for seq, points in self.db.execute("SELECT measurement, points FROM series").fetchall():
+                    pairs = self._points(points)
+                    if pairs is None:  # (left as it is: reading it names it, as before)
+                        continue
+                    self.db.execute("UPDATE series SET points=? WHERE measurement=?", (packed(pairs), seq))
+                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         if version is None:
             self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
@@ -342,25 +374,37 @@ class Store:
 
     @_writes
     def add_series(self, seq: int, run_id: str, series: Series) -> None:
-        """A stored record's figure over time (one row, its points as one JSON array)."""
+        """A stored record's figure over time (one row, its points packed: :func:`packed`)."""
         self.db.execute("INSERT OR REPLACE INTO series VALUES (?,?,?,?,?,?)",
-                        (seq, run_id, series.source, series.start, series.end,
-                         json.dumps([[round(t, 3), v] for t, v in series.points])))
+                        (seq, run_id, series.source, series.start, series.end, packed(series.points)))
 
     def series(self, run_id: str) -> dict[int, Series]:
-        """The run's series by the ``seq`` of their record; a row no dfsbench wrote is an
-        error naming it."""
+        """The run's series by the ``seq`` of their record (read only by what draws or
+        exports them); a row no dfsbench wrote is an error naming it."""
         found = {}
         for seq, source, begin, end, points in self.db.execute(
                 'SELECT measurement, source, begin, "end", points FROM series WHERE run_id=?', (run_id,)):
             where = f"series row {seq}"
-            pairs = self._json(points, list, where, "points")
-            if source not in SOURCES or not all(isinstance(x, (int, float)) for x in (begin, end)) or not all(
-                    isinstance(p, list) and len(p) == 2 and all(isinstance(x, (int, float)) for x in p)
-                    for p in pairs) or not pairs:
+            pairs = self._points(points)
+            if source not in SOURCES or not all(isinstance(x, (int, float)) for x in (begin, end)) or not pairs:
                 raise self._damaged(where, "its source, times or points are not what dfsbench writes")
             found[seq] = Series(tuple((float(t), float(v)) for t, v in pairs), float(end), source, float(begin))
         return found
+
+    @staticmethod
+    def _points(points: Any) -> list[tuple[float, float]] | None:
+        """A series row's points: packed (v5), or a JSON array of [t, value] (as v4 wrote
+        them); None where they are neither."""
+        if isinstance(points, bytes):
+            return unpacked(points)
+        try:
+            pairs = json.loads(points) if isinstance(points, str) else None
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(x, (int, float)) for x in p) for p in pairs):
+            return None
+        return [(t, v) for t, v in pairs]
 
     @_writes
     def cell_ended(self, run_id: str, cell: str, status: str) -> None:
@@ -426,13 +470,48 @@ class Store:
             raise self._damaged(where, "a time or a text column holds another type")
         return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], config, row[7], host, targets)
 
-    def measurements(self, run_id: str) -> list[Measurement]:
+    def measurements(self, run_id: str, series: bool = True) -> list[Measurement]:
+        """The run's records in the order they were stored; with their series unless
+        ``series`` is False (what draws no figure over time reads none).
+
+        Records that differ only in their value and repeat (a cell's repeats, and its
+        figures on every system) are one group: its text columns are parsed and checked
+        once, for its first row; SQL says which rows hold a value within every parser's
+        bounds and a whole repeat, which are then that group's record with their own value
+        and repeat. Any other row is checked on its own, and the first damaged row is named.
+        (Grouping the rows in SQL, by their params' text, took longer than reading them.)"""
+        bounds = " ".join(f"WHEN '{unit}' THEN {ceiling!r}" for unit, ceiling in CEILING.items())
         rows = self.db.execute(
-            "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
-            " repeat, flags FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
-        records = [(row[0], self._measurement(row)) for row in rows]
-        found = self.series(run_id)
-        return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
+            "SELECT seq, value, repeat, typeof(value) IN ('real', 'integer') AND typeof(repeat) = 'integer'"
+            f" AND value >= 0 AND value <= CASE unit {bounds} ELSE {sys.float_info.max!r} END,"
+            " workload, test, metric, unit, params, backend, variant, run_id, flags"
+            " FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
+        groups: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
+        parsed: dict[str, dict[str, Any]] = {}  # params text -> its dict, checked (one per tool run)
+        records: list[tuple[int, Measurement]] = []
+        for row in rows:
+            seq, value, repeat, plain = row[:4]
+            key = row[4:]
+            group = groups.get(key)
+            if group is None:
+                template = self._template((seq, *key), parsed)
+                w, t, metric, unit, params, b, var, r, flags = template
+                try:
+                    shared = Measurement(w, t, metric, 0.0, unit, params, b, var, r, 0, flags).__dict__
+                except BadInput:  # (a unit no record has: each row is named below)
+                    shared = None
+                group = groups[key] = (template, shared)
+            template, shared = group
+            if plain and shared is not None:  # (a record of the group: its fields checked once, above)
+                m = object.__new__(Measurement)
+                m.__dict__.update(shared, value=float(value), repeat=repeat)
+            else:
+                m = self._of(template, seq, value, repeat)
+            records.append((seq, m))
+        if not series:
+            return [m for _, m in records]
+        stored = self.series(run_id)
+        return [replace(m, series=stored[seq]) if seq in stored else m for seq, m in records]
 
     def measurements_of(self, run_id: str, cell: str) -> list[Measurement]:
         """The records of one cell of a run (see :meth:`add`), with their series."""
@@ -444,28 +523,47 @@ class Store:
         return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
 
     def _measurement(self, row: tuple[Any, ...]) -> Measurement:
-        """One stored row as a record; a row a damaged store (or another writer) left that no
-        dfsbench wrote is an error naming it, and a value no measurement can have is kept
-        out of every figure, flagged ``implausible``."""
+        """One stored row as a record (see :meth:`_template` and :meth:`_of`)."""
         seq, w, t, metric, value, unit, p, b, var, r, rep, f = row
+        return self._of(self._template((seq, w, t, metric, unit, p, b, var, r, f)), seq, value, rep)
+
+    def _template(self, row: tuple[Any, ...], parsed: dict[str, dict[str, Any]] | None = None) -> tuple[Any, ...]:
+        """What the records of a group share, parsed and checked once: (workload, test,
+        metric, unit, params, backend, variant, run_id, flags). A row a damaged store (or
+        another writer) left that no dfsbench wrote is an error naming it (``seq``: its
+        first row). ``parsed`` holds params already parsed and checked, by their text: the
+        metrics of one tool run share theirs, and so share one dict."""
+        seq, w, t, metric, unit, p, b, var, r, f = row
         where = f"measurements row {seq}"
-        params, flags = self._json(p, dict, where, "params"), self._json(f, list, where, "flags")
+        known = parsed.get(p) if parsed is not None and isinstance(p, str) else None
+        params = known if known is not None else self._json(p, dict, where, "params")
+        flags = [] if f == "[]" else self._json(f, list, where, "flags")  # (most records: none)
         if not all(isinstance(x, str) for x in (w, t, metric, unit, b, var, r, *flags)):
             raise self._damaged(where, "a text column or a flag holds another type")
-        for key, kinds in _PARAM_KINDS.items():
-            found = params.get(key)
-            if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
-                raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
-                                    f"{'a text' if kinds is str else 'a number'}")
+        if known is None:
+            for key, kinds in _PARAM_KINDS.items():
+                found = params.get(key)
+                if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
+                    raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
+                                        f"{'a text' if kinds is str else 'a number'}")
+            if parsed is not None:
+                parsed[p] = params
+        return w, t, metric, unit, params, b, var, r, tuple(flags)
+
+    def _of(self, template: tuple[Any, ...], seq: int, value: Any, rep: Any) -> Measurement:
+        """A record of a group (:meth:`_template`) with its own value and repeat; a value no
+        measurement can have is kept out of every figure, flagged ``implausible``."""
+        w, t, metric, unit, params, b, var, r, flags = template
+        where = f"measurements row {seq}"
         if not isinstance(rep, int) or (value is not None and not isinstance(value, (int, float))):
             raise self._damaged(where, f"repeat {printable(repr(rep))} or value {printable(repr(value))} "
                                 "is not a number")
         why = plausible(value, unit) if isinstance(value, (int, float)) else ""
         if why:  # (the bounds every parser holds its numbers to: harness.api.parsing)
             params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement ({why})"}
-            value, flags = None, [*flags, "implausible"]
-        try:
-            return Measurement(w, t, metric, value, unit, params, b, var, r, rep, tuple(flags))
+            value, flags = None, (*flags, "implausible")
+        try:  # (the records of a group share their params and flags: no reader changes them)
+            return Measurement(w, t, metric, value, unit, params, b, var, r, rep, flags)
         except BadInput as exc:
             raise self._damaged(where, exc.message) from None
 

@@ -18,17 +18,18 @@ from backends.glusterfs import GlusterFS, GlusterOptions
 from environments.local import LocalEnvironment, LocalOptions
 from harness.errors import DfsbenchError
 from harness.system.ledger import Ledger, mount_points
-from tests.integration.test_local_lab import assert_nothing_left, dfsbench
+from tests.integration.test_local_lab import assert_nothing_left, dfsbench, lab_processes
 
 pytestmark = [
     pytest.mark.lab,
+    pytest.mark.xdist_group("attachments"),  # (one worker: the module's tests share its lab)
     pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, loop devices)"),
 ]
 
 REPEATS = """\
 repeat: 2
 backends:
-  - rbd
+  - {name: rbd, options: {image_size: 64MiB}}  # (rbd bench fills all of it before reading)
   - {name: rbd, variant: fs, options: {access: filesystem, image_size: 256MiB}}
   - {name: blockdev, options: {allow_destructive: true, loop_size: 64MiB}}
 workloads:
@@ -39,15 +40,31 @@ workloads:
 """
 
 
-@pytest.fixture
-def lab(tmp_path):
-    lab = tmp_path / "lab"
-    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+@pytest.fixture(scope="module")
+def shared_lab(tmp_path_factory):
+    """One lab for the module: each test attaches, fails and detaches on it, and the lab
+    comes down whole at the end however the tests went."""
+    root = tmp_path_factory.mktemp("attachments")
+    lab = root / "lab"
+    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(root / "results")}
     up = dfsbench("lab", "up", env=env)
     assert up.returncode == 0, up.stdout + up.stderr
+    pids = lab_processes(lab)
     yield lab, env
     if (lab / "ledger.json").exists():
-        Ledger.open(lab / "ledger.json").undo()
+        pids += lab_processes(lab)  # (and what the tests started in it)
+        down = dfsbench("lab", "down", env=env)
+        if (lab / "ledger.json").exists():
+            Ledger.open(lab / "ledger.json").undo()
+        assert down.returncode == 0, down.stderr
+    assert_nothing_left(lab, pids)
+
+
+@pytest.fixture
+def lab(shared_lab, tmp_path):
+    """The module's lab, with this test's own results directory."""
+    lab, env = shared_lab
+    return lab, {**env, "DFSBENCH_RESULTS": str(tmp_path / "results")}
 
 
 def _rbdname(job: Path) -> str:
@@ -58,8 +75,14 @@ def test_each_repeat_fills_its_new_image_before_reading(lab, tmp_path):
     lab_dir, env = lab
     config = tmp_path / "repeats.yaml"
     config.write_text(REPEATS)
+    with LocalEnvironment(LocalOptions(lab_dir=lab_dir)).up({"ceph"}) as cluster:
+        pools_before = _pools(cluster.services["ceph"])
     run = dfsbench("run", str(config), env=env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # every attachment's pool went with its detach, and with it its image (rbd 'fs': an image
+    # rbd-fuse still watched, which 'rbd rm' would have waited 30 s for)
+    with LocalEnvironment(LocalOptions(lab_dir=lab_dir)).up({"ceph"}) as cluster:
+        assert _pools(cluster.services["ceph"]) == pools_before
     run_id = run.stdout.strip().splitlines()[-1].removeprefix("run id: ")
     raw = tmp_path / "results" / "raw" / run_id
 
@@ -93,7 +116,7 @@ def test_each_repeat_fills_its_new_image_before_reading(lab, tmp_path):
 
 
 def test_a_failed_attach_leaves_no_pool_volume_or_mount(lab, tmp_path, monkeypatch):
-    lab_dir, env = lab
+    lab_dir, _ = lab
     environment = LocalEnvironment(LocalOptions(lab_dir=lab_dir))
     with environment.up({"ceph", "gluster"}) as cluster:
         ceph, gluster = cluster.services["ceph"], cluster.services["gluster"]
@@ -122,9 +145,7 @@ def test_a_failed_attach_leaves_no_pool_volume_or_mount(lab, tmp_path, monkeypat
         # when a volume goes: that new process is the lab's, and recorded as such)
         left = [e for e in cluster.ledger.entries if e["id"] not in ledger_before]
         assert [e["kind"] for e in left if e["kind"] != "process"] == [], left
-    down = dfsbench("lab", "down", env=env)
-    assert down.returncode == 0, down.stderr
-    assert_nothing_left(lab_dir, [])
+    # (and 'lab down' at the end of the module leaves nothing: shared_lab)
 
 
 def test_a_killed_cephfs_client_is_evicted_and_its_files_go_at_once(lab, tmp_path):

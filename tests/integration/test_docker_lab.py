@@ -12,6 +12,7 @@ from tests.integration.test_local_lab import dfsbench
 
 pytestmark = [
     pytest.mark.lab,
+    pytest.mark.xdist_group("docker"),  # (one after another: each counts the labelled containers)
     pytest.mark.skipif(shutil.which("docker") is None or
                        subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
                        reason="needs a running Docker engine"),
@@ -187,7 +188,8 @@ workloads:
         fault = next(r for r in records if r["workload"] == "fault" and r["backend"] == backend)
         p = fault["params"]
         assert p["measured_from"] < p["injected"] < p["restored"] < p["healthy"], p
-        assert p["injected"] - p["measured_from"] == pytest.approx(1.0, abs=0.5)
+        # (after_s: 1; a busy host makes 'docker kill' late, never early)
+        assert 0.5 <= p["injected"] - p["measured_from"] < 1.9, p
         # (the lab's failure detection: Ceph marks an OSD down within 4 s of its last
         # heartbeat, GlusterFS takes a brick offline within 5 s)
         assert p["injected"] < p["noticed"] <= p["restored"] and p["noticed"] - p["injected"] < 10, p

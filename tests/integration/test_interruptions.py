@@ -222,9 +222,15 @@ def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(starte
 def test_kill_9_then_lab_down_leaves_nothing(started):
     w = started()
     w.wait_for_line("fio profile=rr on cephfs")
-    time.sleep(2.0)
-    w.note_processes()
-    tool = [p for p in w.processes if p.alive() and proc.cmdline(p.pid)[:1] == ["fio"]]
+
+    def running_fio() -> list[proc.ProcessId]:
+        w.note_processes()
+        return [p for p in w.processes if p.alive() and proc.cmdline(p.pid)[:1] == ["fio"]]
+
+    # (fio fills its file first, then reads for 6 s: on a busy host it starts seconds late)
+    end = time.monotonic() + 60
+    while not (tool := running_fio()) and time.monotonic() < end and not w.done.is_set():
+        time.sleep(0.05)
     assert tool, "fio is recorded in the ledger while it runs"
     w.before = w.stored()
     os.kill(w.child.pid, signal.SIGKILL)

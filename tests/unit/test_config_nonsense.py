@@ -85,6 +85,8 @@ CASES = [
                      "fault": {"action": "kill", "after_s": 2, "node": "gluster2"}}]},
      "fault node 'gluster2' is not a ceph node"),
     (backend("rbd", image_size="2PiB"), "more than any disk holds"),
+    # mkfs.xfs makes no file system under 300 MiB: refused at check, not by a usage dump at attach
+    (backend("rbd", access="filesystem", fs="xfs", image_size="299MiB"), "at least 300 MiB"),
     ({"workloads": [{"name": "largefile", "clients": "all", "options": {"sizes": ["64MiB"]}}]},
      "measures from one client host"),
     (workload("fio", all_clients=True, **FIO), "measures from one client host"),
@@ -152,3 +154,4 @@ def test_tool_option_keys_are_the_tools_own_and_name_no_file(backend_, options, 
 def test_tool_options_as_the_readme_gives_them_pass():
     assert build_plan(backend("cephfs", client_options={"client_oc_size": "104857600", "fuse_big_writes": "true"}))
     assert build_plan(backend("glusterfs", volume_options={"performance.cache-size": "256MB"}))
+    assert build_plan(backend("rbd", access="filesystem", fs="xfs", image_size="300MiB"))

@@ -57,3 +57,43 @@ def test_topologies_that_cannot_work_are_refused_before_anything_starts():
     with pytest.raises(BadInput, match="ceph_replicas 3 needs as many OSD nodes"):
         build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2}}})
     build_plan({"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 2, "ceph_replicas": 2}}})
+
+
+def test_files_for_a_node_unpack_at_root_with_every_parent_directory_once():
+    import io
+    import tarfile
+
+    from environments.nodes import archive
+
+    data = archive({"/etc/ceph/ceph.conf": "[global]\nfsid = x\n", "/data/osd/0/keyring": "[osd.0]\n"},
+                   dirs=["/data/osd-block", "/data/osd"])
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        entries = tar.getmembers()
+        names = [e.name for e in entries]
+        assert len(names) == len(set(names))
+        # a directory comes before what it holds (tar unpacks in order)
+        assert names.index("data") < names.index("data/osd") < names.index("data/osd/0") < \
+            names.index("data/osd/0/keyring")
+        assert {e.name for e in entries if e.isdir()} == {"etc", "etc/ceph", "data", "data/osd", "data/osd/0",
+                                                          "data/osd-block"}
+        assert tar.extractfile("etc/ceph/ceph.conf").read() == b"[global]\nfsid = x\n"
+        assert {e.mode for e in entries if e.isfile()} == {0o644} and {e.uid for e in entries} == {0}
+
+
+def test_the_first_part_of_a_bring_up_to_fail_is_the_error_and_the_others_stop():
+    from environments.nodes import Stop
+    from harness.errors import NotReady
+    from harness.system import proc
+
+    stop = Stop()
+    assert stop.why() is None
+    stop.check("GlusterFS's bring-up")  # (nothing failed: goes on)
+    first = DfsbenchError("glusterd on gluster2 would not start")
+    stop.fail(first)
+    with pytest.raises(DfsbenchError, match="Ceph's bring-up stopped: another part"):
+        stop.check("Ceph's bring-up")
+    stop.fail(DfsbenchError("Ceph's bring-up stopped"))  # (what the others raise after it)
+    assert stop.first is first
+    # a wait of another part ends at once, saying why
+    with pytest.raises(NotReady, match="another part of the lab's bring-up failed"):
+        proc.wait_for(lambda: (False, "2 of 3 OSDs up"), what="3 OSDs up", timeout=60, alive=stop.why)

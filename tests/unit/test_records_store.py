@@ -148,3 +148,39 @@ def test_facts_an_older_dfsbench_stored_stand_where_the_plugin_is_missing_or_dif
     installed = system_facts("glusterfs", {"facts": {**older, "display": "GlusterFS (then)"}})
     assert installed.display == "GlusterFS (then)" and installed.write_copies == 3.0
     assert installed.topology  # what the plugin adds that the older run did not store
+
+
+def _repeated(tmp_path, quick_run):
+    """The quick run stored three times over as repeats (each repeat's records alike but for
+    their values), with a record without a value and one whose stored value is no measurement."""
+    store = Store(tmp_path)
+    rid = quick_run[0].run_id
+    store.begin_run(rid, {}, "h", {}, "test")
+    for rep in range(3):
+        for m in quick_run:
+            store.add(replace(m, repeat=rep, value=m.value * (1 + rep / 10) if m.value else m.value), "c")
+    store.add(replace(quick_run[0], value=None, flags=("hung",), repeat=3), "c")
+    seq = store.add(replace(quick_run[0], repeat=4), "c")
+    store.db.execute("UPDATE measurements SET value=-5.0 WHERE seq=?", (seq,))
+    return store, rid
+
+
+def test_a_runs_records_read_by_group_are_its_rows_read_one_by_one(tmp_path, quick_run):
+    store, rid = _repeated(tmp_path, quick_run)
+    grouped = store.measurements(rid, series=False)
+    one_by_one = store.measurements_of(rid, "c")  # (row by row: each row parsed and checked on its own)
+    assert len(grouped) == 3 * len(quick_run) + 2
+    assert [m.to_dict() for m in grouped] == [m.to_dict() for m in one_by_one]
+    assert grouped[-1].value is None and "implausible" in grouped[-1].flags and "-5" in grouped[-1].params["error"]
+    assert grouped[0].params is grouped[len(quick_run)].params  # (a group's params are read once)
+
+
+def test_the_first_damaged_row_is_named_whatever_group_it_is_in(tmp_path, quick_run):
+    store, rid = _repeated(tmp_path, quick_run)
+    last = len(quick_run) + 1  # (the first record's second repeat)
+    store.db.execute("UPDATE measurements SET value='fast' WHERE seq=?", (last,))
+    # a later row of the same figure, whose params sort before those of its repeats (its group
+    # comes first from SQL)
+    store.db.execute("UPDATE measurements SET params='{\"a\": ' WHERE seq=?", (last + len(quick_run),))
+    with pytest.raises(BadInput, match=f"measurements row {last} is damaged"):
+        store.measurements(rid)

@@ -1,11 +1,12 @@
 """Figures over time: a rate every second binned from progress, fio's latency percentiles of
 each interval, rados/rbd bench's per-second lines on the records' clock, the store's
-series (schema 4, migrated), their export, and the three figures of a fault."""
+series (schema 4, and 5 packed, migrated), their export, and the three figures of a fault."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import struct
 from dataclasses import replace
 from pathlib import Path
 
@@ -390,3 +391,40 @@ def test_a_series_row_no_dfsbench_wrote_is_an_error_naming_it(tmp_path):
     store.db.execute("UPDATE series SET points='[[1, \"x\"]]' WHERE measurement=1")
     with pytest.raises(BadInput, match="series row 1 is damaged"):
         store.measurements("r")
+
+
+def test_a_version_4_store_of_json_points_is_read_alike_and_packed_when_written(tmp_path):
+    store = _stored(tmp_path)
+    want = [m.series for m in store.measurements("r")]
+    assert all(isinstance(p, bytes) and len(p) == 16 * 3 for (p,) in store.db.execute("SELECT points FROM series"))
+    for seq, points in store.db.execute("SELECT measurement, points FROM series").fetchall():  # (as v4 wrote them)
+        flat = struct.unpack("<6d", points)
+        pairs = [[t, v] for t, v in zip(flat[::2], flat[1::2])]
+        store.db.execute("UPDATE series SET points=? WHERE measurement=?", (json.dumps(pairs), seq))
+    store.db.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    store.close()
+    reader = Store(tmp_path, readonly=True)
+    assert [m.series for m in reader.measurements("r")] == want
+    reader.close()
+    on_disk = sqlite3.connect(tmp_path / "dfsbench.sqlite")
+    assert all(isinstance(p, str) for (p,) in on_disk.execute("SELECT points FROM series"))  # (a reader wrote nothing)
+    on_disk.close()
+    writer = Store(tmp_path)
+    assert writer.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert all(isinstance(p, bytes) for (p,) in writer.db.execute("SELECT points FROM series"))
+    assert [m.series for m in writer.measurements("r")] == want
+
+
+def test_series_are_read_only_by_what_draws_or_exports_them(tmp_path, capsys):
+    from harness.cli import main
+
+    store = _stored(tmp_path / "res")
+    store.db.execute("UPDATE series SET points=x'0102' WHERE measurement=1")
+    store.close()
+    results = ["--results", str(tmp_path / "res")]
+    for fmt in ("table", "markdown", "csv"):  # (the tables draw no series: a damaged one does not stop them)
+        assert main(["compare", "latest", "--format", fmt, *results]) == 0
+    capsys.readouterr()
+    assert main(["compare", "latest", "--format", "json", *results]) == 2
+    assert "series row 1 is damaged" in capsys.readouterr().err
+    assert main(["report", "latest", "-o", str(tmp_path / "r.html"), *results]) == 2
