@@ -2,9 +2,13 @@
 nodes on a shaped private network, brought up and removed by the lab's own label only."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +16,8 @@ from tests.integration.test_local_lab import dfsbench
 
 pytestmark = [
     pytest.mark.lab,
-    pytest.mark.xdist_group("docker"),  # (one after another: each counts the labelled containers)
+    # (one after another; beside the other container tests, as each looks at its own lab's alone)
+    pytest.mark.xdist_group("docker-lab"),
     pytest.mark.skipif(shutil.which("docker") is None or
                        subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
                        reason="needs a running Docker engine"),
@@ -25,6 +30,27 @@ def docker(*args: str) -> str:
 
 def labelled(kind: list[str], lab: str) -> list[str]:
     return docker(*kind, "--filter", f"label=dfsbench.lab={lab}").split()
+
+
+def run_noting_the_lab(config: Path, env: dict[str, str], lab_dir: Path,
+                       timeout: float = 1800) -> tuple[subprocess.CompletedProcess[str], str | None]:
+    """``dfsbench run`` of a lab of its own, and that lab's id, read from its ledger while
+    the run has it up (what it labels everything with: the test looks for its own lab's
+    leftovers alone, whatever other labs run beside it)."""
+    out, err = lab_dir.parent / "run.out", lab_dir.parent / "run.err"
+    with open(out, "w") as o, open(err, "w") as e:
+        child = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(config)], stdout=o, stderr=e,
+                                 text=True, env={**os.environ, **env})
+        lab, end = None, time.monotonic() + timeout
+        while child.poll() is None:
+            assert time.monotonic() < end, f"the run did not end within {timeout} s"
+            if lab is None:
+                try:
+                    lab = json.loads((lab_dir / "ledger.json").read_text())["data"]["docker"]["lab"]
+                except (OSError, ValueError, KeyError):
+                    pass
+            time.sleep(0.1)
+    return subprocess.CompletedProcess(child.args, child.returncode, out.read_text(), err.read_text()), lab
 
 
 @pytest.fixture
@@ -127,11 +153,13 @@ workloads:
   - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
                           profiles: [{name: w1m, rw: write, bs: 1m, iodepth: 8}]}}
 """)
-    before = set(docker("ps", "-aq", "--filter", "label=dfsbench.lab").split())
-    run = dfsbench("run", str(config), env=env, timeout=1800)
+    run, lab = run_noting_the_lab(config, env, lab_dir)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
     assert "(the lab's shaped link)" in run.stdout
-    assert set(docker("ps", "-aq", "--filter", "label=dfsbench.lab").split()) <= before
+    assert lab is not None, "the run's lab never showed its id in its ledger"
+    assert labelled(["ps", "-aq"], lab) == []
+    assert labelled(["volume", "ls", "-q"], lab) == []
+    assert labelled(["network", "ls", "-q"], lab) == []
     assert not lab_dir.exists()
 
     out = dfsbench("compare", "latest", "--format", "json", env=env)
