@@ -85,11 +85,16 @@ class ProcessId:
         return start_ticks(self.pid) == self.start_ticks and _is_zombie(self.pid)
 
 
+# (a process that exits while its /proc files are read fails the read with ESRCH, not ENOENT:
+# every read of /proc/PID takes both for "gone")
+GONE = (FileNotFoundError, ProcessLookupError)
+
+
 def start_ticks(pid: int) -> int | None:
     """Start time of a process in clock ticks since boot (field 22 of /proc/PID/stat)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
+    except (*GONE, PermissionError):
         return None
     fields = stat.rsplit(")", 1)[1].split()
     return int(fields[19])
@@ -98,7 +103,7 @@ def start_ticks(pid: int) -> int | None:
 def _is_zombie(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except GONE:
         return True
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
@@ -106,7 +111,7 @@ def _is_zombie(pid: int) -> bool:
 def cmdline(pid: int) -> list[str]:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
+    except GONE:
         return []
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 

@@ -16,8 +16,7 @@ from tests.integration.test_local_lab import dfsbench
 
 pytestmark = [
     pytest.mark.lab,
-    # (one after another; beside the other container tests, as each looks at its own lab's alone)
-    pytest.mark.xdist_group("docker-lab"),
+    pytest.mark.xdist_group("docker"),  # (one container lab at a time beside the local labs)
     pytest.mark.skipif(shutil.which("docker") is None or
                        subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
                        reason="needs a running Docker engine"),

@@ -21,7 +21,7 @@ from tests.integration.test_local_lab import dfsbench
 
 pytestmark = [
     pytest.mark.lab,
-    pytest.mark.xdist_group("docker"),  # (one lab of this group at a time: two container labs at most)
+    pytest.mark.xdist_group("docker"),  # (one container lab at a time beside the local labs)
     pytest.mark.skipif(shutil.which("docker") is None or
                        subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
                        reason="needs a running Docker engine"),

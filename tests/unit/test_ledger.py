@@ -90,3 +90,31 @@ def test_capture_takes_only_what_its_own_thread_added(tmp_path):
     for name in ("a", "b"):
         assert len(captured[name]) == 20
         assert all(whats[i].startswith(name) for i in captured[name])
+
+
+def test_a_process_that_exits_while_its_proc_files_are_read_is_gone(monkeypatch):
+    """Reading /proc/PID of a process in the middle of exiting fails with ESRCH, not ENOENT
+    ('lab down' after a kill -9 once failed with 'No such process' there)."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        ident = proc.ProcessId.of(child.pid)
+        assert ident is not None and ident.alive()
+        real_text, real_bytes = proc.Path.read_text, proc.Path.read_bytes
+        read = []
+
+        def exiting(real):  # its first read of /proc/PID/stat answers; the process is gone after
+            def reading(self, *args, **kwargs):
+                if str(self).startswith(f"/proc/{child.pid}/"):
+                    read.append(self.name)
+                    if read != ["stat"]:
+                        raise ProcessLookupError(3, "No such process")
+                return real(self, *args, **kwargs)
+            return reading
+
+        monkeypatch.setattr(proc.Path, "read_text", exiting(real_text))
+        monkeypatch.setattr(proc.Path, "read_bytes", exiting(real_bytes))
+        assert not ident.alive()
+        assert proc.cmdline(child.pid) == []
+    finally:
+        child.kill()
+        child.wait()
