@@ -340,7 +340,7 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     raw = raw_rates(records)
     roles = {name: role(name) for name in {m.workload for m in records}}
     windowed = {k[:3] for k in faults} | {k[:3] for k in saturated}
-    groups: dict[tuple[Any, ...], tuple[float | None, bool]] = {}
+    groups: dict[tuple[Any, ...], tuple[PathLimits | None, float | None, bool]] = {}
     decided: dict[tuple[Any, ...], tuple[tuple[str, ...], dict[str, Any]]] = {}
     out = []
     for m in records:
@@ -357,13 +357,11 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
             lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
             lim = lim.at(m) if lim is not None else None
             windows = faults.get(where, FaultWindows())
-            found = groups[key] = _ceiling(m, lim, windows, roles[m.workload])
-        ceiling, one_exceeds = found
+            found = groups[key] = (lim, *_ceiling(m, lim, windows, roles[m.workload]))
+        lim, ceiling, one_exceeds = found
         exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
         result = decided.get((*key, exceeds))
         if result is None:
-            lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
-            lim = lim.at(m) if lim is not None else None
             result = decided[(*key, exceeds)] = _decided(m, lim, faults.get(where, FaultWindows()),
                                                          saturated.get(where, []), roles[m.workload], ceiling,
                                                          exceeds)

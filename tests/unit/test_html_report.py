@@ -4,7 +4,10 @@ chart rendered, no JavaScript error, and a screenshot saved next to the report."
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,11 +34,12 @@ def test_report_is_self_contained(tmp_path):
     assert "exceeds-network" in text and "Runs, environment and topology" in text
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
-def test_every_chart_renders_in_headless_chromium(tmp_path):
+@contextmanager
+def opened(report: Path) -> Iterator[tuple[Any, list[str]]]:
+    """The report in headless Chromium once its charts are drawn, and the page's JavaScript
+    errors (thrown or logged) so far and until it closes."""
     from playwright.sync_api import sync_playwright
 
-    report = make_report(tmp_path)
     errors: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -44,12 +48,21 @@ def test_every_chart_renders_in_headless_chromium(tmp_path):
         page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
         page.goto(report.as_uri())
         page.wait_for_function("document.querySelectorAll('.chart .main-svg').length > 0")
+        try:
+            yield page, errors
+        finally:
+            browser.close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_every_chart_renders_in_headless_chromium(tmp_path):
+    report = make_report(tmp_path)
+    with opened(report) as (page, errors):
         charts = page.eval_on_selector_all(".chart", "els => els.map(e => e.querySelectorAll("
                                            "'.heatmaplayer image, .heatmaplayer path, .bars path, "
                                            ".scatterlayer path').length)")
         screenshot = report.with_suffix(".png")
         page.screenshot(path=str(screenshot), full_page=True)
-        browser.close()
     assert errors == []
     assert len(charts) >= 6 and all(n > 0 for n in charts), charts
     assert screenshot.stat().st_size > 50_000
@@ -80,22 +93,12 @@ CHARTS = """els => els.map(e => ({
 
 def drawn(report: Path, shot: Path | None = None) -> tuple[list[dict], list[str], list[str]]:
     """(each chart as drawn, the summary's items, the page's JavaScript errors)."""
-    from playwright.sync_api import sync_playwright
-
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        page.goto(report.as_uri())
-        page.wait_for_function("document.querySelectorAll('.chart .main-svg').length > 0")
+    with opened(report) as (page, errors):
         charts = page.eval_on_selector_all(".chart", CHARTS)
         first = page.eval_on_selector("h2", "e => e.textContent")
         answer = page.eval_on_selector_all("ul.answer li", "els => els.map(e => e.textContent)")
         if shot is not None:  # the top of the report, as a reader first sees it
             page.screenshot(path=str(shot))
-        browser.close()
     return charts, [first, *answer], errors
 
 
