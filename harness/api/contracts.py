@@ -385,7 +385,10 @@ class Workload(ABC):
     @classmethod
     def is_write(cls, record: Measurement) -> bool:
         """Whether a record of this workload measures writing (its ceiling is the link over
-        the copies a write sends; a read after a write needs no cache drop before it)."""
+        the copies a write sends; a read after a write needs no cache drop before it). A
+        property of the record's cell: decided from its test and its params but the
+        circumstantial ones (harness.api.records.CIRCUMSTANTIAL), never from its value, repeat
+        or when it ran — the view decides it once per cell (harness.report.limits)."""
         return record.test == "write"
 
     @classmethod

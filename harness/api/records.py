@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from harness.api.series import Series
@@ -180,6 +181,26 @@ class Measurement:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series")}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
+
+
+def params_key(m: Measurement) -> str:
+    """The record's cell within its test, as text: its params but the circumstantial ones."""
+    return json.dumps({k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL},
+                      sort_keys=True, default=str)
+
+
+def params_keys() -> Callable[[Measurement], str]:
+    """:func:`params_key`, once per params object: the metrics of one tool run share theirs
+    (harness.results.store), and so do records annotated alike (harness.report.limits)."""
+    memo: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def key(m: Measurement) -> str:
+        found = memo.get(id(m.params))
+        if found is None or found[0] is not m.params:  # (holding the params keeps their id theirs)
+            found = memo[id(m.params)] = (m.params, params_key(m))
+        return found[1]
+
+    return key
 
 
 def describe_cell(params: dict[str, Any], leave_out: tuple[str, ...] = ()) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,6 +29,7 @@ from harness.api.records import (
     flag_marks,
     flag_notes,
     lower_is_better,
+    params_keys,
     unfit_reason,
 )
 from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
@@ -101,25 +102,6 @@ class Systems:
 
     def control(self, key: SystemKey) -> bool:
         return self.of(key).control
-
-
-def _params_key(m: Measurement) -> str:
-    return json.dumps({k: v for k, v in m.params.items() if k not in CIRCUMSTANTIAL},
-                      sort_keys=True, default=str)
-
-
-def params_keys() -> Callable[[Measurement], str]:
-    """:func:`_params_key`, once per params object: the records of a group (a cell's repeats,
-    harness.results.store) share theirs, and so do those annotated alike (harness.report.limits)."""
-    memo: dict[int, tuple[dict[str, Any], str]] = {}
-
-    def key(m: Measurement) -> str:
-        found = memo.get(id(m.params))
-        if found is None or found[0] is not m.params:  # (holding the params keeps their id theirs)
-            found = memo[id(m.params)] = (m.params, _params_key(m))
-        return found[1]
-
-    return key
 
 
 @dataclass

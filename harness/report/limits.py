@@ -51,7 +51,7 @@ from typing import Any
 from harness.api import registry
 from harness.api.contracts import Workload
 from harness.api.faults import FAULT
-from harness.api.records import OVER_CLIENTS, Measurement
+from harness.api.records import OVER_CLIENTS, Measurement, params_keys
 from harness.api.sampler import HOST, RESOURCES
 from harness.api.tables import SystemFacts
 from harness.api.target import OTHER_CLIENT
@@ -327,10 +327,13 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     """The records with the flags their run's limits and faults call for, and the ceiling
     of each throughput as ``params['ceiling']`` (B/s).
 
-    Decided once per group of records that differ only in their value and repeat (a cell's
-    repeats; where a fault or a saturated host makes one repeat's window another's, per
-    repeat): a record's own value is held to its group's ceiling, and a node's resource to
-    its capacity, record by record."""
+    Decided once per cell and kind of record: the records of one system, workload, test,
+    metric, unit, flags and params but the circumstantial ones (its repeats), which also
+    share what of their circumstances is read here — how the caches were dropped; each
+    client's part of a stonewalled rate; and where a fault or a saturated host makes when
+    a record ran matter, its repeat and interval. A workload's ``is_write`` is a property
+    of the cell (harness.api.contracts). Each record's own value is then held to its
+    cell's ceiling, and a node's resource to its capacity, record by record."""
     by_run: dict[str, list[Measurement]] = {}
     for m in records:
         by_run.setdefault(m.run_id, []).append(m)
@@ -340,38 +343,44 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     raw = raw_rates(records)
     roles = {name: role(name) for name in {m.workload for m in records}}
     windowed = {k[:3] for k in faults} | {k[:3] for k in saturated}
-    groups: dict[tuple[Any, ...], tuple[PathLimits | None, float | None, bool]] = {}
-    decided: dict[tuple[Any, ...], tuple[tuple[str, ...], dict[str, Any]]] = {}
+    cell_of = params_keys()
+    groups: dict[tuple[Any, ...], tuple[float | None, bool, tuple[str, ...], tuple[str, ...]]] = {}
+    with_ceiling: dict[tuple[int, float], tuple[dict[str, Any], dict[str, Any]]] = {}
     out = []
     for m in records:
         if m.workload == RESOURCES and m.test != HOST and m.value is not None:  # (its share: of its own value)
             out.append(_annotated(m, infos, limits, faults, saturated, raw, roles))
             continue
         system = (m.run_id, m.backend, m.variant)
-        # (the params of a group's records are one object: harness.results.store)
-        key = (id(m.params), m.flags, m.workload, m.test, m.metric, m.unit, system,
-               m.repeat if system in windowed else None, m.value is None)
+        p = m.params
+        key = (cell_of(m), m.flags, m.workload, m.test, m.metric, m.unit, system, m.value is None, repr(p.get("cache")),
+               (m.repeat, p.get("started"), p.get("ended"), repr(p.get("stonewall"))) if system in windowed else None,
+               repr((p.get("moved_each"), p.get("stonewall"))) if "moved_each" in p else None)
         found = groups.get(key)
-        where = (m.run_id, m.backend, m.variant, m.repeat)
         if found is None:
             lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
             lim = lim.at(m) if lim is not None else None
+            where = (m.run_id, m.backend, m.variant, m.repeat)
             windows = faults.get(where, FaultWindows())
-            found = groups[key] = (lim, *_ceiling(m, lim, windows, roles[m.workload]))
-        lim, ceiling, one_exceeds = found
+            ceiling, one_exceeds = _ceiling(m, lim, windows, roles[m.workload])
+            within, above = (_flags(m, lim, windows, saturated.get(where, []), roles[m.workload], ceiling, exceeds)
+                             for exceeds in (False, True))
+            found = groups[key] = (ceiling, one_exceeds, within, above)
+        ceiling, one_exceeds, within, above = found
         exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
-        result = decided.get((*key, exceeds))
-        if result is None:
-            result = decided[(*key, exceeds)] = _decided(m, lim, faults.get(where, FaultWindows()),
-                                                         saturated.get(where, []), roles[m.workload], ceiling,
-                                                         exceeds)
-        flags, params = result
-        out.append(m if flags == m.flags and params is m.params else _with(m, flags, params))
+        flags = above if exceeds else within
+        if ceiling is None or m.value is None:
+            out.append(m if flags == m.flags else _with(m, flags, p))
+            continue
+        held = with_ceiling.get((id(p), ceiling))
+        if held is None or held[0] is not p:  # (the metrics of a tool run share their params, and so their copy)
+            held = with_ceiling[(id(p), ceiling)] = (p, {**p, "ceiling": ceiling})
+        out.append(_with(m, flags, held[1]))
     return out
 
 
 def _with(m: Measurement, flags: tuple[str, ...], params: dict[str, Any]) -> Measurement:
-    """The record with the flags and params decided for its group (its other fields as they
+    """The record with the flags and params decided for its cell (its other fields as they
     are: checked when it was made), without a dataclass's replace for each record."""
     new = object.__new__(Measurement)
     new.__dict__.update(m.__dict__, flags=flags, params=params)
@@ -387,20 +396,18 @@ def _ceiling(m: Measurement, lim: PathLimits | None, windows: FaultWindows,
     return ceiling, ceiling is not None and _one_client_exceeds(lim, m, windows.down)
 
 
-def _decided(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot: list[Window],
-             role_of: str | None, ceiling: float | None, exceeds: bool) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """The flags and params of a record (but a node's capacity), given its ceiling and
-    whether its value is above it."""
-    flags, params = list(m.flags), m.params
-    if role_of is None and overlaps(m, windows.whole):
+def _flags(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot: list[Window],
+           role_of: str | None, ceiling: float | None, exceeds: bool) -> tuple[str, ...]:
+    """The flags of a record (but a node's capacity), given its ceiling and whether its
+    value is above it."""
+    flags = list(m.flags)
+    if role_of is None and windows.whole and overlaps(m, windows.whole):
         flags.append("degraded")
-    if role_of is None and overlaps(m, hot):
+    if role_of is None and hot and overlaps(m, hot):
         flags.append("host-bound")
     if lim is not None and m.value is not None and role_of is None:
-        if ceiling is not None:
-            params = {**params, "ceiling": ceiling}
-            if exceeds:
-                flags.append("exceeds-network")
+        if ceiling is not None and exceeds:
+            flags.append("exceeds-network")
         size = m.params.get("file_size")
         ram = lim.ram_of(str(m.params.get("host") or m.params.get("read_on") or ""))
         if m.params.get("direct") is False and ram and isinstance(size, (int, float)) and size < ram:
@@ -413,8 +420,8 @@ def _decided(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot:
         elif "no-drop_caches" in steps and OTHER_CLIENT not in steps:
             flags.append("page-cache-kept")
     if flags == list(m.flags):
-        return m.flags, params
-    return tuple(dict.fromkeys(flags)), params
+        return m.flags
+    return tuple(dict.fromkeys(flags))
 
 
 Where = tuple[str, str, str, int]  # (run, backend, variant, repeat)
@@ -430,7 +437,8 @@ def _annotated(m: Measurement, infos: dict[str, RunInfo], limits: dict[str, dict
     windows = faults.get(where, FaultWindows())
     ceiling, one_exceeds = _ceiling(m, lim, windows, roles[m.workload])
     exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
-    flags, params = _decided(m, lim, windows, saturated.get(where, []), roles[m.workload], ceiling, exceeds)
+    flags = _flags(m, lim, windows, saturated.get(where, []), roles[m.workload], ceiling, exceeds)
+    params = m.params if ceiling is None or m.value is None else {**m.params, "ceiling": ceiling}
     info = infos.get(m.run_id)
     found = capacity(m, lim, raw, int(info.host.get("cpus") or 0) if info else 0)
     if found is not None:

@@ -474,39 +474,42 @@ class Store:
         """The run's records in the order they were stored; with their series unless
         ``series`` is False (what draws no figure over time reads none).
 
-        Records that differ only in their value and repeat (a cell's repeats, and its
-        figures on every system) are one group: its text columns are parsed and checked
-        once, for its first row; SQL says which rows hold a value within every parser's
-        bounds and a whole repeat, which are then that group's record with their own value
-        and repeat. Any other row is checked on its own, and the first damaged row is named.
+        A stored row's text columns are parsed and checked once per distinct text: the
+        params once per tool run (its metrics share theirs, and so share one dict), the
+        other columns once per kind of record (workload, test, metric, unit, system and
+        flags). SQL says which rows hold a value within every parser's bounds and a whole
+        repeat; those become records from their kind's checked fields without being checked
+        again. Any other row is checked on its own, and the first damaged row is named.
         (Grouping the rows in SQL, by their params' text, took longer than reading them.)"""
         bounds = " ".join(f"WHEN '{unit}' THEN {ceiling!r}" for unit, ceiling in CEILING.items())
         rows = self.db.execute(
             "SELECT seq, value, repeat, typeof(value) IN ('real', 'integer') AND typeof(repeat) = 'integer'"
             f" AND value >= 0 AND value <= CASE unit {bounds} ELSE {sys.float_info.max!r} END,"
-            " workload, test, metric, unit, params, backend, variant, run_id, flags"
+            " params, workload, test, metric, unit, backend, variant, run_id, flags"
             " FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
-        groups: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
-        parsed: dict[str, dict[str, Any]] = {}  # params text -> its dict, checked (one per tool run)
+        kinds: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
+        parsed: dict[str, dict[str, Any]] = {}  # params text -> its dict, checked
         records: list[tuple[int, Measurement]] = []
         for row in rows:
-            seq, value, repeat, plain = row[:4]
-            key = row[4:]
-            group = groups.get(key)
-            if group is None:
-                template = self._template((seq, *key), parsed)
-                w, t, metric, unit, params, b, var, r, flags = template
+            seq, value, repeat, plain, text = row[:5]
+            params = parsed.get(text) if isinstance(text, str) else None
+            if params is None:
+                params = self._params(text, seq, parsed)
+            kind = kinds.get(row[5:])
+            if kind is None:
+                fields = self._fields(seq, row[5:])
+                w, t, metric, unit, b, var, r, flags = fields
                 try:
-                    shared = Measurement(w, t, metric, 0.0, unit, params, b, var, r, 0, flags).__dict__
+                    shared = Measurement(w, t, metric, 0.0, unit, {}, b, var, r, 0, flags).__dict__
                 except BadInput:  # (a unit no record has: each row is named below)
                     shared = None
-                group = groups[key] = (template, shared)
-            template, shared = group
-            if plain and shared is not None:  # (a record of the group: its fields checked once, above)
+                kind = kinds[row[5:]] = (fields, shared)
+            fields, shared = kind
+            if plain and shared is not None:  # (a record of a checked kind, its value in bounds)
                 m = object.__new__(Measurement)
-                m.__dict__.update(shared, value=float(value), repeat=repeat)
+                m.__dict__.update(shared, value=float(value), repeat=repeat, params=params)
             else:
-                m = self._of(template, seq, value, repeat)
+                m = self._of(fields, params, seq, value, repeat)
             records.append((seq, m))
         if not series:
             return [m for _, m in records]
@@ -523,37 +526,40 @@ class Store:
         return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
 
     def _measurement(self, row: tuple[Any, ...]) -> Measurement:
-        """One stored row as a record (see :meth:`_template` and :meth:`_of`)."""
+        """One stored row as a record (see :meth:`_fields`, :meth:`_params` and :meth:`_of`)."""
         seq, w, t, metric, value, unit, p, b, var, r, rep, f = row
-        return self._of(self._template((seq, w, t, metric, unit, p, b, var, r, f)), seq, value, rep)
+        return self._of(self._fields(seq, (w, t, metric, unit, b, var, r, f)), self._params(p, seq), seq, value, rep)
 
-    def _template(self, row: tuple[Any, ...], parsed: dict[str, dict[str, Any]] | None = None) -> tuple[Any, ...]:
-        """What the records of a group share, parsed and checked once: (workload, test,
-        metric, unit, params, backend, variant, run_id, flags). A row a damaged store (or
-        another writer) left that no dfsbench wrote is an error naming it (``seq``: its
-        first row). ``parsed`` holds params already parsed and checked, by their text: the
-        metrics of one tool run share theirs, and so share one dict."""
-        seq, w, t, metric, unit, p, b, var, r, f = row
+    def _fields(self, seq: int, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A row's text columns but its params, checked: (workload, test, metric, unit,
+        backend, variant, run_id, flags). A row a damaged store (or another writer) left
+        that no dfsbench wrote is an error naming it (``seq``: its row)."""
+        w, t, metric, unit, b, var, r, f = row
         where = f"measurements row {seq}"
-        known = parsed.get(p) if parsed is not None and isinstance(p, str) else None
-        params = known if known is not None else self._json(p, dict, where, "params")
         flags = [] if f == "[]" else self._json(f, list, where, "flags")  # (most records: none)
         if not all(isinstance(x, str) for x in (w, t, metric, unit, b, var, r, *flags)):
             raise self._damaged(where, "a text column or a flag holds another type")
-        if known is None:
-            for key, kinds in _PARAM_KINDS.items():
-                found = params.get(key)
-                if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
-                    raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
-                                        f"{'a text' if kinds is str else 'a number'}")
-            if parsed is not None:
-                parsed[p] = params
-        return w, t, metric, unit, params, b, var, r, tuple(flags)
+        return w, t, metric, unit, b, var, r, tuple(flags)
 
-    def _of(self, template: tuple[Any, ...], seq: int, value: Any, rep: Any) -> Measurement:
-        """A record of a group (:meth:`_template`) with its own value and repeat; a value no
-        measurement can have is kept out of every figure, flagged ``implausible``."""
-        w, t, metric, unit, params, b, var, r, flags = template
+    def _params(self, text: Any, seq: int, parsed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A row's params, parsed and checked; kept in ``parsed`` by their text, where the
+        metrics of one tool run find theirs (one dict, which no reader changes)."""
+        where = f"measurements row {seq}"
+        params = self._json(text, dict, where, "params")
+        for key, kinds in _PARAM_KINDS.items():
+            found = params.get(key)
+            if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
+                raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
+                                    f"{'a text' if kinds is str else 'a number'}")
+        if parsed is not None:
+            parsed[text] = params
+        return params
+
+    def _of(self, fields: tuple[Any, ...], params: dict[str, Any], seq: int, value: Any, rep: Any) -> Measurement:
+        """A record of checked fields (:meth:`_fields`) and params, with its own value and
+        repeat; a value no measurement can have is kept out of every figure, flagged
+        ``implausible``."""
+        w, t, metric, unit, b, var, r, flags = fields
         where = f"measurements row {seq}"
         if not isinstance(rep, int) or (value is not None and not isinstance(value, (int, float))):
             raise self._damaged(where, f"repeat {printable(repr(rep))} or value {printable(repr(value))} "

@@ -222,10 +222,13 @@ def test_a_cells_clients_come_in_name_order_and_their_aggregate_last():
 # ---------------------------------------------------------------- per cell, as record by record
 
 def _mixed_cell_store(root: Path) -> None:
-    """One cell whose records could be decided alike and must not be: the same params on
-    every repeat, the first inside a fault's window, one above the path's ceiling, one
-    without a value (hung), one whose stored value no measurement can have, one of another
-    unit; the other system's repeats alike but for their values."""
+    """Cells whose records could be decided alike and must not be: each repeat run at a time
+    of its own, the first inside a fault's window; one above the path's ceiling, one without
+    a value (hung), one whose stored value no measurement can have, one of another unit; the
+    other system's repeats alike but for their values and times; reads of one cell whose
+    caches were dropped on one repeat and not on the other; an aggregate of two clients
+    whose parts are within their links on one repeat and, with the same total, one client's
+    part above its link on the other."""
     from harness.results.store import Store
     from harness.units import parse_rate
 
@@ -234,19 +237,27 @@ def _mixed_cell_store(root: Path) -> None:
     store.begin_run("r", {"limits": {"network": "1Gbit"}}, "h", {"cpus": 2, "memory": 8 << 30}, "test")
     for backend in ("glusterfs", "cephfs"):
         store.add_target("r", backend, "default", {"system": backend})
-    params = {"file_size": 1 << 30, "block_size": 1 << 20, "started": 100.0, "ended": 110.0}
+    cell = {"file_size": 1 << 30, "block_size": 1 << 20}
 
-    def write(backend, repeat, value, unit="B/s", flags=()):
-        return Measurement("largefile", "write", "throughput", value, unit, params, backend, "default", "r",
+    def write(backend, repeat, value, unit="B/s", flags=(), test="write", **more):
+        began = 100.0 + 20 * repeat  # (repeat 0 from 100 s to 110 s: the fault's 105-109 s)
+        return Measurement("largefile", test, "throughput", value, unit,
+                           {**cell, "started": began, "ended": began + 10, **more}, backend, "default", "r",
                            repeat, flags)
 
+    moved = link * 10  # what a client moves in 10 s at its link's rate
     records = [write("glusterfs", 0, link * 0.2), write("glusterfs", 1, link * 0.25),
                write("glusterfs", 2, link * 1.5), write("glusterfs", 3, None, flags=("hung",)),
                write("glusterfs", 4, 1e300), write("glusterfs", 5, 5.0, unit="op/s"),
                Measurement("fault", "recovery", "elapsed", 3.0, "s",
                            {"for": "largefile", "injected": 105.0, "restored": 108.0, "healthy": 109.0},
                            "glusterfs", "default", "r", 0),
-               *(write("cephfs", rep, link * v) for rep, v in enumerate((0.5, 0.52, 1.2)))]
+               *(write("cephfs", rep, link * v) for rep, v in enumerate((0.5, 0.52, 1.2))),
+               *(write("cephfs", rep, link * 0.3, test="read", cache=how)
+                 for rep, how in enumerate(("sync+drop_caches", "sync"))),
+               *(write("cephfs", rep, link * 0.8, test="write", host="all", clients=2, stonewall=[200.0, 210.0],
+                       moved_each=each)
+                 for rep, each in enumerate(({"c1": moved * 0.8, "c2": moved * 0.8}, {"c1": moved * 0.3, "c2": moved * 1.3})))]
     for m in records:
         if m.value == 1e300:  # (as a damaged store or another writer leaves it: past the parsers' bounds)
             seq = store.add(replace(m, value=1.0), "c")
@@ -257,10 +268,13 @@ def _mixed_cell_store(root: Path) -> None:
     store.close()
 
 
-def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path):
-    """The store reads a cell's repeats as one group and the view decides flags and ceilings
-    once per group; record by record (each row read on its own, no params shared), every
-    record, table, verdict and summary line is the same."""
+def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path, monkeypatch):
+    """The view decides flags and ceilings once per cell and kind of record; decided record
+    by record (each row read on its own, no params shared, each record a cell of its own),
+    every record, table, verdict and summary line is the same."""
+    import itertools
+
+    from harness.report import limits
     from harness.report.render import json_document, terminal
     from harness.report.view import build_view
     from harness.results.catalogue import Catalogue
@@ -270,12 +284,21 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
             return [replace(m, params=dict(m.params)) for m in self.store.measurements_of(run_id, "c")]
 
     _mixed_cell_store(tmp_path)
-    grouped, alone = build_view(Catalogue(tmp_path), ["r"]), build_view(RowByRow(tmp_path), ["r"])
-    flags = {(m.backend, m.repeat, m.unit): m.flags for m in grouped.records if m.workload == "largefile"}
-    # (the case is one where a decision per group could go wrong)
-    assert flags[("glusterfs", 0, "B/s")] == ("degraded",) and flags[("glusterfs", 1, "B/s")] == ()
-    assert flags[("glusterfs", 2, "B/s")] == ("exceeds-network",)
-    assert flags[("glusterfs", 3, "B/s")] == ("hung",) and "implausible" in flags[("glusterfs", 4, "B/s")]
+    grouped = build_view(Catalogue(tmp_path), ["r"])
+    count = itertools.count()
+    monkeypatch.setattr(limits, "params_keys", lambda: lambda m: next(count))
+    alone = build_view(RowByRow(tmp_path), ["r"])
+    assert next(count) == len(alone.records)  # (every record was its own cell)
+    flags = {(m.backend, m.test, m.repeat, m.unit): m.flags for m in grouped.records if m.workload == "largefile"}
+    # (the case is one where a decision per cell could go wrong)
+    assert flags[("glusterfs", "write", 0, "B/s")] == ("degraded",)
+    assert flags[("glusterfs", "write", 1, "B/s")] == ()
+    assert flags[("glusterfs", "write", 2, "B/s")] == ("exceeds-network",)
+    assert flags[("glusterfs", "write", 3, "B/s")] == ("hung",)
+    assert "implausible" in flags[("glusterfs", "write", 4, "B/s")]
+    assert flags[("cephfs", "read", 0, "B/s")] == () and flags[("cephfs", "read", 1, "B/s")] == ("no-cache-drop",)
+    aggregate = {m.repeat: m.flags for m in grouped.records if m.params.get("host") == "all"}
+    assert aggregate == {0: (), 1: ("exceeds-network",)}
     assert [m.to_dict() for m in grouped.records] == [m.to_dict() for m in alone.records]
     assert [(t.title, t.columns, t.rows, t.notes) for t in grouped.tables] == \
         [(t.title, t.columns, t.rows, t.notes) for t in alone.tables]
