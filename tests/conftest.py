@@ -8,6 +8,19 @@ from harness.api.records import Measurement
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest tests first, by their ``takes`` mark (about how many seconds the test
+    takes on a two-core machine running the lab step): the lab step's workers take tests in
+    this order, so the short ones fill in at the end instead of a long one starting last.
+    (Tests of one xdist group run on one worker in their own order: the group's place is
+    pytest-xdist's, the longest group first.)"""
+    def takes(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("takes")
+        return -float(mark.args[0]) if mark is not None else 0.0
+
+    items.sort(key=takes)  # (stable: the rest as collected)
+
+
 @pytest.fixture
 def quick_run() -> list[Measurement]:
     """Records of a real quick run (glusterfs, cephfs, localdir) on the local lab."""

@@ -92,6 +92,7 @@ workloads:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, loop devices)")
+@pytest.mark.takes(70)
 def test_cephfs_and_rbd_on_an_erasure_coded_pool_in_the_local_lab(tmp_path):
     lab = tmp_path / "lab"
     env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}

@@ -70,6 +70,7 @@ def first_file(w, backend: str, timeout: float = 120) -> None:
         time.sleep(0.01)
 
 
+@pytest.mark.takes(150)
 def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):  # noqa: F811
     w = started(CONFIG)
     w.wait_for_line("fio profile=rr on glusterfs")

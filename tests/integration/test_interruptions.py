@@ -197,7 +197,11 @@ POINTS = {
 }
 
 
-@pytest.mark.parametrize("point", list(POINTS))
+# (about how long each takes: the longest are started first, tests/conftest.py)
+TAKES = {"bring-up": 7, "attach": 11, "tool": 30, "engine": 13, "detach": 32, "teardown": 47, "comparator": 55}
+
+
+@pytest.mark.parametrize("point", [pytest.param(p, marks=pytest.mark.takes(TAKES[p])) for p in POINTS])
 def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(started, point):
     text, delay, sig = POINTS[point]
     w = started()
@@ -219,6 +223,7 @@ def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(starte
         assert {row[2] for row in w.before} == {"largefile", "smallfile", "fio"}
 
 
+@pytest.mark.takes(50)
 def test_kill_9_then_lab_down_leaves_nothing(started):
     w = started()
     w.wait_for_line("fio profile=rr on cephfs")
@@ -262,6 +267,7 @@ def shape(markdown: str) -> list[str]:
     return out
 
 
+@pytest.mark.takes(130)
 def test_resume_finishes_an_interrupted_run_into_the_same_tables(started, tmp_path):
     w = started()
     w.wait_for_line("smallfile files=1000 file_size=4 KiB threads=2 on glusterfs")

@@ -150,6 +150,7 @@ workloads:
 """
 
 
+@pytest.mark.takes(130)
 def test_full_suite_on_every_backend(lab_env, tmp_path):
     lab, env = lab_env
     config = tmp_path / "suite.yaml"
