@@ -146,7 +146,7 @@ def test_a_run_measures_on_the_client_nodes_and_leaves_nothing(docker_lab, tmp_p
 environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}}}
 backends: [glusterfs, cephfs]
 workloads:
-  - {name: largefile, options: {sizes: [256MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 12}}
+  - {name: largefile, options: {sizes: [256MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 8}}
   - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
   - {name: iperf3, options: {seconds: 2}}
   - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
@@ -219,7 +219,7 @@ workloads:
         assert 0.5 <= p["injected"] - p["measured_from"] < 1.9, p
         # (the lab's failure detection: Ceph marks an OSD down within 4 s of its last
         # heartbeat, GlusterFS takes a brick offline within 5 s)
-        assert p["injected"] < p["noticed"] <= p["restored"] and p["noticed"] - p["injected"] < 10, p
+        assert p["injected"] < p["noticed"] <= p["restored"] and p["noticed"] - p["injected"] < 8, p
         assert fault["value"] == pytest.approx(p["healthy"] - p["restored"])
         assert p["verified"].startswith("yes") and "read on client2" in p["verified"], p
         for r in records:  # degraded: exactly the records whose time overlaps the fault
