@@ -353,7 +353,8 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
             continue
         system = (m.run_id, m.backend, m.variant)
         p = m.params
-        key = (cell_of(m), m.flags, m.workload, m.test, m.metric, m.unit, system, m.value is None, repr(p.get("cache")),
+        key = (cell_of(m), m.flags, m.workload, m.test, m.metric, m.unit, system, m.value is None,
+               repr(p["cache"]) if "cache" in p else (),
                (m.repeat, p.get("started"), p.get("ended"), repr(p.get("stonewall"))) if system in windowed else None,
                repr((p.get("moved_each"), p.get("stonewall"))) if "moved_each" in p else None)
         found = groups.get(key)

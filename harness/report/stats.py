@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -53,19 +54,31 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
 
 def _incomplete_beta(a: float, b: float, x: float, y: float) -> float:
     """The regularized incomplete beta function I_x(a, b), for a, b > 0 and x in [0, 1];
-    ``y`` is 1 - x, given by the caller as computed without rounding x's nearness to 1."""
+    ``y`` is 1 - x, given by the caller as computed without rounding x's nearness to 1.
+    The fraction is evaluated on the side where it converges fast — once: x and y rounded
+    apart may each look like the slow side."""
     if x <= 0.0:
         return 0.0
     if y <= 0.0:
         return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _incomplete_beta(b, a, y, x)
-    log_front = a * math.log(x) + b * math.log(y) - (math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b))
-    return math.exp(log_front) / a * _beta_fraction(a, b, x)
+    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    front = math.exp(a * math.log(x) + b * math.log(y) - log_beta)
+    if x <= (a + 1) / (a + b + 2):
+        return front / a * _beta_fraction(a, b, x)
+    return 1.0 - front / b * _beta_fraction(b, a, y)
+
+
+# Beyond this many degrees of freedom t is the normal distribution to within 1e-7 of its
+# quantiles (the difference falls as 1/df), and lgamma's differences lose their digits.
+_NORMAL_DF = 1e7
 
 
 def _t_tail(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom."""
+    """P(T > t) for Student's t with ``df`` degrees of freedom (NaN for a df that is none)."""
+    if math.isnan(t) or math.isnan(df) or df <= 0:
+        return math.nan
+    if df > _NORMAL_DF:
+        return 1.0 - NormalDist().cdf(t)
     if math.isinf(t):
         return 0.0 if t > 0 else 1.0
     half = 0.5 * _incomplete_beta(df / 2, 0.5, df / (df + t * t), t * t / (df + t * t))
@@ -74,24 +87,31 @@ def _t_tail(t: float, df: float) -> float:
 
 @lru_cache(maxsize=4096)
 def _t_quantile(q: float, df: float) -> float:
-    """Student's t quantile: the t below which ``q`` of the distribution lies."""
+    """Student's t quantile: the t below which ``q`` of the distribution lies (NaN for a
+    q or df that is none)."""
+    if math.isnan(q) or math.isnan(df) or df <= 0:
+        return math.nan
     if not 0.0 < q < 1.0:
         return math.inf if q >= 1.0 else -math.inf
     if q < 0.5:
         return -_t_quantile(1.0 - q, df)
     if q == 0.5:
         return 0.0
+    z = NormalDist().inv_cdf(q)
+    if df > _NORMAL_DF:
+        return z
     want = 1.0 - q  # (the upper tail: no rounding of q's nearness to 1)
     log_density_at_0 = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
     # The tail is convex for t > 0, so Newton's steps from the normal quantile (which lies
     # below t's, t's tails being heavier) stay below the root and climb to it.
-    from statistics import NormalDist
-    t = NormalDist().inv_cdf(q)
+    t = z
     for _ in range(200):
         density = math.exp(log_density_at_0 - (df + 1) / 2 * math.log1p(t * t / df))
+        if density <= 0.0:  # (so far out that no step can be taken: t is as close as floats go)
+            break
         step = (_t_tail(t, df) - want) / density
         t += step
-        if abs(step) <= 1e-14 * max(1.0, abs(t)):
+        if abs(step) <= 1e-12 * max(1.0, abs(t)):
             break
     return t
 

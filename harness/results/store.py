@@ -568,7 +568,7 @@ class Store:
         if why:  # (the bounds every parser holds its numbers to: harness.api.parsing)
             params = {**params, "error": f"the stored value {value:g} {unit} cannot be a measurement ({why})"}
             value, flags = None, (*flags, "implausible")
-        try:  # (the records of a group share their params and flags: no reader changes them)
+        try:  # (the records of a tool run share their params: no reader changes them)
             return Measurement(w, t, metric, value, unit, params, b, var, r, rep, flags)
         except BadInput as exc:
             raise self._damaged(where, exc.message) from None

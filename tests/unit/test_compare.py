@@ -226,7 +226,8 @@ def _mixed_cell_store(root: Path) -> None:
     of its own, the first inside a fault's window; one above the path's ceiling, one without
     a value (hung), one whose stored value no measurement can have, one of another unit; the
     other system's repeats alike but for their values and times; reads of one cell whose
-    caches were dropped on one repeat and not on the other; an aggregate of two clients
+    caches were dropped on one repeat and not on the other (and, of another, whose cache
+    step is null on one and not stored on the other); an aggregate of two clients
     whose parts are within their links on one repeat and, with the same total, one client's
     part above its link on the other."""
     from harness.results.store import Store
@@ -255,6 +256,8 @@ def _mixed_cell_store(root: Path) -> None:
                *(write("cephfs", rep, link * v) for rep, v in enumerate((0.5, 0.52, 1.2))),
                *(write("cephfs", rep, link * 0.3, test="read", cache=how)
                  for rep, how in enumerate(("sync+drop_caches", "sync"))),
+               # (a cache step stored as null says nothing was dropped; none stored says nothing)
+               write("cephfs", 0, link * 0.3, test="reread", cache=None), write("cephfs", 1, link * 0.3, test="reread"),
                *(write("cephfs", rep, link * 0.8, test="write", host="all", clients=2, stonewall=[200.0, 210.0],
                        moved_each=each)
                  for rep, each in enumerate(({"c1": moved * 0.8, "c2": moved * 0.8}, {"c1": moved * 0.3, "c2": moved * 1.3})))]
@@ -297,6 +300,7 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
     assert flags[("glusterfs", "write", 3, "B/s")] == ("hung",)
     assert "implausible" in flags[("glusterfs", "write", 4, "B/s")]
     assert flags[("cephfs", "read", 0, "B/s")] == () and flags[("cephfs", "read", 1, "B/s")] == ("no-cache-drop",)
+    assert flags[("cephfs", "reread", 0, "B/s")] == ("no-cache-drop",) and flags[("cephfs", "reread", 1, "B/s")] == ()
     aggregate = {m.repeat: m.flags for m in grouped.records if m.params.get("host") == "all"}
     assert aggregate == {0: (), 1: ("exceeds-network",)}
     assert [m.to_dict() for m in grouped.records] == [m.to_dict() for m in alone.records]
