@@ -307,8 +307,9 @@ def _one_client_exceeds(lim: PathLimits, m: Measurement, windows: list[Window]) 
     path could carry in the window (a write counted as it returned, which its client's
     write-behind answered): then a cache answered within the figure, as above a ceiling."""
     each, window = m.params.get("moved_each"), m.params.get("stonewall")
-    if not isinstance(each, dict) or not isinstance(window, list) or len(window) != 2 or window[1] <= window[0]:
-        return False
+    if not isinstance(each, dict) or not isinstance(window, list) or len(window) != 2 or \
+            not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in window) or window[1] <= window[0]:
+        return False  # (no window of its own: a foreign or damaged record's, nothing to hold it to)
     seconds = float(window[1]) - float(window[0])
     for host, moved in each.items():
         one = replace(m, params={**m.params, "host": host, "clients": 1, "started": window[0], "ended": window[1]})

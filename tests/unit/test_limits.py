@@ -265,6 +265,10 @@ def test_a_stonewalled_rate_with_one_client_above_its_own_link_is_flagged():
     within = replace(wall, params={**params, "moved_each": {"client1": 671088640.0, "client2": 250e6}},
                      value=(671088640.0 + 250e6) / 8.79)
     assert "exceeds-network" not in annotate([within], {"report-2014": run})[0].flags
+    # a foreign record's window that is not two numbers: nothing to hold a client's part to
+    for window in ([0.02, "x"], ["a", "b"], [True, 9.0], [0.02, None]):
+        odd = annotate([replace(wall, params={**params, "stonewall": window})], {"report-2014": run})[0]
+        assert "exceeds-network" not in odd.flags, window
 
 
 def test_a_stonewalled_rate_has_the_ceiling_of_its_own_window():
