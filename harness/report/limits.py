@@ -348,10 +348,8 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
     groups: dict[tuple[Any, ...], tuple[float | None, bool, tuple[str, ...], tuple[str, ...]]] = {}
     with_ceiling: dict[tuple[int, float], tuple[dict[str, Any], dict[str, Any]]] = {}
     out = []
+    cpus = {run_id: int(info.host.get("cpus") or 0) for run_id, info in infos.items()}
     for m in records:
-        if m.workload == RESOURCES and m.test != HOST and m.value is not None:  # (its share: of its own value)
-            out.append(_annotated(m, infos, limits, faults, saturated, raw, roles))
-            continue
         system = (m.run_id, m.backend, m.variant)
         p = m.params
         key = (cell_of(m), m.flags, m.workload, m.test, m.metric, m.unit, system, m.value is None,
@@ -371,13 +369,18 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
         ceiling, one_exceeds, within, above = found
         exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
         flags = above if exceeds else within
-        if ceiling is None or m.value is None:
-            out.append(m if flags == m.flags else _with(m, flags, p))
-            continue
-        held = with_ceiling.get((id(p), ceiling))
-        if held is None or held[0] is not p:  # (the metrics of a tool run share their params, and so their copy)
-            held = with_ceiling[(id(p), ceiling)] = (p, {**p, "ceiling": ceiling})
-        out.append(_with(m, flags, held[1]))
+        params = p
+        if ceiling is not None and m.value is not None:
+            held = with_ceiling.get((id(p), ceiling))
+            if held is None or held[0] is not p:  # (the metrics of a tool run share their params, and so their copy)
+                held = with_ceiling[(id(p), ceiling)] = (p, {**p, "ceiling": ceiling})
+            params = held[1]
+        if m.workload == RESOURCES and m.test != HOST and m.value is not None:  # (its share: of its own value)
+            lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
+            share = capacity(m, lim.at(m) if lim is not None else None, raw, cpus.get(m.run_id, 0))
+            if share is not None:
+                params = {**params, "share": round(share[0], 1), "capacity": share[1]}
+        out.append(m if flags == m.flags and params is p else _with(m, flags, params))
     return out
 
 
@@ -424,28 +427,6 @@ def _flags(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot: l
     if flags == list(m.flags):
         return m.flags
     return tuple(dict.fromkeys(flags))
-
-
-Where = tuple[str, str, str, int]  # (run, backend, variant, repeat)
-
-
-def _annotated(m: Measurement, infos: dict[str, RunInfo], limits: dict[str, dict[tuple[str, str], PathLimits]],
-               faults: dict[Where, FaultWindows], saturated: dict[Where, list[Window]],
-               raw: dict[tuple[str, str], float], roles: dict[str, str | None]) -> Measurement:
-    """One record, decided on its own: a node's resource set against its capacity."""
-    lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
-    lim = lim.at(m) if lim is not None else None
-    where = (m.run_id, m.backend, m.variant, m.repeat)
-    windows = faults.get(where, FaultWindows())
-    ceiling, one_exceeds = _ceiling(m, lim, windows, roles[m.workload])
-    exceeds = ceiling is not None and m.value is not None and (m.value > ceiling or one_exceeds)
-    flags = _flags(m, lim, windows, saturated.get(where, []), roles[m.workload], ceiling, exceeds)
-    params = m.params if ceiling is None or m.value is None else {**m.params, "ceiling": ceiling}
-    info = infos.get(m.run_id)
-    found = capacity(m, lim, raw, int(info.host.get("cpus") or 0) if info else 0)
-    if found is not None:
-        params = {**params, "share": round(found[0], 1), "capacity": found[1]}
-    return m if flags == m.flags and params is m.params else replace(m, flags=flags, params=params)
 
 
 def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:
