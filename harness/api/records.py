@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.api.series import Series
 from harness.errors import BadInput
+from harness.system import outputs
 
 UNITS = frozenset({"B", "B/s", "op/s", "s", "files/s", "%", "s/GiB"})  # s/GiB: CPU time per GiB moved
 
@@ -174,7 +175,9 @@ class Measurement:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=False)
+        """The record as strict JSON: a non-finite param is null, named under ``non_finite``
+        (:func:`harness.system.outputs.json_text`)."""
+        return outputs.json_text(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:

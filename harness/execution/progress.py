@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from harness.system.secret import redact
 
@@ -17,7 +18,9 @@ from harness.system.secret import redact
 class Progress:
     def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
-        self.console = Console(file=self.stream, highlight=False)
+        # what it shows names stored and configured things (a run id, a job, a host): plain
+        # text, never rich's markup or emoji codes (harness.report.render does the same)
+        self.console = Console(file=self.stream, highlight=False, markup=False, emoji=False)
         self.live = self.console.is_terminal and not quiet
         self.quiet = quiet
         self.t0 = time.monotonic()
@@ -28,7 +31,7 @@ class Progress:
     def note(self, text: str) -> None:
         if not self.quiet:
             # one line per note: a log is read (and grepped) by line, whatever its width
-            self.console.print(f"{self._stamp()} {redact(text)}", markup=False, soft_wrap=True)
+            self.console.print(f"{self._stamp()} {redact(text)}", soft_wrap=True)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
@@ -36,7 +39,7 @@ class Progress:
         start = time.monotonic()
         try:
             if self.live:
-                with self.console.status(f"{redact(text)} …", spinner="dots"):
+                with self.console.status(Text(f"{redact(text)} …"), spinner="dots"):  # (a str is markup there)
                     yield
             else:
                 self.note(f"{text} …")

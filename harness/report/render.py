@@ -3,9 +3,7 @@ with the runs' context); JSON lines of plain records for ``dfsbench parse``."""
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -19,6 +17,7 @@ from rich.text import Text
 
 from harness.api.records import Measurement
 from harness.report.compare import Table
+from harness.system import outputs
 
 if TYPE_CHECKING:
     from harness.report.view import View
@@ -26,13 +25,12 @@ if TYPE_CHECKING:
 
 def terminal(tables: list[Table], header: list[str], width: int | None = None) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 160, highlight=False, force_terminal=False)
+    console = _console(buf, width or 160)
     for line in header:
-        if line.isprintable() and line == line.rstrip() and cell_len(line) <= console.width and \
-                not _EMOJI.search(line):
-            buf.write(line + "\n")  # (what rich prints of a line that fits, with no ':code:' in it: the line)
+        if line.isprintable() and line == line.rstrip() and cell_len(line) <= console.width:
+            buf.write(line + "\n")  # (what rich prints of a line that fits: the line)
         else:
-            console.print(line, markup=False)
+            console.print(line)
     for t in tables:
         console.print()
         laid = _laid_out(console, t) if len(t.rows) > FAST_FROM else None
@@ -41,8 +39,17 @@ def terminal(tables: list[Table], header: list[str], width: int | None = None) -
         else:  # (each print has reached the buffer when it returns)
             buf.write("".join(line + "\n" for line in laid))
         for note in t.notes:
-            console.print(f"  {note}", markup=False)
+            console.print(f"  {note}")
     return buf.getvalue()
+
+
+def _console(buf: io.StringIO, width: int) -> Console:
+    """The console every table and line is printed on. What it prints is stored text (a
+    variant, a job name, a label, a host from a store someone else wrote), never rich's
+    markup or emoji codes: '[/x]' would end a style that is not open (a MarkupError),
+    '[bold]' restyle what follows, ':smile:' become a picture. Every str rich renders on it
+    (a column's header too) is read as plain text; cells and titles are Text besides."""
+    return Console(file=buf, width=width, highlight=False, force_terminal=False, markup=False, emoji=False)
 
 
 # a table of more rows is laid out by rich once, on the rows that set its columns' widths, and
@@ -50,13 +57,12 @@ def terminal(tables: list[Table], header: list[str], width: int | None = None) -
 # table of thousands of rows took seconds)
 FAST_FROM = 40
 _TOP = re.compile("^┏━+(?:┳━+)*┓$")
-_EMOJI = re.compile(r":\S*?:")  # (rich's emoji codes, which it replaces in a printed text)
 
 
 def _rich_table(t: Table, rows: list[list[str]]) -> RichTable:
     rt = RichTable(title=Text(t.title, style="italic"), title_justify="left", show_lines=False, box=HEAVY_HEAD)
     for i, col in enumerate(t.columns):
-        rt.add_column(col, justify=_justify(i, col), overflow="fold")
+        rt.add_column(Text(col), justify=_justify(i, col), overflow="fold")
     for row in rows:  # as plain text: "[hung]" is a flag, not rich markup
         rt.add_row(*(Text(cell) for cell in row))
     return rt
@@ -146,17 +152,19 @@ def markdown(tables: list[Table], header: list[str]) -> str:
 
 
 def csv_text(tables: list[Table]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    for t in tables:
-        writer.writerow(["table", *t.columns])
-        for row in t.rows:
-            writer.writerow([t.title, *row])
-        writer.writerow([])
-    return buf.getvalue()
+    """The tables as CSV, each row beside its table's title (cells that a spreadsheet would
+    evaluate are quoted: :func:`harness.system.outputs.csv_cell`)."""
+    def rows() -> Iterable[list[str]]:
+        for t in tables:
+            yield ["table", *t.columns]
+            for row in t.rows:
+                yield [t.title, *row]
+            yield []
+    return outputs.csv_text(rows())
 
 
 def json_lines(records: Iterable[Measurement]) -> str:
+    """One record a line, each strict JSON (:meth:`Measurement.to_json`)."""
     return "".join(m.to_json() + "\n" for m in records)
 
 
@@ -167,5 +175,6 @@ def json_document(view: View) -> str:
     from harness.report.timelines import entries
 
     series = {"series": entries(view.records)}  # (each record's figure over time, and the clients' sum)
-    return json.dumps({**view.context(), "records": [m.to_dict() for m in view.records], **curves, **series},
-                      default=str, indent=None) + "\n"
+    # (strict JSON: a non-finite param or point is null, named under 'non_finite')
+    return outputs.json_text({**view.context(), "records": [m.to_dict() for m in view.records], **curves,
+                              **series}) + "\n"

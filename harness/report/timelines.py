@@ -9,9 +9,7 @@ they ran one after another on the one clock of the records."""
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.api.faults import FAULT
@@ -19,6 +17,7 @@ from harness.api.records import AMOUNT, CIRCUMSTANTIAL, HARNESS_PARAMS, OVER_CLI
 from harness.api.sampler import RESOURCES
 from harness.api.series import Series, summed
 from harness.report.faults import ABOUT
+from harness.system import outputs
 
 SUMMED = "summed over the clients, second by second"
 # what says which cell a record is of, beside its workload (a resources record names it in 'for')
@@ -61,17 +60,17 @@ def entries(records: list[Measurement]) -> list[dict[str, Any]]:
 
 
 def csv_text(found: list[dict[str, Any]]) -> str:
-    """One row per point: which series (as in the JSON) and the point's time and value."""
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["run_id", "backend", "variant", "repeat", "workload", "test", "metric", "unit", "host", "phase",
-                     "for", "source", "t", "seconds_from_start", "value"])
-    for e in found:
-        for t, v in e["points"]:
-            writer.writerow([e["run_id"], e["backend"], e["variant"], e["repeat"], e["workload"], e["test"],
-                             e["metric"], e["unit"], e["host"] or "", e["phase"] or "", e["for"] or "", e["source"],
-                             f"{t:.3f}", f"{t - e['begin']:.3f}", repr(v)])
-    return buf.getvalue()
+    """One row per point: which series (as in the JSON) and the point's time and value
+    (cells that a spreadsheet would evaluate are quoted: :func:`harness.system.outputs.csv_cell`)."""
+    def rows() -> Iterator[list[object]]:
+        yield ["run_id", "backend", "variant", "repeat", "workload", "test", "metric", "unit", "host", "phase",
+               "for", "source", "t", "seconds_from_start", "value"]
+        for e in found:
+            for t, v in e["points"]:
+                yield [e["run_id"], e["backend"], e["variant"], e["repeat"], e["workload"], e["test"],
+                       e["metric"], e["unit"], e["host"] or "", e["phase"] or "", e["for"] or "", e["source"],
+                       f"{t:.3f}", f"{t - e['begin']:.3f}", repr(v)]
+    return outputs.csv_text(rows())
 
 
 # a node whose CPU stayed under this (% of one core) in the cell is idle there: its lines are

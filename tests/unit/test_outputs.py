@@ -1,0 +1,184 @@
+"""Every output another program reads is data, not code: CSV cells no spreadsheet
+evaluates, strict JSON (no NaN), and stored text that is never rich's markup."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness.api.records import Measurement
+from harness.api.series import Series
+from harness.report.compare import Table
+from harness.report.render import csv_text, json_document, terminal
+from harness.system.outputs import csv_cell, json_text
+
+TOOLS = Path(__file__).parent.parent / "data" / "tools"
+FIO = TOOLS / "fio-json.json"
+FORMULA = '=HYPERLINK("http://example.invalid/x","y")'
+
+
+def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def fio_output(tmp_path: Path, name: str, **options: object) -> Path:
+    """The captured fio output with its job renamed and options of the job changed."""
+    doc = json.loads(FIO.read_text())
+    doc["jobs"][0]["jobname"] = name
+    doc["jobs"][0]["job options"].update(options)
+    path = tmp_path / f"fio-{len(list(tmp_path.glob('fio-*')))}.json"
+    path.write_text(json.dumps(doc))  # (Python's json writes a float('nan') as a bare NaN, as fio might)
+    return path
+
+
+def imported(results: Path, output: Path, *more: str) -> str:
+    done = dfsbench("import", "fio", str(output), "--backend", "cephfs", "--results", str(results), *more)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1].removeprefix("run id: ")
+
+
+def strict(text: str) -> object:
+    """``text`` read as RFC 8259 JSON: a bare NaN, Infinity or -Infinity is an error."""
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in a JSON document")
+    return json.loads(text, parse_constant=refuse)
+
+
+def evaluated(cells: list[str]) -> list[str]:
+    """The cells a spreadsheet would take as a formula."""
+    return [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+
+
+# ---------------------------------------------------------------- CSV
+
+@pytest.mark.parametrize("cell, written", [
+    (FORMULA, "'" + FORMULA), ("+cmd|calc", "'+cmd|calc"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("-inf", "'-inf"), ("- 5", "'- 5"),
+    # numbers stay numbers: written by dfsbench as figures, nothing a spreadsheet runs
+    ("-5.2", "-5.2"), ("+3", "+3"), ("-1e+300", "-1e+300"), ("-.5", "-.5"), (-5.2, -5.2), (3, 3),
+    ("randread-4k", "randread-4k"), ("3,014 op/s", "3,014 op/s"), ("", ""),
+])
+def test_a_csv_cell_that_a_spreadsheet_would_evaluate_is_text(cell, written):
+    assert csv_cell(cell) == written
+
+
+def test_every_cell_of_the_tables_csv_is_data_headers_too():
+    t = Table("fio profiles", ["job", "+cmd|calc IOPS", "@x rate"],
+              [[FORMULA, "-5.2", "3,014 op/s"], ["-2+3", "=1+1", "11.8 MiB/s"]])
+    rows = list(csv.reader(io.StringIO(csv_text([t]))))
+    assert rows[0] == ["table", "job", "'+cmd|calc IOPS", "'@x rate"]
+    assert rows[1] == ["fio profiles", "'" + FORMULA, "-5.2", "3,014 op/s"]
+    assert rows[2] == ["fio profiles", "'-2+3", "'=1+1", "11.8 MiB/s"]
+
+
+def test_a_job_named_as_a_formula_is_text_in_the_compare_csv(tmp_path):
+    results = tmp_path / "r"
+    imported(results, fio_output(tmp_path, FORMULA))
+    got = dfsbench("compare", "latest", "--results", str(results), "--format", "csv")
+    assert got.returncode == 0, got.stderr
+    cells = [c for row in csv.reader(io.StringIO(got.stdout)) for c in row]
+    assert "'" + FORMULA in cells
+    assert evaluated(cells) == []
+
+
+def test_a_test_named_as_a_formula_is_text_in_the_series_csv(tmp_path):
+    from harness.results.store import Store, new_run_id
+
+    results, run_id = tmp_path / "r", new_run_id()
+    store = Store(results)
+    store.begin_run(run_id, {}, "h", {}, "test")
+    store.add_target(run_id, "cephfs", "default", {"system": "cephfs"})
+    for test in (FORMULA, "-2+3", "@x"):
+        m = Measurement("largefile", test, "throughput", 100.0, "B/s", {"file_size": 1 << 20}, "cephfs",
+                        "default", run_id)
+        store.add_series(store.add(m, "c"), run_id, Series(((10.0, 100.0), (11.0, 120.0)), 12.0, "tool"))
+    store.finish_run(run_id, "complete")
+    store.close()
+    got = dfsbench("compare", "latest", "--results", str(results), "--format", "csv", "--series")
+    assert got.returncode == 0, got.stderr
+    rows = list(csv.reader(io.StringIO(got.stdout)))
+    assert {row[5] for row in rows[1:]} == {"'" + FORMULA, "'-2+3", "'@x"}
+    assert evaluated([c for row in rows for c in row]) == []
+    assert {(row[12], row[14]) for row in rows[1:]} == {("10.000", "100.0"), ("11.000", "120.0")}
+
+
+def test_csv_is_written_by_one_writer():
+    """Every CSV dfsbench prints goes through harness.system.outputs (which quotes formulas)."""
+    harness = Path(__file__).resolve().parents[2] / "harness"
+    writers = [str(p.relative_to(harness)) for p in harness.rglob("*.py") if "csv.writer" in p.read_text()]
+    assert writers == ["system/outputs.py"]
+
+
+# ---------------------------------------------------------------- JSON
+
+def test_json_text_writes_null_for_what_is_not_finite_and_says_where():
+    doc = {"a": 1.5, "p": {"bs": float("nan"), "x/y~z": float("inf")}, "pts": [[1.0, float("-inf")]]}
+    got = strict(json_text(doc))
+    assert got == {"a": 1.5, "p": {"bs": None, "x/y~z": None}, "pts": [[1.0, None]],
+                   "non_finite": {"/p/bs": "NaN", "/p/x~1y~0z": "Infinity", "/pts/0/1": "-Infinity"}}
+    assert strict(json_text({"a": 1.5})) == {"a": 1.5}  # (nothing to say, no key)
+
+
+def test_parse_of_a_job_whose_bs_is_nan_prints_strict_json(tmp_path):
+    got = dfsbench("parse", "fio", str(fio_output(tmp_path, "randread", bs=float("nan"))))
+    assert got.returncode == 0, got.stderr
+    assert "NaN" in (tmp_path / "fio-0.json").read_text()  # (the tool output has it bare)
+    records = [strict(line) for line in got.stdout.splitlines()]
+    assert records and all(r["params"]["bs"] is None and r["non_finite"] == {"/params/bs": "NaN"}
+                           for r in records)
+
+
+def test_compare_json_of_an_imported_nan_param_is_strict(tmp_path):
+    results = tmp_path / "r"
+    imported(results, fio_output(tmp_path, "randread", bs=float("nan")))
+    got = dfsbench("compare", "latest", "--results", str(results), "--format", "json")
+    assert got.returncode == 0, got.stderr
+    doc = strict(got.stdout)
+    assert doc["records"] and all(r["params"]["bs"] is None for r in doc["records"])
+    assert doc["non_finite"] == {f"/records/{i}/params/bs": "NaN" for i in range(len(doc["records"]))}
+
+
+def test_the_json_document_of_a_series_with_a_nan_point_is_strict():
+    m = Measurement("largefile", "write", "throughput", 100.0, "B/s", {}, "cephfs", "default", "r",
+                    series=Series(((10.0, float("nan")), (11.0, 120.0)), float("inf"), "tool"))
+    view = SimpleNamespace(curves=None, records=[m], context=lambda: {"runs": []})
+    doc = strict(json_document(view))
+    assert doc["series"][0]["points"] == [[10.0, None], [11.0, 120.0]] and doc["series"][0]["end"] is None
+    assert doc["non_finite"] == {"/series/0/points/0/1": "NaN", "/series/0/end": "Infinity"}
+
+
+# ---------------------------------------------------------------- rich markup
+
+def test_stored_text_in_a_table_is_never_markup():
+    """A column (a variant, a backend from a store), a title, a cell and a header line
+    print as they are stored: '[/x]' was a MarkupError, '[bold]' a style, ':smile:' a picture."""
+    t = Table("[bold]fio[/bold] :smile:", ["job", "CephFS/[/x] IOPS", "CephFS/[bold]v rate"],
+              [["[/x]", "3,014 op/s", ":thumbs_up:"]], notes=["[X] note [/y] :smile:"])
+    out = terminal([t], ["run r — :smile: [bold]label[/bold] [/z]"])
+    for text in ("[bold]fio[/bold] :smile:", "CephFS/[/x]", "CephFS/[bold]v", "[/x]", ":thumbs_up:",
+                 "[X] note [/y] :smile:", "run r — :smile: [bold]label[/bold] [/z]"):
+        assert text in out, text
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in out
+
+
+def test_a_stored_label_reaches_the_terminal_as_it_is(tmp_path):
+    label = ":smile: [bold]x[/bold] [/y]"
+    results = tmp_path / "r"
+    imported(results, fio_output(tmp_path, "[/x]"), "--label", label)
+    got = dfsbench("compare", "latest", "--results", str(results))
+    assert got.returncode == 0, got.stderr
+    assert label in got.stdout and "[/x]" in got.stdout
+
+
+def test_progress_lines_are_never_markup():
+    from harness.execution.progress import Progress
+
+    buf = io.StringIO()
+    Progress(buf).note("cell [/x] [bold]y :smile:")
+    assert "cell [/x] [bold]y :smile:" in buf.getvalue()
