@@ -355,8 +355,11 @@ def _compare(args: argparse.Namespace) -> int:
           end="" if args.format != "table" else "\n")
     if base is None:
         return 0
+    # what the baseline and the gate say goes beside a document (JSON, CSV) on stdout, never
+    # into it: to stderr; a person reading the tables (table, markdown) reads it below them
+    said = sys.stderr if args.format in ("json", "csv") else sys.stdout
     for note, _ in comparability([catalogue.run(i) for i in [base, *ids]]):
-        print(f"not comparable: {note}")
+        print(f"not comparable: {note}", file=said)
     if not rules:
         return 0
     # the gate reads the same annotated records the tables show
@@ -367,8 +370,9 @@ def _compare(args: argparse.Namespace) -> int:
         raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{args.fail_on}'",
                        hint="the runs must share workloads, backends, variants and parameters")
     if findings:
-        print(terminal([gate.table(findings, base)], []))
-    print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{args.fail_on}'")
+        print(terminal([gate.table(findings, base)], []), file=said)
+    print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{args.fail_on}'",
+          file=said)
     return 1 if findings else 0
 
 
@@ -379,30 +383,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     catalogue = _catalogue(args)
     ids = [catalogue.resolve(ref) for ref in args.runs]
     if args.output.suffix.lower() not in (".html", ".htm"):
-        raise BadInput(f"{args.output}: the report is HTML; name the file *.html")
-    import os
-    import stat
-
-    def refuse_kind(mode: int) -> None:
-        if not stat.S_ISREG(mode):
-            raise BadInput(f"-o {files.printable(args.output)} is not a regular file (a FIFO, a device "
-                           "or a directory): the report is written to a file",
-                           hint="name a new file, or a file to replace")
-
-    if args.output.exists():
-        refuse_kind(args.output.stat().st_mode)
+        raise BadInput(f"{files.printable(args.output)}: the report is HTML; name the file *.html")
+    kept = _kept(_results_dir(args))
+    files.check_output(args.output, "report", kept)  # (before the work; and again as it is written)
     with _collector_paused():
         text = render(build_view(catalogue, ids))
-    try:  # (not blocking: a FIFO put there since has no reader to wait for)
-        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            refuse_kind(os.fstat(fd).st_mode)
-            out.truncate(0)
-            out.write(text)
-    except OSError as exc:
-        raise BadInput(f"cannot write {files.printable(args.output)}: {exc.strerror}") from None
+    files.write_text(args.output, text, "report", kept)
     print(f"wrote {files.printable(args.output)} ({len(text) / 1e6:.1f} MB, self-contained)")
     return 0
+
+
+def _kept(results: Path) -> dict[Path, str]:
+    """What no file dfsbench writes for a user may land on: the store and its journals, and
+    every run's raw outputs."""
+    from harness.results.store import DB_NAME
+
+    return {**{results / (DB_NAME + end): "the results store" for end in ("", "-wal", "-shm", "-journal")},
+            results / "raw": "among the stored runs' raw outputs"}
 
 
 MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB

@@ -1,12 +1,14 @@
 """Reading a file a user named (a config, a file it points to, a tool output to parse):
 only a regular file, only up to a size that such a file can have, only as UTF-8 text.
 A FIFO, a device, a directory, a 50 MB file, binary bytes or another encoding is refused
-at once with one line that says which, never read into memory or waited on."""
+at once with one line that says which, never read into memory or waited on. Writing one
+(a report): whole or not at all, never through a link, never onto what must be kept."""
 
 from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from harness.errors import BadInput
@@ -85,3 +87,56 @@ def read_text(path: Path, what: str, limit: int, secret: bool = False) -> str:
 
 def _size(n: int) -> str:
     return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n / 1024:g} KiB"
+
+
+def write_text(path: Path, text: str, what: str, refused: dict[Path, str] | None = None) -> None:
+    """Write ``text`` as the file ``path`` (``what`` it is, for errors): into a new file
+    beside it, then renamed over it, so a reader never sees half of it and a failed write
+    leaves what was there. A symbolic link at ``path`` is replaced, never written through.
+    What :func:`check_output` refuses is refused."""
+    mode = check_output(path, what, refused)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise BadInput(f"cannot write {what} {printable(path)}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            os.fchmod(out.fileno(), mode)
+            out.write(text)
+        os.replace(tmp, path)  # (a link at path is itself replaced: rename does not follow it)
+    except OSError as exc:
+        raise BadInput(f"cannot write {what} {printable(path)}: {exc.strerror}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) -> int:
+    """Refuse ``path`` as the file to write ``what`` to where it is, or leads through a
+    link to, one of ``refused`` (paths, compared resolved, to what they hold: a file, or a
+    directory with everything under it; the results store, a run's raw outputs) or an
+    existing file that is not a regular one (a FIFO, a device, a directory). The mode the
+    written file gets: the replaced file's, else the umask's."""
+    real = path.resolve()
+    for kept, holds in (refused or {}).items():
+        kept = kept.resolve()
+        if real == kept or kept in real.parents:
+            shown = printable(path) if real == path.absolute() else f"{printable(path)} (a link to {printable(real)})"
+            raise BadInput(f"{what} {shown} is {holds}: dfsbench never writes a {what} there",
+                           hint=f"name a file outside it for the {what}")
+    try:
+        if not real.exists():
+            return 0o666 & ~_umask()
+        st = real.stat()
+    except OSError as exc:
+        raise BadInput(f"cannot write {what} {printable(path)}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"{what} {printable(path)} is not a regular file (a FIFO, a device or a directory): "
+                       f"the {what} is written to a file", hint="name a new file, or a file to replace")
+    return stat.S_IMODE(st.st_mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -1,9 +1,13 @@
 """Every output another program reads is data, not code: CSV cells no spreadsheet
-evaluates, strict JSON (no NaN), and stored text that is never rich's markup."""
+evaluates, strict JSON (no NaN), the gate's words beside a document and never in it, a
+report that never lands on the store or a raw output, and stored text that is never rich's
+markup."""
 
 import csv
+import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +155,96 @@ def test_the_json_document_of_a_series_with_a_nan_point_is_strict():
     doc = strict(json_document(view))
     assert doc["series"][0]["points"] == [[10.0, None], [11.0, 120.0]] and doc["series"][0]["end"] is None
     assert doc["non_finite"] == {"/series/0/points/0/1": "NaN", "/series/0/end": "Infinity"}
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_the_gate_speaks_beside_a_document_never_in_it(tmp_path, fmt):
+    results = tmp_path / "r"
+    first = imported(results, FIO)
+    second = imported(results, FIO)
+    got = dfsbench("compare", second, "--baseline", first, "--fail-on", "throughput:-10%",
+                   "--results", str(results), "--format", fmt)
+    assert got.returncode == 0, got.stderr
+    said, document = (got.stderr, got.stdout) if fmt != "table" else (got.stdout, "")
+    assert "gate: 1 cells compared" in said
+    if fmt == "json":
+        assert strict(document)["records"]
+    elif fmt == "csv":
+        assert all(row[0] in ("table", "") or row[0].startswith("fio")
+                   for row in csv.reader(io.StringIO(document)) if row)
+        assert "gate:" not in document
+
+
+# ---------------------------------------------------------------- report -o
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    results = tmp_path / "r"
+    imported(results, FIO)
+    return results
+
+
+@pytest.mark.parametrize("onto", ["dfsbench.sqlite", "raw/*/import/output"])
+def test_a_report_through_a_link_onto_the_store_or_a_raw_output_is_refused(results, onto):
+    kept = next(results.glob(onto))
+    before = digest(kept)
+    link = results / "report.html"
+    link.symlink_to(kept)
+    got = dfsbench("report", "latest", "--results", str(results), "-o", str(link))
+    assert got.returncode == 2, got.stderr
+    assert str(kept) in got.stderr and "Traceback" not in got.stderr
+    assert ("the results store" if onto == "dfsbench.sqlite" else "raw outputs") in got.stderr
+    assert digest(kept) == before and link.is_symlink()
+
+
+def test_a_report_into_the_raw_outputs_is_refused(results):
+    target = next(results.glob("raw/*/import")) / "report.html"
+    got = dfsbench("report", "latest", "--results", str(results), "-o", str(target))
+    assert got.returncode == 2 and "raw outputs" in got.stderr, got.stderr
+    assert not target.exists()
+
+
+def test_a_report_replaces_a_link_and_never_writes_through_it(results, tmp_path):
+    other = tmp_path / "someone-elses.html"
+    other.write_text("kept")
+    link = tmp_path / "out.html"
+    link.symlink_to(other)
+    got = dfsbench("report", "latest", "--results", str(results), "-o", str(link))
+    assert got.returncode == 0, got.stderr
+    assert other.read_text() == "kept"
+    assert not link.is_symlink() and link.read_text().rstrip().endswith("</html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html", "r", "someone-elses.html"]  # (no temporary left)
+
+
+def test_a_report_is_written_whole_or_not_at_all(results, tmp_path, monkeypatch):
+    """A write that fails half-way leaves the old report as it was and no file beside it."""
+    from harness.system import files
+
+    out = tmp_path / "out.html"
+    out.write_text("old report")
+    os.chmod(out, 0o640)
+
+    real_fdopen = os.fdopen
+
+    def failing(fd, *args, **kwargs):
+        f = real_fdopen(fd, *args, **kwargs)
+
+        def write(text):
+            raise OSError(28, "No space left on device")
+        f.write = write
+        return f
+    monkeypatch.setattr(os, "fdopen", failing)
+    with pytest.raises(Exception, match="No space left on device"):
+        files.write_text(out, "new report", "report")
+    monkeypatch.undo()
+    assert out.read_text() == "old report"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html", "r"]
+    files.write_text(out, "new report", "report")
+    assert out.read_text() == "new report" and (out.stat().st_mode & 0o777) == 0o640
 
 
 # ---------------------------------------------------------------- rich markup
