@@ -40,8 +40,8 @@ from environments.node_stats import NodeSampler
 from environments.nodes import Node, Stop, running
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.api.model import MAX_BYTES
-from harness.api.sampler import CLIENT, SERVER, NodeRole
+from harness.api.model import link_rate
+from harness.api.sampler import CLIENT, MIN_SAMPLE_S, SERVER, NodeRole
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import Host
@@ -73,9 +73,7 @@ class Link(Options):
     @field_validator("rate")
     @classmethod
     def _rate(cls, v: str) -> str:
-        if not 0 < parse_rate(v) <= MAX_BYTES:
-            raise ValueError(f"{v} is no link's rate: above 0, and at most 1 PB/s")
-        return v
+        return link_rate(v)
 
     @field_validator("delay", "loss")
     @classmethod
@@ -109,7 +107,16 @@ class DockerOptions(LabOptions):
     ready_timeout_s: float = Field(180, gt=0)
     sample_every_s: float = Field(2.0, ge=0, description="how often each node's resources are "
                                   "sampled within a cell (Docker stats; 0: at its start and end only, "
-                                  "which costs the least CPU on a small host)")
+                                  "which costs the least CPU on a small host); at least "
+                                  f"{MIN_SAMPLE_S} s")
+
+    @field_validator("sample_every_s")
+    @classmethod
+    def _period(cls, v: float) -> float:
+        if 0 < v < MIN_SAMPLE_S:  # (the sampler would ask Docker for stats without pause)
+            raise ValueError(f"{v:g} s: a sample period is at least {MIN_SAMPLE_S} s (each sample asks every "
+                             "node's stats), or 0 for a cell's start and end only")
+        return v
 
     @model_validator(mode="after")
     def _shape(self) -> DockerOptions:

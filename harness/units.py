@@ -5,26 +5,34 @@ from __future__ import annotations
 import math
 import re
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)b?\s*$", re.IGNORECASE)
+# (ASCII digits and blanks only: Python's \d, int() and float() also take '１' and '٣', and
+# \s and $ a line break; a number in a config is written in ASCII, on one line)
+_SIZE = re.compile(r" *([0-9]+(?:\.[0-9]+)?) *([kmgtp]?)(i?)b? *", re.IGNORECASE | re.ASCII)
+
+
+def _shown(text: str) -> str:
+    """A user's text in an error: control characters escaped, cut at 40 characters."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def parse_size(text: str | int) -> int:
     """'40KiB' -> 40960, '1G' -> 2**30, '210MB' -> 210*10**6, 4096 -> 4096."""
     if isinstance(text, int):
         return text
-    m = _SIZE.match(text)
+    m = _SIZE.fullmatch(text)
     if not m:
-        raise ValueError(f"'{text}' is not a size (examples: 40KiB, 256MiB, 1GiB, 4096)")
+        raise ValueError(f"'{_shown(text)}' is not a size (examples: 40KiB, 256MiB, 1GiB, 4096)")
     number, prefix, binary = float(m.group(1)), m.group(2).lower(), m.group(3)
     power = " kmgtp".index(prefix) if prefix else 0
     base = 1024 if (binary or not text.strip().upper().endswith("B") or not prefix) else 1000
     value = number * base**power
     if not math.isfinite(value) or value >= 2.0**63:  # (a number of 400 digits is no size)
-        raise ValueError(f"'{text[:40]}' is not a size any disk has (examples: 40KiB, 256MiB, 1GiB)")
+        raise ValueError(f"'{_shown(text)}' is not a size any disk has (examples: 40KiB, 256MiB, 1GiB)")
     return int(value)
 
 
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?)(bit|bps|b/s|ib/s)?$")
+_RATE = re.compile(r"([0-9]+(?:\.[0-9]+)?) *([kmgt]?)(bit|bps|b/s|ib/s)?", re.ASCII)
 
 
 def parse_rate(text: str | float) -> float:
@@ -32,12 +40,12 @@ def parse_rate(text: str | float) -> float:
     '10Gbit' -> 1.25e9, '125MB/s' -> 125e6, '100MiB/s' -> 104857600; a number is B/s."""
     if isinstance(text, (int, float)):
         return float(text)
-    m = _RATE.match(text.strip().lower().replace("gbe", "gbit"))
-    if not m:
-        raise ValueError(f"'{text}' is not a rate (examples: 1Gbit, 10GbE, 125MB/s, 100MiB/s)")
+    m = _RATE.fullmatch(text.strip(" ").lower().replace("gbe", "gbit")) if text.isascii() else None
+    if not m:  # (lower() makes the Kelvin sign a 'k': the text is looked at in ASCII only)
+        raise ValueError(f"'{_shown(text)}' is not a rate (examples: 1Gbit, 10GbE, 125MB/s, 100MiB/s)")
     number, prefix, unit = float(m.group(1)), m.group(2), m.group(3) or "b/s"
     if not math.isfinite(number):
-        raise ValueError(f"'{text[:40]}' is not a rate any link has")
+        raise ValueError(f"'{_shown(text)}' is not a rate any link has")
     power = " kmgt".index(prefix) if prefix else 0
     if unit in ("bit", "bps"):
         return number * 1000 ** power / 8

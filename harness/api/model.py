@@ -10,7 +10,10 @@ has to remember them:
 - no float is infinite or NaN;
 - a field named ``*_s`` is seconds, and at most :data:`MAX_SECONDS`;
 - a list is not empty where its default is not (an empty matrix makes no cells), and no
-  item is in it twice.
+  item is in it twice — as the field reads it (``64MiB`` and ``65536KiB`` are one size, ``4``
+  and ``4.0`` one number): :func:`twice` finds them, here and in a sweep's lists;
+- no text holds a control character (a line break, a tab, an escape): every value of a
+  config is one line of printable text, and is stored and shown as it was given.
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from harness.units import size
+from harness.units import parse_rate, rate, size
 
 MAX_SECONDS = 7 * 86400  # a deadline, a duration or a wait of a week is not a benchmark's
 # what a size in a config may be: more than any file, device or OSD a benchmark makes
 MAX_BYTES = 1 << 50
+# the slowest link a config may declare or shape (B/s): 1 kbit/s; below it, a rate is a typo
+# ('0.1bit' would shape a link to nothing, and every ceiling would be 0)
+MIN_LINK = 1000 / 8
 
 
 def _unwrap(tp: Any) -> Any:
@@ -48,13 +54,51 @@ def _numeric_items(tp: Any) -> bool:
     return get_origin(tp) in (list, tuple, set, frozenset) and any(_numeric(a) for a in get_args(tp))
 
 
-def _same(item: Any) -> str:
+def _canonical(item: Any) -> Any:
+    """An item as it compares: a model by its fields, a whole float as its integer."""
     if isinstance(item, BaseModel):
         item = item.model_dump(mode="json")
-    return json.dumps(item, sort_keys=True, default=str)
+    if isinstance(item, float) and item.is_integer():
+        return int(item)
+    if isinstance(item, dict):
+        return {str(k): _canonical(v) for k, v in item.items()}
+    if isinstance(item, (list, tuple)):
+        return [_canonical(v) for v in item]
+    return item
 
 
-def _shown(item: Any, key: str) -> str:
+def _same(item: Any) -> str:
+    return json.dumps(_canonical(item), sort_keys=True, default=str)
+
+
+def twice(items: list[Any]) -> tuple[int, int] | None:
+    """The places (first, second) of the first item that is in ``items`` twice, each item
+    compared as parsed into its type (give them validated: a size in bytes, a rate in B/s);
+    None: each is there once. A value twice in a list of a config is one cell (or one point)
+    run twice and pooled as if it were a repeat."""
+    seen: dict[str, int] = {}
+    for j, item in enumerate(items):
+        first = seen.setdefault(_same(item), j)
+        if first != j:
+            return first, j
+    return None
+
+
+def _control(value: Any, where: str) -> str | None:
+    """Where in ``value`` (a config's text, or lists and mappings of it) a control character is."""
+    if isinstance(value, str):
+        return where if any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in value) else None
+    if isinstance(value, dict):
+        items = [(f"{where}.{k}", k) for k in value] + [(f"{where}.{k}", v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = [(f"{where}[{j}]", v) for j, v in enumerate(value)]
+    else:
+        return None
+    return next((found for w, v in items if (found := _control(v, w)) is not None), None)
+
+
+def shown(item: Any, key: str) -> str:
+    """An item of the list ``key`` of a config, as a person reads it (a size in binary units)."""
     if "size" in key and isinstance(item, int) and not isinstance(item, bool) and item >= 1024:
         return size(item)
     return str(item) if not isinstance(item, BaseModel) else _same(item)
@@ -74,6 +118,10 @@ class ConfigModel(BaseModel):
         if not isinstance(data, dict):
             return data
         for key, value in data.items():
+            where = _control(key, str(key)) or _control(value, str(key))
+            if where is not None:  # (the message names it as given; the CLI shows it escaped)
+                raise ValueError(f"{where}: a control character (a line break, a tab?) in a key or a value: "
+                                 "each of a config is one line of printable text; remove it")
             f = cls.model_fields.get(key) if isinstance(key, str) else None
             if f is None:
                 continue
@@ -97,13 +145,20 @@ class ConfigModel(BaseModel):
                 if not value and (f.is_required() or f.get_default(call_default_factory=True)):
                     raise ValueError(f"{key}: an empty list makes nothing to run; leave {key} out "
                                      "for its default, or give one or more values")
-                seen: set[str] = set()
-                for item in value if key not in self.own_duplicates else ():
-                    if _same(item) in seen:
-                        raise ValueError(f"{key}: {_shown(item, key)} is given twice; each would be run and "
-                                         "pooled as if it were a repeat")
-                    seen.add(_same(item))
+                found = twice(list(value)) if key not in self.own_duplicates else None
+                if found is not None:
+                    item = value[found[1]]
+                    raise ValueError(f"{key}: {shown(item, key)} is given twice; each would be run and "
+                                     "pooled as if it were a repeat")
         return self
+
+
+def link_rate(text: str) -> str:
+    """A link's rate as a config gives it ('1Gbit', '125MB/s'): at least :data:`MIN_LINK`,
+    at most :data:`MAX_BYTES` per second (ValueError naming both, else)."""
+    if not MIN_LINK <= parse_rate(text) <= MAX_BYTES:
+        raise ValueError(f"{text} is no link's rate: at least 1 kbit/s ({rate(MIN_LINK)}), and at most 1 PB/s")
+    return text
 
 
 def bytes_bound(value: int) -> int:

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 RESOURCES = "resources"  # the workload name of the records of what the nodes spent
 HOST = "host"  # the test of its records of this machine under the nodes (harness.execution.sampling)
+# the shortest period a sampler may be configured with (s): each sample asks every node, and a
+# shorter one would spin
+MIN_SAMPLE_S = 0.1
 CLIENT, SERVER = "client", "server"  # the sides of a lab (NodeRole.side)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,10 +21,10 @@ from harness.api import registry
 from harness.api.contracts import Backend, Environment, Name, Workload
 from harness.api.faults import FaultSpec
 from harness.api.records import describe_cell
-from harness.api.model import MAX_BYTES, ConfigModel
+from harness.api.model import MAX_BYTES, ConfigModel, link_rate, shown, twice
 from harness.errors import BadInput
 from harness.system import files
-from harness.units import parse_rate, parse_size
+from harness.units import parse_size, rate
 
 SCALES = ("quick", "report")
 # what runs where the config names no backends: the 'report' suite (the default, and 'make
@@ -116,9 +117,7 @@ class Limits(_Strict):
     @field_validator("network")
     @classmethod
     def _network(cls, v: str | None) -> str | None:
-        if v is not None and not 0 < parse_rate(v) <= MAX_BYTES:
-            raise ValueError(f"{v} is no link's rate: above 0, and at most 1 PB/s")
-        return v
+        return link_rate(v) if v is not None else v
 
     @field_validator("client_ram")
     @classmethod
@@ -169,15 +168,9 @@ class Config(_Strict):
         for key, values in v.items():
             if not values:
                 raise ValueError(f"{key}: an empty list makes no point to run; give one or more values")
-            seen: set[str] = set()
             for item in values:
                 if item is None or isinstance(item, bool) and key in ENV_SWEEPS:
                     raise ValueError(f"{key}: {item!r} is no value to run with")
-                same = json.dumps(item, sort_keys=True, default=str)
-                if same in seen:
-                    raise ValueError(f"{key}: {files.printable(same)} is given twice; each point would be "
-                                     "run and pooled as if it were a repeat")
-                seen.add(same)
             points *= len(values)
         if points > MAX_POINTS:
             raise ValueError(f"{points} points (the product of its lists): at most {MAX_POINTS}, each runs "
@@ -499,11 +492,13 @@ def _points(config: Config, environment: Environment, specs: list[WorkloadSpec],
     for key, values in config.sweep.items():
         if key == "clients":
             axes.append([("clients", _clients(v, j, environment), None) for j, v in enumerate(values)])
+            _once(key, values, [value for _, value, _ in axes[-1]])
         elif key in ENV_SWEEPS:
             if key not in environment.sweeps:
                 raise BadInput(f"sweep.{key}: environment '{config.environment.kind}' cannot vary it between "
                                "points", hint=f"it can vary: {', '.join(('clients', *sorted(environment.sweeps)))}")
             axes.append([(key, *_env_value(environment, key, v, j)) for j, v in enumerate(values)])
+            _once(key, values, [applied for _, _, applied in axes[-1]], rate)
         else:
             owners = [i for i, spec in swept_specs if key in registry.load("workload", spec.name).Options.model_fields]
             others = [i for i, _ in swept_specs if i not in owners]
@@ -517,6 +512,9 @@ def _points(config: Config, environment: Environment, specs: list[WorkloadSpec],
                                "such an option", hint="sweep 'clients', 'link', or an option of a workload "
                                "(e.g. threads, iodepth, record_sizes)")
             axes.append([(key, v, owners) for v in values])
+            i = owners[0]
+            _once(key, values, [_recorded(_workload(i, specs[i], config, environment, backends,
+                                                    {key: _as_option(specs[i], key, v)}), key) for v in values])
     if "clients" in config.sweep:
         for i, w in ((i, workloads[i]) for i, _ in swept_specs):
             if w.clients != "all":
@@ -547,6 +545,21 @@ def _points(config: Config, environment: Environment, specs: list[WorkloadSpec],
             environment.check_plan(backends, mine)
         points.append(Point(recorded, mine, clients, link))
     return tuple(points) + ((Point({}, alone),) if alone else ())
+
+
+def _once(key: str, given: list[Any], parsed: list[Any], show: Callable[[Any], str] | None = None) -> None:
+    """Refuse a sweep's list that holds one value twice as the key reads it (``64MiB`` and
+    ``67108864``, ``1Gbit`` and ``125MB/s``, ``4`` and ``4.0``): the two points would be one,
+    run twice and pooled as if they were repeats."""
+    found = twice(parsed)
+    if found is not None:
+        first, second = found
+        value = files.printable(show(parsed[first]) if show else shown(parsed[first], key))
+        raise BadInput(f"sweep.{key}[{second}]: {value} is given twice (sweep.{key}[{first}] is "
+                       f"{files.printable(json.dumps(given[first], default=str))}, and this "
+                       f"{files.printable(json.dumps(given[second], default=str))}): the two points would be "
+                       "one, run twice and pooled as if it were a repeat",
+                       hint=f"give each value of sweep.{key} once")
 
 
 def _clients(value: Any, j: int, environment: Environment) -> int:

@@ -1,0 +1,114 @@
+"""A config's values as their keys read them (issue 31, part 4): a value is compared, bounded
+and stored after it is parsed into its type — two spellings of one size are one point, a
+rate of a tenth of a bit is no link, a digit is an ASCII digit, and no stored text keeps a
+control character. Each case here passed 'check' before the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import BadInput
+from harness.execution.config import build_plan
+from harness.units import parse_rate, parse_size
+
+LARGEFILE = {"backends": ["localdir"], "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
+SMALLFILE = {"backends": ["localdir"], "workloads": [{"name": "smallfile", "options": {"files": [100],
+                                                                                    "file_size": "4KiB"}}]}
+GLUSTER = {"environment": "docker", "backends": ["glusterfs"],
+           "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
+
+
+def docker(**options):
+    return {**GLUSTER, "environment": {"kind": "docker", "options": options}}
+
+
+@pytest.mark.parametrize("config, says", [
+    ({**SMALLFILE, "sweep": {"threads": [4, 4.0]}}, r"sweep.threads\[1\]: 4 is given twice"),
+    ({**LARGEFILE, "workloads": [{"name": "largefile"}], "sweep": {"sizes": ["64MiB", 67108864]}},
+     r"sweep.sizes\[1\]: 64 MiB is given twice \(sweep.sizes\[0\] is \"64MiB\", and this 67108864\)"),
+    ({**LARGEFILE, "workloads": [{"name": "largefile"}], "sweep": {"sizes": ["64MiB", "65536KiB", "64 MiB"]}},
+     r"sweep.sizes\[1\]: 64 MiB is given twice"),
+    ({**GLUSTER, "sweep": {"link": ["1Gbit", "1GbE", "125MB/s"]}}, r"sweep.link\[1\]: .* is given twice"),
+    ({**GLUSTER, "sweep": {"link": ["125MB/s", {"rate": "1Gbit"}]}}, r"sweep.link\[1\]: .* is given twice"),
+    ({**GLUSTER, "workloads": [{"name": "largefile", "clients": "all", "options": {"sizes": ["64MiB"]}}],
+      "sweep": {"clients": [2, 2]}}, r"sweep.clients\[1\]: 2 is given twice"),
+])
+def test_a_sweep_point_given_twice_in_two_spellings_is_refused(config, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(config)
+
+
+@pytest.mark.parametrize("config, says", [
+    ({**SMALLFILE, "workloads": [{"name": "smallfile", "options": {"files": [100, 100.0], "file_size": "4KiB"}}]},
+     "files: 100 is given twice"),
+    ({**LARGEFILE, "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB", "65536KiB"]}}]},
+     "sizes: 64 MiB is given twice"),
+])
+def test_any_list_of_a_config_compares_its_items_as_parsed(config, says):
+    """(The options' lists were compared validated before; the sweep's lists now go
+    through the same comparison, harness.api.model.twice.)"""
+    with pytest.raises(BadInput, match=says):
+        build_plan(config)
+
+
+def test_distinct_points_still_pass():
+    plan = build_plan({**GLUSTER, "sweep": {"link": ["1Gbit", "100MB/s"]}})
+    assert [p.link for p in plan.points] == [125e6, 100e6]
+    plan = build_plan({**SMALLFILE, "sweep": {"threads": [1, 4]}})
+    assert [p.values for p in plan.points] == [{"threads": 1}, {"threads": 4}]
+
+
+@pytest.mark.parametrize("config, says", [
+    (docker(link={"rate": "0.1bit"}), r"environment.options.link.rate: 0.1bit is no link's rate: at least 1 kbit/s"),
+    (docker(link={"rate": "1bit"}), "at least 1 kbit/s"),
+    (docker(link={"rate": "999bit"}), "at least 1 kbit/s"),
+    (docker(client_links={"client1": {"rate": "1bit"}}), "at least 1 kbit/s"),
+    ({**GLUSTER, "sweep": {"link": ["1Gbit", "0.1bit"]}}, r"sweep.link\[1\]: 0.1bit is no link's rate"),
+    ({**LARGEFILE, "limits": {"network": "0.1bit"}}, "limits.network: 0.1bit is no link's rate: at least 1 kbit/s"),
+    (docker(sample_every_s=1e-9), r"sample_every_s: 1e-09 s: a sample period is at least 0.1 s"),
+    (docker(sample_every_s=0.05), "at least 0.1 s"),
+])
+def test_a_rate_or_a_period_below_its_physical_bound_is_refused_naming_it(config, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(config)
+
+
+def test_the_slowest_link_and_period_allowed_pass():
+    assert build_plan(docker(link={"rate": "1kbit"}, sample_every_s=0.1))
+    assert build_plan(docker(sample_every_s=0))  # (0: a cell's start and end only)
+
+
+@pytest.mark.parametrize("text", ["１Gbit", "٣Gbit", "1Gbit\n", "1\u212abit", "1Gbit\t"])
+def test_a_rate_is_ascii_on_one_line(text):
+    with pytest.raises(ValueError, match="is not a rate"):
+        parse_rate(text)
+
+
+@pytest.mark.parametrize("text", ["６4MiB", "٦٤MiB", "64MiB\n", "\n64MiB", "64\tMiB"])
+def test_a_size_is_ascii_on_one_line(text):
+    with pytest.raises(ValueError, match="is not a size"):
+        parse_size(text)
+
+
+def test_blanks_around_a_value_are_still_read():
+    assert parse_rate(" 10 GbE ") == 1.25e9
+    assert parse_size(" 64 MiB ") == 64 << 20
+
+
+@pytest.mark.parametrize("config, says", [
+    ({**LARGEFILE, "limits": {"network": "１Gbit"}}, "limits.network: '１Gbit' is not a rate"),
+    (docker(link={"rate": "٣Gbit"}), "environment.options.link.rate: '٣Gbit' is not a rate"),
+    ({**LARGEFILE, "workloads": [{"name": "largefile", "options": {"sizes": ["６4MiB"]}}]},
+     r"sizes\[0\]: '６4MiB' is not a size"),
+    # a line break is kept nowhere: not in the link the records carry, not in any other text
+    (docker(link={"rate": "1Gbit\n"}), "environment.options.link.rate: a control character"),
+    ({**GLUSTER, "sweep": {"link": ["1Gbit\n"]}}, r"sweep.link\[0\]: a control character"),
+    ({**LARGEFILE, "backends": [{"name": "localdir", "variant": "default",
+                                 "options": {"path": "/tmp/x\n"}}]}, r"backends\[0\].options.path: a control character"),
+    ({**LARGEFILE, "environment": {"kind": "existing", "options": {"gluster": {"volume": "v\x1b[31m",
+                                                                            "servers": ["g1"]}}}},
+     r"environment.options.gluster.volume: a control character"),
+])
+def test_no_value_of_a_config_holds_a_control_character_or_a_foreign_digit(config, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(config)
