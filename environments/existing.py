@@ -25,12 +25,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
 
 from backends import ceph_client, gluster_client
 from backends.ceph_client import CephCli, CephService, keyring_keys
 from backends.gluster_client import GlusterCli, GlusterService
-from harness.api.contracts import NAME_PATTERN, Backend, Cluster, LabStatus, Name, Options, PlainPath, ServiceHealth, Workload
+from harness.api.contracts import (NAME_PATTERN, Backend, ClientName, Cluster, LabStatus, Name, Options, PlainPath,
+                                    ServiceHealth, Workload, host_address)
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import LOCAL, Host
@@ -41,7 +42,7 @@ from harness.system.secret import Expanded, SecretReference, expand, is_referenc
 # a host's name or address (also the label its raw outputs go under, when no 'name' is
 # given: never '.', '..' or an option), a user name, and a path on the client hosts that
 # goes into a mount option or CEPH_ARGS (no ',', '=', space or newline to split it)
-HostName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_:\[][A-Za-z0-9_.:%\[\]-]{0,252}$")]
+HostName = Annotated[Expanded, AfterValidator(host_address)]
 UserName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")]
 HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$", max_length=4096)]
 
@@ -54,8 +55,8 @@ class ClientHost(Options):
     port: int = Field(22, ge=1, le=65535)
     key: Expanded | None = Field(None, description="a private key file of this machine")
     password: SecretReference | None = Field(None, description="the password (better ${NAME} or file:PATH)")
-    name: Name | None = Field(None, description="how tables name it "
-                             "(default: its address)")
+    name: ClientName | None = Field(None, description="how tables name it "
+                                   "(default: its address)")
     host_keys: Literal["accept-new", "known"] = Field(
         "accept-new", description="accept-new: trust a host key not seen before (as OpenSSH's "
         "StrictHostKeyChecking=accept-new); known: only hosts in ~/.ssh/known_hosts")

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
-from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload
+from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload, host_address
 from harness.api.model import ConfigModel
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
@@ -143,8 +143,11 @@ class FioOptions(Options):
         seen: set[str] = set()
         for server in v:
             host, _, port = server.partition(",")
-            if not re.fullmatch(r"[A-Za-z0-9_.:\[\]-]{1,253}", host) or \
-                    (port and not (port.isdigit() and 0 < int(port) < 65536)):
+            try:  # (fio's own prefixes say the address family)
+                host_address(host.removeprefix("ip:").removeprefix("ip6:"))
+            except ValueError as exc:
+                raise ValueError(f"'{files.printable(server)}' is not a fio server: {exc}") from None
+            if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
                 raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port "
                                  "with a port of 1 to 65535)")
             key = host.lower().rstrip(".").removeprefix("ip:").removeprefix("ip6:")

@@ -6,6 +6,7 @@ and register through the entry-point groups ``dfsbench.environments``,
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from harness.api.faults import Faults, FaultSpec
 from harness.api.model import ConfigModel, bytes_bound
-from harness.api.records import Measurement
+from harness.api.records import OVER_CLIENTS, Measurement
 from harness.api.sampler import Sampler
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
 from harness.api.target import Target
@@ -40,6 +41,47 @@ Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(b
 # '.' and '-', not starting with '.' or '-' (so never '.', '..', a hidden file or an option)
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
+
+
+
+def _not_aggregate(v: str) -> str:
+    if v.lower().rstrip(".") in OVER_CLIENTS:  # (harness.api.records: the host of an aggregate's record)
+        raise ValueError(f"'{v}' is the name the records give an aggregate over several clients "
+                         f"({', '.join(sorted(OVER_CLIENTS))}): a client of that name would be mixed with it in "
+                         "every table; give the client another name (a host: its address, or a 'name')")
+    return v
+
+
+# how a client host is named in its records (their param 'host'): a Name, and never the name
+# of an aggregate over clients
+ClientName = Annotated[Name, AfterValidator(_not_aggregate)]
+
+_DNS_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", re.ASCII)
+
+
+def host_address(v: str) -> str:
+    """A host as a config names it: an IP address (``ipaddress`` decides; an IPv6 one also
+    in brackets, with a zone after ``%``) or a DNS name (labels of letters, digits and '-',
+    not beginning or ending with '-', the last not all digits, 253 characters at most, a
+    final '.' allowed), and never the name of an aggregate over clients (ValueError)."""
+    bare = v[1:-1] if v.startswith("[") and v.endswith("]") else v
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        address = None
+    if address is not None and (bare == v or address.version == 6):
+        return v
+    labels = v.removesuffix(".").split(".")
+    if bare != v or len(v) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels) or \
+            labels[-1].isdigit():
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in v[:60])
+        raise ValueError(f"'{shown}' is neither an IP address nor a host's DNS name (letters, digits and "
+                         "'-' between dots, e.g. client1.example.com, 10.0.0.5, fd00::5)")
+    return _not_aggregate(v)
+
+
+# a host of a config (a client host, a server): see host_address
+HostAddress = Annotated[str, AfterValidator(host_address)]
 
 # what fio reads as syntax inside a value of a job file's line: '#' and ';' end it (a
 # comment), '$' expands (${VAR}, $ncpus)

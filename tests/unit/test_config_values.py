@@ -112,3 +112,40 @@ def test_blanks_around_a_value_are_still_read():
 def test_no_value_of_a_config_holds_a_control_character_or_a_foreign_digit(config, says):
     with pytest.raises(BadInput, match=says):
         build_plan(config)
+
+
+def existing(tmp_path, **client):
+    key = tmp_path / "id"
+    key.write_text("k")
+    return {"environment": {"kind": "existing", "options": {"clients": [{"key": str(key), **client}]}},
+            **LARGEFILE}
+
+
+@pytest.mark.parametrize("client, says", [
+    ({"host": "[::1"}, r"clients\[0\].host: '\[::1' is neither an IP address nor a host's DNS name"),
+    ({"host": ":::"}, "':::' is neither an IP address"),
+    ({"host": "_"}, "'_' is neither an IP address"),
+    ({"host": "1.2.3"}, "'1.2.3' is neither an IP address"),
+    ({"host": "-oProxyCommand=x"}, "is neither an IP address"),
+    ({"host": "all"}, r"clients\[0\].host: 'all' is the name the records give an aggregate"),
+    ({"host": "10.0.0.1", "name": "total"}, r"clients\[0\].name: 'total' is the name the records give"),
+    ({"host": "10.0.0.1", "name": "All"}, "is the name the records give an aggregate"),
+])
+def test_a_client_host_is_an_address_or_a_dns_name_and_no_aggregate(tmp_path, client, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(existing(tmp_path, **client))
+
+
+@pytest.mark.parametrize("host", ["10.0.0.1", "::1", "[::1]", "fe80::1%eth0", "client1", "c-1.example.com."])
+def test_addresses_and_names_of_hosts_pass(tmp_path, host):
+    assert build_plan(existing(tmp_path, host=host))
+
+
+@pytest.mark.parametrize("servers, says", [
+    (["all"], "is the name the records give an aggregate"),
+    (["[::1"], "is neither an IP address"),
+    (["node1,٣"], "is not a fio server"),
+])
+def test_a_fio_server_is_a_host_too(servers, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan({"workloads": [{"name": "fio", "options": {"size": "64MiB", "runtime_s": 5, "servers": servers}}]})
