@@ -192,7 +192,14 @@ class DockerEnvironment(LabEnvironment):
         """The names of a system's nodes a fault may name (as environments.docker_faults)."""
         if system == "gluster":
             return [f"gluster{i + 1}" for i in range(self.options.gluster_nodes)]
-        return ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.options.ceph_osd_nodes)]]
+        return ["ceph-mon1", *self.storage_nodes(system)]
+
+    def storage_nodes(self, system: str) -> list[str]:
+        """The nodes of a system that hold its data: those whose OSD or brick process a
+        fault of 'target: process' kills (a monitor node runs none)."""
+        if system == "gluster":
+            return self.nodes(system)
+        return [f"ceph-osd{i + 1}" for i in range(self.options.ceph_osd_nodes)]
 
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
         """A fault that names a node names one of every system its workload runs on: a
@@ -211,6 +218,11 @@ class DockerEnvironment(LabEnvironment):
                                        f"{b.name}/{b.variant}", hint=f"its {system} nodes: "
                                        f"{', '.join(self.nodes(system))}; leave 'node' out to fault the "
                                        "second storage node of each system")
+                    if w.fault.target == "process" and w.fault.node not in self.storage_nodes(system):
+                        raise BadInput(f"workload {w.name}: fault node '{files.printable(w.fault.node)}' runs no "
+                                       f"data process of {system} for 'target: process' to kill (it holds no "
+                                       "data)", hint=f"name one of {', '.join(self.storage_nodes(system))}, or "
+                                       "fault the whole node with 'target: node'")
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         from environments import node_image

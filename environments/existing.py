@@ -34,6 +34,7 @@ from harness.api.contracts import (NAME_PATTERN, Backend, ClientName, Cluster, L
                                     ServiceHealth, Workload, host_address)
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.errors import BadInput, DfsbenchError
+from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 from harness.system.secret import Expanded, SecretReference, expand, is_reference, remember
@@ -67,6 +68,9 @@ class ClientHost(Options):
         if self.key is None and self.password is None:
             raise ValueError(f"client host {self.host}: give 'key' (a private key file) or 'password'")
         if self.key is not None:
+            long = files.too_long(self.key)
+            if long is not None:
+                raise ValueError(f"client host {self.host}: key: {long}")
             key = Path(self.key).expanduser()
             if not key.is_file():
                 raise ValueError(f"client host {self.host}: key file {self.key} does not exist")
@@ -79,7 +83,8 @@ class ClientHost(Options):
 # nothing that ends a line or starts a comment, section or second value
 MON_ADDR = r"^[A-Za-z0-9_.:,\[\]/-]+$"
 MonAddr = Annotated[Expanded, Field(pattern=MON_ADDR, max_length=1024)]
-CEPH_KEY = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+# (a key of Ceph's is 40 characters: a 16-byte AES secret and its header, in base64)
+CEPH_KEY = re.compile(r"[A-Za-z0-9+/]{16,200}={0,2}")
 
 
 def conf_value(value: str, what: str, pattern: str | re.Pattern[str]) -> str:
@@ -110,7 +115,8 @@ class CephSpec(Options):
     @model_validator(mode="after")
     def _one_way(self) -> CephSpec:
         if self.key is not None and not CEPH_KEY.fullmatch(expand(self.key)):
-            raise ValueError("key: not a Ceph key (base64: letters, digits, '+', '/', ending in '=')")
+            raise ValueError("key: not a Ceph key (base64 of 16 to 200 characters: letters, digits, '+', '/', "
+                             "ending in '='; Ceph's own are 40)")
         if self.key is not None and self.keyring is not None:
             raise ValueError("give either 'key' or 'keyring', not both")
         if self.mon_addr is not None and self.conf is not None:

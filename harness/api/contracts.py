@@ -24,6 +24,7 @@ from harness.api.sampler import Sampler
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
+from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 from harness.units import parse_size
@@ -95,8 +96,9 @@ def _plain_path(v: Path) -> Path:
     syntax = sorted(set(text) & set(JOB_SYNTAX))
     if syntax:  # (fio ends a job file's value at # or ;, and expands $)
         raise ValueError(f"a path with {' '.join(syntax)} in it, which the tools' input files read as syntax")
-    if len(text.encode()) > 4000 or any(len(part.encode()) > 255 for part in v.parts):
-        raise ValueError("a path longer than Linux allows (4096 bytes, 255 for each name in it)")
+    long = files.too_long(text)
+    if long is not None:
+        raise ValueError(long)
     if any(part != part.strip() for part in v.parts):
         raise ValueError("a path with a name that starts or ends with a blank")
     return v.absolute()  # (relative: to the working directory, as the config was read)

@@ -625,13 +625,23 @@ def _plugin(kind: str, name: str, where: str) -> Any:
 def _environment(config: Config) -> Environment:
     env_cls = _plugin("environment", config.environment.kind, "environment.kind")
     options = config.environment.options
-    swept = [v for v in config.sweep.get("clients", ()) if isinstance(v, int) and not isinstance(v, bool)]
-    if swept:  # (a lab brings up the most clients a sweep uses, once, and uses the first N at each point)
-        options = env_cls.sized_for(dict(options), max(swept))
     try:
-        return env_cls(env_cls.Options.model_validate(options))
+        given = env_cls.Options.model_validate(options)
     except ValidationError as exc:
         raise _options_error(exc, "environment.options", env_cls.Options) from exc
+    swept = [v for v in config.sweep.get("clients", ()) if isinstance(v, int) and not isinstance(v, bool)]
+    if not swept:
+        return env_cls(given)
+    # (a lab brings up the most clients a sweep uses, once, and uses the first N at each point:
+    # an option the sizing sets and the config did not write is the sweep's to answer for)
+    most = max(swept)
+    try:
+        return env_cls(env_cls.Options.model_validate(env_cls.sized_for(dict(options), most)))
+    except ValidationError as exc:
+        j = config.sweep["clients"].index(most)
+        raise BadInput(f"sweep.clients[{j}]: {most} client hosts are more than environment "
+                       f"'{config.environment.kind}' can have: " + _explain(exc).message.removeprefix(
+                           "invalid config:\n  "), hint="sweep fewer client hosts") from None
 
 
 def environment_from_file(path: Path | None, kind: str | None = None) -> Environment:

@@ -32,11 +32,27 @@ def _refuse_kind(mode: int, what: str, path: Path) -> None:
                        hint=f"give the path of the {what} itself")
 
 
+PATH_MOST, NAME_MOST = 4096, 255  # Linux's PATH_MAX and NAME_MAX, in bytes
+
+
+def too_long(path: str | Path) -> str | None:
+    """Why ``path`` is longer than Linux allows (the kernel answers 'File name too long'),
+    or None."""
+    text = str(path)
+    if len(text.encode(errors="surrogateescape")) >= PATH_MOST or \
+            any(len(part.encode(errors="surrogateescape")) > NAME_MOST for part in text.split("/")):
+        return f"a path longer than Linux allows ({PATH_MOST} bytes, {NAME_MOST} for each name in it)"
+    return None
+
+
 def read_bytes(path: Path, what: str, limit: int) -> bytes:
     """The bytes of the regular file ``path`` (``what`` it is, for the error), at most
     ``limit`` of them. A device or FIFO is refused before it is opened (opening one can
     wait, or act: a tape rewinds); the open does not block and is checked again on the
     descriptor, so a file swapped in between cannot slip through."""
+    long = too_long(path)
+    if long is not None:
+        raise BadInput(f"cannot read {what} {printable(path, 80)}: {long}", hint=f"give the path of the {what}")
     try:
         _refuse_kind(os.stat(path).st_mode, what, path)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)

@@ -149,3 +149,49 @@ def test_addresses_and_names_of_hosts_pass(tmp_path, host):
 def test_a_fio_server_is_a_host_too(servers, says):
     with pytest.raises(BadInput, match=says):
         build_plan({"workloads": [{"name": "fio", "options": {"size": "64MiB", "runtime_s": 5, "servers": servers}}]})
+
+
+def test_a_process_fault_on_a_node_that_runs_no_data_process_is_refused_at_check():
+    config = {**GLUSTER, "backends": ["cephfs"], "workloads": [
+        {"name": "largefile", "options": {"sizes": ["64MiB"]},
+         "fault": {"action": "kill", "target": "process", "node": "ceph-mon1", "after_s": 2}}]}
+    with pytest.raises(BadInput, match="fault node 'ceph-mon1' runs no data process of ceph") as err:
+        build_plan(config)
+    assert "ceph-osd1" in err.value.hint
+    config["workloads"][0]["fault"]["node"] = "ceph-osd2"
+    assert build_plan(config)
+    config["workloads"][0]["fault"] = {"action": "kill", "target": "node", "node": "ceph-mon1", "after_s": 2}
+    assert build_plan(config)
+
+
+def ceph_site(**ceph):
+    return {"environment": {"kind": "existing", "options": {"ceph": {"mon_addr": "10.0.0.1:6789", **ceph}}},
+            "backends": ["cephfs"], "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
+
+
+@pytest.mark.parametrize("config, says", [
+    (ceph_site(key="A" * 100_000), r"ceph: key: not a Ceph key \(base64 of 16 to 200 characters"),
+    (ceph_site(key="file:/tmp/" + "a" * 100_000), "ceph.key: cannot read file .*: a path longer than Linux allows"),
+    ({**LARGEFILE, "environment": {"kind": "existing", "options": {
+        "clients": [{"host": "h", "key": "/tmp/" + "k" * 100_000}]}}},
+     r"clients\[0\]: client host h: key: a path longer than Linux allows"),
+    ({**LARGEFILE, "environment": {"kind": "existing", "options": {
+        "clients": [{"host": "h", "password": "file:/" + "p" * 300}]}}},
+     r"clients\[0\].password: cannot read file .*: a path longer than Linux allows"),
+])
+def test_an_overlong_key_or_key_path_is_refused_naming_its_key(config, says):
+    with pytest.raises(BadInput, match=says) as err:
+        build_plan(config)
+    assert "File name too long" not in str(err.value)
+
+
+def test_a_ceph_key_of_cephs_own_length_passes():
+    assert build_plan(ceph_site(key="AQBzbG9rZXlvbmx5Zm9ydGVzdGluZ2Rmc2Jlbg==", fs_name="cephfs"))
+
+
+def test_a_sweep_of_more_clients_than_the_lab_can_have_names_the_sweep():
+    config = {**GLUSTER, "workloads": [{"name": "largefile", "clients": "all", "options": {"sizes": ["64MiB"]}}],
+              "sweep": {"clients": [1, 1_000_000_000]}}
+    with pytest.raises(BadInput, match=r"^sweep.clients\[1\]: 1000000000 client hosts are more than environment "
+                                       "'docker' can have"):
+        build_plan(config)
