@@ -94,7 +94,7 @@ CASES = {  # what each is refused as, in the error's first line
     comments: "larger than 128 KiB", binary: "binary data", latin1: "not UTF-8 text: byte 0xe9 on line 1",
     utf16: "UTF-16", bom: "byte-order mark", deep: "more than 64 deep", laughs: "more than 100,000 values",
     merges: "more than 100,000 values", itself: "refers to itself", twice: "'scale' is given twice",
-    base60: "1:30 is read by YAML as a number in base 60", long_name: "File name too long",
+    base60: "1:30 is read by YAML as a number in base 60", long_name: "a path longer than Linux allows",
 }
 
 
