@@ -4,17 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from backends.mounts import MountEntry, find_mount
 from harness.api.contracts import Backend, Cluster, Options, PlainPath
 from harness.api.target import Target
 from harness.errors import BadInput
+from harness.system import files
 from harness.system.files import printable
 
 
 class LocalDirOptions(Options):
     path: PlainPath | None = Field(None, description="directory to use (default: inside the run's work dir)")
+
+    @field_validator("path")
+    @classmethod
+    def _not_the_systems(cls, v: Path | None) -> Path | None:
+        why = files.system_directory(v) if v is not None else None
+        if why:  # (the workloads write and remove their files in it)
+            raise ValueError(f"{printable(v)} is {why}, where no benchmark's files belong; give a directory "
+                             "on the disk to measure (e.g. /srv/bench, /var/tmp/bench)")
+        return v
 
 
 class LocalDir(Backend):

@@ -222,6 +222,16 @@ def _shebang_interpreter(script: Path) -> str:
     return sys.executable
 
 
+def longest_socket(root: Path, osds: int) -> Path:
+    """The longest unix socket path of a daemon of a lab of ``osds`` OSDs under ``root``: its
+    admin socket, ``run/$name.asok``, of the OSD of the longest id (``ceph daemon`` reaches a
+    daemon through it). (A client process's own, ``run/$cluster-$name.$pid.asok``, is 20 bytes
+    longer: where it does not fit, the client says so in its log and runs on — nothing of
+    dfsbench's asks a client through it — and labs 68 to 87 bytes deep, such as pytest's
+    temporary directories under xdist, work.)"""
+    return root / "run" / f"osd.{osds - 1}.asok"
+
+
 class CephLab:
     """Brings a Ceph cluster up under ``root``; every resource goes into ``ledger``."""
 

@@ -36,6 +36,12 @@ def pick_loopback_address(rng: random.Random | None = None) -> str:
     raise DfsbenchError("no free loopback address for glusterd was found in 50 tries")
 
 
+def longest_socket(root: Path) -> Path:
+    """The longest unix socket path a lab under ``root`` makes: glusterd's own (the bricks'
+    and its daemons' go in /var/run/gluster, named by a hash, whatever the run directory)."""
+    return root / "run" / "glusterd.socket"
+
+
 class GlusterLab:
     """Brings up glusterd and one volume under ``root``; resources go into ``ledger``."""
 
@@ -48,7 +54,7 @@ class GlusterLab:
         self.timeout = ready_timeout
         self.log_dir = root / "log"
         self.run_dir = root / "run"
-        self.sock = self.run_dir / "glusterd.socket"
+        self.sock = longest_socket(root)
         self.cli = GlusterCli.on_socket(self.sock, self.log_dir / "cli.log")
         self._t0 = time.monotonic()
         self.phases: dict[str, float] = {}

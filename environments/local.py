@@ -20,7 +20,9 @@ from backends import ceph_client, gluster_client
 from backends.ceph_client import CephService, ErasureCode, FailureDomains
 from backends.gluster_client import GlusterCli, GlusterService
 from environments.ceph import CephLab, MonSession
+from environments.ceph import longest_socket as ceph_socket
 from environments.gluster import GlusterLab
+from environments.gluster import longest_socket as gluster_socket
 from harness.api.contracts import Backend, Cluster, LabStatus, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.records import describe_cell
@@ -28,7 +30,11 @@ from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
 from harness.system.hosts import LOCAL
 from harness.system.ledger import Ledger, read_mounts
+from harness.system.files import printable
 from harness.units import size
+
+# a unix socket's path: sun_path holds 108 bytes, the last a NUL
+SOCKET_PATH_MOST = 107
 
 
 ONE_HOST = ("the local lab: client and servers share this one host with no network between them, so "
@@ -70,6 +76,7 @@ class LocalEnvironment(LabEnvironment):
         over the copies, where every brick and OSD file lives) is refused now, not found
         half-way through a run (harness.execution.checks.room_for still checks each cell)."""
         o = self.options
+        self._room_for_sockets(backends)
         place = self.lab_dir
         while not place.exists() and place != place.parent:
             place = place.parent
@@ -121,6 +128,23 @@ class LocalEnvironment(LabEnvironment):
                                    f"{b.name}/{b.variant} on the local lab holds at most {size(room)} ({why})",
                                        hint="give the workload smaller sizes, or the lab larger OSDs "
                                             "(ceph_osd_size_gib) or more room under its lab_dir")
+
+    def _room_for_sockets(self, backends: list[Backend]) -> None:
+        """The daemons' unix sockets live under the lab directory: its path leaves room for
+        the longest of them within sun_path (107 bytes and a NUL), else a daemon fails to
+        bind it half-way through bring-up."""
+        needed = set().union(*(b.requires for b in backends)) if backends else set()
+        where = {"ceph": ceph_socket(self.lab_dir / "ceph", self.options.ceph_osds), "gluster": gluster_socket(self.lab_dir / "gluster")}
+        for service in sorted(needed & set(where)):
+            longest = len(str(where[service]).encode())
+            if longest > SOCKET_PATH_MOST:
+                room = SOCKET_PATH_MOST - (longest - len(str(self.lab_dir).encode()))
+                key = "environment.options.lab_dir" if self.options.lab_dir is not None else "the lab directory"
+                raise BadInput(f"{key}: {printable(self.lab_dir, 80)} is {len(str(self.lab_dir).encode())} bytes "
+                               f"long, and the {service} daemons' unix sockets under it would be {longest} "
+                               f"({printable(where[service], 80)}): a socket's path is at most "
+                               f"{SOCKET_PATH_MOST} bytes (sun_path)",
+                               hint=f"give the local lab a lab_dir of at most {room} bytes")
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         """Ceph and GlusterFS side by side (each waits on its own daemons most of the time)."""

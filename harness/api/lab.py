@@ -26,7 +26,7 @@ from pydantic import Field, field_validator
 
 from harness.api.contracts import Cluster, Environment, Options
 from harness.errors import BadInput, DfsbenchError
-from harness.system import signals
+from harness.system import files, signals
 from harness.system.ledger import Ledger
 
 Note = Callable[[str], None]
@@ -56,7 +56,19 @@ def checked_lab_dir(where: str | Path, source: str) -> Path:
     if not SAFE_PATH.fullmatch(str(path)):
         raise BadInput(f"{source}: the lab directory {str(path)!r} holds characters a lab's daemons "
                        "would read as syntax", hint=f"use a path of {SAFE_CHARACTERS}")
+    why = _not_a_lab(path)
+    if why:
+        raise BadInput(f"{source}: the lab directory {files.printable(path)} is {why}", hint=A_LAB_DIR)
     return path
+
+
+A_LAB_DIR = "give the lab a directory of its own, which it makes and removes whole (e.g. /var/tmp/dfsbench-lab)"
+
+
+def _not_a_lab(path: Path) -> str | None:
+    """Why ``path`` cannot be a lab's directory (one that is dfsbench's alone: the lab removes
+    it whole), or None."""
+    return files.system_directory(path, dedicated=True)
 
 
 class LabOptions(Options):
@@ -70,6 +82,9 @@ class LabOptions(Options):
         if v is not None and not SAFE_PATH.fullmatch(str(v)):
             raise ValueError(f"{str(v)!r} holds characters a lab's daemons would read as syntax; use "
                              f"{SAFE_CHARACTERS}")
+        why = _not_a_lab(v) if v is not None else None
+        if why:
+            raise ValueError(f"{files.printable(v)} is {why}; {A_LAB_DIR}")
         return v
 
 

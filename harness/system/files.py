@@ -7,6 +7,7 @@ at once with one line that says which, never read into memory or waited on. Writ
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -42,6 +43,41 @@ def too_long(path: str | Path) -> str | None:
     if len(text.encode(errors="surrogateescape")) >= PATH_MOST or \
             any(len(part.encode(errors="surrogateescape")) > NAME_MOST for part in text.split("/")):
         return f"a path longer than Linux allows ({PATH_MOST} bytes, {NAME_MOST} for each name in it)"
+    return None
+
+
+# directories of the system (and those every user shares), which no benchmark's files belong
+# in, and trees of it under which nothing of dfsbench's may go (the kernel's own file systems,
+# the configuration, the boot loader)
+SYSTEM_DIRECTORIES = frozenset({
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found",
+    "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var",
+    "/usr/bin", "/usr/include", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/local",
+    "/usr/sbin", "/usr/share", "/usr/src", "/var/backups", "/var/cache", "/var/lib", "/var/local",
+    "/var/lock", "/var/log", "/var/mail", "/var/opt", "/var/run", "/var/spool"})
+SYSTEM_TREES = ("/proc", "/sys", "/dev", "/etc", "/boot")
+# where every user's files are: a directory of its own below them is fine, they themselves are
+# no dedicated directory (a lab's, which goes whole when the lab does)
+SHARED_DIRECTORIES = frozenset({"/tmp", "/var/tmp", "/dev/shm"})
+
+
+def system_directory(path: str | Path, dedicated: bool = False) -> str | None:
+    """Why ``path`` — resolved: through '..' and symbolic links — is no place for dfsbench's
+    files (a system directory, or anything under /proc, /sys, /dev, /etc or /boot), or None.
+    ``dedicated``: a directory that is dfsbench's alone (a lab's, removed with it): nor a
+    directory every user shares (/tmp, /var/tmp) or a home directory."""
+    try:
+        real = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:  # (a loop of links)
+        return f"it cannot be resolved ({exc})"
+    text = str(real)
+    shown = "" if text == str(path) else f" (it resolves to {printable(text, 80)})"
+    # (as written too: /proc/self/cwd resolves to a directory outside /proc, and is one of it)
+    for seen in (text, os.path.normpath(Path(path).expanduser().absolute())):
+        if seen in SYSTEM_DIRECTORIES or any(seen.startswith(tree + "/") for tree in SYSTEM_TREES):
+            return f"a directory of the system{shown}"
+    if dedicated and (text in SHARED_DIRECTORIES or text == str(Path.home()) or re.fullmatch(r"/home/[^/]+", text)):
+        return f"a directory others use too{shown}, and this one must be dfsbench's alone"
     return None
 
 

@@ -195,3 +195,61 @@ def test_a_sweep_of_more_clients_than_the_lab_can_have_names_the_sweep():
     with pytest.raises(BadInput, match=r"^sweep.clients\[1\]: 1000000000 client hosts are more than environment "
                                        "'docker' can have"):
         build_plan(config)
+
+
+@pytest.mark.parametrize("environment, says", [
+    ({"kind": "local", "options": {"lab_dir": "../../../../../../../../.."}},
+     r"environment.options.lab_dir: .* is a directory of the system \(it resolves to /\)"),
+    ({"kind": "local", "options": {"lab_dir": "/etc"}}, "lab_dir: /etc is a directory of the system"),
+    ({"kind": "local", "options": {"lab_dir": "/usr/lib"}}, "is a directory of the system"),
+    ({"kind": "local", "options": {"lab_dir": "/etc/dfsbench"}}, "is a directory of the system"),
+    ({"kind": "local", "options": {"lab_dir": "/proc/self/cwd"}}, "is a directory of the system"),
+    ({"kind": "local", "options": {"lab_dir": "/tmp"}}, "a directory others use too"),
+    ({"kind": "docker", "options": {"lab_dir": "/var/tmp/"}}, "a directory others use too"),
+    ({"kind": "existing", "options": {"workdir": "../../../../../../../../etc"}},
+     r"environment.options.workdir: .* is a directory of the system \(it resolves to /etc\)"),
+])
+def test_a_lab_directory_is_a_dedicated_one_not_the_systems(environment, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan({**LARGEFILE, "environment": environment})
+
+
+def test_a_lab_directory_through_a_link_to_the_system_is_refused(tmp_path):
+    (tmp_path / "lab").symlink_to("/etc")
+    with pytest.raises(BadInput, match=r"it resolves to /etc"):
+        build_plan({**LARGEFILE, "environment": {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab")}}})
+
+
+def test_a_lab_directory_from_the_environment_variable_is_checked_too(monkeypatch):
+    monkeypatch.setenv("DFSBENCH_LOCAL_LAB_DIR", "/")
+    with pytest.raises(BadInput, match=r"\$DFSBENCH_LOCAL_LAB_DIR: the lab directory / is a directory of the system"):
+        build_plan({**LARGEFILE, "backends": ["cephfs"]})
+
+
+@pytest.mark.parametrize("path", ["/proc/sys", "/sys/kernel", "/dev/shm/x", "/", "/etc", "/usr"])
+def test_localdir_is_no_directory_of_the_system(path):
+    with pytest.raises(BadInput, match=r"backends\[0\].options.path: .* is a directory of the system"):
+        build_plan({**LARGEFILE, "backends": [{"name": "localdir", "options": {"path": path}}]})
+
+
+def test_a_dedicated_lab_directory_and_a_directory_to_measure_pass(tmp_path):
+    assert build_plan({**LARGEFILE, "environment": {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab")}}})
+    assert build_plan({**LARGEFILE, "backends": [{"name": "localdir", "options": {"path": "/tmp"}}]})
+
+
+@pytest.mark.parametrize("backend, longest", [("cephfs", 87), ("glusterfs", 79)])
+def test_a_lab_directory_leaves_room_for_its_daemons_sockets(backend, longest):
+    """The longest socket of a daemon: a Ceph OSD's admin socket, ceph/run/osd.2.asok (20 bytes
+    after the lab's path, of 3 OSDs), glusterd's, gluster/run/glusterd.socket (28)."""
+    def plan(length):
+        lab = "/tmp/" + "x" * (length - 5)
+        return build_plan({**LARGEFILE, "backends": [backend],
+                           "environment": {"kind": "local", "options": {"lab_dir": lab}}})
+    assert plan(longest)
+    with pytest.raises(BadInput, match=rf"environment.options.lab_dir: .* is {longest + 1} bytes long, and the "
+                                       rf"\w+ daemons' unix sockets under it would be 108 .* at most 107 bytes "
+                                       r"\(sun_path\)") as err:
+        plan(longest + 1)
+    assert f"a lab_dir of at most {longest} bytes" in err.value.hint
+    with pytest.raises(BadInput, match="sun_path"):
+        plan(163)
