@@ -338,6 +338,12 @@ def room_for_sets(o: DockerOptions, backends: list[Backend]) -> None:
     wider than the GlusterFS nodes, or a disperse set that would put more of its bricks on one
     node than its redundancy (a node lost would lose the volume)."""
     for i, b in enumerate(backends):
+        copies = getattr(b.options, "replicas", None)
+        if "ceph" in b.requires and isinstance(copies, int) and copies > o.ceph_osd_nodes:
+            raise BadInput(f"backends[{i}].options.replicas: {b.name}/{b.variant}: a pool of {copies} copies needs "
+                           f"as many OSD nodes (each copy on a node of its own), and the container lab has "
+                           f"{o.ceph_osd_nodes}: it would never be healthy", hint=f"give replicas at most "
+                           f"{o.ceph_osd_nodes}, or the lab more OSD nodes (environment.options.ceph_osd_nodes)")
         code = getattr(b.options, "ec", None)
         if isinstance(code, ErasureCode) and "ceph" in b.requires:
             domains = FailureDomains.over(o.ceph_osd_nodes, o.ceph_osd_nodes * o.osds_per_node)

@@ -190,6 +190,10 @@ class ExistingEnvironment(LabEnvironment):
     @property
     def client_hosts(self) -> int:
         return max(1, len(self.options.clients))
+
+    @property
+    def clients_elsewhere(self) -> bool:
+        return bool(self.options.clients)  # (none: this machine is the client)
     # the report's suite, plus fio
     report_workloads = ({"name": "fio"},)
 

@@ -36,6 +36,13 @@ def pick_loopback_address(rng: random.Random | None = None) -> str:
     raise DfsbenchError("no free loopback address for glusterd was found in 50 tries")
 
 
+def replica_sets(bricks: int, replica: int) -> str:
+    """Why ``bricks`` bricks make no volume of replica-``replica`` sets ('': they do)."""
+    if bricks % replica:
+        return f"{bricks} bricks cannot form replica-{replica} sets: give a number of bricks that is a multiple of the replica count"
+    return ""
+
+
 def longest_socket(root: Path) -> Path:
     """The longest unix socket path a lab under ``root`` makes: glusterd's own (the bricks'
     and its daemons' go in /var/run/gluster, named by a hash, whatever the run directory)."""
@@ -47,8 +54,9 @@ class GlusterLab:
 
     def __init__(self, root: Path, ledger: Ledger, *, bricks: int = 3, replica: int = 3,
                  volume: str = "dfsbench", ready_timeout: float = 60) -> None:
-        if bricks % replica:
-            raise DfsbenchError(f"{bricks} bricks cannot form replica-{replica} sets")
+        refused = replica_sets(bricks, replica)
+        if refused:
+            raise DfsbenchError(refused)
         self.root, self.ledger = root, ledger
         self.brick_count, self.replica, self.volume = bricks, replica, volume
         self.timeout = ready_timeout

@@ -14,14 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from backends import ceph_client, gluster_client
 from backends.ceph_client import CephService, ErasureCode, FailureDomains
 from backends.gluster_client import GlusterCli, GlusterService
 from environments.ceph import CephLab, MonSession
 from environments.ceph import longest_socket as ceph_socket
-from environments.gluster import GlusterLab
+from environments.gluster import GlusterLab, replica_sets
 from environments.gluster import longest_socket as gluster_socket
 from harness.api.contracts import Backend, Cluster, LabStatus, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
@@ -49,6 +49,18 @@ class LocalOptions(LabOptions):
     gluster_bricks: int = Field(3, ge=1, le=24)
     gluster_replica: int = Field(3, ge=1, le=12)
     ready_timeout_s: float = Field(180, gt=0)
+
+    @model_validator(mode="after")
+    def _sets(self) -> LocalOptions:
+        """What the lab's bring-up would refuse (GlusterLab), or never become healthy with
+        (a pool of more copies than OSDs), said of its keys now."""
+        refused = replica_sets(self.gluster_bricks, self.gluster_replica)
+        if refused:
+            raise ValueError(f"gluster_bricks, gluster_replica: {refused}")
+        if self.ceph_replicas > self.ceph_osds:
+            raise ValueError(f"ceph_replicas: {self.ceph_replicas} copies need as many OSDs (each copy on an OSD "
+                             f"of its own), and ceph_osds is {self.ceph_osds}")
+        return self
 
 
 def _which(w: Workload, cell: dict[str, Any]) -> str:
@@ -106,6 +118,12 @@ class LocalEnvironment(LabEnvironment):
             return free / copies, f"{size(free)} free under {place}, {copies:g} copies"
 
         for j, b in enumerate(backends):
+            copies = getattr(b.options, "replicas", None)
+            if "ceph" in b.requires and isinstance(copies, int) and copies > o.ceph_osds:
+                raise BadInput(f"backends[{j}].options.replicas: {b.name}/{b.variant}: a pool of {copies} copies "
+                               f"needs as many OSDs (each copy on an OSD of its own), and the local lab has "
+                               f"{o.ceph_osds}: it would never be healthy", hint="give replicas at most "
+                               f"{o.ceph_osds}, or the lab more OSDs (environment.options.ceph_osds)")
             code = getattr(b.options, "ec", None)
             if "ceph" in b.requires and isinstance(code, ErasureCode):
                 # (all the lab's OSDs are on this one host: the failure domain is the OSD)

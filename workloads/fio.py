@@ -116,6 +116,10 @@ class FioOptions(Options):
     def _one_kind_of_servers(self) -> FioOptions:
         if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
             raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
+        if self.deadline_s is not None and self.deadline_s < self.runtime_s:
+            raise ValueError(f"deadline_s: {self.deadline_s:g} s is shorter than runtime_s ({self.runtime_s} s): "
+                             "every profile would be stopped as hung before its time is up; give a deadline "
+                             "longer than the runtime (or leave it out: runtime + 120 s + the layout)")
         if self.job_file is not None and (self.iodepth or self.numjobs):
             raise ValueError("iodepth and numjobs set the profiles', and a job_file is run as it is: give "
                              "them in the job file")
@@ -634,6 +638,9 @@ class Fio(Workload):
     def spreads_itself(self) -> bool:
         return bool(self.options.servers or self.options.local_servers)
 
+    def on_this_host(self) -> str:
+        return "local_servers" if self.options.local_servers else ""
+
     def profiles(self) -> list[Profile]:
         p = self.options.profiles
         found = profile_set(p) if isinstance(p, str) else p
@@ -818,7 +825,7 @@ class Fio(Workload):
         runtime, which fio alone defines here — it reports no server's start)."""
         tag = target.tag
         o = self.options
-        if o.local_servers and not target.host.local:
+        if self.on_this_host() and not target.host.local:
             raise DfsbenchError(f"local_servers start fio servers on this host, and the client of "
                                 f"{target.key} is {target.host.name}",
                                 hint="use 'all_clients: true' to load it from every client node")

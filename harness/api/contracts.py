@@ -258,6 +258,11 @@ class Environment(ABC):
         """How many client hosts its clusters are measured from (this machine: one)."""
         return 1
 
+    @property
+    def clients_elsewhere(self) -> bool:
+        """Whether its client hosts are other machines than this one (nodes of its own)."""
+        return self.client_nodes
+
     @classmethod
     def sized_for(cls, options: dict[str, Any], clients: int) -> dict[str, Any]:
         """Its options, so that it has ``clients`` client hosts where the config does not say
@@ -446,6 +451,12 @@ class Workload(ABC):
         client/server mode), rather than being run on each client host at once from a
         common start (harness.execution.together)."""
         return False
+
+    def on_this_host(self) -> str:
+        """The option that, so configured, runs the workload's load on this machine itself
+        rather than on the target's client host ('' : none) — which an environment whose
+        client hosts are other machines cannot do (Environment.clients_elsewhere)."""
+        return ""
 
     def clients_asked(self) -> str | None:
         """'all' where the workload's own options ask for every client host at once (as

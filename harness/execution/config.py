@@ -462,6 +462,11 @@ def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environme
                        "other to run with, and an aggregate of one would say more than was measured",
                        hint="run it with --env docker (2 or more client nodes) or an existing site's "
                             "client hosts, or leave it out")
+    here = workload.on_this_host()
+    if here and environment.clients_elsewhere:
+        raise BadInput(f"workloads[{i}].options.{here}: '{spec.name}' would run its load on this machine, and "
+                       f"environment '{config.environment.kind}' mounts its targets on other client hosts",
+                       hint="leave it out (fio: 'all_clients: true' loads a target from every client node)")
     workload.clients = given or environment.default_clients
     workload.clients_given = given is not None
     if spec.fault is not None:

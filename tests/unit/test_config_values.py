@@ -253,3 +253,31 @@ def test_a_lab_directory_leaves_room_for_its_daemons_sockets(backend, longest):
     assert f"a lab_dir of at most {longest} bytes" in err.value.hint
     with pytest.raises(BadInput, match="sun_path"):
         plan(163)
+
+
+FIO = {"size": "64MiB", "runtime_s": 5}
+
+
+@pytest.mark.parametrize("config, says", [
+    ({"environment": {"kind": "local", "options": {"gluster_bricks": 4}}, **LARGEFILE},
+     "gluster_bricks, gluster_replica: 4 bricks cannot form replica-3 sets"),
+    ({"environment": {"kind": "local", "options": {"ceph_osds": 2}}, **LARGEFILE},
+     "ceph_replicas: 3 copies need as many OSDs"),
+    ({"environment": "local", **LARGEFILE, "backends": [{"name": "cephfs", "options": {"replicas": 5}}]},
+     r"backends\[0\].options.replicas: cephfs/default: a pool of 5 copies needs as many OSDs"),
+    ({**GLUSTER, "backends": [{"name": "rbd", "options": {"replicas": 4}}], "workloads": [{"name": "fio", "options": FIO}]},
+     r"backends\[0\].options.replicas: rbd/default: a pool of 4 copies needs as many OSD nodes"),
+    ({**GLUSTER, "workloads": [{"name": "fio", "options": {**FIO, "local_servers": 2}}]},
+     r"workloads\[0\].options.local_servers: 'fio' would run its load on this machine"),
+    ({**LARGEFILE, "workloads": [{"name": "fio", "options": {**FIO, "runtime_s": 60, "deadline_s": 10}}]},
+     "deadline_s: 10 s is shorter than runtime_s"),
+])
+def test_what_the_run_would_refuse_in_the_cell_is_refused_at_check(config, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan(config)
+
+
+def test_local_servers_pass_where_this_machine_is_the_client(tmp_path):
+    assert build_plan({**LARGEFILE, "workloads": [{"name": "fio", "options": {**FIO, "local_servers": 2}}]})
+    site = {"environment": {"kind": "existing", "options": {"lab_dir": str(tmp_path / "lab")}}}
+    assert build_plan({**LARGEFILE, **site, "workloads": [{"name": "fio", "options": {**FIO, "local_servers": 2}}]})
