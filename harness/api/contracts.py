@@ -27,6 +27,7 @@ from harness.errors import DfsbenchError
 from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
+from harness.system.names import NAME_PATTERN
 from harness.units import parse_size
 
 
@@ -38,9 +39,8 @@ def _to_bytes(v: Any) -> Any:
 Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(bytes_bound)]
 
 # A name from a config that becomes part of a path, a file name, an argv or a tool's input
-# (variants, profiles, pools, volumes, file systems, client names): letters, digits, '_',
-# '.' and '-', not starting with '.' or '-' (so never '.', '..', a hidden file or an option)
-NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+# (variants, profiles, pools, volumes, file systems, client names): the rule of
+# harness.system.names, which also holds every name read from a store before it is a path
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 
 

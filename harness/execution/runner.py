@@ -28,6 +28,7 @@ from harness.results.store import Store, new_run_id
 from harness.system import load, proc, signals
 from harness.system.hosts import LOCAL, Host, this_machine
 from harness.system.ledger import recording_tools
+from harness.system.names import named_path
 from harness.system.secret import redact_json
 
 
@@ -117,7 +118,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             with progress.step(f"checking the tools on {len(cluster.clients)} client host(s)"):
                 preflight(plan, cluster.clients)
             before = cluster.ledger.ids()
-            workdir = cluster.workdir / "runs" / "-".join((run.id, *run.raw))
+            workdir = named_path(cluster.workdir / "runs", "-".join((run.id, *run.raw)))
             workdir.mkdir(parents=True)
             cluster.ledger.tree(workdir)
 

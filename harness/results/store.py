@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import functools
 import json
+import math
 import os
 import secrets
 import sqlite3
@@ -26,6 +27,7 @@ from harness.api.records import Measurement
 from harness.api.series import SOURCES, Series
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.system.files import printable
+from harness.system.names import RULE, is_name, named_path
 from harness.system.secret import redact_json
 from harness.units import size
 
@@ -142,12 +144,37 @@ LOCK_WAIT = 5.0
 TABLES = ("meta", "runs", "targets", "measurements", "cells", "superseded", "series")
 
 
+NUMBER = (int, float)
 # the params every output reads and computes with: what each must be where a row has it
 _PARAM_KINDS: dict[str, Any] = {
     **{k: str for k in ("host", "phase", "direction", "cache", "basis")},
-    **{k: (int, float) for k in ("ceiling", "started", "ended", "bytes", "ops", "files", "moved",
-                                 "clients", "file_size", "record_size", "block_size", "threads")},
+    **{k: NUMBER for k in ("ceiling", "started", "ended", "bytes", "ops", "files", "moved",
+                           "clients", "file_size", "record_size", "block_size", "threads")},
 }
+# the facts of a host (a run's, stored with it; a client host's, with its targets) that the
+# headers, the comparability notes and the ceilings read (harness.system.hosts.this_machine)
+_HOST_KINDS: dict[str, Any] = {
+    **{k: str for k in ("hostname", "host", "kernel", "machine", "python", "dfsbench", "imported_from")},
+    "cpus": int, "pid": int, "memory": NUMBER, "clock_offset_s": NUMBER, "tools": dict,
+}
+# what a target's description says of its clients and links, read by the core (not the plugin's own)
+_TARGET_KINDS: dict[str, Any] = {"client_facts": dict, "client_host": str, "client_hosts": int,
+                                 "link": NUMBER, "links": dict}
+_KIND_NAMES = {str: "a text", int: "a whole number", NUMBER: "a number", dict: "a JSON object"}
+
+
+def wrong_kind(found: dict[str, Any], kinds: dict[str, Any], finite: bool = False) -> str | None:
+    """Which of ``kinds`` (key: its type) ``found`` holds as another type (a bool is no
+    number; with ``finite``, nor is NaN or an infinity), said as 'KEY is VALUE, not A
+    KIND'; None where each is right or absent (null)."""
+    for key, kind in kinds.items():
+        value = found.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool) \
+                or (finite and isinstance(value, float) and not math.isfinite(value)):
+            return f"'{printable(key, 60)}' is {printable(repr(value), 60)}, not {_KIND_NAMES[kind]}"
+    return None
 
 
 def locked(exc: BaseException) -> bool:
@@ -335,7 +362,9 @@ class Store:
 
     @_writes
     def raw_dir(self, run_id: str, *parts: str) -> Path:
-        path = self.root.joinpath("raw", run_id, *parts)
+        """The directory of a run's raw outputs (``parts``: under it), made: each a name
+        (harness.system.names), so it is under the results directory whatever a store holds."""
+        path = named_path(self.root / "raw", run_id, *parts)
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -356,10 +385,26 @@ class Store:
                         (run_id, backend, variant, repeat, json.dumps(redact_json(description), default=str)))
 
     def target_descriptions(self, run_id: str) -> list[tuple[str, str, int, dict[str, Any]]]:
-        return [(b, v, r, self._json(d, dict, f"targets row {printable(b)}/{printable(v)}", "description"))
-                for b, v, r, d in self.db.execute(
-                    "SELECT backend, variant, repeat, description FROM targets WHERE run_id=? "
-                    "ORDER BY repeat", (run_id,))]
+        """Each attachment's (backend, variant, repeat, description), its types checked: what
+        the core reads of a description (its clients and links, :data:`_TARGET_KINDS`), and
+        each client host's facts (:data:`_HOST_KINDS`)."""
+        found = []
+        for b, v, r, d in self.db.execute("SELECT backend, variant, repeat, description FROM targets "
+                                          "WHERE run_id=? ORDER BY repeat", (run_id,)):
+            where = f"targets row {printable(b, 80)}/{printable(v, 80)}"
+            if not isinstance(b, str) or not isinstance(v, str) or not isinstance(r, int):
+                raise self._damaged(where, f"its backend, variant or repeat {printable(repr(r), 60)} is "
+                                    "not what dfsbench writes")
+            description = self._json(d, dict, where, "description")
+            wrong = wrong_kind(description, _TARGET_KINDS, finite=True)
+            if wrong:
+                raise self._damaged(where, f"its description's {wrong}")
+            for host, facts in (description.get("client_facts") or {}).items():
+                wrong = wrong_kind(facts, _HOST_KINDS, finite=True) if isinstance(facts, dict) else "not a JSON object"
+                if wrong:
+                    raise self._damaged(where, f"its client host '{printable(host, 80)}': {wrong}")
+            found.append((b, v, r, description))
+        return found
 
     @_writes
     def add(self, m: Measurement, cell: str | None = None) -> int:
@@ -454,20 +499,37 @@ class Store:
 
     # -- reading ------------------------------------------------------------------------
     def run_ids(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
+        """Every stored run's id, oldest first; each a name (a run's id names its raw
+        outputs' directory and its lab's): a store holding another is damaged."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
+        for run_id in ids:
+            self._run_id(run_id)
+        return ids
+
+    def _run_id(self, run_id: Any) -> None:
+        if not is_name(run_id):
+            raise self._damaged(f"runs row '{printable(run_id, 80)}'",
+                                f"its id is not a name ({RULE}): no dfsbench made it, and a run's id "
+                                "names the directories of its raw outputs")
 
     def run(self, run_id: str) -> RunInfo:
         row = self.db.execute("SELECT id, started, finished, status, label, source, config,"
                               " config_hash, host FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise BadInput(f"no run '{printable(run_id)}' in {printable(self.root)}")
+        self._run_id(row[0])
         targets: dict[tuple[str, str], dict[str, Any]] = {}
         for b, v, _, d in self.target_descriptions(run_id):
             targets.setdefault((b, v), d)  # the first attachment's; every repeat's is kept
         where = f"runs row '{printable(run_id)}'"
         config, host = self._json(row[6], dict, where, "config"), self._json(row[8], dict, where, "host")
-        if not isinstance(row[1], (int, float)) or not all(isinstance(row[i], str) for i in (0, 3, 7)):
+        if not isinstance(row[1], NUMBER) or not all(isinstance(row[i], str) for i in (0, 3, 7)) \
+                or not isinstance(row[2], (*NUMBER, type(None))) \
+                or not all(isinstance(row[i], (str, type(None))) for i in (4, 5)):
             raise self._damaged(where, "a time or a text column holds another type")
+        wrong = wrong_kind(host, _HOST_KINDS, finite=True)
+        if wrong:
+            raise self._damaged(where, f"its host fact {wrong}")
         return RunInfo(row[0], row[1], row[2], row[3], row[4], row[5], config, row[7], host, targets)
 
     def measurements(self, run_id: str, series: bool = True) -> list[Measurement]:
@@ -546,11 +608,9 @@ class Store:
         metrics of one tool run find theirs (one dict, which no reader changes)."""
         where = f"measurements row {seq}"
         params = self._json(text, dict, where, "params")
-        for key, kinds in _PARAM_KINDS.items():
-            found = params.get(key)
-            if found is not None and (not isinstance(found, kinds) or isinstance(found, bool)):
-                raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}, not "
-                                    f"{'a text' if kinds is str else 'a number'}")
+        wrong = wrong_kind(params, _PARAM_KINDS)
+        if wrong:
+            raise self._damaged(where, f"its param {wrong}")
         if parsed is not None:
             parsed[text] = params
         return params

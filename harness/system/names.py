@@ -1,0 +1,34 @@
+"""The one rule for a name that becomes part of a path, a file name, an argv or a tool's
+input — a config's variant or pool, a run id, a backend — and the joining of names onto a
+directory, which holds every name to that rule wherever it came from (a config, a store,
+a tool's output): a name is never a path ('/x', '../x') nor an option ('-x')."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from harness.errors import BadInput
+from harness.system.files import printable
+
+# letters, digits, '_', '.' and '-', not starting with '.' or '-' (so never '.', '..', a
+# hidden file or an option), at most 64
+NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+_NAME = re.compile(NAME_PATTERN)
+RULE = "letters, digits, '_', '.' and '-', at most 64, not starting with '.' or '-'"
+
+
+def is_name(text: object) -> bool:
+    return isinstance(text, str) and _NAME.fullmatch(text) is not None
+
+
+def named_path(root: Path, *names: str) -> Path:
+    """``root`` / each of ``names``, each a name (:data:`NAME_PATTERN`): a path of
+    directories and files under ``root``, never beside or above it."""
+    for name in names:
+        if not is_name(name):
+            raise BadInput(f"'{printable(name, 80)}' is not a name ({RULE}), so it does not become part "
+                           f"of a path under {printable(root)}",
+                           hint="it was read from a store or a tool output that no dfsbench wrote; "
+                                "check where it came from")
+    return root.joinpath(*names)
