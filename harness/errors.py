@@ -6,6 +6,7 @@ once, prints the message and the hint, and picks the exit code.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 # what every message passes through on its way to a person: harness.system.secret puts its
@@ -55,7 +56,7 @@ class ToolError(DfsbenchError):
         self.stderr = stderr
         self.timed_out = timed_out
         what = "timed out" if timed_out else f"exited with code {returncode}"
-        parts = [f"command {what}: {' '.join(self.argv)}"]
+        parts = [f"command {what}: {shlex.join(map(str, self.argv))}"]  # (as a person would paste it)
         for name, text in (("stderr", stderr), ("stdout", stdout)):
             tail = _tail(text)
             if tail:

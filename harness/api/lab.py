@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -152,6 +153,11 @@ class LabEnvironment(Environment):
         ledger cannot hold: a sweep of what carries the lab's label, its connections.)"""
         return ledger.undo(grace_cap=self.teardown_grace)
 
+    @property
+    def down_command(self) -> str:
+        """The command that takes this lab down, as a person pastes it."""
+        return shlex.join(["dfsbench", "lab", "down", "--env", self.name])
+
     # ---------------------------------------------------------------- the contract
 
     @contextmanager
@@ -167,7 +173,7 @@ class LabEnvironment(Environment):
             problems = self.stop()
             if problems:
                 raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
-                                    hint=f"run 'dfsbench lab down --env {self.name}' to retry")
+                                    hint=f"run '{self.down_command}' to retry")
 
     def start(self, services: set[str], progress: Note | None = None) -> Cluster:
         cluster = self.open(services, progress or (lambda _: None))
@@ -175,7 +181,7 @@ class LabEnvironment(Environment):
             problems = self.stop()
             if problems:
                 raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
-                                    hint=f"run 'dfsbench lab down --env {self.name}' to retry")
+                                    hint=f"run '{self.down_command}' to retry")
         return cluster
 
     def open(self, services: set[str], note: Note) -> Cluster:
@@ -215,7 +221,7 @@ class LabEnvironment(Environment):
         if not services <= set(found):
             raise DfsbenchError(f"the running {self.name} lab in {self.lab_dir} has "
                                 f"{sorted(found) or 'no services'}, this run needs {sorted(services)}",
-                                hint=f"run 'dfsbench lab down --env {self.name}' and let the run start its own lab")
+                                hint=f"run '{self.down_command}' and let the run start its own lab")
         return self.cluster(ledger, found, reused=True)
 
     def services_of(self, ledger: Ledger) -> dict[str, Any]:
@@ -233,7 +239,7 @@ class LabEnvironment(Environment):
             except TypeError as exc:
                 raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} was set up by another version "
                                     f"of dfsbench: its {name} service cannot be read ({exc})",
-                                    hint=f"run 'dfsbench lab down --env {self.name}' and start a new one") from None
+                                    hint=f"run '{self.down_command}' and start a new one") from None
         return found
 
     def stop(self) -> list[str]:
@@ -251,7 +257,7 @@ class LabEnvironment(Environment):
         return problems
 
     def _found_ledger(self) -> DfsbenchError:
-        down = f"dfsbench lab down --env {self.name}"
+        down = self.down_command
         if self.stays_up:
             return DfsbenchError(f"a {self.name} lab is already set up in {self.lab_dir}",
                                  hint=f"use it, or run '{down}' first")

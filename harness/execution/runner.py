@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -163,7 +164,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
         status = "interrupted"
         again = ["dfsbench", "run", *([plan.source] if plan.source != "built-in default" else []),
                  "--resume", run.id]
-        progress.note(f"run {run.id} interrupted; to run what it did not finish: {' '.join(again)} "
+        progress.note(f"run {run.id} interrupted; to run what it did not finish: {shlex.join(again)} "
                       "(with the same options)")
         raise
     finally:
