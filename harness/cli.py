@@ -43,14 +43,33 @@ def _csv(text: str) -> list[str]:
 
 def _name(text: str) -> str:
     """A backend, variant or workload name from the command line: what a config's name may be."""
-    import re
+    from harness.system.names import RULE, is_name
 
-    from harness.api.contracts import NAME_PATTERN
-
-    if not re.fullmatch(NAME_PATTERN.strip("^$"), text) or text in (".", ".."):
-        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' is not a name: letters, digits, "
-                                         "'_', '.' and '-', at most 64")
+    if not is_name(text):
+        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' is not a name: {RULE}")
     return text
+
+
+def _run_ref(text: str) -> str:
+    """A RUN as given: something to look up (see Catalogue.resolve), never nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' names no run; give a run id, a unique "
+                                         "prefix or suffix of one, 'latest', or a reference name")
+    return text
+
+
+class _Once(argparse.Action):
+    """An option that holds one value: given twice, which was meant is not known (argparse
+    would keep the last in silence)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            also = "; its rules go in one, separated by commas" if self.dest == "fail_on" else ""
+            raise argparse.ArgumentError(self, f"is given twice ('{files.printable(before, 60)}' and "
+                                         f"'{files.printable(values, 60)}'): give it once{also}")
+        setattr(namespace, self.dest, values)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)
     run.add_argument("--label", help="a name for the run")
-    run.add_argument("--resume", metavar="RUN",
+    run.add_argument("--resume", metavar="RUN", type=_run_ref, action=_Once,
                      help="go on with a stored run that was interrupted, crashed or had failures: "
                           "only its missing and failed cells run, in that run; give the config and "
                           "options it was started with")
@@ -91,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("config", type=Path)
 
     cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
-    cmp_.add_argument("runs", nargs="+", metavar="RUN")
+    cmp_.add_argument("runs", nargs="+", metavar="RUN", type=_run_ref)
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     cmp_.add_argument("--series", action="store_true",
                       help="with --format csv: every record's figure over time, one row per point, "
@@ -100,12 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="iozone tables per repeat instead of the median over repeats")
     cmp_.add_argument("--cv-threshold", type=float, default=None, metavar="PERCENT",
                       help="flag a cell 'unstable' above this coefficient of variation (default 10)")
-    cmp_.add_argument("--baseline", metavar="RUN", help="compare against this run (with --fail-on: a gate)")
-    cmp_.add_argument("--fail-on", metavar="RULE",
-                      help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'")
+    cmp_.add_argument("--baseline", metavar="RUN", type=_run_ref, action=_Once,
+                      help="compare against this run (with --fail-on: a gate)")
+    cmp_.add_argument("--fail-on", metavar="RULE", action=_Once,
+                      help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'; "
+                           "several separated by commas, one a metric ('*': every metric without its own)")
 
     rep = sub.add_parser("report", parents=[results], help="write a self-contained HTML report")
-    rep.add_argument("runs", nargs="+", metavar="RUN")
+    rep.add_argument("runs", nargs="+", metavar="RUN", type=_run_ref)
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
 
     tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
@@ -202,7 +223,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         config, overrides["suite"] = CONFIG_SUITES[args.suite], None
     plan = plan_from_file(config, overrides)
     _say_notes(plan)
-    resume = _catalogue(args).resolve(args.resume) if args.resume else None
+    resume = _catalogue(args).resolve(args.resume) if args.resume is not None else None
     store = _store(args)
     progress = Progress()
     try:
@@ -337,18 +358,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from harness.report import gate
 
-    if args.fail_on and not args.baseline:
+    if args.fail_on is not None and args.baseline is None:
         raise BadInput("--fail-on needs --baseline RUN: a regression is measured against something")
     from harness.report.render import terminal
     from harness.report.view import build_view, comparability
 
-    rules = gate.parse_rules(args.fail_on) if args.fail_on else []
+    rules = gate.parse_rules(args.fail_on) if args.fail_on is not None else []
     catalogue = _catalogue(args)
     ids = [catalogue.resolve(ref) for ref in args.runs]
     if args.cv_threshold is not None and not 0 < args.cv_threshold < 1000:
         raise BadInput(f"--cv-threshold is a percentage above 0, not {args.cv_threshold}")
     cv = args.cv_threshold / 100 if args.cv_threshold is not None else None
-    base = catalogue.resolve(args.baseline) if args.baseline else None
+    base = catalogue.resolve(args.baseline) if args.baseline is not None else None
     if args.series and args.format != "csv":
         raise BadInput("--series is for --format csv", hint="--format json has the series under its 'series' key")
     print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series),

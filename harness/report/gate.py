@@ -3,7 +3,8 @@
 A cell regresses when its median got worse than the rule allows — a lower rate, or a
 higher time or latency — and, where both runs have repeats, the change is significant by
 Welch's test (a change inside the noise does not fail a build). Cells are matched by
-workload, test, metric, backend, variant and parameters.
+workload, test, metric, backend, variant and parameters. A metric has one rule: its own,
+else the rule for every metric (``*``), whatever their order.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.api.records import CIRCUMSTANTIAL, Measurement, lower_is_better
 from harness.errors import BadInput
 from harness.report.compare import ALPHA, Systems, Table
 from harness.report.stats import compare, median
+from harness.system.files import printable
 from harness.units import format_value
 
 _RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
@@ -25,24 +27,35 @@ _RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
 
 @dataclass(frozen=True)
 class Rule:
-    metric: str  # a metric name, or * for every metric
+    metric: str  # a metric name, or * for every metric without a rule of its own
     limit: float  # how much worse is allowed, as a fraction (0.10)
-
-    def applies(self, metric: str) -> bool:
-        return self.metric in ("*", metric)
+    text: str = ""  # as written
 
 
 def parse_rules(text: str) -> list[Rule]:
     """'throughput:-10%,lat_p99:+20%' — the sign is optional: 'worse' follows the metric
-    (lower for rates, higher for times)."""
-    rules = []
+    (lower for rates, higher for times). One rule a metric (and one '*', for the metrics
+    without their own): two would leave which holds to their order."""
+    hint = "write METRIC:-N% (e.g. throughput:-10%, lat_p99:+20%, *:-5%), several separated by commas"
+    if not text.strip():
+        raise BadInput("--fail-on '' names no rule: the gate would check nothing", hint=hint)
+    rules: dict[str, Rule] = {}
     for part in text.split(","):
         m = _RULE.match(part)
         if not m:
-            raise BadInput(f"--fail-on: '{part.strip()}' is not a rule",
-                           hint="write METRIC:-N% (e.g. throughput:-10%, lat_p99:+20%, *:-5%)")
-        rules.append(Rule(m.group(1), float(m.group(3)) / 100))
-    return rules
+            raise BadInput(f"--fail-on: '{printable(part.strip(), 80)}' is not a rule", hint=hint)
+        rule = Rule(m.group(1), float(m.group(3)) / 100)
+        if rule.metric in rules:
+            raise BadInput(f"--fail-on: two rules on {printable(rule.metric, 80)} "
+                           f"('{printable(rules[rule.metric].text, 80)}' and '{printable(part.strip(), 80)}')",
+                           hint="give each metric one rule")
+        rules[rule.metric] = replace(rule, text=part.strip())
+    return list(rules.values())
+
+
+def rule_for(rules: list[Rule], metric: str) -> Rule | None:
+    """The rule that holds for ``metric``: its own, else the one for every metric ('*')."""
+    return next((r for r in rules if r.metric == metric), None) or next((r for r in rules if r.metric == "*"), None)
 
 
 def _key(m: Measurement) -> tuple[Any, ...]:
@@ -74,7 +87,7 @@ def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> 
     a, b = grouped(new), grouped(old)
     compared, found = 0, []
     for key in sorted(set(a) & set(b), key=str):
-        rule = next((r for r in rules if r.applies(key[2])), None)
+        rule = rule_for(rules, key[2])
         if rule is None:
             continue
         compared += 1

@@ -20,6 +20,7 @@ from harness.api.tables import SystemFacts
 from harness.errors import BadInput, DfsbenchError
 from harness.results import reference
 from harness.results.store import RunInfo, Store
+from harness.system.files import printable
 
 
 def system_facts(backend: str, description: dict[str, Any]) -> SystemFacts:
@@ -51,11 +52,17 @@ class Catalogue:
         return self._store
 
     def resolve(self, ref: str) -> str:
+        """The id of the run ``ref`` names; a reference that names none (or nothing: '' is a
+        prefix of every id) is refused, shown cut to a line."""
+        shown = printable(ref, 80)
+        if not ref.strip():
+            raise BadInput(f"'{shown}' names no run",
+                           hint="give a run id, a unique prefix or suffix of one, 'latest', or a reference name")
         if ref in reference.names():
             return ref
         ids = self.store.run_ids()
         if not ids:
-            raise BadInput(f"no runs are stored in {self.root}",
+            raise BadInput(f"no runs are stored in {printable(self.root)}",
                            hint="run 'dfsbench run' first, or pass --results DIR")
         if ref == "latest":
             return ids[-1]
@@ -65,10 +72,10 @@ class Catalogue:
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise BadInput(f"no run '{ref}' in {self.root}",
+            raise BadInput(f"no run '{shown}' in {printable(self.root)}",
                            hint="give a run id, a unique prefix or suffix, or 'latest'; the newest "
                                 "runs are: " + ", ".join(ids[-5:]))
-        raise BadInput(f"'{ref}' matches {len(matches)} runs: {', '.join(matches[:5])}",
+        raise BadInput(f"'{shown}' matches {len(matches)} runs: {', '.join(matches[:5])}",
                        hint="give more of the id")
 
     def run(self, run_id: str) -> RunInfo:
