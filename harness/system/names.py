@@ -16,6 +16,9 @@ from harness.system.files import printable
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 _NAME = re.compile(NAME_PATTERN)
 RULE = "letters, digits, '_', '.' and '-', at most 64, not starting with '.' or '-'"
+# a part of a path made of names ('cephfs-tuned-r0-p2': a backend's, a variant's, a repeat's):
+# the same letters, up to what Linux allows a file name
+_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 
 
 def is_name(text: object) -> bool:
@@ -23,10 +26,11 @@ def is_name(text: object) -> bool:
 
 
 def named_path(root: Path, *names: str) -> Path:
-    """``root`` / each of ``names``, each a name (:data:`NAME_PATTERN`): a path of
-    directories and files under ``root``, never beside or above it."""
+    """``root`` / each of ``names``, each a name (:data:`NAME_PATTERN`, or names joined by
+    '-', up to 255 letters): a path of directories and files under ``root``, never beside
+    or above it."""
     for name in names:
-        if not is_name(name):
+        if not isinstance(name, str) or _PART.fullmatch(name) is None:
             raise BadInput(f"'{printable(name, 80)}' is not a name ({RULE}), so it does not become part "
                            f"of a path under {printable(root)}",
                            hint="it was read from a store or a tool output that no dfsbench wrote; "

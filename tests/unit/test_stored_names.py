@@ -24,7 +24,7 @@ workloads:
     options: {size: 16MiB}
 scale: quick
 """
-NOT_NAMES = ["../../x", "/abs/path", "a/b", "..", ".", "-rf", ".hidden", "", "x\n", "x" * 65, "a b"]
+NOT_NAMES = ["../../x", "/abs/path", "a/b", "..", ".", "-rf", ".hidden", "", "x\n", "x" * 256, "a b"]
 
 
 def files_under(root: Path) -> set[Path]:
@@ -41,6 +41,9 @@ def test_a_path_of_names_refuses_anything_else(tmp_path, bad):
     with pytest.raises(BadInput, match="is not a name"):
         named_path(tmp_path, "runs", bad)
     assert named_path(tmp_path, "runs", "r1") == tmp_path / "runs" / "r1"
+    # a directory named by a backend, a variant of 64 letters and a repeat is made
+    tag = "-".join(("glusterfs", "v" * 64, "r0", "p12"))
+    assert named_path(tmp_path, tag) == tmp_path / tag
 
 
 @pytest.mark.parametrize("bad", ["../../x", "/abs/path", "-rf"])
