@@ -59,6 +59,12 @@ class Blockdev(Backend):
     Options = BlockdevOptions
     options: BlockdevOptions
 
+    def holds(self) -> tuple[str, int] | None:
+        if self.options.device is None:
+            return "loop_size", self.options.loop_size
+        found = _device_size(self.options.device)  # (a device named is one of this machine's)
+        return ("device", found) if found else None
+
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         o = self.options
         description: dict[str, Any] = {"system": "block device", "environment": cluster.environment}
@@ -89,7 +95,7 @@ class Blockdev(Backend):
                 raise DfsbenchError("could not detach the loop device cleanly: " + "; ".join(problems))
 
         return Target("block", None, self.name, self.variant, description, detach=detach,
-                      access=BlockAccess(device, o.allow_destructive),
+                      access=BlockAccess(device, o.allow_destructive), holds=description["size"] or None,
                       backing=workdir if o.device is None else None)
 
 

@@ -78,6 +78,10 @@ class Rbd(CephBackend):
     def kind(self) -> str:
         return "path" if self.options.access == "filesystem" else "rbd"
 
+    def holds(self) -> tuple[str, int] | None:
+        # (a file system on the image: its free space is checked before each cell)
+        return ("image_size", self.options.image_size) if self.options.access == "librbd" else None
+
     def creates(self) -> str:
         return ("a pool and " if self.options.pool is None else "") + \
             ("an erasure-code profile, an erasure-coded pool and " if self.options.ec is not None else "") + \
@@ -131,7 +135,8 @@ class Rbd(CephBackend):
                            **(ec.describe() if ec is not None else {})}
             if self.options.access == "librbd":
                 return cli.target("rbd", self.name, self.variant, description,
-                                  cli.access(pool.name, image, self.options.image_size), detach=detach)
+                                  cli.access(pool.name, image, self.options.image_size), detach=detach,
+                                  holds=self.options.image_size)
             fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
             if pool.owned:
                 # rbd-fuse leaves its watch on the image when it goes, and the OSDs drop it

@@ -667,6 +667,20 @@ class Fio(Workload):
         jobs = max((p.numjobs for p in self.profiles() if p.name == cell["profile"]), default=1)
         return int(self.options.size) * jobs
 
+    def reaches(self, cell: dict[str, Any]) -> tuple[str, int] | None:
+        # every job of a profile (numjobs, and each server's) works on the same filename from
+        # its start, size bytes: on a device or an image the cell reaches size, not size × jobs
+        return ("size", int(self.options.size)) if "profile" in cell else None  # (a job file: its own)
+
+    def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return ("runtime_s", float(self.options.runtime_s)) if "profile" in cell else None  # (time_based)
+
+    def refuses(self, kind: str) -> tuple[str, str] | None:
+        if self.options.all_clients and kind != "path":
+            return "all_clients", (f"fio would run on every client node at once, each on a file of its own in a "
+                                   f"mount, and a '{kind}' target is one image or device that they would fight over")
+        return None
+
     # ------------------------------------------------------------ job files
 
     def target_lines(self, target: Target, tag: str) -> tuple[list[str], dict[str, str]]:
@@ -720,10 +734,9 @@ class Fio(Workload):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("fio", "fio")
-        if self.options.all_clients and target.kind != "path":
-            raise DfsbenchError(f"all_clients runs fio on files in a mount; {target.key} is a {target.kind} "
-                                "target, and several clients on one image or device fight over it",
-                                hint="leave all_clients out for it")
+        refused = self.refuses(target.kind)
+        if refused is not None:
+            raise DfsbenchError(f"{refused[0]} on {target.key}: {refused[1]}", hint=f"leave {refused[0]} out for it")
         if self.spreads_itself():
             yield from self.run_client_server(target, cell, scratch, raw_dir)
         elif "job_file" in cell:

@@ -28,7 +28,7 @@ from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 from harness.system.names import NAME_PATTERN
-from harness.units import parse_size
+from harness.units import parse_size, size
 
 
 def _to_bytes(v: Any) -> Any:
@@ -364,6 +364,13 @@ class Backend(ABC):
         cluster's): two runs whose layouts differ are not comparable. None: not known."""
         return None
 
+    def holds(self) -> tuple[str, int] | None:
+        """How many bytes the block device or RBD image it hands out holds, where the plan
+        already fixes it, and the option that does (``("image_size", 2 << 30)``); None: a
+        file system (its free space is checked before each cell), or not known before it is
+        attached. The attached target says the same as ``Target.holds``."""
+        return None
+
     def creates(self) -> str:
         """What this backend, so configured, creates in the cluster for its attachment (e.g.
         "a pool"), '' for nothing: an ``existing`` cluster refuses it without allow_create."""
@@ -468,6 +475,25 @@ class Workload(ABC):
         space before the cell runs; 0: nothing worth checking)."""
         return 0
 
+    def reaches(self, cell: dict[str, Any]) -> tuple[str, int] | None:
+        """How far from its start into a block device or an RBD image a cell's I/O goes, and
+        the option that says so (fio: ``("size", …)``); None: its options do not say (a
+        user's job file). See :func:`reaches_past`."""
+        return None
+
+    def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        """How long a cell's timed phase lasts as its options fix it, and the option that
+        does (fio's ``runtime_s``, time-based); None where its length is the data's, not the
+        config's (a copy takes what it takes). A fault after it is never done
+        (:meth:`FaultSpec.too_late`)."""
+        return None
+
+    def refuses(self, kind: str) -> tuple[str, str] | None:
+        """The option that, so configured, keeps it off a target of this kind, and why
+        (None: it runs there as on any kind it accepts) — asked at check, of every backend
+        of the plan, and by the run, of the target."""
+        return None
+
     def entry(self) -> dict[str, Any]:
         """What sets this entry of the config apart from another entry of the same
         workload besides its cells: its fault, and 'clients' where the config gave it
@@ -497,3 +523,19 @@ class Workload(ABC):
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         """Run one cell on the target; yield each measurement as soon as it exists."""
+
+
+def reaches_past(workload: Workload, cell: dict[str, Any], holds: int, device: str) -> tuple[str, str] | None:
+    """The option of a cell whose I/O would reach past the end of a block device or an RBD
+    image of ``holds`` bytes (``device`` names it), and what that would do; None: it stays
+    within. fio keeps its offsets within the device (fio 3.33: ``size=32M`` on a 16 MiB loop
+    device wrote 16 MiB and reported no error), so such a cell would measure a smaller
+    working set than its config says, in silence. One rule for check (a backend's
+    :meth:`Backend.holds`) and the run (``Target.holds``)."""
+    reach = workload.reaches(cell)
+    if reach is None or reach[1] <= holds:
+        return None
+    key, far = reach
+    return key, (f"{size(far)} is more than {device} holds ({size(holds)}): {workload.name} would keep its "
+                 f"I/O within its {size(holds)}, and measure a smaller working set than the {size(far)} "
+                 "its config says")

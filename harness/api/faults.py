@@ -54,6 +54,18 @@ class FaultSpec(ConfigModel):
             raise ValueError("pause applies to a node, not to one process")
         return self
 
+    def too_late(self, lasts: tuple[str, float] | None) -> str:
+        """Why the fault would never be done in a cell whose timed phase lasts as long as
+        ``lasts`` says (the option that fixes it, and its seconds: ``Workload.lasts``): '' where
+        it would be done, or the length is not known before the cell runs. (At the run, a fault
+        whose time never came is stored as a 'no-fault' record, and the cell ran three times
+        for nothing.)"""
+        if lasts is None or self.after_s < lasts[1]:
+            return ""
+        return (f"{self.after_s:g} s into the cell's timed phase is past its end (it lasts {lasts[1]:g} s, as "
+                f"{lasts[0]} makes it): the fault would never be done, and its 'during' run would measure the "
+                "healthy cluster again")
+
 
 class Injected(ABC):
     """A fault that was done (to node ``node``: one that stores data, or another, such as a

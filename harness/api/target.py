@@ -163,6 +163,9 @@ class Target:
     # what workloads did to this attachment: it lives and dies with the attachment, so the
     # new image or device of a later repeat starts empty and is written again before reads
     filled_bytes: int = 0
+    # the bytes a block device or an RBD image holds (None: a file system, or not known):
+    # no cell reaches past them (harness.api.contracts.reaches_past)
+    holds: int | None = None
     # every client host the attachment serves (a view of one of them, ``on``, keeps them)
     peers: tuple[Host, ...] = ()
     # the cell being run (set by the runner for its length)

@@ -1,12 +1,13 @@
 """What is checked before a run and before each cell: every tool on every client host, room
-for what a cell writes, and a target that is still mounted as what it was and answers."""
+for what a cell writes (or addresses, on a device), and a target that is still mounted as
+what it was and answers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from harness.api.contracts import Cluster, Workload
+from harness.api.contracts import Cluster, Workload, reaches_past
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.config import Plan
@@ -39,7 +40,13 @@ def room_for(workload: Workload, cell: dict[str, Any], target: Target, cluster: 
     """Refuse a cell that would write more than the target has free, with the figures; on
     a lab whose systems all keep their data on one disk of this host, more than that disk
     has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep. A cell run
-    on ``clients`` at once writes what one writes, that many times."""
+    on ``clients`` at once writes what one writes, that many times. On a block device or an
+    RBD image: a cell whose I/O would reach past its end (check refuses it from the plan)."""
+    if target.holds is not None:
+        past = reaches_past(workload, cell, target.holds, f"the {target.kind} target of {target.key}")
+        if past is not None:
+            raise DfsbenchError(f"{workload.name}'s {past[0]}: {past[1]}",
+                                hint=f"give {past[0]} at most {size(target.holds)}, or the device more")
     need = workload.writes(cell) * clients
     if not need or target.kind != "path" or target.path is None:
         return

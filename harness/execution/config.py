@@ -18,13 +18,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.api import registry
-from harness.api.contracts import Backend, Environment, Name, Workload
+from harness.api.contracts import Backend, Environment, Name, Workload, reaches_past
 from harness.api.faults import FaultSpec
 from harness.api.records import describe_cell
 from harness.api.model import MAX_BYTES, ConfigModel, link_rate, shown, twice
 from harness.errors import BadInput
 from harness.system import files
-from harness.units import parse_size, rate
+from harness.units import parse_size, rate, size
 
 SCALES = ("quick", "report")
 # what runs where the config names no backends: the 'report' suite (the default, and 'make
@@ -467,6 +467,7 @@ def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environme
         raise BadInput(f"workloads[{i}].options.{here}: '{spec.name}' would run its load on this machine, and "
                        f"environment '{config.environment.kind}' mounts its targets on other client hosts",
                        hint="leave it out (fio: 'all_clients: true' loads a target from every client node)")
+    _fits_backends(i, workload, backends, swept)
     workload.clients = given or environment.default_clients
     workload.clients_given = given is not None
     if spec.fault is not None:
@@ -477,7 +478,41 @@ def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environme
         if not environment.can_fault:
             raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
                            "do faults to its nodes", hint="run it with --env docker")
+        for cell in workload.cells():
+            lasts = workload.lasts(cell)
+            late = workload.fault.too_late(lasts)
+            if late and lasts is not None:
+                raise BadInput(f"workloads[{i}].fault.after_s: {late}", hint=f"give after_s less than "
+                               f"{lasts[1]:g} s, or the workload a larger {lasts[0]}")
     return workload
+
+
+def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: dict[str, Any] | None) -> None:
+    """Refuse, naming the workload's option and the backend, what the run would refuse (or
+    measure other than it says) on a backend's target: an option that keeps the workload off
+    its kind (fio's all_clients on an image), I/O that reaches past the end of a device or an
+    image whose size the plan fixes — by the rules the run asks too (Workload.refuses in the
+    workload's run, reaches_past before each cell)."""
+    def key(option: str) -> str:
+        return f"sweep.{option}" if swept and option in swept else f"workloads[{i}].options.{option}"
+
+    for j, b in enumerate(backends):
+        if b.kind not in workload.accepts:
+            continue
+        refused = workload.refuses(b.kind)
+        if refused is not None:
+            raise BadInput(f"{key(refused[0])}: backends[{j}] ({b.name}/{b.variant}) hands out '{b.kind}' targets: "
+                           f"{refused[1]}", hint=f"leave {refused[0]} out, or run it in a config of file system "
+                                                 "backends (or with --backends)")
+        held = b.holds()
+        if held is None:
+            continue
+        for cell in workload.cells():
+            past = reaches_past(workload, cell, held[1], f"the {b.kind} target of backends[{j}] "
+                                                             f"({b.name}/{b.variant}, options.{held[0]})")
+            if past is not None:
+                raise BadInput(f"{key(past[0])}: {past[1]}",
+                               hint=f"give {past[0]} at most {size(held[1])}, or a larger {held[0]}")
 
 
 def _points(config: Config, environment: Environment, specs: list[WorkloadSpec], workloads: list[Workload],

@@ -281,3 +281,96 @@ def test_local_servers_pass_where_this_machine_is_the_client(tmp_path):
     assert build_plan({**LARGEFILE, "workloads": [{"name": "fio", "options": {**FIO, "local_servers": 2}}]})
     site = {"environment": {"kind": "existing", "options": {"lab_dir": str(tmp_path / "lab")}}}
     assert build_plan({**LARGEFILE, **site, "workloads": [{"name": "fio", "options": {**FIO, "local_servers": 2}}]})
+
+
+# what check accepted and the run measured other than it said, or refused, only in the cell
+# (issue 31, section 6): one rule each, asked by check of the plan and by the run of the cell
+
+RBD = {"environment": "local", "backends": [{"name": "rbd", "options": {"image_size": "1GiB"}}]}
+LOOP = {"environment": "local", "backends": ["localdir", {"name": "blockdev", "options": {
+    "loop_size": "64MiB", "allow_destructive": True}}]}
+
+
+def fio(**options):
+    return [{"name": "fio", "options": {**FIO, **options}}]
+
+
+@pytest.mark.parametrize("config, says", [
+    ({**RBD, "workloads": fio(size="4GiB")}, r"workloads\[0\].options.size: 4 GiB is more than the rbd target of "
+     r"backends\[0\] \(rbd/default, options.image_size\) holds \(1 GiB\): fio would keep its I/O within its 1 GiB"),
+    ({**LOOP, "workloads": fio(size="256MiB")}, r"workloads\[0\].options.size: 256 MiB is more than the block "
+     r"target of backends\[1\] \(blockdev/default, options.loop_size\) holds \(64 MiB\)"),
+    ({**RBD, "workloads": fio(), "sweep": {"size": ["64MiB", "2GiB"]}}, r"sweep.size: 2 GiB is more than the rbd"),
+])
+def test_fio_size_past_the_end_of_an_image_or_a_loop_device_is_refused_at_check(config, says):
+    with pytest.raises(BadInput, match=says) as err:
+        build_plan(config)
+    assert "give size at most" in err.value.hint
+
+
+def test_fio_size_within_the_device_passes():
+    # (one job's size, whatever numjobs: every job of a profile works on the device from its start)
+    assert build_plan({**RBD, "workloads": fio(size="1GiB", numjobs=4)})
+    assert build_plan({**LOOP, "workloads": fio(size="64MiB")})
+    # a file system on the image: its free space is checked before each cell, as any mount's
+    on_image = {"name": "rbd", "options": {"image_size": "1GiB", "access": "filesystem"}}
+    assert build_plan({**RBD, "backends": [on_image], "workloads": fio(size="64MiB")})
+
+
+def test_the_run_refuses_a_cell_past_the_end_of_its_device_by_the_same_rule(tmp_path):
+    from harness.api.target import BlockAccess, Target
+    from harness.errors import DfsbenchError
+    from harness.execution.checks import room_for
+    from workloads.fio import Fio, FioOptions
+
+    workload = Fio(FioOptions(size="4GiB", runtime_s=5))
+    image = Target("rbd", None, "rbd", "default", holds=1 << 30)
+    with pytest.raises(DfsbenchError, match="fio's size: 4 GiB is more than the rbd target of rbd/default holds "
+                                            r"\(1 GiB\)"):
+        room_for(workload, workload.cells()[0], image)
+    room_for(Fio(FioOptions(size="1GiB", runtime_s=5)), workload.cells()[0], image)
+    device = Target("block", None, "blockdev", "default", access=BlockAccess("/dev/loop9"), holds=64 << 20)
+    with pytest.raises(DfsbenchError, match="the block target of blockdev/default holds"):
+        room_for(workload, workload.cells()[0], device)
+
+
+FAULT = {"action": "kill", "after_s": 30}
+
+
+@pytest.mark.parametrize("workload, says", [
+    ({"name": "fio", "options": FIO, "fault": FAULT}, r"workloads\[0\].fault.after_s: 30 s into the cell's timed "
+     r"phase is past its end \(it lasts 5 s, as runtime_s makes it\): the fault would never be done"),
+    ({"name": "fio", "options": FIO, "fault": {**FAULT, "after_s": 5}}, r"after_s: 5 s .*it lasts 5 s"),
+    ({"name": "rados-bench", "options": {"seconds": 5, "modes": ["write", "seq", "rand"]}, "fault": FAULT},
+     r"after_s: 30 s .*it lasts 15 s, as seconds makes it"),
+])
+def test_a_fault_after_the_cells_timed_phase_is_refused_at_check(workload, says):
+    with pytest.raises(BadInput, match=says):
+        build_plan({"environment": "docker", "backends": ["cephfs", "rados"], "workloads": [workload]})
+
+
+def test_a_fault_within_the_timed_phase_or_of_a_cell_of_no_declared_length_passes():
+    def plan(workload):
+        return build_plan({"environment": "docker", "backends": ["cephfs", "rados"], "workloads": [workload]})
+
+    assert plan({"name": "fio", "options": FIO, "fault": {**FAULT, "after_s": 4.5}})
+    assert plan({"name": "rados-bench", "options": {"seconds": 5}, "fault": {**FAULT, "after_s": 14}})
+    # a copy takes what it takes: the run stores a 'no-fault' record where its time never came
+    assert plan({"name": "largefile", "options": {"sizes": ["64MiB"]}, "fault": {**FAULT, "after_s": 3600}})
+
+
+def test_a_fault_after_a_swept_runtime_is_refused():
+    with pytest.raises(BadInput, match=r"fault.after_s: 4 s .*it lasts 3 s, as runtime_s"):
+        build_plan({"environment": "docker", "backends": ["cephfs"], "sweep": {"runtime_s": [10, 3]},
+                    "workloads": [{"name": "fio", "options": FIO, "fault": {**FAULT, "after_s": 4}}]})
+
+
+def test_all_clients_on_an_image_or_a_device_is_refused_at_check():
+    """(Where the environment measures from one client host it was refused already.)"""
+    with pytest.raises(BadInput, match=r"workloads\[0\].options.all_clients: backends\[1\] \(rbd/default\) hands "
+                                       r"out 'rbd' targets: fio would run on every client node at once"):
+        build_plan({"environment": "docker", "backends": ["cephfs", "rbd"], "workloads": fio(all_clients=True)})
+    with pytest.raises(BadInput, match=r"workloads\[0\]: 'all_clients' on environment 'local', which measures "
+                                       "from one client host"):
+        build_plan({**RBD, "workloads": fio(all_clients=True)})
+    assert build_plan({"environment": "docker", "backends": ["cephfs", "glusterfs"], "workloads": fio(all_clients=True)})

@@ -107,7 +107,8 @@ def test_a_run_with_status_intervals_gives_the_final_figures_and_its_progress():
 def test_all_clients_on_one_block_device_is_refused(tmp_path):
     fio = Fio(FioOptions(size="4MiB", runtime_s=1, profiles=PROFILE, all_clients=True))
     two = Target("block", None, "rbd", "default", access=BlockAccess(Path("/dev/null")))
-    with pytest.raises(DfsbenchError, match="all_clients runs fio on files in a mount; rbd/default is a block"):
+    with pytest.raises(DfsbenchError, match="all_clients on rbd/default: fio would run on every client node at "
+                                            "once, .* a 'block' target is one image"):
         list(fio.run(two, fio.cells()[0], tmp_path, tmp_path))
 
 
