@@ -18,7 +18,20 @@ from harness.errors import BadInput, DfsbenchError
 # nothing a client measures is beyond these (1 PiB/s, a billion operations or files a
 # second, a year, an exbibyte): a value above one is a parse gone wrong
 CEILING = {"B/s": 2.0**50, "op/s": 1e9, "files/s": 1e9, "s": 3.2e7, "B": 2.0**60,
-           "s/GiB": 3.2e7}  # (a CPU-year per GiB moved)
+           "s/GiB": 3.2e7,  # (a CPU-year per GiB moved)
+           "%": 1e5}  # (a node's CPU in % of one core: a thousand cores busy)
+# seconds since the epoch on any clock a record was made by: none before 1970, none past 2286
+LATEST = 1e10
+# the numbers of a record's params that outputs compute with (harness.results.store checks
+# their kinds), and the most each can be: an amount of bytes (an exbibyte), of files or
+# operations (a billion a second for a year), a count of clients or threads (a million), a
+# time on the records' clock, a ceiling of any unit's
+PARAM_CEILING = {**dict.fromkeys(("bytes", "moved", "file_size", "record_size", "block_size"), CEILING["B"]),
+                 **dict.fromkeys(("ops", "files"), CEILING["op/s"] * CEILING["s"]),
+                 **dict.fromkeys(("clients", "threads"), 1e6),
+                 **dict.fromkeys(("started", "ended"), LATEST),
+                 "ceiling": max(CEILING.values())}
+COUNTS = frozenset({"clients", "threads"})  # whole numbers
 
 F = TypeVar("F", bound=Callable[..., Any])
 # what a parser raises when the text is not what it expects
@@ -39,6 +52,25 @@ def plausible(value: float | None, unit: str) -> str:
     ceiling = CEILING.get(unit)
     if ceiling is not None and value > ceiling:
         return f"beyond any storage (over {ceiling:g} {unit})"
+    return ""
+
+
+def plausible_param(key: str, value: Any) -> str:
+    """'' for a number a record's param ``key`` can hold (see :data:`PARAM_CEILING`; a param
+    not named there: any finite number), else why not."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    ceiling = PARAM_CEILING.get(key)
+    if ceiling is None:
+        return ""
+    if value < 0:
+        return "negative"
+    if value > ceiling:
+        return f"beyond any record's (over {ceiling:g})"
+    if key in COUNTS and value != int(value):
+        return "not a whole number"
     return ""
 
 

@@ -17,13 +17,20 @@ record's unit, holding from ``t`` until the next point's ``t`` (the last one's: 
 from __future__ import annotations
 
 import math
+import operator
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.api.parsing import CEILING, LATEST
+
 Points = tuple[tuple[float, float], ...]
 SOURCES = ("progress", "tool", "interval", "samples")
+# how far a kept series may reach past its record's interval (besides a per-second series'
+# first point, at the start of the whole second that holds the record's start): the store
+# rounds each point's time to the millisecond
+SLACK_S = 1e-3
 # within this share below the level before the fault (or above it), the rate is back to its level
 BACK_WITHIN = 0.10
 
@@ -59,9 +66,13 @@ def per_second(progress: Iterable[tuple[float, float]]) -> Series | None:
     notes, so a gap between notes that spans several seconds is shared among them by the
     time each holds of it — per second of the clock. The first and the last second count
     what moved within them, over the whole second, so several clients' seconds add up to
-    their aggregate. None where the progress has fewer than two notes or spans no time."""
-    notes = sorted((float(t), float(a)) for t, a in progress)
-    if len(notes) < 2 or notes[-1][0] <= notes[0][0]:
+    their aggregate. None where the progress has fewer than two notes or spans no time.
+
+    The notes are taken as the client took them: one at a time not after the note before it
+    (the clock stepped backwards), or saying less moved than it, is left out (what it
+    counted is in the next note kept), as is one that is not a finite number."""
+    notes = _in_order(progress)
+    if len(notes) < 2:
         return None
     first, last = math.floor(notes[0][0]), notes[-1][0]
     points = []
@@ -70,6 +81,16 @@ def per_second(progress: Iterable[tuple[float, float]]) -> Series | None:
         points.append((float(second), _amount_at(notes, second + 1) - _amount_at(notes, second)))
         second += 1
     return Series(tuple(points), last, "progress", notes[0][0])
+
+
+def _in_order(progress: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The notes of a progress that move forward in time and amount (see :func:`per_second`)."""
+    notes: list[tuple[float, float]] = []
+    for t, a in progress:
+        t, a = float(t), float(a)
+        if math.isfinite(t) and math.isfinite(a) and (not notes or (t > notes[-1][0] and a >= notes[-1][1])):
+            notes.append((t, a))
+    return notes
 
 
 def _amount_at(notes: list[tuple[float, float]], t: float) -> float:
@@ -86,7 +107,11 @@ def _amount_at(notes: list[tuple[float, float]], t: float) -> float:
 def summed(series: Iterable[Series]) -> Series | None:
     """Per-second series of several clients added second by second (the aggregate's rate in
     each second: what they all moved in it); a second a client's series does not cover
-    counts zero for it. None for no series, or series that are not per second."""
+    counts zero for it. None for no series, or series that are not per second.
+
+    Seconds that no client's series covers (a gap between one client's end and another's
+    start, however long) are two points of zero, at the gap's first and last second: what
+    this holds grows with the clients' points, never with the time between them."""
     found = [s for s in series if s.source == "progress"]
     if not found:
         return None
@@ -95,8 +120,78 @@ def summed(series: Iterable[Series]) -> Series | None:
         for t, v in s.points:
             total[t] = total.get(t, 0.0) + v
     end = max(s.end for s in found)
-    full = {float(t): total.get(float(t), 0.0) for t in range(int(min(total)), math.ceil(end))}
-    return Series(tuple(sorted(full.items())), end, "progress", min(s.start for s in found))
+    times = sorted(total)
+    points = []
+    for t, after in zip(times, [*times[1:], math.ceil(end)]):
+        points.append((t, total[t]))
+        if after > t + 1:  # (seconds no client covered)
+            points += [(t + 1, 0.0)] + ([(float(after - 1), 0.0)] if after - 1 > t + 1 else [])
+    return Series(tuple(points), end, "progress", min(s.start for s in found))
+
+
+def flaw(s: Series, unit: str, started: Any = None, ended: Any = None) -> str:
+    """'' for a series dfsbench keeps with a record of ``unit`` that ran from ``started`` to
+    ``ended`` (its params; either not a number: no interval to hold it to), else what is
+    wrong with it: its times and values are finite numbers, its points in time order, its
+    begin not after its end nor any point after it, each value plausible in the record's
+    unit (harness.api.parsing: as the record's own value), and its times on the records'
+    clock within the record's interval — from the start of the whole second that holds
+    ``started`` (a per-second series' first point) to ``ended``, within :data:`SLACK_S`."""
+    if not s.points:
+        return "it has no points"
+    times = [t for t, _ in s.points]
+    values = [v for _, v in s.points]
+    edges = [s.end, *(() if s.begin is None else (s.begin,))]
+    if not all(map(math.isfinite, [*times, *values, *edges])):
+        return "a time or a value is not a finite number"
+    if any(map(operator.gt, times, times[1:])):
+        at = next(i for i, (a, b) in enumerate(zip(times, times[1:])) if a > b)
+        return f"its points are not in time order (t = {times[at + 1]:.3f} after {times[at]:.3f})"
+    if s.start > s.end + SLACK_S or times[-1] > s.end + SLACK_S:
+        return f"it ends ({s.end:.3f}) before it begins or before its last point"
+    if times[0] < 0 or s.end > LATEST:
+        return f"its times ({times[0]:g} to {s.end:g}) are not seconds since the epoch on any clock"
+    lowest, highest, ceiling = min(values), max(values), CEILING.get(unit)
+    if lowest < 0:
+        return f"a value is negative ({lowest:g} {unit})"
+    if ceiling is not None and highest > ceiling:
+        return f"a value is beyond any storage ({highest:g} {unit}, over {ceiling:g})"
+    if _time(started) and _time(ended):
+        if times[0] < started - 1 - SLACK_S or s.start < started - SLACK_S or s.end > ended + SLACK_S:
+            return (f"it covers {s.start:.3f} to {s.end:.3f}, outside its record's interval "
+                    f"({started:.3f} to {ended:.3f})")
+    return ""
+
+
+def kept(s: Series | None, unit: str, started: Any = None, ended: Any = None) -> Series | None:
+    """What of a series a record keeps (what :func:`flaw` finds nothing wrong with): its
+    points in time order, each finite and plausible — one at a time not after the point kept
+    before it (the clock stepped backwards) is left out, and so is one that is not finite or
+    not plausible in ``unit`` — and within the record's interval (see :func:`flaw`), its end
+    at the record's end at the latest. None where no point is left."""
+    if s is None:
+        return None
+    ceiling = CEILING.get(unit, math.inf)
+    if _time(started) and _time(ended) and 0 <= started <= ended <= LATEST:
+        first, low, high = started, max(started - 1 - SLACK_S / 2, 0.0), ended
+    else:
+        first, low, high = 0.0, 0.0, LATEST
+    end = min(s.end, high) if math.isfinite(s.end) else high
+    if end < first:  # (it ends before the record began)
+        return None
+    points: list[tuple[float, float]] = []
+    for t, v in s.points:
+        if math.isfinite(t) and math.isfinite(v) and 0 <= v <= ceiling and low <= t <= end \
+                and (not points or t > points[-1][0]):
+            points.append((t, v))
+    if not points:
+        return None
+    begin = s.start if math.isfinite(s.start) else points[0][0]
+    return Series(tuple(points), end, s.source, min(max(begin, first, points[0][0]), end))
+
+
+def _time(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def percentile_of_bins(bins: dict[float, float], p: float) -> float | None:

@@ -332,7 +332,7 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
         if not isinstance(params.get("started"), (int, float)):  # (a workload that does not say when:
             params.update(started=round(began, 6), ended=round(time.time(), 6))  # within the cell, then)
         seq = store.add(replace(m, params=params, run_id=run.id, repeat=rep), key)
-        over_time = timelines.series_of(m)
+        over_time = timelines.series_of(replace(m, params=params))  # (held to the interval stored)
         if over_time is not None:  # (its rate every second, or the tool's own figures over time)
             store.add_series(seq, run.id, over_time)
         unfinished.extend(f for f in m.flags if f in UNFINISHED)

@@ -12,20 +12,27 @@ from __future__ import annotations
 from typing import Any
 
 from harness.api.records import AMOUNT, OVER_CLIENTS, Measurement
-from harness.api.series import Series, fault_figures, moving, per_second, summed
+from harness.api.series import SLACK_S, Series, fault_figures, kept, moving, per_second, summed
 
 RATE_ORDER = ("B/s", "files/s", "op/s")  # which rate a fault's figures follow, where a cell has several
 
 
 def series_of(m: Measurement) -> Series | None:
     """The series kept with a record: the tool's own, else its progress binned per second
-    (a client's rate only: never an aggregate's, whose progress is one client's)."""
+    (a client's rate only: never an aggregate's, whose progress is one client's) — only what
+    the store reads back of it (:func:`harness.api.series.kept`: in time order, within the
+    interval its params give, ``started`` to ``ended``; a progress note outside that is not
+    binned, so a clock that stepped to 1970 and back makes no second in between)."""
+    started, ended = m.params.get("started"), m.params.get("ended")
     if m.series is not None:
-        return m.series
+        return kept(m.series, m.unit, started, ended)
     if m.unit not in AMOUNT or m.params.get("host") in OVER_CLIENTS or m.metric.endswith("_stonewalled") \
             or m.value is None:
         return None
-    return per_second(m.progress)
+    progress = m.progress
+    if isinstance(started, (int, float)) and isinstance(ended, (int, float)):
+        progress = tuple((t, a) for t, a in progress if started - SLACK_S / 2 <= t <= ended + SLACK_S / 2)
+    return kept(per_second(progress), m.unit, started, ended)
 
 
 def rate_key(m: Measurement) -> tuple[str, str, str]:

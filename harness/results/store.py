@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.api.parsing import CEILING, plausible
+from harness.api.parsing import CEILING, plausible, plausible_param
 from harness.api.records import Measurement
-from harness.api.series import SOURCES, Series
+from harness.api.series import SOURCES, Series, flaw
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.system.files import printable
 from harness.system.names import RULE, is_name, named_path
@@ -175,6 +175,28 @@ def wrong_kind(found: dict[str, Any], kinds: dict[str, Any], finite: bool = Fals
                 or (finite and isinstance(value, float) and not math.isfinite(value)):
             return f"'{printable(key, 60)}' is {printable(repr(value), 60)}, not {_KIND_NAMES[kind]}"
     return None
+
+
+class _NotFinite(ValueError):
+    """A number in a stored JSON text that is not finite: ``NaN``, ``Infinity``, or one
+    beyond a double (``1e400``)."""
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotFinite(text)
+    return number
+
+
+def _no_constant(text: str) -> float:
+    raise _NotFinite(text)
+
+
+# a record's params as dfsbench writes them: JSON whose every number is finite (what
+# json.dumps would write of a NaN or an infinity, or an overflowing number, is not read)
+_PARAMS_JSON = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+_PLAIN_JSON = json.JSONDecoder()
 
 
 def locked(exc: BaseException) -> bool:
@@ -575,17 +597,31 @@ class Store:
             records.append((seq, m))
         if not series:
             return [m for _, m in records]
-        stored = self.series(run_id)
-        return [replace(m, series=stored[seq]) if seq in stored else m for seq, m in records]
+        return self._with_series(run_id, records)
 
     def measurements_of(self, run_id: str, cell: str) -> list[Measurement]:
         """The records of one cell of a run (see :meth:`add`), with their series."""
         rows = self.db.execute(
             "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
             " repeat, flags FROM measurements WHERE run_id=? AND cell=? ORDER BY seq", (run_id, cell))
-        records = [(row[0], self._measurement(row)) for row in rows]
-        found = self.series(run_id)
-        return [replace(m, series=found[seq]) if seq in found else m for seq, m in records]
+        return self._with_series(run_id, [(row[0], self._measurement(row)) for row in rows])
+
+    def _with_series(self, run_id: str, records: list[tuple[int, Measurement]]) -> list[Measurement]:
+        """The records (by their ``seq``), each with its series, which is checked as its
+        record is (:func:`harness.api.series.flaw`: finite, plausible in the record's unit, in
+        time order, within the record's interval); a series that is not is an error naming
+        its row."""
+        stored = self.series(run_id)
+        out = []
+        for seq, m in records:
+            found = stored.get(seq)
+            if found is not None:
+                why = flaw(found, m.unit, m.params.get("started"), m.params.get("ended"))
+                if why:
+                    raise self._damaged(f"series row {seq}", why)
+                m = replace(m, series=found)
+            out.append(m)
+        return out
 
     def _measurement(self, row: tuple[Any, ...]) -> Measurement:
         """One stored row as a record (see :meth:`_fields`, :meth:`_params` and :meth:`_of`)."""
@@ -607,10 +643,15 @@ class Store:
         """A row's params, parsed and checked; kept in ``parsed`` by their text, where the
         metrics of one tool run find theirs (one dict, which no reader changes)."""
         where = f"measurements row {seq}"
-        params = self._json(text, dict, where, "params")
+        params = self._json(text, dict, where, "params", _PARAMS_JSON)
         wrong = wrong_kind(params, _PARAM_KINDS)
         if wrong:
             raise self._damaged(where, f"its param {wrong}")
+        for key in _PARAM_KINDS:
+            found = params.get(key)
+            why = plausible_param(key, found)  # (the bounds of harness.api.parsing, as a value's)
+            if why:
+                raise self._damaged(where, f"its param '{key}' is {printable(repr(found), 60)}: {why}")
         if parsed is not None:
             parsed[text] = params
         return params
@@ -637,10 +678,13 @@ class Store:
         return BadInput(f"{printable(self.root / DB_NAME)}: {where} is damaged: {printable(what)}",
                         hint="no dfsbench wrote that row; restore the store from a copy, or remove the row")
 
-    def _json(self, text: Any, kind: type, where: str, column: str) -> Any:
+    def _json(self, text: Any, kind: type, where: str, column: str,
+              decoder: json.JSONDecoder | None = None) -> Any:
         """A JSON column of a stored row, which must hold a ``kind`` (object or array)."""
         try:
-            value = json.loads(text) if isinstance(text, str) else None
+            value = (decoder or _PLAIN_JSON).decode(text) if isinstance(text, str) else None
+        except _NotFinite as exc:
+            raise self._damaged(where, f"its {column} hold a number that is not finite ({exc})") from None
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, kind):

@@ -5,15 +5,18 @@ series (schema 4, and 5 packed, migrated), their export, and the three figures o
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import struct
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.api.records import Measurement
-from harness.api.series import Series, fault_figures, moving, per_second, percentile_of_bins, summed
+from harness.api.series import Series, fault_figures, flaw, moving, per_second, percentile_of_bins, summed
 from harness.execution.timelines import fault_params, series_of
 from harness.results.store import SCHEMA_VERSION, Store
 
@@ -428,3 +431,110 @@ def test_series_are_read_only_by_what_draws_or_exports_them(tmp_path, capsys):
     assert main(["compare", "latest", "--format", "json", *results]) == 2
     assert "series row 1 is damaged" in capsys.readouterr().err
     assert main(["report", "latest", "-o", str(tmp_path / "r.html"), *results]) == 2
+
+
+# ---------------------------------------------------------------- kept and summed within bounds
+
+def _dense(series: list[Series]) -> list[tuple[float, float]]:
+    """The clients' sum in every second from the first to the last (summed's rule as it was)."""
+    total: dict[float, float] = {}
+    for s in series:
+        for t, v in s.points:
+            total[t] = total.get(t, 0.0) + v
+    end = max(s.end for s in series)
+    return [(float(t), total.get(float(t), 0.0)) for t in range(int(min(total)), math.ceil(end))]
+
+
+def test_summing_clients_far_apart_holds_their_points_not_the_seconds_between():
+    # one client's rate at the epoch's first seconds, the other's a million seconds later: the
+    # gap is two points of nothing, not a million
+    early = _series(0.0, [100.0] * 3)
+    late = _series(1e6, [50.0] * 3)
+    total = summed([early, late])
+    assert total is not None
+    assert total.points == ((0.0, 100.0), (1.0, 100.0), (2.0, 100.0), (3.0, 0.0), (999999.0, 0.0),
+                            (1e6, 50.0), (1e6 + 1, 50.0), (1e6 + 2, 50.0))
+    assert (total.start, total.end) == (0.0, 1e6 + 3)
+    # the same rate in every second as adding them second by second, at the gap's edges and inside
+    dense = dict(_dense([early, late]))
+    spans = total.spans()
+    for t in (0.0, 2.0, 3.0, 4.0, 500000.0, 999999.0, 1e6, 1e6 + 2):
+        assert next(v for a, e, v in spans if a <= t < e) == dense[t]
+
+
+def test_summing_clients_that_overlap_is_second_by_second_as_before():
+    a, b = _series(100.0, [10, 20, 30, 40]), _series(102.0, [5, 5, 5, 5, 5])
+    c = _series(109.0, [7.0])  # after a gap of two seconds
+    total = summed([a, b, c])
+    assert total is not None and list(total.points) == _dense([a, b, c])
+
+
+def test_a_clock_step_backwards_leaves_no_second_negative():
+    # notes every half second; the clock steps back 2 s after the fourth: the notes taken before
+    # it passes the last kept note's time again are left out, and their bytes counted by the next
+    taken = [(10.0, 0.0), (10.5, 50.0), (11.0, 100.0), (11.5, 150.0), (9.5, 200.0), (10.0, 250.0),
+             (11.0, 300.0), (12.0, 400.0), (12.5, 450.0)]
+    s = per_second(taken)
+    assert s is not None
+    assert all(v >= 0 for _, v in s.points)
+    assert sum(v for _, v in s.points) == 450.0
+    assert s.points == ((10.0, 100.0), (11.0, 300.0), (12.0, 50.0))
+
+
+def test_a_series_is_kept_within_its_records_interval():
+    # a client whose clock was three hours behind for its first note (and 0 bytes), then set
+    # right: binned over its timed phase only, not over the hours between (as it was: a point
+    # per second of them, and from a note at 1970 one per second since then)
+    started = 1.8e9
+    m = Measurement("largefile", "write", "throughput", 100.0, "B/s",
+                    {"host": "c1", "started": started, "ended": started + 3}, "cephfs",
+                    progress=((started - 3 * 3600, 0.0), (started, 0.0), (started + 1.5, 150.0), (started + 3, 300.0)))
+    s = series_of(m)
+    assert s is not None and s.points == ((started, 100.0), (started + 1, 100.0), (started + 2, 100.0))
+    assert flaw(s, "B/s", started, started + 3) == ""
+
+
+def test_a_tools_series_keeps_only_what_the_store_reads_back():
+    # fio's figures of each interval on the records' clock, where the clock stepped back (a
+    # point before the one kept before it), a figure that is not one (NaN, negative), a point
+    # before the record's start and an end past its end
+    started, ended = 1.8e9, 1.8e9 + 5
+    given = Series(((started - 30, 0.001), (started, 0.002), (started + 1, float("nan")), (started + 2, 0.003),
+                    (started + 1.5, 0.004), (started + 3, -1.0), (started + 4, 0.005)), ended + 60, "interval")
+    m = Measurement("fio", "randread", "clat_p99", 0.003, "s", {"started": started, "ended": ended}, "cephfs",
+                    series=given)
+    s = series_of(m)
+    assert s is not None
+    assert s.points == ((started, 0.002), (started + 2, 0.003), (started + 4, 0.005)) and s.end == ended
+    assert flaw(given, "s", started, ended) != "" and flaw(s, "s", started, ended) == ""
+
+
+# times of a client's notes or a tool's points: around the record's interval (1.8e9 to 1.8e9 + 10),
+# hours away, and not finite
+TIMES = st.one_of(st.floats(1.8e9 - 5, 1.8e9 + 15), st.floats(1.8e9 - 2e4, 1.8e9 + 2e4),
+                  st.sampled_from([math.nan, math.inf, -math.inf]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(notes=st.lists(st.tuples(TIMES, st.one_of(st.floats(), st.floats(0, 1e12))), max_size=12),
+       points=st.lists(st.tuples(st.one_of(st.floats(), TIMES), st.floats()), max_size=8),
+       end=st.one_of(st.floats(), TIMES))
+def test_what_the_runner_keeps_of_a_series_the_store_reads_back(tmp_path_factory, notes, points, end):
+    """Whatever a client's progress or a tool's series says (clock steps, NaN, values below
+    zero or past any storage, times outside the record's), what the runner stores of it is
+    read back without the store calling it damaged. (A progress note hours away is as good
+    as one at 1970 here: before, each second between was binned, which took no time to fail.)"""
+    started, ended = 1.8e9, 1.8e9 + 10
+    root = tmp_path_factory.mktemp("kept")
+    store = Store(root)
+    store.begin_run("r", {}, "h", {}, "test")
+    params = {"host": "c1", "started": started, "ended": ended}
+    for m in (Measurement("largefile", "write", "throughput", 1.0, "B/s", params, "cephfs", "default", "r",
+                          progress=tuple(notes)),
+              Measurement("fio", "w", "clat_p99", 0.1, "s", params, "cephfs", "default", "r",
+                          series=Series(tuple(points), end, "interval") if points else None)):
+        s = series_of(m)
+        if s is not None:
+            store.add_series(store.add(m, "c"), "r", s)
+    store.measurements("r")  # (raises on a series it would refuse)
+    store.close()

@@ -3,7 +3,9 @@ never write it, and what is wrong is exit 2 naming the row, the table or the loc
 
 import hashlib
 import json
+import math
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
@@ -102,6 +104,16 @@ def test_compare_on_a_missing_results_directory_does_not_make_it(tmp_path):
     ("UPDATE measurements SET workload=x'01' WHERE seq=2", "measurements row 2"),
     ("UPDATE measurements SET params='{\"host\": {\"a\": 1}}' WHERE seq=2", "measurements row 2"),
     ("UPDATE measurements SET params='{\"ceiling\": \"x\"}' WHERE seq=2", "param 'ceiling'"),
+    # a number of the params that no record can have: not finite, or beyond the parsers' bounds
+    ("UPDATE measurements SET params='{\"bytes\": NaN}' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"moved\": Infinity}' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"bs\": 1e999}' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"argv\": [\"fio\", -Infinity]}' WHERE seq=2", "measurements row 2"),
+    ("UPDATE measurements SET params='{\"clients\": 1e308}' WHERE seq=2", "param 'clients'"),
+    ("UPDATE measurements SET params='{\"clients\": 2.5}' WHERE seq=2", "param 'clients'"),
+    ("UPDATE measurements SET params='{\"bytes\": -600}' WHERE seq=2", "param 'bytes'"),
+    ("UPDATE measurements SET params='{\"files\": 1e30}' WHERE seq=2", "param 'files'"),
+    ("UPDATE measurements SET params='{\"started\": 1e300}' WHERE seq=2", "param 'started'"),
     ("UPDATE runs SET config='[1, 2'", "runs row"),
     ("UPDATE runs SET host='null'", "runs row"),
     ("UPDATE targets SET description='{'", "targets row cephfs/default"),
@@ -196,3 +208,84 @@ def test_an_older_store_missing_a_table_of_its_version_is_named_too(stored, tmp_
         assert got.returncode == 2, got.stderr
         assert f"has no table {table}" in got.stderr and "Traceback" not in got.stderr
     assert files_of(results) == before
+
+
+START = 1.8e9  # (2027: a record's clock)
+
+
+def _packed(points: list[tuple[float, float]]) -> str:
+    """Points as an SQL blob literal, packed as the store packs them."""
+    return "x'" + struct.pack(f"<{2 * len(points)}d", *(x for p in points for x in p)).hex() + "'"
+
+
+@pytest.fixture
+def with_series(tmp_path) -> tuple[Path, str]:
+    """A stored cell of two clients, each with its rate every second (rows 1 and 2)."""
+    from harness.api.records import Measurement
+    from harness.api.series import per_second
+    from harness.results.store import Store
+
+    results, run_id = tmp_path / "results", "20270115-080000-5e1e55"
+    store = Store(results)
+    store.begin_run(run_id, {}, "h", {}, "test")
+    store.add_target(run_id, "cephfs", "default", {"system": "cephfs"})
+    for host in ("c1", "c2"):
+        notes = [(START + i, 100.0 * i) for i in range(7)]
+        m = Measurement("largefile", "write", "throughput", 100.0, "B/s",
+                        {"file_size": 1 << 20, "host": host, "clients": 2, "started": START, "ended": START + 6,
+                         "bytes": 600}, "cephfs", "default", run_id)
+        series = per_second(notes)
+        assert series is not None
+        store.add_series(store.add(m, "c"), run_id, series)
+    store.finish_run(run_id, "complete")
+    store.close()
+    return results, run_id
+
+
+def _series_commands(results: Path, run_id: str, tmp_path: Path) -> list[subprocess.CompletedProcess[str]]:
+    return [dfsbench("compare", run_id, "--results", str(results), "--format", "json"),
+            dfsbench("compare", run_id, "--results", str(results), "--format", "csv", "--series"),
+            dfsbench("report", run_id, "--results", str(results), "-o", str(tmp_path / "r.html"))]
+
+
+GOOD = [(START + i, 100.0) for i in range(6)]
+
+
+@pytest.mark.parametrize("sql, said", [
+    pytest.param(f"UPDATE series SET points={_packed([(math.nan, 100.0)] + GOOD[1:])} WHERE measurement=1",
+                 "not a finite", id="t-nan"),
+    pytest.param("UPDATE series SET \"end\"=9e999 WHERE measurement=1", "not a finite", id="end-inf"),
+    pytest.param(f"UPDATE series SET points={_packed(GOOD[:2] + [(START + 2, math.inf)])} WHERE measurement=2",
+                 "not a finite", id="value-inf"),
+    pytest.param(f"UPDATE series SET points={_packed([(START, -5e6)] + GOOD[1:])} WHERE measurement=1",
+                 "negative", id="value-negative"),
+    pytest.param(f"UPDATE series SET points={_packed(GOOD[:1] + [(START + 1, 1e300)])} WHERE measurement=1",
+                 "beyond any storage", id="value-1e300"),
+    pytest.param(f"UPDATE series SET points={_packed(GOOD + [(1e300, 100.0)])}, \"end\"=1e300 WHERE measurement=1",
+                 "not seconds since the epoch", id="t-1e300"),
+    pytest.param(f"UPDATE series SET points={_packed(GOOD[3:] + GOOD[:3])} WHERE measurement=2",
+                 "not in time order", id="out-of-order"),
+    pytest.param(f"UPDATE series SET begin={START + 5}, \"end\"={START + 1} WHERE measurement=1", "ends",
+                 id="begin-after-end"),
+    # one client's series at 1970 and the other's now: summing them once took a point per second between
+    pytest.param(f"UPDATE series SET points={_packed([(0.0, 100.0)] + GOOD[1:])}, begin=0 WHERE measurement=1",
+                 "outside its record's interval", id="t-1970"),
+    pytest.param(f"UPDATE series SET \"end\"={START + 60} WHERE measurement=2", "outside its record's interval",
+                 id="end-after-record"),
+])
+def test_a_series_no_record_can_have_is_exit_2_naming_its_row(with_series, tmp_path, sql, said):
+    results, run_id = with_series
+    change(results, sql)
+    row = sql.rsplit("measurement=", 1)[1]
+    before = files_of(results)
+    for got in _series_commands(results, run_id, tmp_path):
+        assert got.returncode == 2, got.stderr
+        assert f"series row {row} is damaged" in got.stderr and said in got.stderr, got.stderr
+        assert "Traceback" not in got.stderr and got.stdout == ""
+    assert files_of(results) == before
+
+
+def test_series_as_dfsbench_keeps_them_are_read(with_series, tmp_path):
+    results, run_id = with_series
+    for got in _series_commands(results, run_id, tmp_path):
+        assert got.returncode == 0, got.stderr
