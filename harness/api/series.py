@@ -172,7 +172,9 @@ def kept(s: Series | None, unit: str, started: Any = None, ended: Any = None) ->
     if s is None:
         return None
     ceiling = CEILING.get(unit, math.inf)
-    if _time(started) and _time(ended) and 0 <= started <= ended <= LATEST:
+    if _time(started) and _time(ended):
+        if not 0 <= started <= ended <= LATEST:  # (the clock stepped back between them: no time is within)
+            return None
         first, low, high = started, max(started - 1 - SLACK_S / 2, 0.0), ended
     else:
         first, low, high = 0.0, 0.0, LATEST

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from harness.api.records import Measurement
@@ -518,13 +518,16 @@ TIMES = st.one_of(st.floats(1.8e9 - 5, 1.8e9 + 15), st.floats(1.8e9 - 2e4, 1.8e9
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(notes=st.lists(st.tuples(TIMES, st.one_of(st.floats(), st.floats(0, 1e12))), max_size=12),
        points=st.lists(st.tuples(st.one_of(st.floats(), TIMES), st.floats()), max_size=8),
-       end=st.one_of(st.floats(), TIMES))
-def test_what_the_runner_keeps_of_a_series_the_store_reads_back(tmp_path_factory, notes, points, end):
+       end=st.one_of(st.floats(), TIMES), span=st.sampled_from([10.0, 0.0, -5.0]))
+@example(notes=[], points=[(0.0, 0.0)], end=0.0, span=-5.0)  # (a reversed interval is no interval)
+def test_what_the_runner_keeps_of_a_series_the_store_reads_back(tmp_path_factory, notes, points, end, span):
     """Whatever a client's progress or a tool's series says (clock steps, NaN, values below
     zero or past any storage, times outside the record's), what the runner stores of it is
     read back without the store calling it damaged. (A progress note hours away is as good
-    as one at 1970 here: before, each second between was binned, which took no time to fail.)"""
-    started, ended = 1.8e9, 1.8e9 + 10
+    as one at 1970 here: before, each second between was binned, which took no time to fail.
+    A record that ended before it started — the clock stepped back between the runner's two
+    readings of it — keeps no series.)"""
+    started, ended = 1.8e9, 1.8e9 + span
     root = tmp_path_factory.mktemp("kept")
     store = Store(root)
     store.begin_run("r", {}, "h", {}, "test")
