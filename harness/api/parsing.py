@@ -74,6 +74,16 @@ def plausible_param(key: str, value: Any) -> str:
     return ""
 
 
+def implausible_param(key: str, value: Any) -> str:
+    """:func:`plausible_param`, and within a list or an object too: no number anywhere in a
+    record's params is NaN or an infinity (JSON has neither, and the store reads none back)."""
+    if isinstance(value, dict):
+        return next((why for v in value.values() if (why := implausible_param("", v))), "")
+    if isinstance(value, (list, tuple)):
+        return next((why for v in value if (why := implausible_param("", v))), "")
+    return plausible_param(key, value)
+
+
 def tool_parser(tool: str) -> Callable[[F], F]:
     """Guard a parser ``fn(text, …, source=…)``: its failures become BadInput naming
     ``source``; the records (or the single rate) it returns are checked for plausibility."""
@@ -104,6 +114,11 @@ def tool_parser(tool: str) -> Callable[[F], F]:
                 if why:
                     raise BadInput(f"{source}: {tool} {m.test} {m.metric} = {m.value!r} {m.unit} is {why}",
                                    hint="the output is corrupt, or not from the run it claims")
+                for key, value in m.params.items():  # (what the store would refuse to read back)
+                    why = implausible_param(key, value)
+                    if why:
+                        raise BadInput(f"{source}: {tool} {m.test}: its {key} = {value!r} is {why}",
+                                       hint="the output is corrupt, or not from the run it claims")
             if isinstance(result, (int, float)) and plausible(float(result), "B/s"):
                 raise BadInput(f"{source}: {tool} rate {result!r} is {plausible(float(result), 'B/s')}")
             return result

@@ -199,6 +199,17 @@ _PARAMS_JSON = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant
 _PLAIN_JSON = json.JSONDecoder()
 
 
+def _params_text(m: Measurement) -> str:
+    """A record's params as stored: JSON whose every number is finite (what the store reads
+    back: see ``_PARAMS_JSON``); a record that has another is refused, not written."""
+    try:
+        return json.dumps(redact_json(m.params), sort_keys=True, allow_nan=False)
+    except ValueError:
+        raise BadInput(f"measurement {printable(m.workload, 60)}/{printable(m.test, 60)}/"
+                       f"{printable(m.metric, 60)}: a param is not a finite number, which no store keeps",
+                       hint="the tool output is corrupt; nothing of it was stored") from None
+
+
 def locked(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
 
@@ -436,7 +447,7 @@ class Store:
             "INSERT INTO measurements (run_id, workload, test, metric, value, unit, params, backend,"
             " variant, repeat, flags, recorded, cell) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
-             json.dumps(redact_json(m.params), sort_keys=True), m.backend, m.variant, m.repeat,
+             _params_text(m), m.backend, m.variant, m.repeat,
              json.dumps(list(m.flags)), time.time(), cell)).lastrowid or 0)
 
     @_writes
@@ -506,7 +517,7 @@ class Store:
     @_writes
     def add_many(self, records: Iterable[Measurement]) -> int:
         rows = [(m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
-                 json.dumps(redact_json(m.params), sort_keys=True), m.backend, m.variant, m.repeat,
+                 _params_text(m), m.backend, m.variant, m.repeat,
                  json.dumps(list(m.flags)), time.time()) for m in records]
         with self.db:
             self.db.execute("BEGIN")

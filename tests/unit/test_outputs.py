@@ -129,23 +129,34 @@ def test_json_text_writes_null_for_what_is_not_finite_and_says_where():
     assert strict(json_text({"a": 1.5})) == {"a": 1.5}  # (nothing to say, no key)
 
 
-def test_parse_of_a_job_whose_bs_is_nan_prints_strict_json(tmp_path):
-    got = dfsbench("parse", "fio", str(fio_output(tmp_path, "randread", bs=float("nan"))))
-    assert got.returncode == 0, got.stderr
-    assert "NaN" in (tmp_path / "fio-0.json").read_text()  # (the tool output has it bare)
-    records = [strict(line) for line in got.stdout.splitlines()]
-    assert records and all(r["params"]["bs"] is None and r["non_finite"] == {"/params/bs": "NaN"}
-                           for r in records)
-
-
-def test_compare_json_of_an_imported_nan_param_is_strict(tmp_path):
+def test_a_tool_output_with_a_param_that_is_not_finite_is_refused_by_parse_and_import(tmp_path):
+    """A job whose bs is NaN (no fio writes one: the output is corrupt) is refused naming
+    the param, by parse and by import alike, as a value beyond any storage is: no bare NaN
+    is printed, and no store is given a row it would refuse to read back."""
+    output = fio_output(tmp_path, "randread", bs=float("nan"))
+    assert "NaN" in output.read_text()  # (the tool output has it bare)
     results = tmp_path / "r"
-    imported(results, fio_output(tmp_path, "randread", bs=float("nan")))
-    got = dfsbench("compare", "latest", "--results", str(results), "--format", "json")
-    assert got.returncode == 0, got.stderr
-    doc = strict(got.stdout)
-    assert doc["records"] and all(r["params"]["bs"] is None for r in doc["records"])
-    assert doc["non_finite"] == {f"/records/{i}/params/bs": "NaN" for i in range(len(doc["records"]))}
+    for got in (dfsbench("parse", "fio", str(output)),
+                dfsbench("import", "fio", str(output), "--backend", "cephfs", "--results", str(results))):
+        assert got.returncode == 2, got.stderr
+        assert "bs = nan is not a finite number" in got.stderr and not got.stdout.strip()
+    listed = dfsbench("compare", "latest", "--results", str(results), "--format", "json")
+    assert "NaN" not in listed.stdout and "Traceback" not in listed.stderr
+
+
+def test_the_store_never_writes_a_param_it_would_not_read_back(tmp_path):
+    from harness.api.records import Measurement
+    from harness.errors import BadInput
+    from harness.results.store import Store
+
+    store = Store(tmp_path)
+    run = "20261125-000000-abcdef"
+    store.begin_run(run, {}, "abc", {"hostname": "h"}, "test")
+    bad = Measurement("fio", "randread", "iops", 1.0, "op/s", params={"bs": float("inf")}, run_id=run)
+    with pytest.raises(BadInput, match="not a finite number"):
+        store.add(bad)
+    with pytest.raises(BadInput, match="not a finite number"):
+        store.add_many([bad])
 
 
 def test_the_json_document_of_a_series_with_a_nan_point_is_strict():
