@@ -16,6 +16,7 @@ record's unit, holding from ``t`` until the next point's ``t`` (the last one's: 
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 import statistics
@@ -95,13 +96,15 @@ def _in_order(progress: Iterable[tuple[float, float]]) -> list[tuple[float, floa
 
 def _amount_at(notes: list[tuple[float, float]], t: float) -> float:
     """The cumulative amount at ``t``: linear between notes; before the first note, its
-    amount; after the last, the last's."""
+    amount; after the last, the last's. (The note after ``t`` is found by bisection: an
+    hour of notes a second is an hour of seconds, each looked up in it.)"""
     if t <= notes[0][0]:
         return notes[0][1]
-    for (t0, a0), (t1, a1) in zip(notes, notes[1:]):
-        if t <= t1:
-            return a0 + (a1 - a0) * (t - t0) / (t1 - t0) if t1 > t0 else a1
-    return notes[-1][1]
+    i = bisect.bisect_left(notes, t, key=lambda note: note[0])  # (the first note at or after t)
+    if i == len(notes):
+        return notes[-1][1]
+    (t0, a0), (t1, a1) = notes[i - 1], notes[i]
+    return a0 + (a1 - a0) * (t - t0) / (t1 - t0) if t1 > t0 else a1
 
 
 def summed(series: Iterable[Series]) -> Series | None:

@@ -541,3 +541,26 @@ def test_what_the_runner_keeps_of_a_series_the_store_reads_back(tmp_path_factory
             store.add_series(store.add(m, "c"), "r", s)
     store.measurements("r")  # (raises on a series it would refuse)
     store.close()
+
+
+@given(st.lists(st.tuples(st.floats(0, 50, allow_nan=False), st.floats(0, 1e6, allow_nan=False)),
+                min_size=2, max_size=30))
+def test_the_amount_at_any_time_is_the_line_between_the_notes_around_it(raw):
+    """per_second looks each second's notes up by bisection; what it finds is what a walk
+    along the notes finds."""
+    from harness.api.series import _amount_at, _in_order
+
+    notes = _in_order(sorted(raw))
+    if not notes:
+        return
+
+    def walked(t):
+        if t <= notes[0][0]:
+            return notes[0][1]
+        for (t0, a0), (t1, a1) in zip(notes, notes[1:]):
+            if t <= t1:
+                return a0 + (a1 - a0) * (t - t0) / (t1 - t0)
+        return notes[-1][1]
+
+    for t in [notes[0][0] - 1, *(n[0] for n in notes), *(n[0] + 0.5 for n in notes), notes[-1][0] + 1]:
+        assert _amount_at(notes, t) == pytest.approx(walked(t))
