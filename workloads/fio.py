@@ -220,25 +220,31 @@ def checked_job_file(path: Path) -> str:
 
 # ---------------------------------------------------------------- parsing
 
+# where a JSON document of fio's may begin: a '{' that opens a line (after blanks)
+_OPENS_LINE = re.compile(r"^[^\S\n]*\{", re.MULTILINE)
+
+
 def _json_documents(text: str) -> list[dict[str, Any]]:
     """fio's JSON documents in order — one, or one per ``--status-interval`` and the final
-    one last — even when client/server mode printed ``<host> …`` lines before them."""
+    one last — even when client/server mode printed ``<host> …`` lines before them.
+
+    In one pass over the text: each document is decoded in place (never from a copy of the
+    rest of the text, which made an hour of ``--status-interval=1`` output quadratic), and
+    the search goes on after it; after what is not JSON, from the line where the decoder
+    found it was not (what lay between was inside that unfinished structure: a document cut
+    short takes the text it swallowed with it)."""
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        line_start = text.rfind("\n", 0, start) + 1
-        if text[line_start:start].strip() == "":
-            try:
-                doc, end = decoder.raw_decode(text[start:])
-            except json.JSONDecodeError:
-                pass
-            else:
-                if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
-                    found.append(doc)
-                    start = text.find("{", start + end)
-                    continue
-        start = text.find("{", start + 1)
+    at = 0
+    while (opening := _OPENS_LINE.search(text, at)) is not None:
+        start = opening.end() - 1
+        try:
+            doc, at = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            at = max(start + 1, text.rfind("\n", start, exc.pos) + 1)
+            continue
+        if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
+            found.append(doc)
     return found
 
 
@@ -466,17 +472,23 @@ def _aggregate_of(jobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
 #   1000 under kb_base=1000, with the very same letters; block sizes in the job's line
 #   ('bs=4K-4K/4K-4K/4K-4K', read/write/trim) are powers of 1024 whatever kb_base.
 
-_TEXT_JOB = re.compile(r"(?m)^\W*?(?:\d+\.?\s+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
-_TEXT_HEAD = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
-_TEXT_HEAD_2 = re.compile(r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=(\d+[KMGPE]?)-(\d+[KMGPE]?)/(\d+[KMGPE]?)-"
-                          r"(\d+[KMGPE]?)(?:/(\d+[KMGPE]?)-(\d+[KMGPE]?))?")
+# (each pattern starts where one match can start, and no repeat in it runs past what it may
+# hold — a job name where a name begins, a prefix of a few characters on its line, a figure
+# within its line's reach — so that no text, however long a line or however many, makes a
+# search go back over it again: what is searched is linear in the text)
+_TEXT_JOB = re.compile(r"(?m)^[^\w\n]{0,16}?(?:\d+\.?[^\S\n]+)?([\w.-]+): \(groupid=\d+, jobs=(\d+)\)")
+_NAME_STARTS = r"(?<![\w.-])"
+_TEXT_HEAD = re.compile(_NAME_STARTS + r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=\(R\) ([\d.]+[KMG]?i?B)")
+_TEXT_HEAD_2 = re.compile(_NAME_STARTS + r"([\w.-]+): \(g=\d+\): rw=(\w+), bs=(\d+[KMGPE]?)-(\d+[KMGPE]?)/"
+                          r"(\d+[KMGPE]?)-(\d+[KMGPE]?)(?:/(\d+[KMGPE]?)-(\d+[KMGPE]?))?")
 _TEXT_ENGINE = re.compile(r"ioengine=(\w+), iodepth=(\d+)")
+_ENGINE_REACH = 400  # characters after a job's header where its engine may be (a transcription wraps the line)
 _TEXT_DIRECTION = re.compile(r"\b(read|write|trim): IOPS=([\d.]+)([kMG]?), BW=([\d.]+)([kKMGTPE]?)(i?)(B|bit)/s")
 _TEXT_DIRECTION_2 = re.compile(r"\b(read|write|trim) ?: io=([\d.]+)([KMGPE]?)B, bw=([\d.]+)([KMGPE]?)(B|bit)/s, "
                                r"iops=([\d.]+)([KMGPE]?), runt=\s*(\d+)\s*msec")
-_TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, avg=\s*([\d.]+)")
+_TEXT_LAT = re.compile(r"(?<![a-z])lat \((nsec|usec|msec|sec)\): min=[^,]{0,40}, max=[^,]{0,40}, avg=\s*([\d.]+)")
 _TEXT_PCT_UNIT = re.compile(r"(?<![a-z])(c?lat) percentiles \((nsec|usec|msec|sec)\)")
-_TEXT_PCT = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
+_TEXT_PCT = re.compile(r"(?<![\d.])(\d+\.\d+)th=\[\s*(\d+)\]")
 _KB_BASE = re.compile(r"\bkb_base\s*=\s*(1000|1024)\b")
 _TIME = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
 _SUFFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}
@@ -506,7 +518,7 @@ def _text_heads(text: str) -> dict[str, tuple[dict[str, Any], tuple[int | None, 
         found[m.group(1)] = ({"rw": m.group(2), "bs": sizes[0]}, m.end(), fixed)
     heads = {}
     for name, (params, end, fixed) in found.items():
-        engine = _TEXT_ENGINE.search(text, end)
+        engine = _TEXT_ENGINE.search(text, end, end + _ENGINE_REACH)
         if engine:
             params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
         heads[name] = (params, fixed)

@@ -1,0 +1,103 @@
+"""Parsers do work in proportion to their text, on real captured outputs made long and on
+hostile shapes. Held without a clock (the speed itself is bench/parse_speed.py's): fio's
+decoder is counted — it is given the text itself, never a copy of its rest, and the
+characters it goes over add up to the text's length at most — and each text pattern is
+given a hostile line, where a pattern that goes back over what it read would take a
+quadratic number of steps: the shapes are long enough that it would not end within the
+test run's time, and short for a linear one."""
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from harness.errors import BadInput
+from workloads import fio, iozone
+
+TOOLS = Path(__file__).parent.parent / "data" / "tools"
+SEED = Path(__file__).parent.parent / "data" / "seed"
+STATUS = (TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text()
+
+
+@pytest.fixture
+def decoded(monkeypatch):
+    """Every call of the JSON decoder's raw_decode: (given the text itself, characters gone over)."""
+    calls: list[tuple[str, int, int]] = []
+    original = json.JSONDecoder.raw_decode
+
+    def spy(self, s, idx=0):
+        try:
+            doc, end = original(self, s, idx)
+        except json.JSONDecodeError as exc:
+            calls.append((s, idx, exc.pos))
+            raise
+        calls.append((s, idx, end))
+        return doc, end
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", spy)
+    return calls
+
+
+def test_fio_status_interval_documents_are_decoded_in_place_once(decoded):
+    text = STATUS * 50  # (300 documents, one after another as --status-interval prints them)
+    docs = fio._json_documents(text)
+    assert len(docs) == 300 and docs[-1]["jobs"][0]["job_runtime"] == 5000
+    assert all(s is text for s, _, _ in decoded), "a document was decoded from a copy of the text"
+    assert sum(reached - idx for _, idx, reached in decoded) <= len(text)
+
+
+@pytest.mark.parametrize("shape", ["cut short", "lines of braces", "open structures"])
+def test_fio_text_that_is_not_json_is_gone_over_once(decoded, shape):
+    """What the decoder refuses is not decoded again from every '{' inside it."""
+    if shape == "cut short":  # (fio killed while it printed its last document)
+        text, complete = STATUS * 10 + STATUS[:len(STATUS) // 20], 60  # (cut in its first document)
+    elif shape == "lines of braces":
+        text, complete = "{ not json\n" * 20000 + STATUS, 6
+    else:  # each line opens an object and an array the next line is inside of, none closed
+        text, complete = STATUS + '{"a": [\n' * 300 + "0,\n" * 50000, 6
+    docs = fio._json_documents(text)
+    assert len(docs) == complete
+    assert all(s is text for s, _, _ in decoded)
+    assert sum(reached - idx for _, idx, reached in decoded) <= 2 * len(text)
+
+
+# hostile lines for the text patterns (each about 400 KB): a pattern that goes back over what
+# it read takes minutes to hours on them (a line of 80 KB of the first took 72 s); a linear
+# one well under a second, so a minute is room enough on a loaded machine
+HOSTILE = {
+    "a line of non-word characters": "-\n" * 200_000,
+    "one line of dots": "." * 400_000,
+    "lines of braces": "{\n" * 200_000,
+    "many job headers without an engine": "".join(f"j{i}: (g=0): rw=read, bs=(R) 4KiB\n" for i in range(12_000)),
+    "a latency line without commas": "j: (groupid=0, jobs=1)\n read: IOPS=1, BW=1B/s\n" + "lat (usec): min=" * 25_000,
+    "a percentile line of digits": "j: (groupid=0, jobs=1)\n read: IOPS=1, BW=1B/s\nclat percentiles (usec)\n"
+                                   + "1" * 400_000,
+}
+WITHIN = 60.0
+
+
+def finishes(parse, text: str) -> bool:
+    """Whether ``parse(text)`` ends (with records or BadInput) within WITHIN seconds, in a
+    process of its own that is ended if it does not."""
+    context = multiprocessing.get_context("fork")
+    worker = context.Process(target=_parse_quietly, args=(parse, text))
+    worker.start()
+    worker.join(WITHIN)
+    if worker.is_alive():
+        worker.kill()
+        worker.join()
+        return False
+    return worker.exitcode == 0
+
+
+def _parse_quietly(parse, text: str) -> None:
+    try:
+        parse(text, source="hostile.txt")
+    except BadInput as exc:
+        assert "hostile.txt" in exc.message
+
+
+@pytest.mark.parametrize("shape", HOSTILE)
+def test_fio_text_patterns_do_not_go_back_over_a_hostile_line(shape):
+    assert finishes(fio.parse, HOSTILE[shape])
