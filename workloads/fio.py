@@ -16,6 +16,7 @@ per host plus the aggregate (host ``all``).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import re
@@ -222,6 +223,7 @@ def checked_job_file(path: Path) -> str:
 
 # where a JSON document of fio's may begin: a '{' that opens a line (after blanks)
 _OPENS_LINE = re.compile(r"^[^\S\n]*\{", re.MULTILINE)
+_BROKEN_MOST = 32  # such lines in one text (see _json_documents)
 
 
 def _json_documents(text: str) -> list[dict[str, Any]]:
@@ -232,15 +234,23 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
     rest of the text, which made an hour of ``--status-interval=1`` output quadratic), and
     the search goes on after it; after what is not JSON, from the line where the decoder
     found it was not (what lay between was inside that unfinished structure: a document cut
-    short takes the text it swallowed with it)."""
+    short takes the text it swallowed with it). fio's own output breaks off once at most
+    (killed while it printed): a text where many lines open a JSON document that is not one
+    is refused (the decoder's error counts the lines up to where it stopped, each time)."""
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
-    at = 0
+    at, broken, first_broken = 0, 0, 0
     while (opening := _OPENS_LINE.search(text, at)) is not None:
         start = opening.end() - 1
         try:
             doc, at = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:
+            broken += 1
+            first_broken = first_broken or text.count("\n", 0, start) + 1
+            if broken > _BROKEN_MOST:
+                raise BadInput(f"more than {_BROKEN_MOST} lines open a JSON document that is not one (the "
+                               f"first of them at line {first_broken}): not what fio writes",
+                               hint="pass fio's output as it printed it (--output-format=json or json+)") from None
             at = max(start + 1, text.rfind("\n", start, exc.pos) + 1)
             continue
         if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
@@ -510,15 +520,23 @@ def _text_heads(text: str) -> dict[str, tuple[dict[str, Any], tuple[int | None, 
     """Per job name: rw, bs, ioengine and iodepth from its header line, and (fio 2) the
     fixed block size of each direction, None where it varies or is not known."""
     found: dict[str, tuple[dict[str, Any], int, tuple[int | None, ...]]] = {}
+    starts = []
     for m in _TEXT_HEAD.finditer(text):
         found[m.group(1)] = ({"rw": m.group(2), "bs": parse_size(m.group(3))}, m.end(), (None, None, None))
+        starts.append(m.start())
     for m in _TEXT_HEAD_2.finditer(text):
         sizes = [_size_2(s) for s in m.groups()[2:]]
         fixed = tuple(lo if lo is not None and lo == hi else None for lo, hi in zip(sizes[::2], sizes[1::2]))
         found[m.group(1)] = ({"rw": m.group(2), "bs": sizes[0]}, m.end(), fixed)
+        starts.append(m.start())
+    starts.sort()
     heads = {}
     for name, (params, end, fixed) in found.items():
-        engine = _TEXT_ENGINE.search(text, end, end + _ENGINE_REACH)
+        # its engine is on its header's line (or the next, where a transcription wrapped it),
+        # never on the next job's header
+        following = bisect.bisect_left(starts, end)
+        engine = _TEXT_ENGINE.search(text, end, min(end + _ENGINE_REACH,
+                                                    starts[following] if following < len(starts) else len(text)))
         if engine:
             params.update(ioengine=engine.group(1), iodepth=int(engine.group(2)))
         heads[name] = (params, fixed)
