@@ -93,8 +93,9 @@ def _tag(m: Measurement, target: Target, extra: dict[str, Any]) -> Measurement:
 
 # ---------------------------------------------------------------- parsing
 
-_ROW = re.compile(r"^\s*(\d+)\s+(\d+)((?:\s+\d+)+)\s*$")
-_SECTION = re.compile(r'^\s*"([^"]+ report)"\s*$', re.IGNORECASE)
+# (each over the whole text of a run, a line at a time: '[^\S\n]' is a blank that ends no line)
+_ROW = re.compile(r"^[^\S\n]*(\d+)[^\S\n]+(\d+)((?:[^\S\n]+-?\d+)+)[^\S\n]*$", re.MULTILINE)
+_SECTION = re.compile(r'^[^\S\n]*"([^"\n]+ report)"[^\S\n]*$', re.IGNORECASE | re.MULTILINE)
 _QUOTED_NUMBERS = re.compile(r'"(\d+)"')
 _COMMAND = re.compile(r"Command line used:\s*(.*)")
 _BANNER = re.compile(r"^[ \t]*Iozone: Performance Test of File I/O[ \t]*$", re.MULTILINE)
@@ -109,11 +110,24 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
 
     A log of several runs (one after another, as ``iozone … ; iozone -I … | tee``) is read
     run by run, each with its own command line: a cached run's numbers are never labelled
-    direct, or the other way. The unit is the run's own: kB/s, or operations per second
-    (``-O``: metric ``ops``), or microseconds per operation (``-N``: metric ``latency``)."""
+    direct, or the other way; the same cell in two runs is two measurements of it (pooled
+    as repeats). A run whose text is another's again — its start (``Run began:``) and
+    every number — is that run copied, not measured twice: refused. The unit is the run's
+    own: kB/s, or operations per second (``-O``: metric ``ops``), or microseconds per
+    operation (``-N``: metric ``latency``); a run that names more than one is refused. A
+    cell iozone printed as a negative number is a record without a value, flagged
+    ``failed``, saying so."""
     runs = [part for part in _BANNER.split(text) if part.strip()] or [text]
     found: list[Measurement] = []
-    for run in runs:
+    seen: dict[str, int] = {}
+    for number, run in enumerate(runs, 1):
+        first = seen.setdefault(run, number)
+        if first != number:
+            began = _BEGAN.search(run)
+            raise BadInput(f"{source}: iozone run {number} of {len(runs)} is run {first} again, word for word "
+                           f"({began.group(0).strip() if began else 'the same text'}, the same numbers): a log "
+                           "copied into itself, whose copies would count as repeats that were never measured",
+                           hint="keep each run once in the log (its own 'Run began:' line tells the runs apart)")
         found += _parse_run(run, tests, source)
     if not found and "iozone" not in text.lower():
         raise BadInput(f"{source} does not look like iozone output (no result table, no -R report)",
@@ -121,58 +135,66 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
     return found
 
 
+_BEGAN = re.compile(r"Run began:[^\n]*")
 # (metric, unit, what one number of iozone's output is in that unit) by iozone's output mode
 _MODES = {"-O": ("ops", "op/s", 1.0), "-N": ("latency", "s", 1e-6), "": ("throughput", "B/s", float(KIB))}
+# how iozone names its unit in its header (iozone.c prints one of these), by its flag for it
+_UNIT_WORDS = {"": ("Output is in kBytes/sec",), "-O": ("OPS Mode", "operations per second"),
+               "-N": ("Microseconds/op Mode", "microseconds per operation")}
+_UNIT_NAMES = {"": "kBytes/sec", "-O": "operations per second (-O)", "-N": "microseconds per operation (-N)"}
 
 
-def _mode(text: str) -> str:
-    if "OPS Mode" in text:
-        return "-O"
-    if "Microseconds/op Mode" in text:
-        return "-N"
-    m = _COMMAND.search(text)
-    argv = m.group(1).split() if m else []
-    return "-O" if "-O" in argv else "-N" if "-N" in argv else ""
+def _mode(text: str, argv: list[str], source: str) -> str:
+    """The run's output mode: what its header says its numbers are, and its command line's
+    ``-O`` or ``-N``; by default kB/s. A run that names two cannot be read as either."""
+    named = {flag for flag, words in _UNIT_WORDS.items() if any(w in text for w in words)} | \
+            {flag for flag in ("-O", "-N") if flag in argv}
+    if len(named) > 1:
+        raise BadInput(f"{source}: an iozone run names "
+                       f"{' and '.join(_UNIT_NAMES[f] for f in sorted(named, key=list(_UNIT_NAMES).index))} "
+                       "as its unit: the output is ambiguous, and its numbers are read in none of them",
+                       hint="pass iozone's output as it printed it: one run names one unit (kBytes/sec; -O "
+                            "operations per second; -N microseconds per operation)")
+    return named.pop() if named else ""
 
 
 def _parse_run(text: str, tests: list[int] | None, source: str) -> list[Measurement]:
-    direct = _direct(text)
-    metric, unit, scale = _MODES[_mode(text)]
+    command = _COMMAND.search(text)
+    argv = command.group(1).split() if command else []
+    direct, mode = "O_DIRECT feature enabled" in text or "-I" in argv, _mode(text, argv, source)
+    metric, unit, scale = _MODES[mode]
     if tests is None:
-        tests = _tests_from_command(text)
+        tests = _tests_from_command(argv) if command else [0, 1, 2]
     columns = [name for name in TEST_NAMES if TEST_NUMBERS[name] in tests]
     cells: dict[tuple[str, int, int], float] = {}
-    for line in text.splitlines():
-        m = _ROW.match(line)
-        if not m:
-            continue
+    for m in _ROW.finditer(text):
         values = [int(v) for v in m.group(3).split()]
         if len(values) > len(columns):
             raise BadInput(f"{source}: a result row has {len(values)} numbers but the tests "
-                           f"run ({', '.join(columns)}) give only {len(columns)} columns: {line.strip()}")
+                           f"run ({', '.join(columns)}) give only {len(columns)} columns: {m.group(0).strip()}")
         fsize, rsize = int(m.group(1)) * KIB, int(m.group(2)) * KIB
         cells.update({(test, fsize, rsize): v for test, v in zip(columns, values)})
     cells.update(_parse_report(text))  # labelled, so it wins where both are present
-    # iozone prints 0 for a test it did not get to (e.g. its report on SIGTERM): no number
-    cells = {k: v for k, v in cells.items() if v > 0}
-    return [Measurement("iozone", test, metric, v * scale, unit,
-                        {"file_size": fsize, "record_size": rsize, "direct": direct})
-            for (test, fsize, rsize), v in
-            sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][2], TEST_NAMES.index(kv[0][0])))]
+    out = []
+    params: dict[tuple[int, int], dict[str, Any]] = {}  # (one per row: its records share it)
+    for (test, fsize, rsize), v in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][2],
+                                                                         TEST_NAMES.index(kv[0][0]))):
+        if v == 0:  # iozone prints 0 for a test it did not get to (e.g. its report on SIGTERM): no number
+            continue
+        p = params.get((fsize, rsize))
+        if p is None:
+            p = params[(fsize, rsize)] = {"file_size": fsize, "record_size": rsize, "direct": direct}
+        if v < 0:  # (no rate, no time is negative: what iozone printed is not a measurement)
+            out.append(Measurement("iozone", test, metric, None, unit,
+                                   {**p, "error": f"iozone printed {v:g} for this cell, which is not a "
+                                                  f"measurement (a negative {_UNIT_NAMES[mode]})"},
+                                   flags=("failed",)))
+            continue
+        out.append(Measurement("iozone", test, metric, v * scale, unit, p))
+    return out
 
 
-def _direct(text: str) -> bool:
-    if "O_DIRECT feature enabled" in text:
-        return True
-    m = _COMMAND.search(text)
-    return m is not None and re.search(r"(?:^|\s)-I(?:\s|$)", m.group(1)) is not None
-
-
-def _tests_from_command(text: str) -> list[int]:
-    m = _COMMAND.search(text)
-    if not m:
-        return [0, 1, 2]
-    argv = m.group(1).split()
+def _tests_from_command(argv: list[str]) -> list[int]:
     tests = [int(argv[i + 1]) for i, a in enumerate(argv[:-1]) if a == "-i" and argv[i + 1].isdigit()]
     return sorted(set(tests)) if tests else list(range(13))
 
@@ -181,25 +203,24 @@ def _parse_report(text: str) -> dict[tuple[str, int, int], float]:
     """``"Writer report"``, then a line of quoted record sizes (KiB), then one line per
     file size: ``"16384"   2078  27659``."""
     out: dict[tuple[str, int, int], float] = {}
-    test: str | None = None
-    records: list[int] = []
-    for line in text.splitlines():
-        m = _SECTION.match(line)
-        if m:
-            test = BY_TITLE.get(m.group(1).lower())
-            records = []
+    sections = list(_SECTION.finditer(text))
+    for i, section in enumerate(sections):
+        test = BY_TITLE.get(section.group(1).lower())
+        if test is None:
             continue
-        if test is None or not line.strip():
-            continue
-        quoted = _QUOTED_NUMBERS.findall(line)
-        if not records and quoted and len(quoted) == len(line.replace('"', " ").split()):
-            records = [int(q) * KIB for q in quoted]  # the header of record sizes
-            continue
-        if records and len(quoted) == 1 and line.lstrip().startswith('"'):
-            fsize = int(quoted[0]) * KIB
-            values = line.split('"', 2)[2].split()
-            for rsize, v in zip(records, values):
-                out[(test, fsize, rsize)] = float(v)
+        records: list[int] = []
+        for line in text[section.end():sections[i + 1].start() if i + 1 < len(sections) else len(text)].splitlines():
+            if not line.strip():
+                continue
+            quoted = _QUOTED_NUMBERS.findall(line)
+            if not records and quoted and len(quoted) == len(line.replace('"', " ").split()):
+                records = [int(q) * KIB for q in quoted]  # the header of record sizes
+                continue
+            if records and len(quoted) == 1 and line.lstrip().startswith('"'):
+                fsize = int(quoted[0]) * KIB
+                values = line.split('"', 2)[2].split()
+                for rsize, v in zip(records, values):
+                    out[(test, fsize, rsize)] = float(v)
     return out
 
 

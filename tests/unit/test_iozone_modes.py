@@ -4,6 +4,9 @@ then an -I run holds both, each labelled by its own command line."""
 
 from pathlib import Path
 
+import pytest
+
+from harness.errors import BadInput
 from workloads.iozone import parse
 
 DATA = Path(__file__).parent.parent / "data" / "tools"
@@ -33,3 +36,23 @@ def test_a_log_of_a_cached_and_a_direct_run_labels_each_by_its_own_command():
     assert got[("write", "throughput", "B/s", False)] == 2952261 * 1024
     assert got[("write", "throughput", "B/s", True)] == 681761 * 1024
     assert len(got) == 8
+
+
+@pytest.mark.parametrize("name, added", [
+    ("iozone-cached.txt", "\tOutput is in operations per second.\n"),
+    ("iozone-ops-mode.txt", "\tOutput is in kBytes/sec\n"),
+    ("iozone-usop-mode.txt", "\tOPS Mode. Output is in operations per second.\n"),
+])
+def test_a_run_that_names_two_units_is_refused_as_ambiguous(name, added):
+    """A header naming kBytes/sec and operations per second (or another pair) is neither:
+    it was read as kB/s (or as whichever the parser looked for first)."""
+    real = (DATA / name).read_text()
+    at = real.index("\tCommand line used:")
+    with pytest.raises(BadInput, match="an iozone run names .* and .* as its unit: the output is ambiguous"):
+        parse(real[:at] + added + real[at:], source="two-units.txt")
+
+
+def test_a_header_and_a_command_line_that_disagree_are_refused():
+    real = (DATA / "iozone-cached.txt").read_text()
+    with pytest.raises(BadInput, match="kBytes/sec and operations per second .-O. as its unit"):
+        parse(real.replace("iozone -R -n 16m", "iozone -R -O -n 16m"))

@@ -71,6 +71,51 @@ def test_iozone_seed_transcriptions(name, first, last):
     assert {m.params["direct"] for m in records} == {"direct" in name}
 
 
+def test_iozone_report_cell_of_a_negative_number_is_a_failed_record():
+    """iozone's -R report with -999 in a cell: a record of that cell without a value,
+    flagged failed, saying what iozone printed (it was dropped, and 23 records came of 24)."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    hostile = cached.replace('"16384"   38886  210345 ', '"16384"   -999  210345 ')
+    assert hostile != cached
+    records = iozone.parse(hostile)
+    assert len(records) == 24
+    failed = pick(records, test="write", file_size=16 << 20, record_size=4096)
+    assert failed.value is None and failed.flags == ("failed",)
+    assert "iozone printed -999 for this cell" in failed.params["error"]
+    assert pick(records, test="write", file_size=16 << 20, record_size=64 << 10).value == 210345 * 1024
+
+
+def test_iozone_table_row_with_a_negative_number_is_kept_with_that_cell_failed():
+    """Without the -R report (a run cut before it), a result row holding -999: its other
+    cells are kept, that one a failed record (the whole row was dropped)."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    cut = cached[:cached.index("iozone test complete.")].replace(" 5592038 ", " -999 ")
+    records = iozone.parse(cut)
+    assert len(records) == 24
+    assert pick(records, test="read", file_size=16 << 20, record_size=4096).flags == ("failed",)
+    assert pick(records, test="rewrite", file_size=16 << 20, record_size=4096).value == 40126 * 1024
+
+
+def test_iozone_log_of_one_run_copied_into_itself_is_refused():
+    """The same run twice, word for word (its 'Run began:' too), is one run copied: its
+    copies would be pooled as repeats never measured. Fast: the 75,000 copies of a 200 MB
+    log are refused at the second."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    with pytest.raises(BadInput, match=r"iozone run 2 of 3 is run 1 again, word for word \(Run began: "
+                                       r"Sun Nov 22 02:17:30 2026, the same numbers\)"):
+        iozone.parse(cached * 3)
+
+
+def test_iozone_log_of_runs_one_after_another_pools_their_cells():
+    """The same command run twice (each its own start): every cell twice, as repeats."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    again = cached.replace("02:17:30", "02:19:02")
+    records = iozone.parse(cached + again)
+    assert len(records) == 48
+    assert [m.value for m in records if m.test == "write" and m.params["file_size"] == 16 << 20
+            and m.params["record_size"] == 4096] == [38886 * 1024] * 2
+
+
 def test_iozone_rejects_other_text():
     with pytest.raises(BadInput, match="does not look like iozone"):
         iozone.parse("hello\nworld\n")
