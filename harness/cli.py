@@ -388,11 +388,11 @@ def _compare(args: argparse.Namespace) -> int:
     old = build_view(catalogue, [base], with_tables=False, series=False).records
     compared, findings = gate.check(new, old, rules)
     if compared == 0:
-        raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{args.fail_on}'",
+        raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{gate.shown(rules)}'",
                        hint="the runs must share workloads, backends, variants and parameters")
     if findings:
         print(terminal([gate.table(findings, base)], []), file=said)
-    print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{args.fail_on}'",
+    print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{gate.shown(rules)}'",
           file=said)
     return 1 if findings else 0
 

@@ -22,7 +22,9 @@ from harness.report.stats import compare, median
 from harness.system.files import printable
 from harness.units import format_value
 
-_RULE = re.compile(r"^\s*([\w.*-]+)\s*:\s*([+-]?)(\d+(?:\.\d+)?)\s*%\s*$")
+# ASCII only, spaces around its parts (a '１' or a newline is no part of a rule), matched whole
+_RULE = re.compile(r" *([A-Za-z0-9_.*-]+) *: *([+-]?)([0-9]+(?:\.[0-9]+)?) *% *")
+SHOWN = 120  # the most of the user's rules a message echoes
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ def parse_rules(text: str) -> list[Rule]:
         raise BadInput("--fail-on '' names no rule: the gate would check nothing", hint=hint)
     rules: dict[str, Rule] = {}
     for part in text.split(","):
-        m = _RULE.match(part)
+        m = _RULE.fullmatch(part)
         if not m:
             raise BadInput(f"--fail-on: '{printable(part.strip(), 80)}' is not a rule", hint=hint)
         rule = Rule(m.group(1), float(m.group(3)) / 100)
@@ -51,6 +53,11 @@ def parse_rules(text: str) -> list[Rule]:
                            hint="give each metric one rule")
         rules[rule.metric] = replace(rule, text=part.strip())
     return list(rules.values())
+
+
+def shown(rules: list[Rule]) -> str:
+    """The rules as the user wrote them, for a message: on one line, cut to :data:`SHOWN`."""
+    return printable(",".join(r.text for r in rules), SHOWN)
 
 
 def rule_for(rules: list[Rule], metric: str) -> Rule | None:
@@ -75,7 +82,8 @@ class Finding:
 
 
 def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> tuple[int, list[Finding]]:
-    """(cells compared, regressions)."""
+    """(cells compared, regressions). A rule on a metric that no cell of both sides has is
+    refused, naming the metrics they have: a misspelt metric would check nothing in silence."""
     def grouped(records: list[Measurement]) -> dict[tuple[Any, ...], list[float]]:
         out: dict[tuple[Any, ...], list[float]] = defaultdict(list)
         for m in records:
@@ -85,6 +93,13 @@ def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> 
 
     units = {_key(m): m.unit for m in new + old}
     a, b = grouped(new), grouped(old)
+    metrics = sorted({key[2] for key in set(a) & set(b)})
+    unknown = [r for r in rules if r.metric != "*" and r.metric not in metrics]
+    if metrics and unknown:  # (no cell in common at all: the caller says so)
+        raise BadInput(f"--fail-on: no cell of both runs has the metric "
+                       f"{', '.join(repr(printable(r.metric, 60)) for r in unknown[:5])}",
+                       hint=f"the metrics both runs have: {', '.join(metrics) or 'none'}; "
+                            "correct the rule's metric, or use * for every metric")
     compared, found = 0, []
     for key in sorted(set(a) & set(b), key=str):
         rule = rule_for(rules, key[2])

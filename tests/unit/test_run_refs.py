@@ -84,3 +84,24 @@ def test_a_metric_s_own_rule_holds_over_the_rule_for_every_metric_in_any_order()
     for text in ("*:-50%,throughput:-10%", "throughput:-10%,*:-50%"):
         compared, found = gate.check(new, old, gate.parse_rules(text))
         assert compared == 2 and [f.key[2] for f in found] == ["throughput"], text
+
+
+@pytest.mark.parametrize("text", ["throughput:-１0%", "throughput:-٣%", "throughput:-10%\n", "thröughput:-10%"])
+def test_a_rule_is_ascii_and_whole(text):
+    with pytest.raises(BadInput, match="is not a rule"):
+        gate.parse_rules(text)
+
+
+def test_a_rule_on_a_metric_no_cell_has_is_refused_beside_a_valid_one(results):
+    got = dfsbench("compare", "latest", "--baseline", "latest", "--fail-on", "troughput:-10%,throughput:-10%",
+                   "--results", str(results))
+    assert got.returncode == 2 and "no cell of both runs has the metric 'troughput'" in got.stderr, got.stderr
+    assert "the metrics both runs have: " in got.stderr and "throughput" in got.stderr.split("have: ")[1]
+    assert "gate:" not in got.stdout + got.stderr
+
+
+def test_a_long_rule_is_echoed_cut(results):
+    rule = "throughput:-10." + "0" * 10_000 + "%"  # (a rule, however long)
+    got = dfsbench("compare", "latest", "--baseline", "latest", "--fail-on", rule, "--results", str(results))
+    said = [line for line in got.stdout.splitlines() if line.startswith("gate:")]
+    assert got.returncode == 0 and said and len(said[0]) < 300, (got.returncode, got.stderr[-300:])
