@@ -64,14 +64,21 @@ class Catalogue:
         if not ids:
             raise BadInput(f"no runs are stored in {printable(self.root)}",
                            hint="run 'dfsbench run' first, or pass --results DIR")
+        # a row whose id is not a name is refused, naming it, where it is a candidate: the
+        # latest run, the run of that id, one a prefix or suffix matches (among others too),
+        # or any, where no run matches the reference (the run sought may be one of them);
+        # any other run is found whatever rows beside it are damaged
         if ref == "latest":
-            return ids[-1]
+            return self.store.named_id(ids[-1])
         if ref in ids:
-            return ref
-        matches = [i for i in ids if i.startswith(ref) or i.endswith(ref)]
+            return self.store.named_id(ref)
+        matches = [self.store.named_id(i) for i in ids
+                   if isinstance(i, str) and (i.startswith(ref) or i.endswith(ref))]
         if len(matches) == 1:
             return matches[0]
         if not matches:
+            for i in ids:
+                self.store.named_id(i)
             raise BadInput(f"no run '{shown}' in {printable(self.root)}",
                            hint="give a run id, a unique prefix or suffix, or 'latest'; the newest "
                                 "runs are: " + ", ".join(ids[-5:]))

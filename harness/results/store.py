@@ -531,26 +531,27 @@ class Store:
         self.db.execute("UPDATE runs SET finished=?, status=? WHERE id=?", (time.time(), status, run_id))
 
     # -- reading ------------------------------------------------------------------------
-    def run_ids(self) -> list[str]:
-        """Every stored run's id, oldest first; each a name (a run's id names its raw
-        outputs' directory and its lab's): a store holding another is damaged."""
-        ids = [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
-        for run_id in ids:
-            self._run_id(run_id)
-        return ids
+    def run_ids(self) -> list[Any]:
+        """Every stored run's id, oldest first, as stored: one that is not a name (no
+        dfsbench made it) is listed too, and refused where it is used (:meth:`named_id`,
+        :meth:`run`, :meth:`raw_dir`) — one damaged row hides no other run."""
+        return [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY started, id")]
 
-    def _run_id(self, run_id: Any) -> None:
+    def named_id(self, run_id: Any) -> str:
+        """A stored run's id, which is a name (a run's id names its raw outputs' directory
+        and its lab's): a row holding another is damaged."""
         if not is_name(run_id):
             raise self._damaged(f"runs row '{printable(run_id, 80)}'",
                                 f"its id is not a name ({RULE}): no dfsbench made it, and a run's id "
                                 "names the directories of its raw outputs")
+        return str(run_id)
 
     def run(self, run_id: str) -> RunInfo:
         row = self.db.execute("SELECT id, started, finished, status, label, source, config,"
                               " config_hash, host FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise BadInput(f"no run '{printable(run_id)}' in {printable(self.root)}")
-        self._run_id(row[0])
+        self.named_id(row[0])
         targets: dict[tuple[str, str], dict[str, Any]] = {}
         for b, v, _, d in self.target_descriptions(run_id):
             targets.setdefault((b, v), d)  # the first attachment's; every repeat's is kept

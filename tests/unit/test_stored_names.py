@@ -63,7 +63,7 @@ def test_a_stored_run_id_that_is_not_a_name_is_a_damaged_row(tmp_path, bad):
     store = Store(tmp_path)
     store.begin_run(bad, {}, "h", {}, "test")
     with pytest.raises(BadInput) as caught:
-        store.run_ids()
+        Catalogue(tmp_path).resolve(bad)
     shown = caught.value.message
     assert "runs row '" in shown and "is damaged" in shown and "its id is not a name" in shown
     assert len(shown) < 600  # (a 10 KB id is named, not echoed whole)
@@ -72,6 +72,37 @@ def test_a_stored_run_id_that_is_not_a_name_is_a_damaged_row(tmp_path, bad):
     with pytest.raises(BadInput, match="its id is not a name"):
         Catalogue(tmp_path).resolve("latest")
     store.close()
+
+
+FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
+
+
+def dfsbench(results: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args, "--results", str(results)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_damaged_run_row_hides_no_other_run_and_is_refused_where_it_is_named(tmp_path):
+    """A store holding a run whose id is a path: a command about another run works; one that
+    names the bad row — its id, 'latest' while it is the latest, a prefix or a suffix that
+    matches it, with other runs or alone, or one that matches no run — is refused, naming the row."""
+    results = tmp_path / "results"
+    assert dfsbench(results, "import", "fio", str(FIO), "--backend", "cephfs").returncode == 0
+    store = Store(results)
+    good = store.run_ids()[0]
+    twin = good[:4] + "/../y"  # (a prefix of the good run's id matches it too)
+    store.begin_run(twin, {}, "h", {}, "test")
+    store.begin_run("../../x", {}, "h", {}, "test")  # (the latest)
+    store.close()
+    for args in (["compare", good], ["compare", good[:8]], ["report", good, "-o", str(tmp_path / "r.html")],
+                 ["compare", good, "--baseline", good, "--fail-on", "throughput:-10%"]):
+        got = dfsbench(results, *args)
+        assert got.returncode == 0 and "damaged" not in got.stderr, (args, got.stderr)
+    for ref, row in (("../../x", "../../x"), ("latest", "../../x"), ("../", "../../x"), ("x", "../../x"),
+                     (good[:4], twin), (twin, twin), ("nothing-like-it", twin)):
+        got = dfsbench(results, "compare", ref)
+        assert got.returncode == 2 and f"runs row '{row}' is damaged" in got.stderr, (ref, got.stderr)
+        assert "Traceback" not in got.stderr
 
 
 @pytest.mark.parametrize("bad", ["../../escaped", "ABSOLUTE"])
