@@ -20,8 +20,9 @@ from harness.errors import BadInput, DfsbenchError
 CEILING = {"B/s": 2.0**50, "op/s": 1e9, "files/s": 1e9, "s": 3.2e7, "B": 2.0**60,
            "s/GiB": 3.2e7,  # (a CPU-year per GiB moved)
            "%": 1e5}  # (a node's CPU in % of one core: a thousand cores busy)
-# seconds since the epoch on any clock a record was made by: none before 1970, none past 2286
-LATEST = 1e10
+# seconds since the epoch on any clock a record was made by: none before dfsbench existed
+# (2020-01-01; a time near 0 is a clock at 1970 or a count of seconds, not a time), none past 2286
+EARLIEST, LATEST = 1577836800.0, 1e10
 # the numbers of a record's params that outputs compute with (harness.results.store checks
 # their kinds), and the most each can be: an amount of bytes (an exbibyte), of files or
 # operations (a billion a second for a year), a count of clients or threads (a million), a
@@ -31,6 +32,7 @@ PARAM_CEILING = {**dict.fromkeys(("bytes", "moved", "file_size", "record_size", 
                  **dict.fromkeys(("clients", "threads"), 1e6),
                  **dict.fromkeys(("started", "ended"), LATEST),
                  "ceiling": max(CEILING.values())}
+PARAM_FLOOR = dict.fromkeys(("started", "ended"), EARLIEST)  # the least a param may be, where not 0
 COUNTS = frozenset({"clients", "threads"})  # whole numbers
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,6 +69,8 @@ def plausible_param(key: str, value: Any) -> str:
         return ""
     if value < 0:
         return "negative"
+    if value < PARAM_FLOOR.get(key, 0):
+        return f"before any record's (under {PARAM_FLOOR[key]:.0f}, seconds since the epoch of 2020-01-01)"
     if value > ceiling:
         return f"beyond any record's (over {ceiling:g})"
     if key in COUNTS and value != int(value):

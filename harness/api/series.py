@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.api.parsing import CEILING, LATEST
+from harness.api.parsing import CEILING, EARLIEST, LATEST
 
 Points = tuple[tuple[float, float], ...]
 SOURCES = ("progress", "tool", "interval", "samples")
@@ -152,7 +152,7 @@ def flaw(s: Series, unit: str, started: Any = None, ended: Any = None) -> str:
         return f"its points are not in time order (t = {times[at + 1]:.3f} after {times[at]:.3f})"
     if s.start > s.end + SLACK_S or times[-1] > s.end + SLACK_S:
         return f"it ends ({s.end:.3f}) before it begins or before its last point"
-    if times[0] < 0 or s.end > LATEST:
+    if min(times[0], s.start) < EARLIEST or s.end > LATEST:
         return f"its times ({times[0]:g} to {s.end:g}) are not seconds since the epoch on any clock"
     lowest, highest, ceiling = min(values), max(values), CEILING.get(unit)
     if lowest < 0:
@@ -176,11 +176,11 @@ def kept(s: Series | None, unit: str, started: Any = None, ended: Any = None) ->
         return None
     ceiling = CEILING.get(unit, math.inf)
     if _time(started) and _time(ended):
-        if not 0 <= started <= ended <= LATEST:  # (the clock stepped back between them: no time is within)
+        if not EARLIEST <= started <= ended <= LATEST:  # (the clock stepped back between them: no time is within)
             return None
-        first, low, high = started, max(started - 1 - SLACK_S / 2, 0.0), ended
+        first, low, high = started, max(started - 1 - SLACK_S / 2, EARLIEST), ended
     else:
-        first, low, high = 0.0, 0.0, LATEST
+        first, low, high = EARLIEST, EARLIEST, LATEST
     end = min(s.end, high) if math.isfinite(s.end) else high
     if end < first:  # (it ends before the record began)
         return None

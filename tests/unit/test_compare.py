@@ -234,6 +234,7 @@ def _mixed_cell_store(root: Path) -> None:
     from harness.units import parse_rate
 
     link = parse_rate("1Gbit")
+    T = 1.8e9  # (2027, on the records' clock)
     store = Store(root)
     store.begin_run("r", {"limits": {"network": "1Gbit"}}, "h", {"cpus": 2, "memory": 8 << 30}, "test")
     for backend in ("glusterfs", "cephfs"):
@@ -241,7 +242,7 @@ def _mixed_cell_store(root: Path) -> None:
     cell = {"file_size": 1 << 30, "block_size": 1 << 20}
 
     def write(backend, repeat, value, unit="B/s", flags=(), test="write", **more):
-        began = 100.0 + 20 * repeat  # (repeat 0 from 100 s to 110 s: the fault's 105-109 s)
+        began = T + 100.0 + 20 * repeat  # (repeat 0 from 100 s to 110 s: the fault's 105-109 s)
         return Measurement("largefile", test, "throughput", value, unit,
                            {**cell, "started": began, "ended": began + 10, **more}, backend, "default", "r",
                            repeat, flags)
@@ -251,14 +252,14 @@ def _mixed_cell_store(root: Path) -> None:
                write("glusterfs", 2, link * 1.5), write("glusterfs", 3, None, flags=("hung",)),
                write("glusterfs", 4, 1e300), write("glusterfs", 5, 5.0, unit="op/s"),
                Measurement("fault", "recovery", "elapsed", 3.0, "s",
-                           {"for": "largefile", "injected": 105.0, "restored": 108.0, "healthy": 109.0},
+                           {"for": "largefile", "injected": T + 105.0, "restored": T + 108.0, "healthy": T + 109.0},
                            "glusterfs", "default", "r", 0),
                *(write("cephfs", rep, link * v) for rep, v in enumerate((0.5, 0.52, 1.2))),
                *(write("cephfs", rep, link * 0.3, test="read", cache=how)
                  for rep, how in enumerate(("sync+drop_caches", "sync"))),
                # (a cache step stored as null says nothing was dropped; none stored says nothing)
                write("cephfs", 0, link * 0.3, test="reread", cache=None), write("cephfs", 1, link * 0.3, test="reread"),
-               *(write("cephfs", rep, link * 0.8, test="write", host="all", clients=2, stonewall=[200.0, 210.0],
+               *(write("cephfs", rep, link * 0.8, test="write", host="all", clients=2, stonewall=[T + 200.0, T + 210.0],
                        moved_each=each)
                  for rep, each in enumerate(({"c1": moved * 0.8, "c2": moved * 0.8}, {"c1": moved * 0.3, "c2": moved * 1.3})))]
     for m in records:

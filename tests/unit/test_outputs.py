@@ -101,7 +101,7 @@ def test_a_test_named_as_a_formula_is_text_in_the_series_csv(tmp_path):
     for test in (FORMULA, "-2+3", "@x"):
         m = Measurement("largefile", test, "throughput", 100.0, "B/s", {"file_size": 1 << 20}, "cephfs",
                         "default", run_id)
-        store.add_series(store.add(m, "c"), run_id, Series(((10.0, 100.0), (11.0, 120.0)), 12.0, "tool"))
+        store.add_series(store.add(m, "c"), run_id, Series(((1.8e9 + 10, 100.0), (1.8e9 + 11, 120.0)), 1.8e9 + 12, "tool"))
     store.finish_run(run_id, "complete")
     store.close()
     got = dfsbench("compare", "latest", "--results", str(results), "--format", "csv", "--series")
@@ -109,7 +109,7 @@ def test_a_test_named_as_a_formula_is_text_in_the_series_csv(tmp_path):
     rows = list(csv.reader(io.StringIO(got.stdout)))
     assert {row[5] for row in rows[1:]} == {"'" + FORMULA, "'-2+3", "'@x"}
     assert evaluated([c for row in rows for c in row]) == []
-    assert {(row[12], row[14]) for row in rows[1:]} == {("10.000", "100.0"), ("11.000", "120.0")}
+    assert {(row[12], row[14]) for row in rows[1:]} == {("1800000010.000", "100.0"), ("1800000011.000", "120.0")}
 
 
 def test_csv_is_written_by_one_writer():

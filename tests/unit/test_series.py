@@ -20,6 +20,7 @@ from harness.api.series import Series, fault_figures, flaw, moving, per_second, 
 from harness.execution.timelines import fault_params, series_of
 from harness.results.store import SCHEMA_VERSION, Store
 
+T0 = 1.8e9  # (2027: a time on the records' clock, after any dfsbench began)
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
 
 
@@ -99,10 +100,10 @@ def test_rados_bench_per_second_lines_on_the_records_clock():
     from workloads import rados_bench
 
     text = (TOOLS / "rados-write.txt").read_text()
-    records = rados_bench.on_clock(text, rados_bench.parse(text, "write"), returned=1000.0)
+    records = rados_bench.on_clock(text, rados_bench.parse(text, "write"), returned=T0 + 1000.0)
     throughput = next(m for m in records if m.metric == "throughput")
     s = series_of(throughput)
-    assert s is not None and s.start == pytest.approx(1000.0 - 3.09773)
+    assert s is not None and s.start == pytest.approx(T0 + 1000.0 - 3.09773)
     # its 'cur MB/s' of its second second (272) is the difference of its finished operations
     assert throughput.progress[2][1] - throughput.progress[1][1] == 272 * (1 << 20)
     assert sum(v for _, v in s.points) == pytest.approx(180 * 4194304)  # every write made, once
@@ -213,7 +214,7 @@ def _stored(tmp_path: Path) -> Store:
     store = Store(tmp_path)
     store.begin_run("r", {}, "h", {}, "test")
     m = Measurement("largefile", "write", "throughput", 100.0, "B/s", {"host": "c1", "phase": "during"},
-                    "cephfs", "default", "r", progress=((10.5, 0.0), (10.75, 0.0), (12.5, 700.0)))
+                    "cephfs", "default", "r", progress=((T0 + 10.5, 0.0), (T0 + 10.75, 0.0), (T0 + 12.5, 700.0)))
     s = series_of(m)
     assert s is not None
     store.add_series(store.add(m, "cell"), "r", s)
@@ -227,8 +228,8 @@ def test_series_are_stored_one_row_per_record_and_read_with_it(tmp_path):
     store = _stored(tmp_path)
     assert store.db.execute("SELECT count(*) FROM series").fetchone()[0] == 2
     found = store.measurements("r")
-    assert [m.series.points if m.series else None for m in found][:2] == [((10.0, 100.0), (11.0, 400.0),
-                                                                          (12.0, 200.0))] * 2
+    assert [m.series.points if m.series else None for m in found][:2] == [((T0 + 10.0, 100.0), (T0 + 11.0, 400.0),
+                                                                          (T0 + 12.0, 200.0))] * 2
     assert found[2].series is None
     store.supersede("r", "cell")  # a cell run again: its earlier records, series with them, are set aside
     assert store.measurements("r") == []
@@ -259,7 +260,7 @@ def test_compare_exports_the_series_as_json_and_csv(tmp_path, capsys):
     hosts = sorted(str(e["host"]) for e in doc["series"])
     assert hosts == ["all", "c1", "c2"]
     total = next(e for e in doc["series"] if e["host"] == "all")
-    assert total["points"] == [[10.0, 200.0], [11.0, 800.0], [12.0, 400.0]] and "summed" in total["how"]
+    assert total["points"] == [[T0 + 10.0, 200.0], [T0 + 11.0, 800.0], [T0 + 12.0, 400.0]] and "summed" in total["how"]
     assert {"backend", "variant", "workload", "test", "metric", "phase", "unit", "source"} <= set(total)
     assert main(["compare", "latest", "--format", "csv", "--series", "--results", str(tmp_path / "res")]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
@@ -272,8 +273,8 @@ def _fault_run(root: Path) -> None:
     store = Store(root)
     store.begin_run("f", {}, "h", {}, "test")
     store.add_target("f", "cephfs", "default", {"system": "cephfs"})
-    for phase, start, rates in (("before", 1000.0, [[50.0] * 6, [50.0] * 6]),
-                                ("during", 2000.0, [[50, 50, 0, 0, 50, 50], [50, 50, 0, 25, 50, 50]])):
+    for phase, start, rates in (("before", T0 + 1000.0, [[50.0] * 6, [50.0] * 6]),
+                                ("during", T0 + 2000.0, [[50, 50, 0, 0, 50, 50], [50, 50, 0, 25, 50, 50]])):
         for host, r in zip(("client1", "client2"), rates):
             m = Measurement("largefile", "write", "throughput", 50.0, "B/s",
                             {"file_size": 1 << 20, "block_size": 1 << 20, "host": host, "phase": phase, "started": start,
@@ -285,8 +286,8 @@ def _fault_run(root: Path) -> None:
         store.add_series(store.add(node, "c"), "f", cpu)
     fault = Measurement("fault", "recovery", "elapsed", 3.0, "s",
                         {"for": "largefile", "file_size": 1 << 20, "fault": "osd2 killed at 2.0 s",
-                         "injected": 2002.0, "noticed": 2003.0, "restored": 2005.0, "healthy": 2008.0,
-                         **fault_params([], {"injected": 2002.0})}, "cephfs", "default", "f")
+                         "injected": T0 + 2002.0, "noticed": T0 + 2003.0, "restored": T0 + 2005.0,
+                         "healthy": T0 + 2008.0, **fault_params([], {"injected": T0 + 2002.0})}, "cephfs", "default", "f")
     store.add(fault, "c")
     store.close()
 

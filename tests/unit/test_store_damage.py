@@ -269,7 +269,7 @@ GOOD = [(START + i, 100.0) for i in range(6)]
                  id="begin-after-end"),
     # one client's series at 1970 and the other's now: summing them once took a point per second between
     pytest.param(f"UPDATE series SET points={_packed([(0.0, 100.0)] + GOOD[1:])}, begin=0 WHERE measurement=1",
-                 "outside its record's interval", id="t-1970"),
+                 "not seconds since the epoch", id="t-1970"),
     pytest.param(f"UPDATE series SET \"end\"={START + 60} WHERE measurement=2", "outside its record's interval",
                  id="end-after-record"),
 ])
@@ -283,6 +283,26 @@ def test_a_series_no_record_can_have_is_exit_2_naming_its_row(with_series, tmp_p
         assert f"series row {row} is damaged" in got.stderr and said in got.stderr, got.stderr
         assert "Traceback" not in got.stderr and got.stdout == ""
     assert files_of(results) == before
+
+
+def test_a_series_at_1970_is_refused_where_its_record_has_no_interval_to_hold_it(with_series, tmp_path):
+    """One client's series at 1970 and the other's now, their records saying no started or
+    ended: no aggregate from 1970 to now reaches an output, nor does either series."""
+    results, run_id = with_series
+    change(results, "UPDATE measurements SET params=json_remove(params, '$.started', '$.ended')",
+           f"UPDATE series SET points={_packed([(float(i), 100.0) for i in range(6)])}, begin=0, \"end\"=6 "
+           "WHERE measurement=1")
+    for got in _series_commands(results, run_id, tmp_path):
+        assert got.returncode == 2 and "series row 1 is damaged" in got.stderr, got.stderr
+        assert "not seconds since the epoch" in got.stderr and got.stdout == ""
+
+
+@pytest.mark.parametrize("key", ["started", "ended"])
+def test_a_record_time_before_dfsbench_existed_is_refused(with_series, tmp_path, key):
+    results, run_id = with_series
+    change(results, f"UPDATE measurements SET params=json_set(params, '$.{key}', 0) WHERE seq=1")
+    got = dfsbench("compare", run_id, "--results", str(results))
+    assert got.returncode == 2 and f"its param '{key}' is 0: before any record's" in got.stderr, got.stderr
 
 
 def test_series_as_dfsbench_keeps_them_are_read(with_series, tmp_path):
