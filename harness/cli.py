@@ -50,14 +50,6 @@ def _name(text: str) -> str:
     return text
 
 
-def _run_ref(text: str) -> str:
-    """A RUN as given: something to look up (see Catalogue.resolve), never nothing."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"'{files.printable(text)}' names no run; give a run id, a unique "
-                                         "prefix or suffix of one, 'latest', or a reference name")
-    return text
-
-
 class _Once(argparse.Action):
     """An option that holds one value: given twice, which was meant is not known (argparse
     would keep the last in silence)."""
@@ -93,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)
     run.add_argument("--label", help="a name for the run")
-    run.add_argument("--resume", metavar="RUN", type=_run_ref, action=_Once,
+    run.add_argument("--resume", metavar="RUN", action=_Once,
                      help="go on with a stored run that was interrupted, crashed or had failures: "
                           "only its missing and failed cells run, in that run; give the config and "
                           "options it was started with")
@@ -110,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("config", type=Path)
 
     cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
-    cmp_.add_argument("runs", nargs="+", metavar="RUN", type=_run_ref)
+    cmp_.add_argument("runs", nargs="+", metavar="RUN")
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     cmp_.add_argument("--series", action="store_true",
                       help="with --format csv: every record's figure over time, one row per point, "
@@ -119,14 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="iozone tables per repeat instead of the median over repeats")
     cmp_.add_argument("--cv-threshold", type=float, default=None, metavar="PERCENT",
                       help="flag a cell 'unstable' above this coefficient of variation (default 10)")
-    cmp_.add_argument("--baseline", metavar="RUN", type=_run_ref, action=_Once,
+    cmp_.add_argument("--baseline", metavar="RUN", action=_Once,
                       help="compare against this run (with --fail-on: a gate)")
     cmp_.add_argument("--fail-on", metavar="RULE", action=_Once,
                       help="exit 1 when a cell regresses beyond the rule, e.g. 'throughput:-10%%'; "
                            "several separated by commas, one a metric ('*': every metric without its own)")
 
     rep = sub.add_parser("report", parents=[results], help="write a self-contained HTML report")
-    rep.add_argument("runs", nargs="+", metavar="RUN", type=_run_ref)
+    rep.add_argument("runs", nargs="+", metavar="RUN")
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
 
     tools = "iozone, fio, rados-bench, rbd-bench, smallfile"

@@ -144,21 +144,19 @@ def flaw(s: Series, unit: str, started: Any = None, ended: Any = None) -> str:
         return "it has no points"
     times = [t for t, _ in s.points]
     values = [v for _, v in s.points]
+    why = _points_flaw(times, values, unit)
+    if why:
+        return why
     edges = [s.end, *(() if s.begin is None else (s.begin,))]
-    if not all(map(math.isfinite, [*times, *values, *edges])):
-        return "a time or a value is not a finite number"
+    if not all(map(math.isfinite, edges)):
+        return "its begin or end is not a finite number"
     if any(map(operator.gt, times, times[1:])):
         at = next(i for i, (a, b) in enumerate(zip(times, times[1:])) if a > b)
         return f"its points are not in time order (t = {times[at + 1]:.3f} after {times[at]:.3f})"
     if s.start > s.end + SLACK_S or times[-1] > s.end + SLACK_S:
         return f"it ends ({s.end:.3f}) before it begins or before its last point"
-    if min(times[0], s.start) < EARLIEST or s.end > LATEST:
+    if s.end > LATEST:
         return f"its times ({times[0]:g} to {s.end:g}) are not seconds since the epoch on any clock"
-    lowest, highest, ceiling = min(values), max(values), CEILING.get(unit)
-    if lowest < 0:
-        return f"a value is negative ({lowest:g} {unit})"
-    if ceiling is not None and highest > ceiling:
-        return f"a value is beyond any storage ({highest:g} {unit}, over {ceiling:g})"
     if _time(started) and _time(ended):
         if times[0] < started - 1 - SLACK_S or s.start < started - SLACK_S or s.end > ended + SLACK_S:
             return (f"it covers {s.start:.3f} to {s.end:.3f}, outside its record's interval "
@@ -174,7 +172,6 @@ def kept(s: Series | None, unit: str, started: Any = None, ended: Any = None) ->
     at the record's end at the latest. None where no point is left."""
     if s is None:
         return None
-    ceiling = CEILING.get(unit, math.inf)
     if _time(started) and _time(ended):
         if not EARLIEST <= started <= ended <= LATEST:  # (the clock stepped back between them: no time is within)
             return None
@@ -186,13 +183,30 @@ def kept(s: Series | None, unit: str, started: Any = None, ended: Any = None) ->
         return None
     points: list[tuple[float, float]] = []
     for t, v in s.points:
-        if math.isfinite(t) and math.isfinite(v) and 0 <= v <= ceiling and low <= t <= end \
-                and (not points or t > points[-1][0]):
+        if not _points_flaw([t], [v], unit) and low <= t <= end and (not points or t > points[-1][0]):
             points.append((t, v))
     if not points:
         return None
     begin = s.start if math.isfinite(s.start) else points[0][0]
     return Series(tuple(points), end, s.source, min(max(begin, first, points[0][0]), end))
+
+
+def _points_flaw(times: list[float], values: list[float], unit: str) -> str:
+    """'' for points each of which a series of a record in ``unit`` may hold, else what is
+    wrong with one: its time and value are finite, its time on the records' clock
+    (:data:`~harness.api.parsing.EARLIEST` to :data:`~harness.api.parsing.LATEST`), its
+    value plausible in ``unit`` (harness.api.parsing: as the record's own value) — the one
+    rule of :func:`flaw` and :func:`kept` for a point."""
+    if not all(map(math.isfinite, times)) or not all(map(math.isfinite, values)):
+        return "a time or a value is not a finite number"
+    if min(times) < EARLIEST or max(times) > LATEST:
+        return f"its times ({min(times):g} to {max(times):g}) are not seconds since the epoch on any clock"
+    lowest, highest, ceiling = min(values), max(values), CEILING.get(unit)
+    if lowest < 0:
+        return f"a value is negative ({lowest:g} {unit})"
+    if ceiling is not None and highest > ceiling:
+        return f"a value is beyond any storage ({highest:g} {unit}, over {ceiling:g})"
+    return ""
 
 
 def _time(x: Any) -> bool:

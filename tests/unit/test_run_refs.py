@@ -33,9 +33,9 @@ def results(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("args, said", [
-    (["compare", ""], "argument RUN: '' names no run"),
-    (["report", "", "-o", "r.html"], "argument RUN: '' names no run"),
-    (["compare", "latest", "--baseline", ""], "argument --baseline: '' names no run"),
+    (["compare", ""], "'' names no run"),
+    (["report", "", "-o", "r.html"], "'' names no run"),
+    (["compare", "latest", "--baseline", ""], "'' names no run"),
     (["compare", "latest", "--baseline", "latest", "--fail-on", ""], "--fail-on '' names no rule"),
     (["compare", "latest", "--baseline", "latest", "--fail-on", "throughput:-10%,throughput:-50%"],
      "two rules on throughput ('throughput:-10%' and 'throughput:-50%')"),
@@ -53,9 +53,10 @@ def test_an_empty_or_doubled_reference_or_rule_is_refused(results, args, said):
 def test_resume_of_nothing_starts_no_run(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text("backends: [localdir]\nworkloads: [fio]\n")
-    (tmp_path / "not-a-dir").write_text("")  # (were a run started, it would stop here)
-    got = dfsbench("run", str(config), "--resume", "", "--results", str(tmp_path / "not-a-dir"))
-    assert got.returncode == 2 and "argument --resume: '' names no run" in got.stderr, got.stderr
+    got = dfsbench("run", str(config), "--resume", "", "--results", str(tmp_path / "results"))
+    assert got.returncode == 2 and "'' names no run" in got.stderr, got.stderr
+    assert not (tmp_path / "results").exists()  # (no store made, no run begun)
+    (tmp_path / "not-a-dir").write_text("")
     got = dfsbench("run", str(config), "--resume", "a", "--resume", "b", "--results", str(tmp_path / "not-a-dir"))
     assert got.returncode == 2 and "argument --resume: is given twice ('a' and 'b')" in got.stderr, got.stderr
 
