@@ -6,9 +6,10 @@ This is the public contract spoken by the store, ``parse``, ``import`` and
 
 from __future__ import annotations
 
+import copy
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
@@ -169,10 +170,12 @@ class Measurement:
         object.__setattr__(self, "flags", tuple(self.flags))
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        del d["progress"], d["series"]
-        d["flags"] = list(self.flags)
-        return d
+        """The record as the contract's JSON object (its params a copy: what a caller changes
+        of it is not the record's)."""
+        params = {k: copy.deepcopy(v) if isinstance(v, (dict, list)) else v for k, v in self.params.items()}
+        return {"workload": self.workload, "test": self.test, "metric": self.metric, "value": self.value,
+                "unit": self.unit, "params": params, "backend": self.backend, "variant": self.variant,
+                "run_id": self.run_id, "repeat": self.repeat, "flags": list(self.flags)}
 
     def to_json(self) -> str:
         """The record as strict JSON: a non-finite param is null, named under ``non_finite``
