@@ -26,6 +26,7 @@ from harness.api.tables import Column, TableSpec
 from harness.api.target import Target, Written
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
+from harness.system.names import host_part, named_path
 from harness.units import size
 from workloads import ENGINES
 
@@ -100,7 +101,7 @@ class LargeFile(Workload):
         def check(view: Target) -> bool:
             got = view.host.engine(ENGINES, "digest", {"path": str(path), "bs": self.options.block_size},
                                    deadline=self.options.deadline_s,
-                                   output=raw_dir / f"largefile-check-{view.host.label}.json")
+                                   output=named_path(raw_dir, f"largefile-check-{host_part(view.host.label)}.json"))
             return bool(got["digest"] == digest)
 
         return Written(f"{path.name} ({size(int(record.params['bytes']))}, written on {writer.label})", writer,

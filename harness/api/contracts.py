@@ -58,11 +58,15 @@ def _not_aggregate(v: str) -> str:
 ClientName = Annotated[Name, AfterValidator(_not_aggregate)]
 
 _DNS_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", re.ASCII)
+# the zone of an IPv6 address (after '%'): a network interface's name or index, as Linux
+# names an interface (at most 15 characters, IFNAMSIZ less its NUL); ipaddress takes any
+# text there, which would reach an argv, an SSH connect and a directory name
+_ZONE = re.compile(r"[A-Za-z0-9_.-]{1,15}", re.ASCII)
 
 
 def host_address(v: str) -> str:
     """A host as a config names it: an IP address (``ipaddress`` decides; an IPv6 one also
-    in brackets, with a zone after ``%``) or a DNS name (labels of letters, digits and '-',
+    in brackets, with a zone after ``%``: an interface's name or index) or a DNS name (labels of letters, digits and '-',
     not beginning or ending with '-', the last not all digits, 253 characters at most, a
     final '.' allowed), and never the name of an aggregate over clients (ValueError)."""
     bare = v[1:-1] if v.startswith("[") and v.endswith("]") else v
@@ -71,7 +75,11 @@ def host_address(v: str) -> str:
     except ValueError:
         address = None
     if address is not None and (bare == v or address.version == 6):
-        return v
+        zone = getattr(address, "scope_id", None)
+        if zone is None or _ZONE.fullmatch(zone):
+            return v
+        raise ValueError(f"'{files.printable(v, 60)}' has a zone (after '%') that is not a network interface's "
+                         "name or index (letters, digits, '_', '.' and '-', at most 15: e.g. fe80::1%eth0)")
     labels = v.removesuffix(".").split(".")
     if bare != v or len(v) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in labels) or \
             labels[-1].isdigit():

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
 from harness.system.hosts import LOCAL, Host
+from harness.system.names import host_part
 
 A = TypeVar("A", bound="Access")
 
@@ -245,8 +246,9 @@ class Target:
 
     def file_of(self, prefix: str, writer: Host) -> str:
         """The name of what client ``writer`` writes for this cell (``prefix-TAG-WRITER``),
-        so that another client finds it; only letters, digits and ``_.-``."""
-        return f"{prefix}-{self.tag}-" + "".join(c if c.isalnum() or c in "_.-" else "_" for c in writer.label)
+        so that another client finds it; only letters, digits and ``_.-``, and the writer's
+        part its own (:func:`harness.system.names.host_part`)."""
+        return f"{prefix}-{self.tag}-" + host_part(writer.label)
 
     def reader(self) -> tuple[Target, Host, str]:
         """Get ready to read back what was written, so that no cache of the writer answers:

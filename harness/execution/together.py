@@ -37,6 +37,7 @@ from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
+from harness.system.names import host_part, named_path
 
 UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
 # what differs between the clients' records of one cell by design
@@ -66,7 +67,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
 
     def one(host: Host) -> None:
         view = replace(target.on(host), lineup=lineup)
-        raw = raw_dir / host.label
+        raw = named_path(raw_dir, host_part(host.label))
         raw.mkdir(parents=True, exist_ok=True)
         try:
             where = scratch(host)

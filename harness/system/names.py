@@ -25,6 +25,22 @@ def is_name(text: object) -> bool:
     return isinstance(text, str) and _NAME.fullmatch(text) is not None
 
 
+# what a host's label keeps as it is in a file name: a DNS name's letters and an IPv4 address's
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def host_part(label: str) -> str:
+    """The file name a host's label gives (a client's raw outputs, the files it writes
+    for the others of a cell): a DNS name or an IPv4 address as it is; any other
+    character (an IPv6 address's ':', '[', ']', '%', a client name's '_'), and a '.' or
+    '-' it starts with, as '_' and its two hex digits (UTF-8 bytes): so that no host's file
+    is hidden, an option or beside the directory, and two hosts never share a file name
+    (``fd00::5`` is ``fd00_3a_3a5``; ``a_b`` is ``a_5fb``). Join it with
+    :func:`named_path`, which holds it to a name's letters."""
+    return "".join(c if c in _PLAIN and (j or c not in ".-") else "".join(f"_{b:02x}" for b in c.encode())
+                   for j, c in enumerate(label))
+
+
 def named_path(root: Path, *names: str) -> Path:
     """``root`` / each of ``names``, each a name (:data:`NAME_PATTERN`, or names joined by
     '-', up to 255 letters): a path of directories and files under ``root``, never beside
