@@ -31,8 +31,10 @@ from backends import ceph_client, gluster_client
 from backends.ceph_client import CephCli, CephService, keyring_keys
 from backends.gluster_client import GlusterCli, GlusterService
 from harness.api.contracts import (NAME_PATTERN, Backend, ClientName, Cluster, LabStatus, Name, Options, PlainPath,
-                                    ServiceHealth, Workload, host_address)
+                                    ServiceHealth, Workload, host_address, host_key)
+from harness.api import model
 from harness.api.lab import LabEnvironment, LabOptions, Note
+from harness.api.model import SameAs
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files
 from harness.system.hosts import LOCAL, Host
@@ -43,7 +45,7 @@ from harness.system.secret import Expanded, SecretReference, expand, is_referenc
 # a host's name or address (also the label its raw outputs go under, when no 'name' is
 # given: never '.', '..' or an option), a user name, and a path on the client hosts that
 # goes into a mount option or CEPH_ARGS (no ',', '=', space or newline to split it)
-HostName = Annotated[Expanded, AfterValidator(host_address)]
+HostName = Annotated[Expanded, AfterValidator(host_address), SameAs(host_key)]
 UserName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")]
 HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$", max_length=4096)]
 
@@ -163,13 +165,13 @@ class ExistingOptions(LabOptions):
         twice = sorted({label for label in labels if labels.count(label) > 1})
         if twice:
             raise ValueError(f"client host(s) {', '.join(twice)} listed twice (give each a 'name')")
-        # one machine under two names: another case, a trailing dot (not two addresses of one
-        # machine, which only it can tell)
-        where = [(c.host.lower().rstrip("."), c.port) for c in v]
-        twice = sorted({f"{h}:{p}" for h, p in where if where.count((h, p)) > 1})
-        if twice:
-            raise ValueError(f"client host {', '.join(twice)} is listed twice: its clients would be "
-                             "counted as two machines in every aggregate")
+        # one machine under two spellings: another case, a trailing dot, an IPv6 address
+        # written out (not two addresses of one machine, which only it can tell)
+        found = model.twice([(host_key(c.host), c.port) for c in v])
+        if found is not None:
+            first, second = (v[j] for j in found)
+            raise ValueError(f"client host {second.host} (port {second.port}) is listed twice ({first.host} is the "
+                             "same machine): its clients would be counted as two machines in every aggregate")
         return v
 
 

@@ -28,8 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from backends.ceph_client import CephAccess
-from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload, host_address
-from harness.api.model import ConfigModel
+from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload, host_address, host_key
+from harness.api.model import ConfigModel, twice
 from harness.api.parsing import tool_parser
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.series import Series, percentile_of_bins
@@ -145,21 +145,22 @@ class FioOptions(Options):
         """fio's host or host,port, one per host: fio reports each client by its host
         name, so two servers of one host (or one named twice: another case, a trailing dot)
         would be counted as one client that did twice the work."""
-        seen: set[str] = set()
+        hosts = []
         for server in v:
             host, _, port = server.partition(",")
-            try:  # (fio's own prefixes say the address family)
-                host_address(host.removeprefix("ip:").removeprefix("ip6:"))
+            hosts.append(host.removeprefix("ip:").removeprefix("ip6:"))  # (fio's own prefixes say the family)
+            try:
+                host_address(hosts[-1])
             except ValueError as exc:
                 raise ValueError(f"'{files.printable(server)}' is not a fio server: {exc}") from None
             if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
                 raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port "
                                  "with a port of 1 to 65535)")
-            key = host.lower().rstrip(".").removeprefix("ip:").removeprefix("ip6:")
-            if key in seen:
-                raise ValueError(f"fio server host {files.printable(host)} is named twice: fio reports "
-                                 "by host, and would count its servers as one client")
-            seen.add(key)
+        found = twice(hosts, host_key)
+        if found is not None:
+            first, second = (v[j].partition(",")[0] for j in found)
+            raise ValueError(f"fio server host {second} is named twice ({first} is the same host): fio reports by "
+                             "host, and would count its servers as one client")
         return v
 
     @field_validator("job_file")

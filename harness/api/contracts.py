@@ -18,7 +18,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from harness.api.faults import Faults, FaultSpec
-from harness.api.model import ConfigModel, bytes_bound
+from harness.api.model import ConfigModel, SameAs, bytes_bound
 from harness.api.records import OVER_CLIENTS, Measurement
 from harness.api.sampler import Sampler
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
@@ -89,8 +89,19 @@ def host_address(v: str) -> str:
     return _not_aggregate(v)
 
 
-# a host of a config (a client host, a server): see host_address
-HostAddress = Annotated[str, AfterValidator(host_address)]
+def host_key(v: str) -> str:
+    """What a host of a config is compared by (one machine named twice in a list): an IP
+    address as ``ipaddress`` writes it (``FD00:0::5`` and ``[fd00::5]`` are ``fd00::5``),
+    else the name in lower case without its final dot (DNS names are case-blind)."""
+    bare = v[1:-1] if v.startswith("[") and v.endswith("]") else v
+    try:
+        return ipaddress.ip_address(bare).compressed
+    except ValueError:
+        return v.lower().removesuffix(".")
+
+
+# a host of a config (a client host, a server): see host_address; in a list, compared by host_key
+HostAddress = Annotated[str, AfterValidator(host_address), SameAs(host_key)]
 
 # what fio reads as syntax inside a value of a job file's line: '#' and ';' end it (a
 # comment), '$' expands (${VAR}, $ncpus)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -54,6 +56,21 @@ def _numeric_items(tp: Any) -> bool:
     return get_origin(tp) in (list, tuple, set, frozenset) and any(_numeric(a) for a in get_args(tp))
 
 
+def _item_key(tp: Any) -> Callable[[Any], Any] | None:
+    """The :class:`SameAs` key of the items of a list type, if its item type has one."""
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) in (Union, types.UnionType):
+        return next((k for a in get_args(tp) if (k := _item_key(a)) is not None), None)
+    if get_origin(tp) not in (list, tuple, set, frozenset):
+        return None
+    for item in get_args(tp):
+        same = [m for m in getattr(item, "__metadata__", ()) if isinstance(m, SameAs)]
+        if same:
+            return same[-1].key
+    return None
+
+
 def _canonical(item: Any) -> Any:
     """An item as it compares: a model by its fields, a whole float as its integer."""
     if isinstance(item, BaseModel):
@@ -71,14 +88,23 @@ def _same(item: Any) -> str:
     return json.dumps(_canonical(item), sort_keys=True, default=str)
 
 
-def twice(items: list[Any]) -> tuple[int, int] | None:
+@dataclass(frozen=True)
+class SameAs:
+    """In a type's ``Annotated`` metadata: what an item of the type is compared by in a list
+    (:func:`twice`), where its text is kept as given but two spellings name one thing
+    (a host: ``FD00:0::5`` is ``fd00::5``)."""
+
+    key: Callable[[Any], Any]
+
+
+def twice(items: list[Any], key: Callable[[Any], Any] | None = None) -> tuple[int, int] | None:
     """The places (first, second) of the first item that is in ``items`` twice, each item
-    compared as parsed into its type (give them validated: a size in bytes, a rate in B/s);
-    None: each is there once. A value twice in a list of a config is one cell (or one point)
-    run twice and pooled as if it were a repeat."""
+    compared as parsed into its type (give them validated: a size in bytes, a rate in B/s),
+    or by ``key`` of it; None: each is there once. A value twice in a list of a config is
+    one cell (or one point) run twice and pooled as if it were a repeat."""
     seen: dict[str, int] = {}
     for j, item in enumerate(items):
-        first = seen.setdefault(_same(item), j)
+        first = seen.setdefault(_same(item if key is None else key(item)), j)
         if first != j:
             return first, j
     return None
@@ -145,7 +171,7 @@ class ConfigModel(BaseModel):
                 if not value and (f.is_required() or f.get_default(call_default_factory=True)):
                     raise ValueError(f"{key}: an empty list makes nothing to run; leave {key} out "
                                      "for its default, or give one or more values")
-                found = twice(list(value)) if key not in self.own_duplicates else None
+                found = twice(list(value), _item_key(f.annotation)) if key not in self.own_duplicates else None
                 if found is not None:
                     item = value[found[1]]
                     raise ValueError(f"{key}: {shown(item, key)} is given twice; each would be run and "

@@ -107,7 +107,7 @@ def test_client_hosts_that_are_one_machine_are_refused(tmp_path):
     hosts = [{"host": "Client1.", "key": str(key)}, {"host": "client1", "key": str(key), "name": "other"}]
     config = {"environment": {"kind": "existing", "options": {"clients": hosts}}, "backends": ["localdir"],
               "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
-    with pytest.raises(BadInput, match="client host client1:22 is listed twice"):
+    with pytest.raises(BadInput, match=r"client host client1 \(port 22\) is listed twice \(Client1. is the same machine\)"):
         build_plan(config)
 
 

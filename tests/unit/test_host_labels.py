@@ -78,3 +78,26 @@ def test_each_clients_raw_outputs_stay_under_the_cells_directory(tmp_path):
     assert {m.params["host"] for m in records} == {"fd00::5", "../up", "all"}
     assert sorted(p.name for p in raw.iterdir()) == ["_2e._2fup", "fd00_3a_3a5"]
     assert not (tmp_path / "cell" / "up").exists()
+
+
+@pytest.mark.parametrize("first, second", [("fd00::5", "FD00:0:0::5"), ("fd00::5", "[fd00:0::5]"),
+                                           ("Client1.", "client1")])
+def test_one_machine_spelled_twice_is_refused_as_a_client_host_a_fio_server_and_a_gluster_server(
+        tmp_path, first, second):
+    key = tmp_path / "id"
+    key.write_text("k")
+    clients = [{"host": first, "key": str(key)}, {"host": second, "key": str(key), "name": "other"}]
+    with pytest.raises(BadInput, match=r"is listed twice \(.* is the same machine\)"):
+        build_plan({"environment": {"kind": "existing", "options": {"clients": clients}},
+                    "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]})
+    with pytest.raises(BadInput, match=r"fio server host .* is named twice"):
+        build_plan({"workloads": [{**FIO, "options": {**FIO["options"], "servers": [first, "ip6:" + second]}}]})
+    gluster = {"servers": [first, second], "volume": "v"}
+    with pytest.raises(BadInput, match=r"servers: .* is given twice"):
+        build_plan({"environment": {"kind": "existing", "options": {"gluster": gluster}}, "backends": ["glusterfs"],
+                    "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]})
+
+
+def test_two_zones_of_one_address_are_two_hosts(tmp_path):
+    assert build_plan({"workloads": [{**FIO, "options": {**FIO["options"],
+                                                         "servers": ["fe80::1%eth0", "fe80::1%eth1"]}}]})
