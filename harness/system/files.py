@@ -46,26 +46,49 @@ def too_long(path: str | Path) -> str | None:
     return None
 
 
-# directories of the system (and those every user shares), which no benchmark's files belong
-# in, and trees of it under which nothing of dfsbench's may go (the kernel's own file systems,
-# the configuration, the boot loader)
-SYSTEM_DIRECTORIES = frozenset({
-    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found",
-    "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var",
-    "/usr/bin", "/usr/include", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/local",
-    "/usr/sbin", "/usr/share", "/usr/src", "/var/backups", "/var/cache", "/var/lib", "/var/local",
-    "/var/lock", "/var/log", "/var/mail", "/var/opt", "/var/run", "/var/spool"})
+# trees of the system under which nothing of dfsbench's may go: the kernel's own file systems,
+# the configuration, the boot loader ...
 SYSTEM_TREES = ("/proc", "/sys", "/dev", "/etc", "/boot")
+# ... but for the tmpfs of /dev every user may write to (a baseline in memory: /dev/shm/bench)
+OPEN_TREES = ("/dev/shm",)
+# and the system's programs and libraries
+PROGRAM_TREES = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/usr/bin", "/usr/sbin",
+                 "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/include", "/usr/share", "/usr/src",
+                 "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib", "/usr/local/libexec",
+                 "/usr/local/include", "/usr/local/share")
+# where the system's programs keep their state, each in a directory of its own (/var/lib/docker):
+# neither they nor a program's directory are a place for a benchmark's files
+STATE_DIRECTORIES = frozenset({"/var/lib", "/var/cache", "/var/log", "/var/spool", "/var/backups", "/var/mail"})
+# directories of the system that hold the above, never files of their own
+SYSTEM_DIRECTORIES = frozenset({"/", "/usr", "/usr/local", "/var", "/var/local", "/var/opt", "/var/lock",
+                                "/var/run", "/run", "/lost+found"}) | STATE_DIRECTORIES
+# what disks and sites' data are mounted on and homes are under: a directory to measure in
+# (a baseline writes its files into /mnt, where the disk under test is), never a dedicated
+# directory (a lab's, which goes whole when the lab does)
+MOUNT_POINTS = frozenset({"/home", "/media", "/mnt", "/opt", "/root", "/srv"})
 # where every user's files are: a directory of its own below them is fine, they themselves are
-# no dedicated directory (a lab's, which goes whole when the lab does)
+# no dedicated directory
 SHARED_DIRECTORIES = frozenset({"/tmp", "/var/tmp", "/dev/shm"})
+
+
+def _under(path: str, trees: tuple[str, ...]) -> bool:
+    return any(path == tree or path.startswith(tree + "/") for tree in trees)
+
+
+def _of_the_system(path: str) -> bool:
+    if _under(path, OPEN_TREES):
+        return False
+    return path in SYSTEM_DIRECTORIES or os.path.dirname(path) in STATE_DIRECTORIES or \
+        _under(path, SYSTEM_TREES) or _under(path, PROGRAM_TREES)
 
 
 def system_directory(path: str | Path, dedicated: bool = False) -> str | None:
     """Why ``path`` — resolved: through '..' and symbolic links — is no place for dfsbench's
-    files (a system directory, or anything under /proc, /sys, /dev, /etc or /boot), or None.
-    ``dedicated``: a directory that is dfsbench's alone (a lab's, removed with it): nor a
-    directory every user shares (/tmp, /var/tmp) or a home directory."""
+    files, or None: a directory of the system (/, /usr, /var/lib and a program's directory
+    in it), or anything under /proc, /sys, /dev (but /dev/shm), /etc, /boot or the system's
+    program and library directories. ``dedicated``: a directory that is dfsbench's alone (a
+    lab's, removed with it): nor a directory every user shares (/tmp, /var/tmp, /dev/shm),
+    one disks are mounted on (/mnt, /srv, ...) or a home directory."""
     try:
         real = Path(path).expanduser().resolve()
     except (OSError, RuntimeError) as exc:  # (a loop of links)
@@ -74,9 +97,10 @@ def system_directory(path: str | Path, dedicated: bool = False) -> str | None:
     shown = "" if text == str(path) else f" (it resolves to {printable(text, 80)})"
     # (as written too: /proc/self/cwd resolves to a directory outside /proc, and is one of it)
     for seen in (text, os.path.normpath(Path(path).expanduser().absolute())):
-        if seen in SYSTEM_DIRECTORIES or any(seen.startswith(tree + "/") for tree in SYSTEM_TREES):
+        if _of_the_system(seen):
             return f"a directory of the system{shown}"
-    if dedicated and (text in SHARED_DIRECTORIES or text == str(Path.home()) or re.fullmatch(r"/home/[^/]+", text)):
+    if dedicated and (text in SHARED_DIRECTORIES | MOUNT_POINTS or text == str(Path.home()) or
+                      re.fullmatch(r"/home/[^/]+", text)):
         return f"a directory others use too{shown}, and this one must be dfsbench's alone"
     return None
 

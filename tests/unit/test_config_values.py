@@ -226,10 +226,35 @@ def test_a_lab_directory_from_the_environment_variable_is_checked_too(monkeypatc
         build_plan({**LARGEFILE, "backends": ["cephfs"]})
 
 
-@pytest.mark.parametrize("path", ["/proc/sys", "/sys/kernel", "/dev/shm/x", "/", "/etc", "/usr"])
+@pytest.mark.parametrize("path", ["/proc/sys", "/sys/kernel", "/dev/x", "/dev", "/", "/etc", "/usr", "/usr/local",
+                                  "/usr/local/bin", "/usr/lib/x86_64-linux-gnu", "/bin", "/var", "/var/lib",
+                                  "/var/lib/docker", "/var/log/journal", "/boot/efi", "/run"])
 def test_localdir_is_no_directory_of_the_system(path):
     with pytest.raises(BadInput, match=r"backends\[0\].options.path: .* is a directory of the system"):
         build_plan({**LARGEFILE, "backends": [{"name": "localdir", "options": {"path": path}}]})
+
+
+@pytest.mark.parametrize("path", ["/mnt", "/mnt/disk1", "/srv", "/srv/bench", "/opt/bench", "/media/usb",
+                                  "/dev/shm", "/dev/shm/bench", "/home", "/run/media/me/disk", "/var/lib/docker/x"])
+def test_localdir_measures_where_a_disk_is_mounted_or_in_memory(path):
+    """localdir writes its files into the path itself: the usual mount point of the disk under
+    test (/mnt, /srv/bench) or a tmpfs baseline (/dev/shm/bench)."""
+    assert build_plan({**LARGEFILE, "backends": [{"name": "localdir", "options": {"path": path}}]})
+
+
+@pytest.mark.parametrize("lab_dir, says", [
+    ("/mnt", "a directory others use too"), ("/srv", "a directory others use too"),
+    ("/dev/shm", "a directory others use too"), ("/home", "a directory others use too"),
+    ("/usr/local/bin", "a directory of the system"), ("/var/lib/docker", "a directory of the system"),
+    ("/dev/x", "a directory of the system")])
+def test_a_lab_directory_is_none_that_holds_others_files(lab_dir, says):
+    with pytest.raises(BadInput, match=f"lab_dir: {lab_dir} is {says}"):
+        build_plan({**LARGEFILE, "environment": {"kind": "local", "options": {"lab_dir": lab_dir}}})
+
+
+@pytest.mark.parametrize("lab_dir", ["/dev/shm/lab", "/mnt/disk1/lab", "/srv/dfsbench-lab"])
+def test_a_lab_directory_of_its_own_under_them_passes(lab_dir):
+    assert build_plan({**LARGEFILE, "environment": {"kind": "local", "options": {"lab_dir": lab_dir}}})
 
 
 def test_a_dedicated_lab_directory_and_a_directory_to_measure_pass(tmp_path):
