@@ -50,6 +50,17 @@ def _name(text: str) -> str:
     return text
 
 
+def _label(text: str) -> str:
+    """A run's label as given: one line of printable text, as every text of a config is."""
+    from harness.api.model import control_character
+
+    if control_character(text):
+        raise argparse.ArgumentTypeError(f"'{files.printable(text, 80)}' holds a control character (a line break, "
+                                         "an escape, a mark that reverses the text): a label is one line of "
+                                         "printable text, as it is stored and shown")
+    return text
+
+
 class _Once(argparse.Action):
     """An option that holds one value: given twice, which was meant is not known (argparse
     would keep the last in silence)."""
@@ -84,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backends", type=_csv, help="comma-separated backend names")
     run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
     run.add_argument("--repeat", type=int)
-    run.add_argument("--label", help="a name for the run")
+    run.add_argument("--label", type=_label, help="a name for the run")
     run.add_argument("--resume", metavar="RUN", action=_Once,
                      help="go on with a stored run that was interrupted, crashed or had failures: "
                           "only its missing and failed cells run, in that run; give the config and "
@@ -132,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("file", type=Path, metavar="FILE")
     imp.add_argument("--backend", required=True, type=_name, help="the system the output was measured on")
     imp.add_argument("--variant", default="default", type=_name)
-    imp.add_argument("--label")
+    imp.add_argument("--label", type=_label)
     return p
 
 

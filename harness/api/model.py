@@ -12,14 +12,15 @@ has to remember them:
 - a list is not empty where its default is not (an empty matrix makes no cells), and no
   item is in it twice — as the field reads it (``64MiB`` and ``65536KiB`` are one size, ``4``
   and ``4.0`` one number): :func:`twice` finds them, here and in a sweep's lists;
-- no text holds a control character (a line break, a tab, an escape): every value of a
-  config is one line of printable text, and is stored and shown as it was given.
+- no text holds a control character (a line break, a tab, an escape, a mark that reverses
+  the text after it): every value of a config is one line of printable text, and is stored and shown as it was given.
 """
 
 from __future__ import annotations
 
 import json
 import types
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
@@ -110,10 +111,25 @@ def twice(items: list[Any], key: Callable[[Any], Any] | None = None) -> tuple[in
     return None
 
 
+# what turns the order of the text that follows it around on a terminal (U+202E: a name that
+# reads 'exe.txt' ends in 'txt.exe'), as a control character changes the terminal itself
+# (Unicode's bidirectional embeddings, overrides and isolates, and its three directional marks)
+_REORDERING = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+_MARKS = frozenset("\u200e\u200f\u061c")
+
+
+def control_character(text: str) -> bool:
+    """Whether ``text`` — a value of a config, or one given on the command line to be
+    stored (a run's label) — holds a control character (a line break, a tab, an escape) or
+    a mark that reorders the text around it (U+202E); none of them is kept anywhere."""
+    return any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 or c in _MARKS or unicodedata.bidirectional(c) in _REORDERING
+               for c in text)
+
+
 def _control(value: Any, where: str) -> str | None:
     """Where in ``value`` (a config's text, or lists and mappings of it) a control character is."""
     if isinstance(value, str):
-        return where if any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in value) else None
+        return where if control_character(value) else None
     if isinstance(value, dict):
         items = [(f"{where}.{k}", k) for k in value] + [(f"{where}.{k}", v) for k, v in value.items()]
     elif isinstance(value, (list, tuple)):

@@ -36,11 +36,24 @@ def test_import_takes_only_names(tmp_path, option, value):
     assert got.returncode == 2 and "is not a name" in got.stderr and "\x1b" not in got.stderr, got.stderr
 
 
+@pytest.mark.parametrize("command", ["import", "run"])
+@pytest.mark.parametrize("label", ["x\u202eabc\x1b[31m", "line\nbreak", "ok\x9b31m", "\u2067isolate"])
+def test_a_label_from_the_command_line_is_one_line_of_printable_text(tmp_path, command, label):
+    args = ["fio", str(FIO), "--backend", "cephfs"] if command == "import" else ["--backends", "localdir"]
+    got = dfsbench(command, *args, "--label", label, "--results", str(tmp_path / "r"))
+    assert got.returncode == 2 and "--label: " in got.stderr and "holds a control character" in got.stderr
+    assert not any(c in got.stderr for c in "\x1b\x9b\u202e\u2067"), got.stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_stored_label_with_escape_sequences_reaches_the_terminal_escaped(tmp_path):
-    label = "ok\x1b]0;pwned\x07\x1b[2J\x9b31m"
-    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--label", label,
+    import sqlite3
+
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--label", "ok",
                     "--results", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
+    with sqlite3.connect(tmp_path / "r" / "dfsbench.sqlite") as db:  # (a store someone else wrote)
+        db.execute("UPDATE runs SET label = ?", ("ok\x1b]0;pwned\x07\x1b[2J\x9b31m",))
     for fmt in ("table", "markdown", "csv"):
         shown = dfsbench("compare", "latest", "--results", str(tmp_path / "r"), "--format", fmt)
         assert shown.returncode == 0, shown.stderr

@@ -105,6 +105,8 @@ def test_blanks_around_a_value_are_still_read():
     ({**GLUSTER, "sweep": {"link": ["1Gbit\n"]}}, r"sweep.link\[0\]: a control character"),
     ({**LARGEFILE, "backends": [{"name": "localdir", "variant": "default",
                                  "options": {"path": "/tmp/x\n"}}]}, r"backends\[0\].options.path: a control character"),
+    ({**LARGEFILE, "backends": [{"name": "localdir", "variant": "default",
+                                 "options": {"path": "/tmp/x\u202etxt.sh"}}]}, r"backends\[0\].options.path: a control"),
     ({**LARGEFILE, "environment": {"kind": "existing", "options": {"gluster": {"volume": "v\x1b[31m",
                                                                             "servers": ["g1"]}}}},
      r"environment.options.gluster.volume: a control character"),
