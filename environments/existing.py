@@ -47,7 +47,7 @@ from harness.system.secret import Expanded, SecretReference, expand, is_referenc
 # goes into a mount option or CEPH_ARGS (no ',', '=', space or newline to split it)
 HostName = Annotated[Expanded, AfterValidator(host_address), SameAs(host_key)]
 UserName = Annotated[Expanded, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")]
-HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$", max_length=4096)]
+HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$"), AfterValidator(files.fits_linux)]
 
 
 class ClientHost(Options):

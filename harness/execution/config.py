@@ -347,10 +347,17 @@ def _explain(exc: ValidationError, prefix: str = "") -> BadInput:
     return BadInput("invalid config:\n  " + "\n  ".join(lines))
 
 
+def _keys_hint(exc: ValidationError, prefix: str, model: type[BaseModel]) -> str | None:
+    """The keys ``prefix`` accepts, where an error is about one of its keys (an unknown one, a
+    missing one); a value refused, or a key of a mapping inside it, is said by its own
+    error, which a list of other keys would only blur."""
+    if not any(err["type"] in ("extra_forbidden", "missing") and len(err["loc"]) == 1 for err in exc.errors()):
+        return None
+    return f"{prefix} accepts: {', '.join(model.model_fields) or '(no options)'}"
+
+
 def _options_error(exc: ValidationError, prefix: str, model: type[BaseModel]) -> BadInput:
-    bad = _explain(exc, prefix)
-    allowed = ", ".join(model.model_fields)
-    return BadInput(bad.message, hint=f"{prefix} accepts: {allowed or '(no options)'}")
+    return BadInput(_explain(exc, prefix).message, hint=_keys_hint(exc, prefix, model))
 
 
 def _select(configured: Any, names: list[str], kind: str) -> list[Any]:
@@ -452,8 +459,8 @@ def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environme
             key, value = next(iter(swept.items()))
             raise BadInput(f"sweep.{key}: {files.printable(json.dumps(value, default=str))} is no value of "
                            f"workloads[{i}] ({spec.name}): " + _explain(exc).message.removeprefix(
-                               "invalid config:\n  "), hint=f"workloads[{i}].options accepts: "
-                           f"{', '.join(wcls.Options.model_fields)}") from exc
+                               "invalid config:\n  "),
+                           hint=_keys_hint(exc, f"workloads[{i}].options", wcls.Options)) from exc
         raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
     given = spec.clients or workload.clients_asked()
     if given == "all" and environment.client_hosts < 2:

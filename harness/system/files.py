@@ -46,6 +46,14 @@ def too_long(path: str | Path) -> str | None:
     return None
 
 
+def fits_linux(path: str) -> str:
+    """``path``, if Linux takes a path that long (ValueError saying :func:`too_long`, else)."""
+    long = too_long(path)
+    if long is not None:
+        raise ValueError(long)
+    return path
+
+
 # trees of the system under which nothing of dfsbench's may go: the kernel's own file systems,
 # the configuration, the boot loader ...
 SYSTEM_TREES = ("/proc", "/sys", "/dev", "/etc", "/boot")

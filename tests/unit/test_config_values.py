@@ -187,6 +187,26 @@ def test_an_overlong_key_or_key_path_is_refused_naming_its_key(config, says):
     assert "File name too long" not in str(err.value)
 
 
+@pytest.mark.parametrize("ceph, says", [
+    ({"key": "A" * 100_000}, r"ceph: key: not a Ceph key"),
+    ({"keyring": "/" + "k" * 5000}, r"ceph.keyring: a path longer than Linux allows \(4096 bytes"),
+    ({"conf": "/" + "c" * 300}, r"ceph.conf: a path longer than Linux allows"),
+])
+def test_a_refused_value_is_said_without_the_list_of_keys(ceph, says):
+    with pytest.raises(BadInput, match=says) as err:
+        build_plan(ceph_site(**ceph))
+    assert err.value.hint is None and "items after validation" not in err.value.message
+
+
+def test_an_unknown_or_missing_key_still_lists_the_keys():
+    with pytest.raises(BadInput, match="unknown key") as err:
+        build_plan(ceph_site(keyfile="x"))
+    assert err.value.hint is None  # (ceph's own keys are not environment.options')
+    with pytest.raises(BadInput, match="environment.options.colour: unknown key") as err:
+        build_plan({**ceph_site(), "environment": {"kind": "existing", "options": {"colour": 1}}})
+    assert err.value.hint.startswith("environment.options accepts: lab_dir, clients, ceph")
+
+
 def test_a_ceph_key_of_cephs_own_length_passes():
     assert build_plan(ceph_site(key="AQBzbG9rZXlvbmx5Zm9ydGVzdGluZ2Rmc2Jlbg==", fs_name="cephfs"))
 
