@@ -233,11 +233,13 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
 
     In one pass over the text: each document is decoded in place (never from a copy of the
     rest of the text, which made an hour of ``--status-interval=1`` output quadratic), and
-    the search goes on after it; after what is not JSON, from the line where the decoder
-    found it was not (what lay between was inside that unfinished structure: a document cut
-    short takes the text it swallowed with it). fio's own output breaks off once at most
-    (killed while it printed): a text where many lines open a JSON document that is not one
-    is refused (the decoder's error counts the lines up to where it stopped, each time)."""
+    the search goes on after it; after what is not JSON, from the next line that opens an
+    object: a document cut short (fio killed while it printed) is read by the decoder on into
+    the next one, as if that were a value of it, and fails only after it — that next one
+    must still be found, or an interval's figures would stand as the final ones. fio's own
+    output breaks off once at most: a text where many lines open a JSON document that is
+    not one is refused (each refusal goes over the text up to where the decoder stopped, and
+    its error counts the lines up to there: a bounded number of them keeps this linear)."""
     found: list[dict[str, Any]] = []
     decoder = json.JSONDecoder()
     at, broken, first_broken = 0, 0, 0
@@ -252,7 +254,7 @@ def _json_documents(text: str) -> list[dict[str, Any]]:
                 raise BadInput(f"more than {_BROKEN_MOST} lines open a JSON document that is not one (the "
                                f"first of them at line {first_broken}): not what fio writes",
                                hint="pass fio's output as it printed it (--output-format=json or json+)") from None
-            at = max(start + 1, text.rfind("\n", start, exc.pos) + 1)
+            at = start + 1  # (a document that starts inside the broken one is looked for: see above)
             continue
         if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
             found.append(doc)

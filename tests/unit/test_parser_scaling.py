@@ -47,17 +47,39 @@ def test_fio_status_interval_documents_are_decoded_in_place_once(decoded):
     assert sum(reached - idx for _, idx, reached in decoded) <= len(text)
 
 
-@pytest.mark.parametrize("shape", ["cut short", "open structures"])
-def test_fio_text_that_is_not_json_is_gone_over_once(decoded, shape):
-    """What the decoder refuses is not decoded again from every '{' inside it."""
-    if shape == "cut short":  # (fio killed while it printed its last document)
-        text, complete = STATUS * 10 + STATUS[:len(STATUS) // 20], 60  # (cut in its first document)
-    else:  # each line opens an object and an array the next line is inside of, none closed
-        text, complete = STATUS + '{"a": [\n' * 300 + "0,\n" * 50000, 6
+def test_fio_text_cut_short_is_gone_over_a_bounded_number_of_times(decoded):
+    """fio killed while it printed its last document: the rest is read once more at most
+    for each line of it that opens an object, and never from a copy."""
+    text = STATUS * 10 + STATUS[:len(STATUS) // 20]  # (cut in its first document)
     docs = fio._json_documents(text)
-    assert len(docs) == complete
+    assert len(docs) == 60
     assert all(s is text for s, _, _ in decoded)
     assert sum(reached - idx for _, idx, reached in decoded) <= 2 * len(text)
+
+
+def test_fio_lines_that_open_structures_and_never_close_them_are_refused_in_bounded_work(decoded):
+    """Each line opens an object and an array the next line is inside of, none closed: each
+    is read to the end of the text and refused, and the text is refused after 33 of them."""
+    text = STATUS + '{"a": [\n' * 300 + "0,\n" * 50000
+    with pytest.raises(BadInput, match="more than 32 lines open a JSON document that is not one"):
+        fio._json_documents(text)
+    assert all(s is text for s, _, _ in decoded)
+    assert sum(reached - idx for _, idx, reached in decoded) <= 34 * len(text)
+
+
+@pytest.mark.parametrize("cut_after", ['"jobs" : [', '"jobs" : [\n    {', '"read" : {', '"jobname" :'])
+def test_a_document_cut_short_does_not_swallow_the_next_one(cut_after):
+    """fio killed while it printed, then run again into the same log (or the final document
+    after an interval's broken one): the decoder reads the cut one on into the next, as if
+    that were a value of it; the next one is still found, and the final figures are its
+    own, not an interval's (before: an interval's lat_mean stood as the final, 13 % off)."""
+    docs = fio._json_documents(STATUS)
+    second = STATUS.index("\n{", 1) + 1  # (the second document: an interval's, cut in it)
+    at = STATUS.index(cut_after, second) + len(cut_after)
+    cut = STATUS[:at] + "\n" + STATUS
+    found = fio._json_documents(cut)
+    assert len(found) == len(docs) + 1 and found[-1] == docs[-1]
+    assert fio.parse(cut, source="cut.json") == fio.parse(STATUS, source="whole.json")
 
 
 @pytest.mark.parametrize("line", ["{\n", "{ not json\n", '{"\n'])
