@@ -472,7 +472,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.finish_run(run_id, "complete")
     finally:
         store.close()
-    print(f"imported {n} measurements from {files.printable(args.file)} as {args.backend}/{args.variant}")
+    failed = sum(1 for m in records if m.value is None)  # (a cell the tool gave no number for: a record all the same)
+    without = f" ({failed} of them without a value: the tool gave none, see compare)" if failed else ""
+    print(f"imported {n} measurements{without} from {files.printable(args.file)} as {args.backend}/{args.variant}")
     print(f"run id: {run_id}")
     return 0
 

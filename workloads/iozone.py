@@ -12,6 +12,7 @@ iozone's "kBytes/sec" is 1024 bytes per second; records carry B/s.
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from collections.abc import Iterator
@@ -121,14 +122,15 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
     found: list[Measurement] = []
     seen: dict[str, int] = {}
     for number, run in enumerate(runs, 1):
-        first = seen.setdefault(run, number)
+        records = _parse_run(run, tests, source)
+        first = seen.setdefault(run, number) if records else number  # (a run with no numbers counts none twice)
         if first != number:
             began = _BEGAN.search(run)
             raise BadInput(f"{source}: iozone run {number} of {len(runs)} is run {first} again, word for word "
                            f"({began.group(0).strip() if began else 'the same text'}, the same numbers): a log "
                            "copied into itself, whose copies would count as repeats that were never measured",
                            hint="keep each run once in the log (its own 'Run began:' line tells the runs apart)")
-        found += _parse_run(run, tests, source)
+        found += records
     if not found and "iozone" not in text.lower():
         raise BadInput(f"{source} does not look like iozone output (no result table, no -R report)",
                        hint="pass the text iozone printed, run with -R (as 'iozone -R … | tee log')")
@@ -184,10 +186,11 @@ def _parse_run(text: str, tests: list[int] | None, source: str) -> list[Measurem
         p = params.get((fsize, rsize))
         if p is None:
             p = params[(fsize, rsize)] = {"file_size": fsize, "record_size": rsize, "direct": direct}
-        if v < 0:  # (no rate, no time is negative: what iozone printed is not a measurement)
+        if v < 0 or not math.isfinite(v):  # (no rate, no time is negative: what iozone printed is not a measurement)
+            what = f"a negative {_UNIT_NAMES[mode]}" if v < 0 else "not a finite number"
             out.append(Measurement("iozone", test, metric, None, unit,
                                    {**p, "error": f"iozone printed {v:g} for this cell, which is not a "
-                                                  f"measurement (a negative {_UNIT_NAMES[mode]})"},
+                                                  f"measurement ({what})"},
                                    flags=("failed",)))
             continue
         out.append(Measurement("iozone", test, metric, v * scale, unit, p))

@@ -106,6 +106,27 @@ def test_iozone_log_of_one_run_copied_into_itself_is_refused():
         iozone.parse(cached * 3)
 
 
+def test_iozone_report_cell_that_is_not_a_finite_number_is_a_failed_record():
+    """A -R report cell of 'nan': a failed record saying so, as -999 is (a record's value is
+    never NaN; the file's other cells are kept)."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    records = iozone.parse(cached.replace('"16384"   38886  210345 ', '"16384"   nan  210345 '))
+    assert len(records) == 24
+    failed = pick(records, test="write", file_size=16 << 20, record_size=4096)
+    assert failed.value is None and failed.flags == ("failed",)
+    assert "iozone printed nan for this cell, which is not a measurement (not a finite number)" in failed.params["error"]
+
+
+def test_iozone_runs_that_measured_nothing_the_same_way_are_not_a_copy():
+    """A retry loop whose first tries failed within one second (the same 'Run began:', the
+    same error, no number): nothing of them would be pooled, so nothing is refused; the run
+    that measured is read."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    failed = cached[:cached.index("Output is in kBytes/sec")] + "Can not open temp file: iozonetest\n"
+    records = iozone.parse(failed + failed + cached.replace("02:17:30", "02:17:31"))
+    assert len(records) == 24 and all(m.value for m in records)
+
+
 def test_iozone_log_of_runs_one_after_another_pools_their_cells():
     """The same command run twice (each its own start): every cell twice, as repeats."""
     cached = text(TOOLS / "iozone-cached.txt")
