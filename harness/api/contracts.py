@@ -100,9 +100,6 @@ def host_key(v: str) -> str:
         return v.lower().removesuffix(".")
 
 
-# a host of a config (a client host, a server): see host_address; in a list, compared by host_key
-HostAddress = Annotated[str, AfterValidator(host_address), SameAs(host_key)]
-
 # what fio reads as syntax inside a value of a job file's line: '#' and ';' end it (a
 # comment), '$' expands (${VAR}, $ncpus)
 JOB_SYNTAX = "#;$"
@@ -115,9 +112,7 @@ def _plain_path(v: Path) -> Path:
     syntax = sorted(set(text) & set(JOB_SYNTAX))
     if syntax:  # (fio ends a job file's value at # or ;, and expands $)
         raise ValueError(f"a path with {' '.join(syntax)} in it, which the tools' input files read as syntax")
-    long = files.too_long(text)
-    if long is not None:
-        raise ValueError(long)
+    files.fits_linux(text)
     if any(part != part.strip() for part in v.parts):
         raise ValueError("a path with a name that starts or ends with a blank")
     return v.absolute()  # (relative: to the working directory, as the config was read)
