@@ -37,7 +37,8 @@ from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, 
 from environments.docker_ceph import DETECTION
 from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler
-from environments.nodes import Node, Stop, running
+from environments.nodes import Node, running
+from harness.system.parallel import Stop
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.model import link_rate

@@ -16,7 +16,7 @@ from typing import Any
 from backends import ceph_client
 from environments.ceph import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
                               osds_up)
-from environments.nodes import Stop
+from harness.system.parallel import Stop
 from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume

@@ -81,7 +81,7 @@ def test_files_for_a_node_unpack_at_root_with_every_parent_directory_once():
 
 
 def test_the_first_part_of_a_bring_up_to_fail_is_the_error_and_the_others_stop():
-    from environments.nodes import Stop
+    from harness.system.parallel import Stop
     from harness.errors import NotReady
     from harness.system import proc
 
