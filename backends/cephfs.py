@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from backends.ceph_client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
-from harness.api.contracts import Cluster, CephOptionKey, Options, OptionValue
+from harness.api.contracts import Cluster, OptionKey, Options, OptionValue, option_key
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
 from harness.system.ledger import Ledger
+
+# a ceph-fuse client setting (ceph-conf -D lists them): client_*, fuse_*, objecter_*, rados_*,
+# ms_*, debug_*; never log_file, admin_socket, keyring, conf and their like
+CephOptionKey = Annotated[OptionKey, option_key("client|fuse|objecter|rados|ms|debug", "_",
+                                               r"file|socket|keyring|conf|path|log|run_dir", "ceph-fuse")]
 
 FSTYPE = "fuse.ceph-fuse"
 KERNEL = "ceph"

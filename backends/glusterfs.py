@@ -16,16 +16,21 @@ from __future__ import annotations
 import secrets
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.mounts import FuseClients, GivenMount, Workspace
-from harness.api.contracts import Backend, Cluster, GlusterOptionKey, Options, OptionValue
+from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
+
+# a 'gluster volume set' key (gluster volume set help lists them): performance.*, cluster.*, …
+GlusterOptionKey = Annotated[OptionKey, option_key(
+    "performance|cluster|network|features|client|server|storage|diagnostics|transport|disperse|"
+    "nfs|config|locks|dht|ctime|auth", ".", r"file|path|script|command|hook", "gluster")]
 
 FSTYPE = "fuse.glusterfs"
 DEFAULT_BRICKS = {"replicate": 3, "distributed-replicate": 6, "disperse": 3}

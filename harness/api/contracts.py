@@ -128,7 +128,7 @@ OptionKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 OptionValue = Annotated[str, Field(pattern=r"^[^\x00-\x1f\x7f]{0,1024}$")]
 
 
-def _keyed(prefixes: str, separator: str, forbidden: str, tool: str) -> Any:
+def option_key(prefixes: str, separator: str, forbidden: str, tool: str) -> Any:
     """A key of a tool's own option names: one of the families (``prefixes``) of the
     options it lists for a client or a volume, and none that names a file, a socket or a
     command (which would put a file of the config's choosing on a host, as root)."""
@@ -144,16 +144,6 @@ def _keyed(prefixes: str, separator: str, forbidden: str, tool: str) -> Any:
         return v
 
     return AfterValidator(check)
-
-
-# a ceph-fuse client setting (ceph-conf -D lists them): client_*, fuse_*, objecter_*, rados_*,
-# ms_*, debug_*; never log_file, admin_socket, keyring, conf and their like
-CephOptionKey = Annotated[OptionKey, _keyed("client|fuse|objecter|rados|ms|debug", "_",
-                                            r"file|socket|keyring|conf|path|log|run_dir", "ceph-fuse")]
-# a 'gluster volume set' key (gluster volume set help lists them): performance.*, cluster.*, …
-GlusterOptionKey = Annotated[OptionKey, _keyed(
-    "performance|cluster|network|features|client|server|storage|diagnostics|transport|disperse|"
-    "nfs|config|locks|dht|ctime|auth", ".", r"file|path|script|command|hook", "gluster")]
 
 
 class Options(ConfigModel):
