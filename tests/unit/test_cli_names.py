@@ -1,17 +1,13 @@
 """Names on the command line are names, and nothing stored reaches the terminal raw."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.unit.inproc import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 
 
-def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
 
 
 @pytest.mark.parametrize("option, value, says", [

@@ -8,8 +8,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,15 +18,13 @@ from harness.api.series import Series
 from harness.report.compare import Table
 from harness.report.render import csv_text, json_document, terminal
 from harness.system.outputs import csv_cell, json_text
+from tests.unit.inproc import dfsbench
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"
 FIO = TOOLS / "fio-json.json"
 FORMULA = '=HYPERLINK("http://example.invalid/x","y")'
 
 
-def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
 
 
 def fio_output(tmp_path: Path, name: str, **options: object) -> Path:

@@ -5,8 +5,6 @@ reference is shown cut."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +13,11 @@ from harness.api.records import Measurement
 from harness.errors import BadInput
 from harness.report import gate
 from harness.results.catalogue import Catalogue
+from tests.unit.inproc import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 
 
-def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -14,13 +14,11 @@ from pathlib import Path
 import pytest
 
 from harness.results.store import LOCK_WAIT, SCHEMA_VERSION
+from tests.unit.inproc import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 
 
-def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
 
 
 def files_of(results: Path) -> dict[str, str]:
