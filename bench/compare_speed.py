@@ -29,6 +29,7 @@ from pathlib import Path
 
 from harness.api.records import Measurement
 from harness.results.store import DB_NAME, Store
+from options import keep_dir
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "quick-run.jsonl"
 RUNS = 3
@@ -80,11 +81,7 @@ def timed(argv: list[str]) -> tuple[list[float], list[float]]:
 
 def main() -> int:
     args = sys.argv[1:]
-    keep = None
-    if "--keep" in args:
-        at = args.index("--keep")
-        keep = Path(args[at + 1])
-        del args[at:at + 2]
+    keep = keep_dir(args)
     counts = [int(a) for a in args] or [10_000, 100_000]
     medians: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp:

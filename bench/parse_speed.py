@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from options import keep_dir
 
 TOOLS = Path(__file__).resolve().parents[1] / "tests" / "data" / "tools"
 RUNS = 3
@@ -186,13 +187,12 @@ def bench_iozone(where: Path) -> bool:
 
 def main() -> int:
     args = sys.argv[1:]
-    keep = None
-    if "--keep" in args:
-        at = args.index("--keep")
-        keep = Path(args[at + 1])
-        del args[at:at + 2]
+    keep = keep_dir(args)
     benches = {"fio": bench_fio, "iozone": bench_iozone}
     chosen = args or list(benches)
+    if set(chosen) - set(benches):
+        raise SystemExit(f"parse_speed: no bench {', '.join(sorted(set(chosen) - set(benches)))}; "
+                         f"there are {', '.join(benches)}")
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-", dir="/var/tmp") as tmp:
         where = keep or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
