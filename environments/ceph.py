@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from backends.ceph_client import CephService, health
+from backends.ceph.client import CephService, health
 from harness.api.lab import SAFE_CHARACTERS, SAFE_PATH
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc

@@ -31,9 +31,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from backends import gluster_client
-from backends.ceph_client import CephService, ErasureCode, FailureDomains
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies, options_for
+from backends.gluster import client as gluster_client
+from backends.ceph.client import CephService, ErasureCode, FailureDomains
+from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies, options_for
 from environments.docker_ceph import DETECTION
 from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
 from environments.node_stats import NodeSampler

@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from backends import ceph_client
+from backends.ceph import client as ceph_client
 from environments.ceph import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
                               osds_up)
 from harness.system.parallel import Stop
@@ -173,7 +173,7 @@ def start_osd(node: Any, osd: int) -> None:
 
 
 def health(mon: Any) -> tuple[bool, str]:
-    """Ceph's health, asked of the monitor node (read by backends.ceph_client, as the
+    """Ceph's health, asked of the monitor node (read by backends.ceph.client, as the
     bring-up's own wait reads it)."""
     out = mon.exec("ceph", "--connect-timeout", "5", "health", "detail", "--format", "json", check=False)
     try:

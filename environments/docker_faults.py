@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from backends import gluster_client
-from backends.gluster_client import GlusterCli
+from backends.gluster import client as gluster_client
+from backends.gluster.client import GlusterCli
 from environments.nodes import Node
 from harness.api.faults import Faults, FaultSpec, Injected
 from harness.errors import DfsbenchError

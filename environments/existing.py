@@ -27,9 +27,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
 
-from backends import ceph_client, gluster_client
-from backends.ceph_client import CephCli, CephService, keyring_keys
-from backends.gluster_client import GlusterCli, GlusterService
+from backends.ceph import client as ceph_client
+from backends.gluster import client as gluster_client
+from backends.ceph.client import CephCli, CephService, keyring_keys
+from backends.gluster.client import GlusterCli, GlusterService
 from harness.api.contracts import (NAME_PATTERN, Backend, ClientName, Cluster, LabStatus, Name, Options, PlainPath,
                                     ServiceHealth, Workload, host_address, host_key)
 from harness.api import model
@@ -387,7 +388,7 @@ class CephAccessSetup:
                     host.write_text(Path(keyring), f"[client.{client}]\n\tkey = {key}\n")
             self._check_files(host, conf, keyring)
         if s.mounted is not None:  # the user's mount: verified before anything runs
-            from backends.cephfs import FSTYPE
+            from backends.ceph.cephfs import FSTYPE
             from backends.mounts import GivenMount
 
             GivenMount(tuple(self.hosts), s.mounted, (FSTYPE, "ceph"), "CephFS").mount()
@@ -480,7 +481,7 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
     servers, volume = list(spec.servers), spec.volume
     mounted = str(spec.mounted) if spec.mounted else ""
     if spec.mounted is not None:  # the user's mount: verified before anything runs
-        from backends.glusterfs import FSTYPE
+        from backends.gluster.glusterfs import FSTYPE
         from backends.mounts import GivenMount
 
         entry = GivenMount(tuple(hosts), spec.mounted, (FSTYPE,), "GlusterFS volume").mount()
@@ -519,7 +520,7 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
 
 def gluster_health(g: GlusterService, host: Host) -> tuple[bool, str]:
     """The volume's health as a client host sees it: its bricks online and nothing left to
-    heal (the one reader of backends.gluster_client), asked of its server."""
+    heal (the one reader of backends.gluster.client), asked of its server."""
     if not g.bricks or not host.has("gluster"):
         return False, (f"volume {g.volume} ({g.volume_type}): its bricks cannot be asked from {host.name} "
                        "(no 'gluster volume info' there), so its health is not known")

@@ -14,7 +14,7 @@ import socket
 import time
 from pathlib import Path
 
-from backends.gluster_client import GlusterCli, GlusterService, Layout, Volume, gluster_version
+from backends.gluster.client import GlusterCli, GlusterService, Layout, Volume, gluster_version
 from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger

@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from backends import ceph_client, gluster_client
-from backends.ceph_client import CephService, ErasureCode, FailureDomains
-from backends.gluster_client import GlusterCli, GlusterService
+from backends.ceph import client as ceph_client
+from backends.gluster import client as gluster_client
+from backends.ceph.client import CephService, ErasureCode, FailureDomains
+from backends.gluster.client import GlusterCli, GlusterService
 from environments.ceph import CephLab, MonSession
 from environments.ceph import longest_socket as ceph_socket
 from environments.gluster import GlusterLab, replica_sets

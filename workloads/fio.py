@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
-from backends.ceph_client import CephAccess
+from backends.ceph.client import CephAccess
 from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload, host_address, host_key
 from harness.api.model import ConfigModel, twice
 from harness.api.parsing import tool_parser

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from backends.ceph_client import CephAccess
+from backends.ceph.client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.model import MAX_SECONDS
 from harness.api.parsing import tool_parser

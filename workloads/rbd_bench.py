@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from backends.ceph_client import CephAccess
+from backends.ceph.client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.cephfs import CephFS, CephFSOptions
-from backends.glusterfs import GlusterFS, GlusterOptions
+from backends.ceph.cephfs import CephFS, CephFSOptions
+from backends.gluster.glusterfs import GlusterFS, GlusterOptions
 from environments.local import LocalEnvironment, LocalOptions
 from harness.errors import DfsbenchError
 from harness.system.ledger import Ledger, mount_points

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backends.ceph_client import PoolOptions
+from backends.ceph.client import PoolOptions
 from environments.existing import CEPH_KEY, MON_ADDR, CephSpec, ClientHost, GlusterSpec, conf_value
 from harness.errors import BadInput
 from harness.execution.config import build_plan
@@ -95,8 +95,8 @@ def test_whatever_text_is_given_what_passes_stays_one_value_on_one_line(text):
 @pytest.mark.parametrize("key,value", [("-x", "1"), ("--mode=script", "x"), ("a=b", "1"), ("k", "v\nx"),
                                        ("k", "v\x1b"), ("", "1")])
 def test_a_tool_option_that_is_not_one_option_is_refused(key, value):
-    from backends.cephfs import CephFSOptions
-    from backends.glusterfs import GlusterOptions
+    from backends.ceph.cephfs import CephFSOptions
+    from backends.gluster.glusterfs import GlusterOptions
 
     with pytest.raises(ValueError):
         CephFSOptions(client_options={key: value})

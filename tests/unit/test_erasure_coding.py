@@ -13,8 +13,8 @@ import pytest
 
 import xml.etree.ElementTree as ET
 
-from backends.ceph_client import ErasureCode, FailureDomains
-from backends.gluster_client import HONEST_OPTIONS, Layout, VolumeShape, options_for, volumes
+from backends.ceph.client import ErasureCode, FailureDomains
+from backends.gluster.client import HONEST_OPTIONS, Layout, VolumeShape, options_for, volumes
 from harness.errors import BadInput
 from harness.execution.config import build_plan
 from harness.report.limits import PathLimits

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.ceph_client import keyring_keys
+from backends.ceph.client import keyring_keys
 from environments.existing import ExistingOptions, describe_ceph, volume_info
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError

@@ -211,7 +211,7 @@ def test_gluster_health_reads_the_bricks_online_and_what_is_left_to_heal():
     import xml.etree.ElementTree as ET
     from pathlib import Path
 
-    from backends.gluster_client import GlusterCli, bricks_online, heal_pending
+    from backends.gluster.client import GlusterCli, bricks_online, heal_pending
 
     tools = Path(__file__).parent.parent / "data" / "tools"
     assert bricks_online(ET.fromstring((tools / "gluster-volume-status.xml").read_text())) == 3
@@ -234,7 +234,7 @@ def test_ceph_health_reads_its_status_and_every_check():
     import json
     from pathlib import Path
 
-    from backends.ceph_client import health
+    from backends.ceph.client import health
 
     tools = Path(__file__).parent.parent / "data" / "tools"
     assert health(json.loads((tools / "ceph-health-detail-ok.json").read_text())) == (True, "HEALTH_OK")

@@ -6,7 +6,7 @@ machines this was built on have no kernel Ceph module: there it is always ceph-f
 ``replicas`` puts the workloads' files in a data pool of that size (created, added to
 the file system, and set as the layout of the directory the workloads use), so a variant
 can compare replica counts; ``ec: {k: 2, m: 1}`` puts them in an erasure-coded data pool
-of their own the same way (``backends.ceph_client.EcPool``). ``client_options`` are Ceph client settings given to
+of their own the same way (``backends.ceph.client.EcPool``). ``client_options`` are Ceph client settings given to
 ceph-fuse (e.g. ``client_oc_size``), for default-vs-tuned variants as in seed 001.
 """
 
@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from backends.ceph_client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
+from backends.ceph.client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
 from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.api.contracts import Cluster, OptionKey, Options, OptionValue, option_key
 from harness.api.target import Target

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backends.ceph_client import CephBackend, CephCli, Pool, PoolOptions
+from backends.ceph.client import CephBackend, CephCli, Pool, PoolOptions
 from harness.api.contracts import Cluster
 from harness.api.target import Target
 

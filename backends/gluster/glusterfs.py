@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.gluster_client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
+from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
