@@ -177,31 +177,12 @@ def wrong_kind(found: dict[str, Any], kinds: dict[str, Any], finite: bool = Fals
     return None
 
 
-class _NotFinite(ValueError):
-    """A number in a stored JSON text that is not finite: ``NaN``, ``Infinity``, or one
-    beyond a double (``1e400``)."""
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise _NotFinite(text)
-    return number
-
-
-def _no_constant(text: str) -> float:
-    raise _NotFinite(text)
-
-
-# a record's params as dfsbench writes them: JSON whose every number is finite (what
-# json.dumps would write of a NaN or an infinity, or an overflowing number, is not read)
-_PARAMS_JSON = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
 _PLAIN_JSON = json.JSONDecoder()
 
 
 def _params_text(m: Measurement) -> str:
-    """A record's params as stored: JSON whose every number is finite (what the store reads
-    back: see ``_PARAMS_JSON``); a record that has another is refused, not written."""
+    """A record's params as stored: JSON whose every number is finite (JSON has no NaN, and
+    no dfsbench writes one now); a record that has another is refused, not written."""
     try:
         return json.dumps(redact_json(m.params), sort_keys=True, allow_nan=False)
     except ValueError:
@@ -655,7 +636,10 @@ class Store:
         """A row's params, parsed and checked; kept in ``parsed`` by their text, where the
         metrics of one tool run find theirs (one dict, which no reader changes)."""
         where = f"measurements row {seq}"
-        params = self._json(text, dict, where, "params", _PARAMS_JSON)
+        # (a NaN in a param no output computes with, as an older dfsbench stored it from a
+        # tool's output, is read as it is: strict JSON prints it null, named under non_finite;
+        # in one an output computes with, it is refused below)
+        params = self._json(text, dict, where, "params")
         wrong = wrong_kind(params, _PARAM_KINDS)
         if wrong:
             raise self._damaged(where, f"its param {wrong}")
@@ -690,13 +674,10 @@ class Store:
         return BadInput(f"{printable(self.root / DB_NAME)}: {where} is damaged: {printable(what)}",
                         hint="no dfsbench wrote that row; restore the store from a copy, or remove the row")
 
-    def _json(self, text: Any, kind: type, where: str, column: str,
-              decoder: json.JSONDecoder | None = None) -> Any:
+    def _json(self, text: Any, kind: type, where: str, column: str) -> Any:
         """A JSON column of a stored row, which must hold a ``kind`` (object or array)."""
         try:
-            value = (decoder or _PLAIN_JSON).decode(text) if isinstance(text, str) else None
-        except _NotFinite as exc:
-            raise self._damaged(where, f"its {column} hold a number that is not finite ({exc})") from None
+            value = _PLAIN_JSON.decode(text) if isinstance(text, str) else None
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, kind):
