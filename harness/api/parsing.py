@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from harness.errors import BadInput, DfsbenchError
+from harness.system.files import printable
 
 # nothing a client measures is beyond these (1 PiB/s, a billion operations or files a
 # second, a year, an exbibyte): a value above one is a parse gone wrong
@@ -78,6 +79,13 @@ def plausible_param(key: str, value: Any) -> str:
     return ""
 
 
+def unbroken(text: str) -> bool:
+    """Whether a name or text of a tool's output is one line of characters a store keeps and
+    a terminal shows as they are: no control character (an escape, a line break), no lone
+    surrogate (which a JSON escape can make, and no UTF-8 store can keep)."""
+    return text.isprintable() and not any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def implausible_param(key: str, value: Any) -> str:
     """:func:`plausible_param`, and within a list or an object too: no number anywhere in a
     record's params is NaN or an infinity (JSON has neither, and the store reads none back)."""
@@ -114,14 +122,23 @@ def tool_parser(tool: str) -> Callable[[F], F]:
                 raise BadInput(f"{source}: not a complete {tool} output ({what})",
                                hint=f"check that the file is what {tool} printed, whole") from None
             for m in result if isinstance(result, list) else []:
+                test = printable(m.test, 60)  # (a tool output's name: shown, never a second line)
+                broken = next((name for name in (m.test, m.metric, m.params.get("host"))
+                               if isinstance(name, str) and not unbroken(name)), None)
+                if broken is not None:
+                    raise BadInput(f"{source}: {tool} {test}: the name {printable(broken, 60)} holds a "
+                                   "control character or a broken character (a lone surrogate), which no "
+                                   "tool writes", hint="the output is corrupt, or not from the run it claims")
                 why = plausible(m.value, m.unit)
                 if why:
-                    raise BadInput(f"{source}: {tool} {m.test} {m.metric} = {m.value!r} {m.unit} is {why}",
+                    raise BadInput(f"{source}: {tool} {test} {printable(m.metric, 60)} = "
+                                   f"{printable(repr(m.value), 60)} {m.unit} is {why}",
                                    hint="the output is corrupt, or not from the run it claims")
                 for key, value in m.params.items():  # (what the store would refuse to read back)
                     why = implausible_param(key, value)
                     if why:
-                        raise BadInput(f"{source}: {tool} {m.test}: its {key} = {value!r} is {why}",
+                        raise BadInput(f"{source}: {tool} {test}: its {printable(key, 60)} = "
+                                       f"{printable(repr(value), 60)} is {why}",
                                        hint="the output is corrupt, or not from the run it claims")
             if isinstance(result, (int, float)) and plausible(float(result), "B/s"):
                 raise BadInput(f"{source}: {tool} rate {result!r} is {plausible(float(result), 'B/s')}")

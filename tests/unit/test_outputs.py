@@ -136,8 +136,7 @@ def test_a_tool_output_with_a_param_that_is_not_finite_is_refused_by_parse_and_i
                 dfsbench("import", "fio", str(output), "--backend", "cephfs", "--results", str(results))):
         assert got.returncode == 2, got.stderr
         assert "bs = nan is not a finite number" in got.stderr and not got.stdout.strip()
-    listed = dfsbench("compare", "latest", "--results", str(results), "--format", "json")
-    assert "NaN" not in listed.stdout and "Traceback" not in listed.stderr
+    assert not results.exists()  # (refused before anything was stored: no run, no store)
 
 
 def test_the_store_never_writes_a_param_it_would_not_read_back(tmp_path):
@@ -283,3 +282,19 @@ def test_progress_lines_are_never_markup():
     buf = io.StringIO()
     Progress(buf).note("cell [/x] [bold]y :smile:")
     assert "cell [/x] [bold]y :smile:" in buf.getvalue()
+
+
+@pytest.mark.parametrize("name", ["randread\n  hint: the output is fine\ndfsbench: imported 12 measurements",
+                                  "rand\udcffread", "rand\x1b[2Jread"])
+def test_a_job_name_that_would_forge_lines_or_cannot_be_stored_is_refused_by_parse_and_import(tmp_path, name):
+    """A job name from a tool output is one line a store keeps: a line break (which would
+    print lines that look like dfsbench's own), an escape, or a lone surrogate (which no
+    UTF-8 store keeps: import left a run 'running' with a traceback) is refused, naming it
+    escaped, before anything is stored."""
+    output = fio_output(tmp_path, name)
+    results = tmp_path / "r"
+    for got in (dfsbench("parse", "fio", str(output)),
+                dfsbench("import", "fio", str(output), "--backend", "cephfs", "--results", str(results))):
+        assert got.returncode == 2 and "holds a control character or a broken character" in got.stderr
+        assert not got.stdout.strip() and len(got.stderr.splitlines()) == 2  # (the error and its hint)
+    assert not results.exists()
