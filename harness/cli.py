@@ -467,13 +467,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.add_target(run_id, args.backend, args.variant, {"system": args.backend, "imported": True,
                                                               "source_file": str(args.file)}, 0)
         (store.raw_dir(run_id, "import") / "output").write_bytes(data)
-        n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
-                           for m in records)
+        try:
+            n = store.add_many(replace(m, backend=args.backend, variant=args.variant, run_id=run_id)
+                               for m in records)
+        except BaseException:
+            store.finish_run(run_id, "failed")  # (not left 'running': nothing of it was stored)
+            raise
         store.finish_run(run_id, "complete")
     finally:
         store.close()
     failed = sum(1 for m in records if m.value is None)  # (a cell the tool gave no number for: a record all the same)
-    without = f" ({failed} of them without a value: the tool gave none, see compare)" if failed else ""
+    without = f" ({failed} of them failed: the tool printed no measurement for them, see compare)" if failed else ""
     print(f"imported {n} measurements{without} from {files.printable(args.file)} as {args.backend}/{args.variant}")
     print(f"run id: {run_id}")
     return 0

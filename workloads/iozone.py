@@ -123,7 +123,8 @@ def parse(text: str, *, tests: list[int] | None = None, source: str = "iozone ou
     seen: dict[str, int] = {}
     for number, run in enumerate(runs, 1):
         records = _parse_run(run, tests, source)
-        first = seen.setdefault(run, number) if records else number  # (a run with no numbers counts none twice)
+        measured = any(m.value is not None for m in records)
+        first = seen.setdefault(run, number) if measured else number  # (a run with no numbers counts none twice)
         if first != number:
             began = _BEGAN.search(run)
             raise BadInput(f"{source}: iozone run {number} of {len(runs)} is run {first} again, word for word "

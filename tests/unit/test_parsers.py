@@ -127,6 +127,18 @@ def test_iozone_runs_that_measured_nothing_the_same_way_are_not_a_copy():
     assert len(records) == 24 and all(m.value for m in records)
 
 
+def test_iozone_runs_whose_every_cell_failed_the_same_way_are_not_a_copy():
+    """Two tries cut in their first row, each cell -999 (within one second: the same 'Run
+    began:'): records without a value, which no table pools as repeats — nothing of them is a
+    measurement counted twice, so the log is read, their cells failed records."""
+    cached = text(TOOLS / "iozone-cached.txt")
+    head = cached[:cached.index("           16384       4")]
+    tried = head + "           16384       4     -999     -999     -999     -999     -999     -999\n"
+    records = iozone.parse(tried + tried + cached.replace("02:17:30", "02:17:31"))
+    assert len([m for m in records if m.value is None and m.flags == ("failed",)]) == 12
+    assert len([m for m in records if m.value is not None]) == 24
+
+
 def test_iozone_log_of_runs_one_after_another_pools_their_cells():
     """The same command run twice (each its own start): every cell twice, as repeats."""
     cached = text(TOOLS / "iozone-cached.txt")
