@@ -86,6 +86,22 @@ class Run:
         return self.store.raw_dir(self.id, *self.raw, *parts)
 
 
+def unwinding(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt (Ctrl-C, SIGTERM) that ``exc`` was raised while unwinding from — an
+    attachment's undo that failed because the interrupt cut a command short (a GlusterFS
+    volume still starting: 'another transaction is in progress') — or None. That interrupt,
+    not the undo's error, is what stopped the work: the run stops as interrupted, it does not
+    go on to the next backend as if the attachment had merely failed."""
+    seen: set[int] = set()
+    cause = exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__context__
+    return None
+
+
 def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None,
             resume: str | None = None) -> tuple[str, bool]:
     """Run the plan, or (``resume``: a run's id) the cells of that run that are missing
@@ -152,6 +168,10 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
                             ok = False
                             raise
                         except DfsbenchError as exc:  # attach or detach failed: the others go on
+                            interrupt = unwinding(exc)
+                            if interrupt is not None:  # (an undo that failed after Ctrl-C: it is the Ctrl-C)
+                                progress.note(f"  {exc}")
+                                raise interrupt from exc
                             ok = False
                             progress.note(f"  {exc}")
                             store.add(Measurement("attach", "cell", "elapsed", None, "s",

@@ -187,7 +187,7 @@ def assert_kept(w: Watched, status: str) -> None:
 
 # (what the progress says when the signal goes, seconds after, signal): each a distinct stage
 POINTS = {
-    "bring-up": ("environment 'local' up", 3.0, signal.SIGINT),
+    "bring-up": ("environment 'local' up", 1.0, signal.SIGINT),  # (the lab is up in 2-3 s)
     "attach": ("attach glusterfs/disperse", 0.0, signal.SIGTERM),
     "tool": ("fio profile=rr on glusterfs/disperse", 2.0, signal.SIGINT),
     "engine": ("smallfile files=1000", 0.3, signal.SIGTERM),

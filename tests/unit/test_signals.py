@@ -105,3 +105,32 @@ def test_a_worker_in_its_own_shielded_block_runs_on():
     worker.join(5)
     assert ran == ["cleanup", "stopped"]
     signals.check()  # the main thread meets signals itself, never here
+
+
+def test_an_undo_that_fails_while_an_interrupt_unwinds_is_that_interrupt():
+    """Ctrl-C while a GlusterFS volume was starting: the attachment's undo failed ('another
+    transaction is in progress'), and its error took the interrupt's place, so the run went on
+    to the next backend and ended 1, not 130. The runner finds the interrupt behind it."""
+    from harness.errors import DfsbenchError
+    from harness.execution.runner import unwinding
+
+    def attach() -> None:
+        try:
+            raise signals.Interrupted(signal.SIGINT)
+        except BaseException:
+            raise DfsbenchError("volume v: could not be removed (another transaction is in progress)")
+
+    with pytest.raises(DfsbenchError) as got:
+        attach()
+    interrupt = unwinding(got.value)
+    assert isinstance(interrupt, signals.Interrupted) and interrupt.exit_code == 128 + signal.SIGINT
+
+    def failed() -> None:  # (an attachment that failed of itself: no interrupt behind it)
+        try:
+            raise ValueError("mkfs said no")
+        except ValueError:
+            raise DfsbenchError("attach failed")
+
+    with pytest.raises(DfsbenchError) as got:
+        failed()
+    assert unwinding(got.value) is None
