@@ -11,12 +11,14 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Literal, overload
 
 from harness.api.contracts import Backend, Environment, Options, Workload
+from harness.api.systems import System
 from harness.errors import BadInput, DfsbenchError
 
 GROUPS = {
     "environment": ("dfsbench.environments", Environment),
     "backend": ("dfsbench.backends", Backend),
     "workload": ("dfsbench.workloads", Workload),
+    "system": ("dfsbench.systems", System),
 }
 
 
@@ -46,6 +48,8 @@ def load(kind: Literal["environment"], name: str) -> type[Environment]: ...
 def load(kind: Literal["backend"], name: str) -> type[Backend]: ...
 @overload
 def load(kind: Literal["workload"], name: str) -> type[Workload]: ...
+@overload
+def load(kind: Literal["system"], name: str) -> type[System]: ...
 @overload
 def load(kind: str, name: str) -> type: ...
 
@@ -111,3 +115,8 @@ def find(kind: str, name: str) -> type | None:
         return load(kind, name)
     except BadInput:
         return None
+
+
+def systems() -> dict[str, type[System]]:
+    """Every installed storage system, by name."""
+    return {name: load("system", name) for name in names("system")}

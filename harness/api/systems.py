@@ -1,0 +1,348 @@
+"""A storage system as a plugin (entry-point group ``dfsbench.systems``): everything about
+one system that is not a backend's — the packages its nodes need, how its services come up
+on the nodes an environment offers, how they are found on a site that exists, how its health
+is read, what a fault may stop and how it notices one, and where it puts the bytes a client
+writes.
+
+Environments offer nodes, not systems:
+
+- the local lab offers a directory of its own under the lab and the processes of this host
+  (:class:`Processes`; :meth:`System.start_processes`);
+- the container lab offers containers on its shaped network: the system names the nodes it
+  wants (:meth:`System.container_nodes`), the lab starts and shapes them, and hands them over
+  as each comes up (:class:`Containers`; :meth:`System.start_containers`);
+- the existing environment offers its client hosts and the site's description under the
+  system's own key (:attr:`System.Site`; :meth:`System.find_on_site`).
+
+Whatever a system starts or creates goes into the lab's ledger the moment it exists, so the
+environment undoes it with the rest. The facts a system hands to its backends are a dataclass
+of its own (:attr:`System.Service`), which the environment keeps in the ledger as it is.
+
+A system's name is the service its backends ``require`` (``Backend.requires``). Neither
+``harness`` nor ``environments`` names any system: they find them in the registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.api.contracts import Backend, NoOptions, Options, Workload
+from harness.api.contracts import Options as Model
+from harness.api.faults import Injected
+from harness.errors import DfsbenchError
+from harness.system.hosts import Host
+from harness.system.ledger import Ledger
+from harness.system.parallel import Stop
+
+Note = Callable[[str], None]
+
+
+# ---------------------------------------------------------------- where the bytes go
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a system puts each byte a client writes, for the ceilings and room checks.
+
+    ``copies``: bytes kept per byte written (replicas; (k+m)/k for an erasure code).
+    ``by_client``: the client makes the copies itself and sends each over its own link (a
+    GlusterFS FUSE client); else the servers make them (a Ceph primary OSD), and the client
+    sends each byte once. ``taken_in``: what the storage nodes take in over their links,
+    together, per byte written, where it differs from ``copies`` (a Ceph primary takes the
+    whole object in and sends k+m-1 chunks on: (2k+m-1)/k); 0: ``copies``.
+    ``storage_nodes``: over how many nodes (each behind a link of its own) the copies are
+    spread; 0: not known."""
+
+    copies: float = 1.0
+    by_client: bool = False
+    taken_in: float = 0.0
+    storage_nodes: int = 0
+
+    @property
+    def client_sends(self) -> float:
+        """Bytes that cross the client's link per byte written."""
+        return self.copies if self.by_client else 1.0
+
+
+# ---------------------------------------------------------------- what environments offer
+
+
+@dataclass
+class Processes:
+    """The local lab's offer: a directory of the system's own under the lab directory (it
+    exists, empty), the lab's ledger, how long a step may take, and where progress goes."""
+
+    root: Path
+    ledger: Ledger
+    timeout: float
+    note: Note
+
+
+class ContainerNode(Host):
+    """A container of the container lab, as a system's bring-up drives it (besides the
+    :class:`~harness.system.hosts.Host` API backends and workloads use)."""
+
+    hostname: str | None
+
+    @abstractmethod
+    def exec(self, *args: str, timeout: float = 120, check: bool = True) -> str:
+        """Run a command in the node; its stdout."""
+
+    @abstractmethod
+    def daemon(self, *args: str) -> None:
+        """Start a process in the node that outlives this call (in its foreground)."""
+
+    @abstractmethod
+    def write_files(self, files: Mapping[str, str], dirs: Sequence[str] = ()) -> None:
+        """Write text files into the node, and make these directories."""
+
+    @abstractmethod
+    def address(self) -> str:
+        """The node's address on the lab's network."""
+
+    @abstractmethod
+    def wrap(self, argv: Sequence[Any], env: Mapping[str, str] | None = None, cwd: Path | None = None,
+             interactive: bool = False) -> list[str]:
+        """The command line here that runs ``argv`` in the node."""
+
+
+@dataclass(frozen=True)
+class NodeWish:
+    """A node a system wants in the container lab: its host name on the lab's network (which
+    names it in faults and tables), whether it holds the system's data (a fault of 'target:
+    process' kills its data process; a node that does not — a monitor — may still be faulted
+    whole), and where in it a Docker volume of its own is mounted for the system's data (the
+    container's root is fuse-overlayfs, which some systems refuse and which is slow)."""
+
+    hostname: str
+    stores_data: bool = True
+    volume_at: str | None = "/data"
+
+
+@dataclass
+class Containers:
+    """The container lab's offer: the system's nodes by host name, each a future that
+    resolves the moment its container is up and its link shaped (start with each as it
+    comes: the others may still be starting); the client nodes likewise; the network's subnet;
+    the ledger; the step timeout; ``phase`` names a step of the bring-up as it ends; ``stop``
+    is set when another part of the bring-up failed (``stop.check(what)`` raises then, and
+    ``stop.why`` is a ``proc.wait_for`` ``alive``); ``log_dir`` is a directory of this host
+    for the system's session logs."""
+
+    nodes: dict[str, Future[ContainerNode]]
+    clients: list[Future[ContainerNode]]
+    subnet: str
+    ledger: Ledger
+    timeout: float
+    phase: Note
+    stop: Stop
+    log_dir: Path
+
+
+@dataclass
+class SiteHosts:
+    """The existing environment's offer: its client hosts (this machine, or SSH hosts), the
+    ledger, and dfsbench's own directory on every client host (``private``: None where
+    nothing may be written, as in ``lab status``)."""
+
+    hosts: list[Host]
+    ledger: Ledger
+    private: Path | None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What the plan asks that a lab of these sizes cannot hold: the key of the config it
+    comes from (``backends[0].options.replicas``), why, and what to do."""
+
+    key: str
+    message: str
+    hint: str
+
+
+@dataclass
+class Room:
+    """How many bytes a cell may write on a system of the local lab, and why."""
+
+    bytes: float
+    why: str
+
+
+# ---------------------------------------------------------------- the plugin
+
+
+class System(ABC):
+    """One storage system. An instance is made per environment, with that environment's
+    options (whose keys include the system's own sizing keys: :attr:`LocalOptions` in the
+    local lab, :attr:`ContainerOptions` in the container lab; the existing environment's
+    options hold the system's :attr:`Site` section under its name)."""
+
+    name: ClassVar[str]  # the service name backends require ('ceph')
+    display: ClassVar[str]  # how people call it ('Ceph')
+    Options: ClassVar[type[Model]] = NoOptions  # (the registry's contract; unused)
+    Service: ClassVar[type]  # the dataclass of facts its backends get (Cluster.service)
+    # Debian packages every node of the container lab needs for it (servers and clients)
+    packages: ClassVar[tuple[str, ...]] = ()
+    # sizing keys it adds to the local lab's and the container lab's options (flat, named
+    # after the system: ceph_osds, gluster_replica); their validators check them alone
+    LocalOptions: ClassVar[type[Model]] = NoOptions
+    ContainerOptions: ClassVar[type[Model]] = NoOptions
+    # the model of its section of an existing site's description (environment.options.<name>),
+    # None: it cannot be used on an existing site
+    Site: ClassVar[type[Model] | None] = None
+
+    def __init__(self, options: Any) -> None:
+        self.options = options
+
+    # ---- every environment
+
+    def refusal(self, backend: Backend, index: int, where: str) -> Refusal | None:
+        """What of ``backend`` (``backends[index]``) a lab of these sizes cannot hold
+        (``where``: 'local', 'docker'), or None."""
+        return None
+
+    @classmethod
+    def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:
+        """Whether the system is healthy and what it says, asked from ``via`` (a host that
+        reaches it: a client host of a site; None: this host, as the local lab)."""
+        raise DfsbenchError(f"{cls.display} cannot tell its health here")
+
+    # ---- the local lab
+
+    def socket_path(self, root: Path) -> Path | None:
+        """The longest unix socket path its daemons make under ``root`` (a socket's path is
+        at most 107 bytes), or None."""
+        return None
+
+    def room(self, backend: Backend, free: int, place: Path) -> Room:
+        """What a cell may write on it in the local lab, where ``free`` bytes are free under
+        ``place`` (where every copy lives)."""
+        copies = self.copies(backend)
+        return Room(free / copies, f"{free} bytes free under {place}, {copies:g} copies")
+
+    def copies(self, backend: Backend) -> float:
+        """Bytes kept per byte ``backend`` writes, as this lab is sized."""
+        return 1.0
+
+    def start_processes(self, offer: Processes) -> Any:
+        """Its services as processes of this host under ``offer.root``; its Service."""
+        raise DfsbenchError(f"{self.display} cannot run in the local lab")
+
+    def local_health(self, service: Any) -> tuple[bool, str]:
+        return self.health_of(service, None)
+
+    # ---- the container lab
+
+    def container_nodes(self) -> list[NodeWish]:
+        """The nodes it wants, as this lab is sized (their host names unique in the lab)."""
+        return []
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        """Its services on the nodes offered; the facts of what it made (JSON), kept in the
+        lab's ledger and handed back to :meth:`container_service` and the fault methods."""
+        raise DfsbenchError(f"{self.display} cannot run in the container lab")
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> Any:
+        """Its Service, as the client nodes reach it."""
+        raise DfsbenchError(f"{self.display} cannot run in the container lab")
+
+    def aliases(self, facts: dict[str, Any]) -> dict[str, str]:
+        """Addresses its Service names its nodes by (a monitor's), each to the node's host name."""
+        return {}
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        """Its health, asked in its nodes (``node(hostname)``)."""
+        raise DfsbenchError(f"{self.display} cannot tell its health here")
+
+    # faults in the container lab (the nodes are those of :meth:`container_nodes`)
+
+    def data_process(self) -> str:
+        """The name of the process of a storage node that holds its data ('ceph-osd'): what
+        a fault of 'target: process' kills."""
+        raise DfsbenchError(f"{self.display} names no data process")
+
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        """Its daemons started again on ``node`` after a fault (``whole``: the node was
+        restarted; else only its data process was killed), returning once they run."""
+        raise DfsbenchError(f"{self.display} cannot restart its daemons")
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        """Whether its own state shows that node ``down`` is gone (an OSD marked down, a
+        brick offline), and what it said; None where it cannot be asked."""
+        return None, f"{self.display} cannot tell when it notices a fault"
+
+    # ---- an existing site
+
+    def find_on_site(self, spec: Any, offer: SiteHosts) -> Any:
+        """Its Service on the site ``spec`` describes (its :attr:`Site` model), reached from
+        the offered hosts; nothing created there."""
+        raise DfsbenchError(f"{self.display} cannot be used on an existing site")
+
+    def site_health(self, spec: Any, offer: SiteHosts) -> tuple[bool, str]:
+        service = self.find_on_site(spec, offer)
+        return self.health_of(service, offer.hosts[0])
+
+    def said(self, service: Any) -> str:
+        """A line on what was found or brought up ('Ceph 16.2.15: 3 OSDs')."""
+        return f"{self.display} {getattr(service, 'version', '')}".strip()
+
+    # ---- placement (from options at plan time; backends read it from stored descriptions)
+
+    @classmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        """Where it puts each byte written, from an attached target's stored description."""
+        return Placement(float(description.get("replicas") or 1))
+
+
+def refuse_plan(systems: Mapping[str, System], backends: list[Backend], where: str) -> None:
+    """Raise the first refusal any system makes of the plan's backends."""
+    from harness.errors import BadInput
+
+    for i, b in enumerate(backends):
+        for name in sorted(b.requires & set(systems)):
+            found = systems[name].refusal(b, i, where)
+            if found is not None:
+                raise BadInput(f"{found.key}: {b.name}/{b.variant}: {found.message}", hint=found.hint)
+
+
+def biggest_cell(w: Workload) -> tuple[int, dict[str, Any]]:
+    """The most a cell of ``w`` writes, and that cell."""
+    return max(((w.writes(cell), cell) for cell in w.cells()), default=(0, {}), key=lambda found: found[0])
+
+
+@dataclass
+class Offered:
+    """What an environment made for one system (kept in its ledger): the nodes by host name
+    and whether each holds data, and the system's facts."""
+
+    nodes: dict[str, bool] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+
+def with_sizes(base: type[Options], part: str, systems: Mapping[str, type[System]]) -> type[Options]:
+    """``base`` with the sizing keys of every system for one kind of lab (``part``:
+    'LocalOptions', 'ContainerOptions'): the lab's options model."""
+    parts = [getattr(s, part) for s in systems.values() if getattr(s, part) is not NoOptions]
+    if not parts:
+        return base
+    return type(base.__name__, (base, *parts), {"__module__": base.__module__, "__doc__": base.__doc__})
+
+
+def with_sites(base: type[Options], systems: Mapping[str, type[System]]) -> type[Options]:
+    """``base`` with a section for each system that can be used on an existing site, under
+    the system's name (None: the site has none)."""
+    from pydantic import Field, create_model
+
+    sections: dict[str, Any] = {
+        name: (s.Site | None, Field(None, description=f"how the client hosts reach {s.display}"))
+        for name, s in systems.items() if s.Site is not None}
+    made: type[Options] = create_model(base.__name__, __base__=base, __module__=base.__module__, **sections)
+    return made
