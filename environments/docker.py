@@ -1,15 +1,16 @@
 """Environment ``docker``: a multi-node lab in containers, managed with testcontainers.
 
 Storage nodes and client nodes are containers of one locally built image
-(``environments.node_image``) on a private Docker network of their own, each link shaped
-like the declared one (``tc`` tbf on egress, and on ingress through an ifb device). It
-brings up GlusterFS: ``gluster_nodes`` nodes, one brick each on a Docker
-volume (the container root is fuse-overlayfs, which Gluster refuses and which is 2×
-slower), one replicated volume, and ``clients`` client nodes; and Ceph: a monitor node
-(mon, mgr, MDS) and ``ceph_osd_nodes`` OSD nodes, pools of ``ceph_replicas`` with the node
-as failure domain, a CephFS. The lab mounts nothing: each attachment of a backend mounts
-one client per client node and system (the GlusterFS FUSE client, ceph-fuse), and the
-workloads run there (``environments.nodes``), their raw outputs kept here.
+(``environments.node_image``, holding every system's packages) on a private Docker network
+of their own, each link shaped like the declared one (``tc`` tbf on egress, and on ingress
+through an ifb device). Each storage system asked for names the nodes it wants
+(``harness.api.systems.System.container_nodes``: nodes that hold its data, and others
+such as a monitor's), each with a Docker volume for its data where it asks (the
+container root is fuse-overlayfs, which some systems refuse and which is slow); the lab
+starts and shapes them, with ``clients`` client nodes, and hands each system its nodes the
+moment each is up (``System.start_containers``). The lab mounts nothing: each attachment
+of a backend mounts one client per client node, and the workloads run there
+(``environments.nodes``), their raw outputs kept here.
 
 Everything created carries the label ``dfsbench.lab=<lab id>`` and goes into the lab's
 ledger with the command that removes it, the moment it exists; ``lab down`` undoes the
@@ -31,16 +32,14 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from backends.gluster import client as gluster_client
-from backends.ceph.client import CephService, ErasureCode, FailureDomains
-from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, keeps_copies, options_for
-from environments.docker_ceph import DETECTION
-from environments.docker_faults import GLUSTER_DETECTION, GLUSTERD, LabFaults
+from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node, running
 from harness.system.parallel import Stop
+from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
+from harness.api.systems import ContainerNode, Containers, NodeWish, System, refuse_plan, with_sizes
 from harness.api.model import link_rate
 from harness.api.sampler import CLIENT, MIN_SAMPLE_S, SERVER, NodeRole
 from harness.errors import BadInput, DfsbenchError
@@ -50,18 +49,10 @@ from harness.system.ledger import Ledger
 from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
-# glusterd runs geo-replication's gsyncd (Python) six times as it starts, 3 s of CPU a node
-# here; the lab has no use for geo-replication, and glusterd does without it where gsyncd is
-# not installed ("geo-replication module not installed"): so a node's gsyncd is put aside
-# before its glusterd starts (in the node only; GLUSTERD follows as "$@")
-WITHOUT_GSYNCD = ('for f in /usr/lib/*/glusterfs/gsyncd /usr/libexec/glusterfs/gsyncd; do '
-                  'if [ -e "$f" ]; then mv "$f" "$f.off" || exit; fi; done; exec "$@"')
+SYSTEMS = registry.systems()
 T = TypeVar("T")
 SHARED = ("the container lab: every node is a container of this one machine, sharing its CPUs and its "
           "disk; the links between them are shaped, their CPUs and disk are not")
-VOLUME = "dfsbench"
-BRICKS = "/bricks"
-DATA = "/data"
 
 
 class Link(Options):
@@ -89,17 +80,7 @@ class Link(Options):
         return int(parse_rate(self.rate) * 8)
 
 
-class DockerOptions(LabOptions):
-    gluster_nodes: int = Field(3, ge=1, le=12)
-    gluster_replica: int = Field(3, ge=1, le=12)
-    gluster_layout: Literal["replicate", "distributed-replicate", "disperse"] | None = Field(
-        None, description="default: replicate when all bricks form one replica set, else "
-        "distributed-replicate")
-    gluster_redundancy: int = Field(1, ge=1, le=6, description="disperse: bricks that may fail")
-    bricks_per_node: int = Field(1, ge=1, le=4)
-    ceph_osd_nodes: int = Field(3, ge=1, le=12)
-    osds_per_node: int = Field(1, ge=1, le=4)
-    ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
+class LabShape(LabOptions):
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
     client_links: dict[str, Link] = Field(default_factory=dict, description="a link of its own for a "
@@ -120,33 +101,16 @@ class DockerOptions(LabOptions):
         return v
 
     @model_validator(mode="after")
-    def _shape(self) -> DockerOptions:
-        try:
-            self.layout.create_args(self.gluster_bricks)
-        except DfsbenchError as exc:
-            raise ValueError(f"{exc.message} ({self.gluster_nodes} nodes × {self.bricks_per_node} "
-                             "bricks)") from None
-        if self.layout.kind != "disperse" and self.gluster_replica > self.gluster_nodes:
-            raise ValueError(f"{self.gluster_nodes} GlusterFS nodes cannot hold replica-"
-                             f"{self.gluster_replica} sets on different nodes")
+    def _clients(self) -> LabShape:
         unknown = sorted(set(self.client_links) - {f"client{j + 1}" for j in range(self.clients)})
         if unknown:
             raise ValueError(f"client_links names {', '.join(unknown)}, and the lab's clients are client1 "
                              f"to client{self.clients}")
-        if self.ceph_replicas > self.ceph_osd_nodes:
-            raise ValueError(f"ceph_replicas {self.ceph_replicas} needs as many OSD nodes: the failure "
-                             f"domain is the node, and there are {self.ceph_osd_nodes}")
         return self
 
-    @property
-    def gluster_bricks(self) -> int:
-        return self.gluster_nodes * self.bricks_per_node
 
-    @property
-    def layout(self) -> Layout:
-        kind = self.gluster_layout or ("replicate" if self.gluster_bricks == self.gluster_replica
-                                       else "distributed-replicate")
-        return Layout(kind, self.gluster_replica, self.gluster_redundancy)
+# the lab's own keys and every system's sizing keys (each named after its system)
+DockerOptions = with_sizes(LabShape, "ContainerOptions", SYSTEMS)
 
 
 def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
@@ -156,10 +120,10 @@ def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
 class DockerEnvironment(LabEnvironment):
     name = "docker"
     Options = DockerOptions
-    options: DockerOptions
+    options: Any
     client_nodes = True
     can_fault = True
-    provides = {"ceph": CephService, "gluster": GlusterService}
+    provides = {name: s.Service for name, s in SYSTEMS.items()}
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
@@ -189,30 +153,31 @@ class DockerEnvironment(LabEnvironment):
             raise ValueError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
         return link.rate, link.bits_per_second / 8
 
+    def __init__(self, options: Any) -> None:
+        super().__init__(options)
+        self.systems: dict[str, System] = {name: s(options) for name, s in SYSTEMS.items()}
+
     def nodes(self, system: str) -> list[str]:
-        """The names of a system's nodes a fault may name (as environments.docker_faults)."""
-        if system == "gluster":
-            return [f"gluster{i + 1}" for i in range(self.options.gluster_nodes)]
-        return ["ceph-mon1", *self.storage_nodes(system)]
+        """The names of a system's nodes a fault may name: those that hold its data first."""
+        wishes = self.systems[system].container_nodes()
+        return [w.hostname for w in wishes if w.stores_data] + [w.hostname for w in wishes if not w.stores_data]
 
     def storage_nodes(self, system: str) -> list[str]:
-        """The nodes of a system that hold its data: those whose OSD or brick process a
-        fault of 'target: process' kills (a monitor node runs none)."""
-        if system == "gluster":
-            return self.nodes(system)
-        return [f"ceph-osd{i + 1}" for i in range(self.options.ceph_osd_nodes)]
+        """The nodes of a system that hold its data: those whose data process a fault of
+        'target: process' kills (a monitor node runs none)."""
+        return [w.hostname for w in self.systems[system].container_nodes() if w.stores_data]
 
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
         """A fault that names a node names one of every system its workload runs on: a
         node of one system would stop the other's cells, and one the lab has not, every cell.
-        A volume of a backend's own, and an erasure-coded pool, fit the lab's nodes, each
-        node a failure domain (see :func:`room_for_sets`)."""
-        room_for_sets(self.options, backends)
+        What a system refuses of a backend on the lab's nodes (a pool of more copies than
+        OSD nodes, a volume of a backend's own whose sets the nodes cannot hold apart)."""
+        refuse_plan(self.systems, backends, "docker")
         for w in workloads:
             if w.fault is None or w.fault.node is None:
                 continue
             for b in backends:
-                for system in sorted(b.requires & set(self.provides)):
+                for system in sorted(b.requires & set(self.systems)):
                     if w.fault.node not in self.nodes(system):
                         raise BadInput(f"workload {w.name}: fault node '{files.printable(w.fault.node)}' is "
                                        f"not a {system} node of this lab, and {w.name} runs on "
@@ -235,35 +200,34 @@ class DockerEnvironment(LabEnvironment):
         lab = secrets.token_hex(3)
         ledger.data["docker"] = {"lab": lab, "image": image.tag}  # (a crash from here on: swept by label)
         ledger.save()
-        bringup = LabBringUp(self.options, ledger, lab, image.tag, services or set(self.provides), note)
+        asked = {name: self.systems[name] for name in sorted(services or set(self.provides))}
+        bringup = LabBringUp(self.options, ledger, lab, image.tag, asked, note)
         facts = bringup.run()
         ledger.data["docker"].update(facts)
         ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
         note(f"docker lab {lab} up in {time.monotonic() - t0:.1f} s")
-        return lab_services(ledger.data["docker"], bringup.phases)
+        return lab_services(self.systems, ledger.data["docker"], bringup.phases)
 
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
-        """What backends get of the lab: its services as seen from a client node (the
-        Ceph conf and keyring in the nodes' /etc/ceph, the GlusterFS volume served by the
-        first storage node), the client nodes, and the declared link."""
+        """What backends get of the lab: its services as seen from a client node (as each
+        system hands them: a configuration file in the client nodes, an address of a storage
+        node), the client nodes, and the declared link."""
         facts = ledger.data.get("docker", {})
         lab = f"dfsbench-{facts.get('lab')}-"
         clients = tuple(Node(name, name.removeprefix(lab)) for name in facts.get("clients", []))
         link = parse_rate(facts["link"]) if facts.get("link") else None
-        storage = [*facts.get("gluster_nodes", []), *([facts["ceph_mon"]] if facts.get("ceph_mon") else []),
-                   *facts.get("ceph_osd_nodes", [])]
-        nodes = [*clients, *(Node(name, name.removeprefix(lab)) for name in storage)]
+        made = lab_systems(facts)
+        storage = [hostname for name in sorted(made) for hostname in made[name]["nodes"]]
+        nodes = [*clients, *(Node(lab + hostname, hostname) for hostname in storage)]
         servers: dict[str, Host] = {n.label: n for n in nodes}
-        ceph = services.get("ceph")
-        if isinstance(ceph, CephService):  # services name the monitor by its address
-            servers[ceph.mon_host] = servers["ceph-mon1"]
+        for name in sorted(made):  # (a service may name a node by its address: a monitor's)
+            if name in self.systems:
+                for address, hostname in self.systems[name].aliases(made[name]["facts"]).items():
+                    servers[address] = servers[hostname]
 
         # what each node is: a client, or a storage node of one system (its cost counts only its own)
         roles = {n.label: NodeRole(CLIENT) for n in clients}
-        roles.update({name.removeprefix(lab): NodeRole(SERVER, ("gluster",))
-                      for name in facts.get("gluster_nodes", [])})
-        roles.update({name.removeprefix(lab): NodeRole(SERVER, ("ceph",)) for name in
-                      [*([facts["ceph_mon"]] if facts.get("ceph_mon") else []), *facts.get("ceph_osd_nodes", [])]})
+        roles.update({hostname: NodeRole(SERVER, (name,)) for name in made for hostname in made[name]["nodes"]})
 
         def sampler() -> NodeSampler:
             return NodeSampler(nodes, list(clients), self.options.sample_every_s, roles)
@@ -275,7 +239,7 @@ class DockerEnvironment(LabEnvironment):
                 list(pool.map(lambda node: reshaped(node, int(rate * 8)), nodes))
             shaped["now"] = rate
 
-        faults = LabFaults(facts, lambda node: shape(node, int(shaped["now"] * 8)) if shaped["now"] else None)
+        faults = LabFaults(self.systems, facts, lambda node: shape(node, int(shaped["now"] * 8)) if shaped["now"] else None)
         links = {name: parse_rate(rate) for name, rate in (facts.get("links") or {}).items()}
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
                        servers=servers, faults=faults, hosts_facts=facts.get("client_facts") or {}, links=links,
@@ -283,18 +247,19 @@ class DockerEnvironment(LabEnvironment):
                        reshape=reshape if link else None)
 
     def check_alive(self, ledger: Ledger) -> None:
+        """Refuse a lab whose nodes are down, or that an earlier dfsbench set up (it did not
+        record which node is whose: its storage nodes would count for no system's cost, and
+        no fault could find them)."""
+        if "systems" not in ledger.data.get("docker", {}):
+            raise DfsbenchError(f"the docker lab in {self.lab_dir} was set up by an earlier version of dfsbench, "
+                                "which did not record which system each node serves",
+                                hint="run 'dfsbench lab down --env docker' and let the run start a new one")
         prefix = f"dfsbench-{ledger.data.get('docker', {}).get('lab')}-"
         down = [name.removeprefix(prefix) for name, up in
                 running(ledger.data.get("docker", {}).get("clients", [])).items() if not up]
         if down:
             raise DfsbenchError(f"the docker lab is broken: client node(s) {', '.join(down)} not running",
                                 hint="run 'dfsbench lab down --env docker', then try again")
-
-    def services_of(self, ledger: Ledger) -> dict[str, Any]:
-        if "services" in ledger.data:
-            return super().services_of(ledger)
-        # (a lab set up by a dfsbench that kept only the bring-up's facts)
-        return lab_services(ledger.data.get("docker", {}), ledger.data.get("timings", {}))
 
     def undo(self, ledger: Ledger) -> list[str]:
         """The ledger, then whatever else carries the lab's label (made just before a crash)."""
@@ -307,100 +272,39 @@ class DockerEnvironment(LabEnvironment):
         if ledger is None:
             return LabStatus(False, self.where)
         facts = ledger.data.get("docker", {})
-        nodes = [Node(n) for n in facts.get("gluster_nodes", [])]
-        clients = [Node(n) for n in facts.get("clients", [])]
-        mon = facts.get("ceph_mon")
-        ceph = [Node(n) for n in ([mon] if mon else []) + facts.get("ceph_osd_nodes", [])]
+        prefix = f"dfsbench-{facts.get('lab')}-"
+        made = {name: made for name, made in lab_systems(facts).items() if name in self.systems}
 
-        def gluster() -> ServiceHealth:
+        def health(name: str) -> ServiceHealth:
             try:
-                ok, text = gluster_client.health(GlusterCli(nodes[0]), VOLUME, len(facts.get("bricks", nodes)),
-                                                 keeps_copies(facts.get("volume_type", ""), facts.get("replica")))
+                ok, text = self.systems[name].container_health(made[name]["facts"],
+                                                               lambda hostname: Node(prefix + hostname, hostname))
             except DfsbenchError as exc:
                 ok, text = False, exc.message
-            return ServiceHealth("gluster", ok, text)
+            return ServiceHealth(name, ok, text)
 
-        def ceph_health() -> ServiceHealth:
-            from environments.docker_ceph import health
-
-            return ServiceHealth("ceph", *health(ceph[0]))
-
-        with ThreadPoolExecutor(max_workers=2) as pool:  # (each system asked at once)
-            services = [pool.submit(ask) for ask, there in ((gluster, nodes), (ceph_health, ceph)) if there]
-            up = running([n.name for n in nodes + clients + ceph])
+        names = [prefix + hostname for name in sorted(made) for hostname in made[name]["nodes"]]
+        with ThreadPoolExecutor(max_workers=len(made) or 1) as pool:  # (each system asked at once)
+            services = [pool.submit(health, name) for name in sorted(made)]
+            up = running(names + list(facts.get("clients", [])))
             # (no mounts: each run's backends mount their own client on each client node)
             return LabStatus(True, self.where, tuple(s.result() for s in services), (), tuple(up.items()))
 
 
-def room_for_sets(o: DockerOptions, backends: list[Backend]) -> None:
-    """Refuse, naming the backend's key, a set the lab's nodes cannot hold apart, each node a
-    failure domain: an erasure code of more chunks (k + m) than the Ceph OSD nodes (than the
-    OSDs, where there is one node), a replica set of a GlusterFS volume of the backend's own
-    wider than the GlusterFS nodes, or a disperse set that would put more of its bricks on one
-    node than its redundancy (a node lost would lose the volume)."""
-    for i, b in enumerate(backends):
-        copies = getattr(b.options, "replicas", None)
-        if "ceph" in b.requires and isinstance(copies, int) and copies > o.ceph_osd_nodes:
-            raise BadInput(f"backends[{i}].options.replicas: {b.name}/{b.variant}: a pool of {copies} copies needs "
-                           f"as many OSD nodes (each copy on a node of its own), and the container lab has "
-                           f"{o.ceph_osd_nodes}: it would never be healthy", hint=f"give replicas at most "
-                           f"{o.ceph_osd_nodes}, or the lab more OSD nodes (environment.options.ceph_osd_nodes)")
-        code = getattr(b.options, "ec", None)
-        if isinstance(code, ErasureCode) and "ceph" in b.requires:
-            domains = FailureDomains.over(o.ceph_osd_nodes, o.ceph_osd_nodes * o.osds_per_node)
-            refused = domains.refusal(code)
-            if refused:
-                raise BadInput(f"backends[{i}].options.ec: {b.name}/{b.variant}: {refused} in the container lab",
-                               hint=f"give k + m at most {domains.count}, or the lab more OSD nodes "
-                                    "(environment.options.ceph_osd_nodes)")
-        layout = getattr(b.options, "layout", None)
-        if "gluster" not in b.requires or not getattr(b.options, "own_volume", False):
-            continue
-        bricks, nodes = int(getattr(b.options, "brick_count", 3)), o.gluster_nodes
-        if layout == "disperse":
-            redundancy = int(getattr(b.options, "redundancy", 1))
-            per_node = -(-bricks // nodes)
-            if per_node > redundancy:
-                raise BadInput(f"backends[{i}].options.bricks: {b.name}/{b.variant}: a disperse volume of "
-                               f"{bricks} bricks over the lab's {nodes} GlusterFS nodes puts {per_node} on one "
-                               f"node, more than its redundancy {redundancy}: that node lost would lose the volume",
-                               hint=f"give it at most {nodes * redundancy} bricks, or the lab more GlusterFS nodes "
-                                    "(environment.options.gluster_nodes)")
-        else:
-            replica = int(getattr(b.options, "replica", 3))
-            if replica > nodes:
-                raise BadInput(f"backends[{i}].options.replica: {b.name}/{b.variant}: replica {replica} needs as "
-                               f"many GlusterFS nodes, each copy on a node of its own, and the lab has {nodes}",
-                               hint="give a smaller replica, or the lab more GlusterFS nodes "
-                                    "(environment.options.gluster_nodes)")
+def lab_systems(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What the lab made for each system (its ledger's): the nodes by host name (those that
+    hold data under 'data'), and the system's facts."""
+    found = facts.get("systems")
+    return found if isinstance(found, dict) else {}
 
 
-def lab_services(facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
+def lab_services(systems: dict[str, System], facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
     """The services of a lab as its client nodes reach them, from what its bring-up found."""
-    services: dict[str, Any] = {}
-    if facts.get("ceph_mon"):
-        services["ceph"] = CephService(
-            conf="/etc/ceph/ceph.conf", keyring="/etc/ceph/ceph.client.admin.keyring",
-            mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
-            metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
-            version=facts["ceph_version"], log_dir="", phases=phases,
-            settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
-                      "osd_nodes": str(len(facts["ceph_osd_nodes"])),
-                      "mgr_disabled_modules": "those never enabled (not loaded)", **DETECTION},
-            storage_nodes=len(facts["ceph_osd_nodes"]))
-    if facts.get("gluster_nodes"):
-        nodes = [n.removeprefix(f"dfsbench-{facts['lab']}-") for n in facts["gluster_nodes"]]
-        services["gluster"] = GlusterService(
-            host=nodes[0], volume=facts["volume"], volume_type=facts["volume_type"],
-            replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
-            version=facts["gluster_version"], log_dir="", phases=phases,
-            volume_options=options_for(Layout(facts["volume_type"]), {**HONEST_OPTIONS, **GLUSTER_DETECTION}),
-            redundancy=facts.get("redundancy"),
-            brick_root=BRICKS)
-    return services
+    return {name: systems[name].container_service(made["facts"], phases)
+            for name, made in lab_systems(facts).items() if name in systems}
 
 
-def link_of(options: DockerOptions, hostname: str) -> Link:
+def link_of(options: Any, hostname: str) -> Link:
     """The link a node is shaped to: its own, or the lab's."""
     return options.client_links.get(hostname, options.link)
 
@@ -453,14 +357,14 @@ def sweep(lab: str) -> list[str]:
 
 
 class LabBringUp:
-    """Storage nodes of each system asked for and client nodes, on a shaped private
-    network. Nothing waits for what it does not need: each node is shaped and given its
-    daemons the moment its container is up, GlusterFS's peers and volume wait for the
-    GlusterFS nodes only, Ceph's monitor for its own node, each OSD for its own. A part that
-    fails stops the waits of the others; the error raised is the first part's."""
+    """The nodes of each system asked for and the client nodes, on a shaped private
+    network. Nothing waits for what it does not need: each node is shaped the moment its
+    container is up, and each system is handed its nodes as they come (a system's part
+    waits for its own nodes only). A part that fails stops the waits of the others; the
+    error raised is the first part's."""
 
-    def __init__(self, options: DockerOptions, ledger: Ledger, lab: str, image: str,
-                 systems: set[str], note: Callable[[str], None]) -> None:
+    def __init__(self, options: Any, ledger: Ledger, lab: str, image: str,
+                 systems: dict[str, System], note: Callable[[str], None]) -> None:
         self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
         self.systems = systems
         self.labels = {LABEL: lab}
@@ -501,86 +405,55 @@ class LabBringUp:
         network.name = self.network
         network.create()
         self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}")
-        hosts: dict[str, list[str]] = {}
-        if "ceph" in self.systems:  # (first: the monitor starts Ceph's longest path)
-            hosts["ceph"] = ["ceph-mon1", *[f"ceph-osd{i + 1}" for i in range(self.o.ceph_osd_nodes)]]
-        if "gluster" in self.systems:
-            hosts["gluster"] = [f"gluster{i + 1}" for i in range(self.o.gluster_nodes)]
-        hosts["client"] = [f"client{j + 1}" for j in range(self.o.clients)]
-        total = sum(len(names) for names in hosts.values())
+        wanted: dict[str, list[NodeWish]] = {name: system.container_nodes() for name, system in self.systems.items()}
+        seen: dict[str, str] = {}
+        for name, wishes in wanted.items():
+            for wish in wishes:
+                if wish.hostname in seen or wish.hostname.startswith("client"):
+                    raise DfsbenchError(f"the {name} system wants a node named {wish.hostname}, which "
+                                        f"{seen.get(wish.hostname, 'the client nodes')} already has",
+                                        hint="a system's nodes need names of their own")
+                seen[wish.hostname] = name
+        clients = [f"client{j + 1}" for j in range(self.o.clients)]
+        total = sum(len(w) for w in wanted.values()) + len(clients)
         links = f"links shaped to {self.o.link.rate}" + "".join(
             f", {name}'s to {link.rate}" for name, link in sorted(self.o.client_links.items()))
-        with ThreadPoolExecutor(max_workers=total + len(hosts["client"]) + 3) as pool:  # (one each)
-            started = {kind: [pool.submit(self.part, self.node, network, h, kind, total, links) for h in names]
-                       for kind, names in hosts.items()}
-            client_facts = [pool.submit(self.part, lambda f: f.result().facts(), f) for f in started["client"]]
+        subnet = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
+                        self.network, timeout=30).strip()
+        with ThreadPoolExecutor(max_workers=total + len(clients) + len(wanted) + 1) as pool:  # (one each)
+            started = {name: {w.hostname: pool.submit(self.part, self.node, network, w.hostname, w.volume_at, total,
+                                                      links) for w in wishes}
+                       for name, wishes in wanted.items()}
+            client_nodes = [pool.submit(self.part, self.node, network, h, None, total, links) for h in clients]
+            client_facts = [pool.submit(self.part, lambda f: f.result().facts(), f) for f in client_nodes]
             docker_root = pool.submit(self.part, docker, "info", "--format", "{{.DockerRootDir}}")
-            systems: list[Future[dict[str, Any]]] = []
-            if "gluster" in started:
-                systems.append(pool.submit(self.part, self.gluster, started["gluster"]))
-            if "ceph" in started:
-                systems.append(pool.submit(self.part, self.ceph, started["ceph"], started["client"]))
+            made: dict[str, Future[dict[str, Any]]] = {}
+            for name, system in self.systems.items():
+                offer = Containers(started[name], client_nodes, subnet, self.ledger, self.o.ready_timeout_s,
+                                   (lambda display: lambda p: self.phase(f"{display}: {p}"))(system.display),
+                                   self.stop, self.ledger.path.parent)
+                made[name] = pool.submit(self.part, system.start_containers, offer)
         if self.stop.first is not None:  # (every part has ended; what each started is in the ledger)
             raise self.stop.first
-        facts: dict[str, Any] = {"network": self.network, "link": self.o.link.rate,
-                                 "docker_root": docker_root.result().strip(),
-                                 "links": {name: link.rate for name, link in self.o.client_links.items()},
-                                 "clients": [f.result().name for f in started["client"]],
-                                 "client_facts": {h: f.result() for h, f in zip(hosts["client"], client_facts)}}
-        for system in systems:
-            facts.update(system.result())
-        return facts
+        return {"network": self.network, "link": self.o.link.rate,
+                "docker_root": docker_root.result().strip(),
+                "links": {name: link.rate for name, link in self.o.client_links.items()},
+                "clients": [f.result().name for f in client_nodes],
+                "client_facts": {h: f.result() for h, f in zip(clients, client_facts)},
+                "systems": {name: {"nodes": [w.hostname for w in wanted[name]],
+                                   "data": [w.hostname for w in wanted[name] if w.stores_data],
+                                   "facts": made[name].result()} for name in self.systems}}
 
-    def node(self, network: Any, host: str, kind: str, total: int, links: str) -> Node:
-        """A node's container started, its link shaped, and on a GlusterFS node, glusterd."""
-        node = self.container(network, host, kind != "client")
+    def node(self, network: Any, host: str, volume_at: str | None, total: int, links: str) -> ContainerNode:
+        """A node's container started and its link shaped (a client node: with /dev/fuse)."""
+        node = self.container(network, host, volume_at)
         self._counted("started", total, f"{total} containers started")
         self.stop.check(node.label)
         self.shape(node)
         self._counted("shaped", total, links)
-        if kind == "gluster":
-            self.stop.check(node.label)
-            self.glusterd(node)
         return node
 
-    def gluster(self, started: list[Future[Node]]) -> dict[str, Any]:
-        nodes = [f.result() for f in started]
-        names = [n.name.removeprefix(f"dfsbench-{self.lab}-") for n in nodes]
-        self.phase("GlusterFS: glusterd running on every node")
-        self.stop.check("GlusterFS's bring-up")
-        cli = GlusterCli(nodes[0])
-        for peer in names[1:]:
-            cli("peer", "probe", peer)
-        proc.wait_for(lambda: self.peers(cli, len(names) - 1), what="every GlusterFS peer connected",
-                      timeout=self.o.ready_timeout_s, interval=0.2, alive=self.stop.why)
-        layout = self.o.layout
-        # node-major order: consecutive bricks (a replica set) are on different nodes
-        bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.o.bricks_per_node) for n in names]
-        cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
-        # (every option in one 'volume set': one transaction over the peers, not one each)
-        options = options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION})
-        cli("volume", "set", VOLUME, *(word for pair in options.items() for word in pair))
-        cli("volume", "start", VOLUME)
-        proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
-                      what=f"all {len(bricks)} bricks of {VOLUME} online, nothing to heal",
-                      timeout=self.o.ready_timeout_s, interval=0.25, alive=self.stop.why)
-        self.phase(f"GlusterFS: volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
-        return {"gluster_nodes": [n.name for n in nodes], "volume": VOLUME, "bricks": bricks,
-                "bricks_per_node": self.o.bricks_per_node,
-                "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
-                "replica": self.o.gluster_replica if layout.kind != "disperse" else None,
-                "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
-
-    def ceph(self, nodes: list[Future[Node]], clients: list[Future[Node]]) -> dict[str, Any]:
-        from environments.docker_ceph import CephNodes
-
-        subnet = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
-                        self.network, timeout=30).strip()
-        return CephNodes(nodes[0], nodes[1:], clients, subnet, self.o.osds_per_node, self.o.ceph_replicas,
-                         16, self.o.ready_timeout_s, lambda p: self.phase(f"Ceph: {p}"),
-                         self.ledger.path.parent / "ceph-session.log", self.stop).up()
-
-    def container(self, network: Any, host: str, storage: bool) -> Node:
+    def container(self, network: Any, host: str, volume_at: str | None) -> Node:
         from testcontainers.core.container import DockerContainer
 
         name = f"dfsbench-{self.lab}-{host}"
@@ -589,29 +462,16 @@ class LabBringUp:
                                   "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
         container = DockerContainer(self.image).with_name(name).with_network(network) \
             .with_network_aliases(host).with_command(["sleep", "infinity"])
-        if storage:  # bricks, OSD block files and the mon store on a volume, not fuse-overlayfs
+        if volume_at is not None:  # a system's data on a volume, not fuse-overlayfs
             volume = f"{name}-data"
             docker("volume", "create", "--label", f"{LABEL}={self.lab}", volume)
             self.ledger.command(["docker", "volume", "rm", "-f", volume], f"volume {volume}")
-            container = container.with_volume_mapping(volume, BRICKS if host.startswith("gluster") else DATA,
-                                                      "rw")
-        else:
+            container = container.with_volume_mapping(volume, volume_at, "rw")
+        if host.startswith("client"):
             kwargs["devices"] = ["/dev/fuse:/dev/fuse:rwm"]
         container.with_kwargs(**kwargs).start()
         self.ledger.command(["docker", "rm", "-f", "-v", name], f"container {name}")
-        return Node(name)
+        return Node(name, host)
 
     def shape(self, node: Node) -> None:
         shape(node, link_of(self.o, node.label.removeprefix(f"dfsbench-{self.lab}-")).bits_per_second)
-
-    def glusterd(self, node: Node) -> None:
-        node.exec("sh", "-c", WITHOUT_GSYNCD, "sh", *GLUSTERD)
-        proc.wait_for(lambda: (GlusterCli(node).answers()[0], "glusterd not answering yet"),
-                      what=f"glusterd on {node.name}", timeout=self.o.ready_timeout_s, interval=0.1,
-                      alive=self.stop.why)
-
-    @staticmethod
-    def peers(cli: GlusterCli, want: int) -> tuple[bool, str]:
-        root = cli.xml("peer", "status")
-        connected = [p for p in root.findall(".//peerStatus/peer") if p.findtext("connected") == "1"]
-        return len(connected) >= want, f"{len(connected)} of {want} peers connected"

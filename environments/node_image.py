@@ -5,8 +5,8 @@ twice (a cached build is one ``docker image inspect``):
 
 - the base: ``debootstrap --variant=minbase`` of the Debian suite from the mirror this
   host's apt sources name, imported with ``docker import``;
-- the node: the base plus the Debian packages every node needs (Ceph daemons and
-  clients, the GlusterFS server and client, fio, iozone3 from ``non-free``, tools),
+- the node: the base plus the Debian packages every node needs (every storage system's,
+  as each declares them, and fio, iozone3 from ``non-free``, tools),
   built with ``docker build`` from a Dockerfile given on stdin (no build context).
 """
 
@@ -24,19 +24,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.api import registry
 from harness.errors import DfsbenchError
 from harness.system import proc
 
 SUITE = "bookworm"
 LABEL = "dfsbench.image"
-PACKAGES = (
-    "ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse",
-    "glusterfs-server", "glusterfs-client",
+# the workloads' tools and what the lab itself runs in a node
+TOOLS = (
     "fio", "iozone3", "iperf3", "ioping", "iproute2", "fuse3", "procps", "psmisc",
     "util-linux", "attr", "kmod", "uuid-runtime", "xfsprogs", "e2fsprogs", "python3",
     # a client node can also be an SSH client host of the existing environment (its tests)
     "openssh-server",
 )
+# every system's packages (in the order of their names), then the tools
+PACKAGES = tuple(dict.fromkeys(
+    [*(p for _, system in sorted(registry.systems().items()) for p in system.packages), *TOOLS]))
 SOURCES_FILE = Path("/etc/apt/sources.list.d/debian.sources")
 SOURCES_LIST = Path("/etc/apt/sources.list")
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.errors import DfsbenchError
 from harness.system import proc
+from harness.api.systems import ContainerNode
 from harness.system.hosts import RemoteHost, copied_name
 from harness.system.ledger import Ledger
 
@@ -73,7 +74,7 @@ def running(names: Sequence[str]) -> dict[str, bool]:
     return {name: said.get(name) == "true" for name in names}
 
 
-class Node(RemoteHost):
+class Node(RemoteHost, ContainerNode):
     """A container of the lab, reached with ``docker exec``."""
 
     clock_offset = 0.0  # (a container reads this machine's kernel clock)

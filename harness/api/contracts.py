@@ -28,6 +28,7 @@ from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 from harness.system.names import NAME_PATTERN
+from harness.system.secret import Expanded
 from harness.units import parse_size, size
 
 
@@ -121,6 +122,11 @@ def _plain_path(v: Path) -> Path:
 # a path from a config that a tool's input names (a directory, a device): one line, nothing
 # a job file reads as syntax, within Linux's lengths
 PlainPath = Annotated[Path, AfterValidator(_plain_path)]
+# of a site's description: a host's name or address (also the label its raw outputs go under,
+# when no 'name' is given: never '.', '..' or an option), and a path on the client hosts that
+# goes into a mount option or a client's environment (no ',', '=', space or newline to split it)
+HostName = Annotated[Expanded, AfterValidator(host_address), SameAs(host_key)]
+HostPath = Annotated[Expanded, Field(pattern=r"^/[A-Za-z0-9_./+@-]*$"), AfterValidator(files.fits_linux)]
 # a tool's option, as a key and a value of argv ('--key=value', 'volume set VOL key value'):
 # the key a word of the tool's own option names (ceph's client_oc_size, gluster's
 # performance.cache-size), the value one line of printable text

@@ -171,6 +171,7 @@ class Room:
 
     bytes: float
     why: str
+    hint: str = "give the workload smaller sizes, or the lab more room under its lab_dir"
 
 
 # ---------------------------------------------------------------- the plugin
@@ -289,8 +290,9 @@ class System(ABC):
         service = self.find_on_site(spec, offer)
         return self.health_of(service, offer.hosts[0])
 
-    def said(self, service: Any) -> str:
-        """A line on what was found or brought up ('Ceph 16.2.15: 3 OSDs')."""
+    def said(self, service: Any, via: Host | None) -> str:
+        """A line on what was found on a site, or brought up ('Ceph 16.2.15: 3 OSDs,
+        HEALTH_OK'), asked from ``via`` where it asks (a client host; None: this host)."""
         return f"{self.display} {getattr(service, 'version', '')}".strip()
 
     # ---- placement (from options at plan time; backends read it from stored descriptions)
@@ -346,3 +348,16 @@ def with_sites(base: type[Options], systems: Mapping[str, type[System]]) -> type
         for name, s in systems.items() if s.Site is not None}
     made: type[Options] = create_model(base.__name__, __base__=base, __module__=base.__module__, **sections)
     return made
+
+
+def wait_running(node: ContainerNode, daemons: dict[str, int], timeout: float) -> None:
+    """Wait until the node runs this many processes of each daemon: a restore returns only
+    when the node's daemons run again (what happens after is the system's recovery)."""
+    from harness.system import proc
+
+    def counted() -> tuple[bool, str]:
+        found = {name: len(node.run(["pidof", name], check=False, timeout=30).stdout.split()) for name in daemons}
+        return all(found[n] >= want for n, want in daemons.items()), \
+            ", ".join(f"{found[n]} of {want} {n}" for n, want in daemons.items())
+
+    proc.wait_for(counted, what=f"the daemons of {node.label} to run again", timeout=timeout, interval=0.2)

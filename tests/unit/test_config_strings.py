@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backends.ceph.client import PoolOptions
-from environments.existing import CEPH_KEY, MON_ADDR, CephSpec, ClientHost, GlusterSpec, conf_value
+from backends.ceph.site import CEPH_KEY, MON_ADDR, CephSpec, conf_value
+from backends.gluster.site import GlusterSpec
+from environments.existing import ClientHost
 from harness.errors import BadInput
 from harness.execution.config import build_plan
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from backends.ceph.client import keyring_keys
-from environments.existing import ExistingOptions, describe_ceph, volume_info
+from backends.ceph.site import describe_ceph
+from backends.gluster.site import volume_info
+from environments.existing import ExistingOptions
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.config import build_plan

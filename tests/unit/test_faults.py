@@ -274,7 +274,8 @@ def test_a_node_down_is_noticed_from_a_state_that_names_it():
     import xml.etree.ElementTree as ET
     from pathlib import Path
 
-    from environments.docker_faults import _bricks_offline, osds_down
+    from backends.ceph.containers import osds_down
+    from backends.gluster.containers import bricks_offline as _bricks_offline
 
     tools = Path(__file__).parent.parent / "data" / "tools"
     assert osds_down((tools / "ceph-osd-stat.json").read_text()) == (False, "3 of 3 OSDs up")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.ceph import lab_conf
+from backends.ceph.lab import lab_conf
 from environments.docker import DockerEnvironment
 from environments.existing import ExistingEnvironment, ExistingOptions
 from environments.local import LocalEnvironment, LocalOptions
@@ -110,10 +110,14 @@ def test_undo_commands_of_a_moved_module_still_run(tmp_path):
     assert Ledger.open(path).entries[0]["argv"][2] == "harness.system.ssh"
 
 
-def test_a_docker_lab_of_an_earlier_version_is_described_from_its_facts(tmp_path):
+def test_a_docker_lab_of_an_earlier_version_is_refused_for_reuse_not_half_used(tmp_path):
+    """Its ledger does not say which node serves which system: reused, its storage nodes
+    would count for no system's cost and no fault could find them."""
     env = DockerEnvironment(DockerEnvironment.Options(lab_dir=tmp_path))
     ledger = Ledger(tmp_path / "ledger.json")
     ledger.data["docker"] = {"lab": "abc123", "gluster_nodes": ["dfsbench-abc123-gluster1"], "volume": "dfsbench",
                              "volume_type": "replicate", "replica": 3, "bricks": ["gluster1:/bricks/b0"],
-                             "gluster_version": "10.3"}
-    assert env.services_of(ledger)["gluster"].host == "gluster1"
+                             "gluster_version": "10.3", "clients": []}
+    with pytest.raises(DfsbenchError, match="earlier version of dfsbench") as err:
+        env.check_alive(ledger)
+    assert "lab down --env docker" in (err.value.hint or "")

@@ -7,8 +7,8 @@ import configparser
 
 import pytest
 
-from environments import ceph
-from environments.ceph import ALWAYS_ON_MGR_MODULES, CephLab
+from backends.ceph import lab as ceph
+from backends.ceph.lab import ALWAYS_ON_MGR_MODULES, CephLab
 from harness.system.ledger import Ledger
 
 ALWAYS_ON = ALWAYS_ON_MGR_MODULES["16"]

@@ -13,13 +13,100 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, model_validator
+
 from backends.ceph import client as ceph_client
-from environments.ceph import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
+from backends.ceph.client import CephService
+from backends.ceph.lab import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
                               osds_up)
+from harness.api.contracts import Options
+from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
 from harness.system.parallel import Stop
 from harness.system import proc
 
 DATA = "/data"  # each Ceph node's Docker volume
+MON = "ceph-mon1"
+RESTORE_TIMEOUT_S = 120.0
+
+
+class CephContainerOptions(Options):
+    ceph_osd_nodes: int = Field(3, ge=1, le=12)
+    osds_per_node: int = Field(1, ge=1, le=4)
+    ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
+
+    @model_validator(mode="after")
+    def _ceph_shape(self) -> CephContainerOptions:
+        if self.ceph_replicas > self.ceph_osd_nodes:
+            raise ValueError(f"ceph_replicas {self.ceph_replicas} needs as many OSD nodes: the failure "
+                             f"domain is the node, and there are {self.ceph_osd_nodes}")
+        return self
+
+
+def osd_names(options: Any) -> list[str]:
+    return [f"ceph-osd{i + 1}" for i in range(options.ceph_osd_nodes)]
+
+
+def wishes(options: Any) -> list[NodeWish]:
+    """A monitor node (mon, mgr, MDS: no data of its own) and the OSD nodes."""
+    return [NodeWish(MON, False, DATA), *(NodeWish(name, True, DATA) for name in osd_names(options))]
+
+
+def start(options: Any, offer: Containers) -> dict[str, Any]:
+    nodes = [offer.nodes[MON], *(offer.nodes[name] for name in osd_names(options))]
+    return CephNodes(nodes[0], nodes[1:], offer.clients, offer.subnet, options.osds_per_node,
+                     options.ceph_replicas, 16, offer.timeout, offer.phase, offer.log_dir / "ceph-session.log",
+                     offer.stop).up()
+
+
+def service(facts: dict[str, Any], phases: dict[str, float]) -> CephService:
+    """The cluster as its client nodes reach it: the conf and keyring in their /etc/ceph."""
+    return CephService(
+        conf=CONF, keyring=ADMIN, mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
+        metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
+        version=facts["ceph_version"], log_dir="", phases=phases,
+        settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
+                  "osd_nodes": str(len(facts["ceph_osd_nodes"])),
+                  "mgr_disabled_modules": "those never enabled (not loaded)", **DETECTION},
+        storage_nodes=len(facts["ceph_osd_nodes"]))
+
+
+def aliases(facts: dict[str, Any]) -> dict[str, str]:
+    """The service names the monitor by its address."""
+    return {service(facts, {}).mon_host: MON}
+
+
+def restart(facts: dict[str, Any], node: ContainerNode, whole: bool) -> None:
+    """The node's daemons started as at bring-up, returning once they run."""
+    if node.hostname == MON:
+        start_mon_daemons(node)
+        wait_running(node, {"ceph-mon": 1, "ceph-mgr": 1, "ceph-mds": 1}, RESTORE_TIMEOUT_S)
+        return
+    index = int(str(node.hostname).removeprefix("ceph-osd")) - 1  # (ceph-osd1 holds the first OSDs)
+    per_node = int(facts.get("osds_per_node", 1))
+    for osd in range(index * per_node, (index + 1) * per_node):
+        start_osd(node, osd)
+    wait_running(node, {"ceph-osd": per_node}, RESTORE_TIMEOUT_S)
+
+
+def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+    """An OSD marked down in the monitor's OSD map (``ceph osd stat``)."""
+    if down == MON:
+        return None, "the monitor, which would say it, is the node down"
+    out = nodes(MON).exec("ceph", "--connect-timeout", "5", "osd", "stat", "--format", "json", check=False)
+    return osds_down(out)
+
+
+def osds_down(text: str) -> tuple[bool | None, str]:
+    """From ``ceph osd stat --format json``: whether an OSD is marked down."""
+    try:
+        said = json.loads(text)
+    except json.JSONDecodeError:
+        return None, f"ceph osd stat said: {text.strip()[:200]}"
+    said = said.get("osdmap", said) if isinstance(said, dict) else {}  # (nested in some releases)
+    up, total = said.get("num_up_osds"), said.get("num_osds")
+    if not isinstance(up, int) or not isinstance(total, int):
+        return None, f"ceph osd stat said no OSD counts: {text.strip()[:200]}"
+    return up < total, f"{up} of {total} OSDs up"
 CONF, ADMIN = "/etc/ceph/ceph.conf", "/etc/ceph/ceph.client.admin.keyring"
 # how soon the cluster notices a node that is gone (a fault): OSDs ping each other every
 # second and report a peer silent for 4 s, and one report is enough (defaults: 6 s, 20 s,
@@ -31,7 +118,7 @@ DETECTION = {"osd_heartbeat_interval": "1", "osd_heartbeat_grace": "4", "mon_osd
 # (not by default, nor by dfsbench): they are not loaded at all (the default list is the first)
 MGR_NOT_LOADED = ("diskprediction_local,alerts,influx,insights,localpool,mirroring,osd_support,prometheus,"
                   "selftest,snap_schedule,stats,telegraf,test_orchestrator,zabbix")
-# set while the cluster forms, removed once it is healthy (as environments.ceph does)
+# set while the cluster forms, removed once it is healthy (as backends.ceph.lab does)
 BRINGING_UP = [*((who, option, "1") for who, option in FAST_REPORTING), ("mon", "paxos_propose_interval", "0.1")]
 
 

@@ -1,0 +1,135 @@
+"""GlusterFS as a storage system of dfsbench's labs and sites: glusterd and one volume as
+processes of this host (``backends.gluster.lab``), a glusterd on each of the container
+lab's GlusterFS nodes (``backends.gluster.containers``), or a volume that exists
+(``backends.gluster.site``). Its FUSE client makes the copies: it sends each one itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from backends.gluster import client as gluster_client
+from backends.gluster import containers
+from backends.gluster.client import GlusterCli, GlusterService
+from backends.gluster.lab import GlusterLab, longest_socket, replica_sets
+from backends.gluster.site import GlusterSpec, gluster_health, gluster_service
+from harness.api.contracts import Backend, Options
+from harness.api.systems import ContainerNode, Containers, NodeWish, Processes, Refusal, SiteHosts, System
+from harness.system.hosts import Host
+
+
+class GlusterLocalOptions(Options):
+    gluster_bricks: int = Field(3, ge=1, le=24)
+    gluster_replica: int = Field(3, ge=1, le=12)
+
+    @model_validator(mode="after")
+    def _gluster_sets(self) -> GlusterLocalOptions:
+        """What the lab's bring-up would refuse (GlusterLab), said of its keys now."""
+        refused = replica_sets(self.gluster_bricks, self.gluster_replica)
+        if refused:
+            raise ValueError(f"gluster_bricks, gluster_replica: {refused}")
+        return self
+
+
+class Gluster(System):
+    name = "gluster"
+    display = "GlusterFS"
+    Service = GlusterService
+    packages = ("glusterfs-server", "glusterfs-client")
+    LocalOptions = GlusterLocalOptions
+    ContainerOptions = containers.GlusterContainerOptions
+    Site = GlusterSpec
+
+    # ---- every environment
+
+    def refusal(self, backend: Backend, index: int, where: str) -> Refusal | None:
+        """A volume of the backend's own (container lab) whose sets the nodes cannot hold apart,
+        each node a failure domain: a replica set wider than the nodes, or a disperse set that
+        would put more of its bricks on one node than its redundancy."""
+        opts = backend.options
+        if where != "docker" or not getattr(opts, "own_volume", False):
+            return None
+        bricks, nodes = int(getattr(opts, "brick_count", 3)), self.options.gluster_nodes
+        if getattr(opts, "layout", None) == "disperse":
+            redundancy = int(getattr(opts, "redundancy", 1))
+            per_node = -(-bricks // nodes)
+            if per_node > redundancy:
+                return Refusal(f"backends[{index}].options.bricks",
+                               f"a disperse volume of {bricks} bricks over the lab's {nodes} GlusterFS nodes puts "
+                               f"{per_node} on one node, more than its redundancy {redundancy}: that node lost "
+                               "would lose the volume",
+                               f"give it at most {nodes * redundancy} bricks, or the lab more GlusterFS nodes "
+                               "(environment.options.gluster_nodes)")
+            return None
+        replica = int(getattr(opts, "replica", 3))
+        if replica > nodes:
+            return Refusal(f"backends[{index}].options.replica",
+                           f"replica {replica} needs as many GlusterFS nodes, each copy on a node of its own, "
+                           f"and the lab has {nodes}",
+                           "give a smaller replica, or the lab more GlusterFS nodes (environment.options.gluster_nodes)")
+        return None
+
+    @classmethod
+    def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:
+        if via is None:  # (this host's lab: its glusterd's own socket)
+            cli = GlusterCli.on_socket(Path(service.socket), Path(service.log_dir) / "cli.log")
+            return gluster_client.health(cli, service.volume, len(service.bricks), service.keeps_copies)
+        return gluster_health(service, via)
+
+    # ---- the local lab
+
+    def socket_path(self, root: Path) -> Path | None:
+        return longest_socket(root)
+
+    def copies(self, backend: Backend) -> float:
+        opts = backend.options
+        layout = getattr(opts, "layout", None)
+        if layout == "disperse":
+            n = int(getattr(opts, "brick_count", 3))
+            return n / (n - int(getattr(opts, "redundancy", 1)))
+        if layout:
+            return float(getattr(opts, "replica", None) or self.options.gluster_replica)
+        return float(self.options.gluster_replica)
+
+    def start_processes(self, offer: Processes) -> GlusterService:
+        o = self.options
+        return GlusterLab(offer.root, offer.ledger, bricks=o.gluster_bricks, replica=o.gluster_replica,
+                          ready_timeout=offer.timeout).up()
+
+    # ---- the container lab
+
+    def container_nodes(self) -> list[NodeWish]:
+        return containers.wishes(self.options)
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        return containers.start(self.options, offer)
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> GlusterService:
+        return containers.service(facts, phases)
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        return containers.health(facts, node)
+
+    def data_process(self) -> str:
+        return "glusterfsd"
+
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        containers.restart(facts, node, whole, nodes)
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        return containers.noticed(facts, down, nodes)
+
+    # ---- an existing site
+
+    def find_on_site(self, spec: Any, offer: SiteHosts) -> GlusterService:
+        return gluster_service(spec, offer.hosts)
+
+    def said(self, service: Any, via: Host | None) -> str:
+        health = self.health_of(service, via)[1] if via is not None else ""
+        return (f"GlusterFS {service.version}: volume {service.volume} ({service.volume_type}, "
+                f"{len(service.bricks)} bricks), {health}").rstrip(", ")
