@@ -12,11 +12,17 @@ This file is executed as a script; it imports nothing from dfsbench.
 """
 
 import json
+import os
 import sys
 import time
 
 
 def main() -> int:
+    # (run as a file, its own directory comes first on the path, and dfsbench's module of
+    # the same name there would shadow the bindings)
+    if "__file__" in globals():
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     import rados  # only present for the system interpreter that Ceph's packages serve
 
     conffile, keyring, connect_timeout = sys.argv[1], sys.argv[2], float(sys.argv[3])
