@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import Field, ValidationInfo
 
 from harness.api.contracts import Backend, Cluster, Name, Options
-from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Access, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
@@ -84,6 +84,22 @@ def keyring_keys(text: str) -> list[str]:
 OSDS = ("osds", "{osds} OSDs")
 
 
+def placement(description: dict[str, Any]) -> Placement:
+    """A Ceph client writes each byte once, to the primary OSD (which forwards the
+    replicas, or cuts the object into its chunks), so a write crosses the client's link
+    once, also to an erasure-coded pool; the cluster keeps (k+m)/k bytes of each byte
+    written to an erasure-coded pool, its size for a replicated one, and its nodes take
+    in (2k+m-1)/k over their links: the whole byte at the primary, then the chunks it
+    sends on."""
+    found = Placement.described(description)
+    code = description.get("erasure_code")
+    if isinstance(code, dict) and code.get("k") and code.get("m"):
+        k, m = int(code["k"]), int(code["m"])
+        # (the primary takes the whole byte in, and sends k+m-1 chunks of 1/k on to the others)
+        return replace(found, copies=(k + m) / k, taken_in=(2 * k + m - 1) / k)
+    return found
+
+
 class CephBackend(Backend):
     """What the backends of a Ceph cluster (CephFS, RBD, RADOS) share: the header names
     its OSDs, their number is part of the topology, and an existing cluster's pools (size,
@@ -94,20 +110,8 @@ class CephBackend(Backend):
     topology: ClassVar[tuple[str, ...]] = ("osds",)
 
     @classmethod
-    def facts(cls, description: dict[str, Any]) -> SystemFacts:
-        """A Ceph client writes each byte once, to the primary OSD (which forwards the
-        replicas, or cuts the object into its chunks), so a write crosses the client's link
-        once, also to an erasure-coded pool; the cluster keeps (k+m)/k bytes of each byte
-        written to an erasure-coded pool, its size for a replicated one, and its nodes take
-        in (2k+m-1)/k over their links: the whole byte at the primary, then the chunks it
-        sends on."""
-        facts = super().facts(description)
-        code = description.get("erasure_code")
-        if isinstance(code, dict) and code.get("k") and code.get("m"):
-            k, m = int(code["k"]), int(code["m"])
-            # (the primary takes the whole byte in, and sends k+m-1 chunks of 1/k on to the others)
-            return replace(facts, write_copies=1.0, stored_copies=(k + m) / k, taken_in=(2 * k + m - 1) / k)
-        return facts
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        return placement(description)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:

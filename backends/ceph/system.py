@@ -17,7 +17,7 @@ from backends.ceph.client import CephCli, CephService, ErasureCode, FailureDomai
 from backends.ceph.lab import CephLab, MonSession, longest_socket
 from backends.ceph.site import CephAccessSetup, CephSpec
 from harness.api.contracts import Backend, Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, Processes, Refusal, Room, SiteHosts, System
+from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, Room, SiteHosts, System
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
 from harness.units import size
@@ -76,6 +76,10 @@ class Ceph(System):
                                f"give k + m at most {domains.count}, or the lab more {what} "
                                f"(environment.options.{key})")
         return None
+
+    @classmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        return ceph_client.placement(description)
 
     @classmethod
     def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:

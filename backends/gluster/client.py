@@ -62,6 +62,14 @@ def keeps_copies(volume_type: str, replica: int | None) -> bool:
     return "disperse" in volume_type or (replica or 1) > 1
 
 
+def copies_kept(volume_type: str, replica: Any, bricks: int | None, redundancy: int | None) -> float:
+    """Bytes a volume keeps per byte written: a disperse volume k+m fragments of each k
+    (its bricks over its bricks less its redundancy), a replicated one its replica count."""
+    if volume_type == "disperse" and bricks and redundancy:
+        return bricks / (bricks - redundancy)
+    return float(replica or 1)
+
+
 def gluster_version() -> str:
     out = proc.run(["glusterfs", "--version"], timeout=30).stdout
     match = re.search(r"glusterfs (\S+)", out)

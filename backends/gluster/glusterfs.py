@@ -21,9 +21,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
+from backends.gluster.system import Gluster
 from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
-from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 
@@ -77,15 +78,8 @@ class GlusterFS(Backend):
     topology = ("volume_type", "bricks", "redundancy", "volume_options")
 
     @classmethod
-    def facts(cls, description: dict[str, Any]) -> SystemFacts:
-        """A GlusterFS FUSE client sends every write to each replica itself (k+m over k
-        fragments for disperse), so a write crosses the client's link that many times."""
-        copies = float(description.get("replicas") or 1)
-        bricks, redundancy = description.get("bricks"), description.get("redundancy")
-        if description.get("volume_type") == "disperse" and bricks and redundancy:
-            copies = int(bricks) / (int(bricks) - int(redundancy))
-        return replace(super().facts(description), write_copies=copies, stored_copies=copies,
-                       client_fanout=True)
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        return Gluster.placement(description)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:

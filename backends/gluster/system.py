@@ -6,6 +6,7 @@ lab's GlusterFS nodes (``backends.gluster.containers``), or a volume that exists
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,11 @@ from pydantic import Field, model_validator
 
 from backends.gluster import client as gluster_client
 from backends.gluster import containers
-from backends.gluster.client import GlusterCli, GlusterService
+from backends.gluster.client import GlusterCli, GlusterService, copies_kept
 from backends.gluster.lab import GlusterLab, longest_socket, replica_sets
 from backends.gluster.site import GlusterSpec, gluster_health, gluster_service
 from harness.api.contracts import Backend, Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, Processes, Refusal, SiteHosts, System
+from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, SiteHosts, System
 from harness.system.hosts import Host
 
 
@@ -73,6 +74,15 @@ class Gluster(System):
         return None
 
     @classmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        """A GlusterFS FUSE client sends every write to each replica itself (k+m over k
+        fragments for disperse), so a write crosses the client's link that many times."""
+        bricks, redundancy = description.get("bricks"), description.get("redundancy")
+        kept = copies_kept(str(description.get("volume_type") or ""), description.get("replicas"),
+                           int(bricks) if bricks else None, int(redundancy) if redundancy else None)
+        return replace(Placement.described(description), copies=kept, by_client=True)
+
+    @classmethod
     def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:
         if via is None:  # (this host's lab: its glusterd's own socket)
             cli = GlusterCli.on_socket(Path(service.socket), Path(service.log_dir) / "cli.log")
@@ -85,14 +95,13 @@ class Gluster(System):
         return longest_socket(root)
 
     def copies(self, backend: Backend) -> float:
+        """Of the backend's own volume where it makes one, else of the lab's."""
         opts = backend.options
         layout = getattr(opts, "layout", None)
-        if layout == "disperse":
-            n = int(getattr(opts, "brick_count", 3))
-            return n / (n - int(getattr(opts, "redundancy", 1)))
-        if layout:
-            return float(getattr(opts, "replica", None) or self.options.gluster_replica)
-        return float(self.options.gluster_replica)
+        if not layout:
+            return float(self.options.gluster_replica)
+        return copies_kept(layout, getattr(opts, "replica", None) or self.options.gluster_replica,
+                           int(getattr(opts, "brick_count", 3)), int(getattr(opts, "redundancy", 1)))
 
     def start_processes(self, offer: Processes) -> GlusterService:
         o = self.options

@@ -21,7 +21,7 @@ from harness.api.faults import Faults, FaultSpec
 from harness.api.model import ConfigModel, SameAs, bytes_bound
 from harness.api.records import OVER_CLIENTS, Measurement
 from harness.api.sampler import Sampler
-from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Presentation, SystemFacts, phrases
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, Presentation, SystemFacts, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system import files
@@ -352,15 +352,22 @@ class Backend(ABC):
         return self.target_kind
 
     @classmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        """Where its system puts each byte written to the target (how many copies, made by
+        the client or by the servers, over how many storage nodes), from its stored
+        description: the ceilings and the cost read it. A system's backends answer as the
+        system does (``harness.api.systems.System.placement``)."""
+        return Placement.described(description)
+
+    @classmethod
     def facts(cls, description: dict[str, Any]) -> SystemFacts:
         """The facts of one attached target, from its stored description (so stored and
-        imported runs get them too). Override where they depend on the topology."""
-        nodes = description.get("storage_nodes")
-        return SystemFacts(cls.display or cls.name, cls.network, 1.0, cls.control,
-                           float(description.get("replicas") or 1), cls.summary(description),
-                           cls.settings, cls.topology, cls.layout(description),
-                           nodes if isinstance(nodes, int) and nodes > 0 else 0,
-                           services=tuple(sorted(cls.requires)))
+        imported runs get them too): its placement, and how the header shows it."""
+        where = cls.placement(description)
+        return SystemFacts(cls.display or cls.name, cls.network, where.client_sends, cls.control, where.copies,
+                           cls.summary(description), cls.settings, cls.topology, cls.layout(description),
+                           where.storage_nodes, client_fanout=where.by_client, services=tuple(sorted(cls.requires)),
+                           taken_in=where.taken_in)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:

@@ -34,39 +34,13 @@ from typing import Any, ClassVar
 from harness.api.contracts import Backend, NoOptions, Options, Workload
 from harness.api.contracts import Options as Model
 from harness.api.faults import Injected
+from harness.api.tables import Placement
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
 from harness.system.ledger import Ledger
 from harness.system.parallel import Stop
 
 Note = Callable[[str], None]
-
-
-# ---------------------------------------------------------------- where the bytes go
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a system puts each byte a client writes, for the ceilings and room checks.
-
-    ``copies``: bytes kept per byte written (replicas; (k+m)/k for an erasure code).
-    ``by_client``: the client makes the copies itself and sends each over its own link (a
-    GlusterFS FUSE client); else the servers make them (a Ceph primary OSD), and the client
-    sends each byte once. ``taken_in``: what the storage nodes take in over their links,
-    together, per byte written, where it differs from ``copies`` (a Ceph primary takes the
-    whole object in and sends k+m-1 chunks on: (2k+m-1)/k); 0: ``copies``.
-    ``storage_nodes``: over how many nodes (each behind a link of its own) the copies are
-    spread; 0: not known."""
-
-    copies: float = 1.0
-    by_client: bool = False
-    taken_in: float = 0.0
-    storage_nodes: int = 0
-
-    @property
-    def client_sends(self) -> float:
-        """Bytes that cross the client's link per byte written."""
-        return self.copies if self.by_client else 1.0
 
 
 # ---------------------------------------------------------------- what environments offer
@@ -299,8 +273,9 @@ class System(ABC):
 
     @classmethod
     def placement(cls, description: dict[str, Any]) -> Placement:
-        """Where it puts each byte written, from an attached target's stored description."""
-        return Placement(float(description.get("replicas") or 1))
+        """Where it puts each byte written, from an attached target's stored description
+        (its backends' :meth:`~harness.api.contracts.Backend.placement`)."""
+        return Placement.described(description)
 
 
 def refuse_plan(systems: Mapping[str, System], backends: list[Backend], where: str) -> None:

@@ -15,6 +15,38 @@ from harness.api.records import Measurement
 
 
 @dataclass(frozen=True)
+class Placement:
+    """Where a system puts each byte a client writes, for the ceilings and room checks.
+
+    ``copies``: bytes kept per byte written (replicas; (k+m)/k for an erasure code).
+    ``by_client``: the client makes the copies itself and sends each over its own link (a
+    GlusterFS FUSE client); else the servers make them (a Ceph primary OSD), and the client
+    sends each byte once. ``taken_in``: what the storage nodes take in over their links,
+    together, per byte written, where it differs from ``copies`` (a Ceph primary takes the
+    whole object in and sends k+m-1 chunks on: (2k+m-1)/k); 0: ``copies``.
+    ``storage_nodes``: over how many nodes (each behind a link of its own) the copies are
+    spread; 0: not known."""
+
+    copies: float = 1.0
+    by_client: bool = False
+    taken_in: float = 0.0
+    storage_nodes: int = 0
+
+    @property
+    def client_sends(self) -> float:
+        """Bytes that cross the client's link per byte written."""
+        return self.copies if self.by_client else 1.0
+
+    @classmethod
+    def described(cls, description: dict[str, Any]) -> Placement:
+        """What a stored description says by itself: its replicas, made by the servers,
+        over its storage nodes."""
+        nodes = description.get("storage_nodes")
+        return cls(float(description.get("replicas") or 1),
+                   storage_nodes=nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 0)
+
+
+@dataclass(frozen=True)
 class SystemFacts:
     """What a backend declares about the system behind an attached target (from the
     description stored with the run, so stored and imported runs have them too), read by
