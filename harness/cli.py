@@ -75,6 +75,10 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+REFERENCE = ("the system every other is compared with, a backend and optionally its variant (cephfs, "
+             "glusterfs/ec21); default: the first one shown")
+
+
 def build_parser() -> argparse.ArgumentParser:
     results = _Parser(add_help=False)
     results.add_argument("--results", type=Path, default=None,
@@ -101,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "only its missing and failed cells run, in that run; give the config and "
                           "options it was started with")
     run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    run.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
 
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
     lab.add_argument("action", choices=["up", "down", "status"])
@@ -118,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--series", action="store_true",
                       help="with --format csv: every record's figure over time, one row per point, "
                            "instead of the tables (--format json always has them, under 'series')")
+    cmp_.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
     cmp_.add_argument("--cv-threshold", type=float, default=None, metavar="PERCENT",
@@ -131,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", parents=[results], help="write a self-contained HTML report")
     rep.add_argument("runs", nargs="+", metavar="RUN")
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+    rep.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
 
     tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
     parse = sub.add_parser("parse", parents=[results],
@@ -225,6 +232,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                            hint=f"give one of them (a copy of {CONFIG_SUITES[args.suite]} is a config to change)")
         config, overrides["suite"] = CONFIG_SUITES[args.suite], None
     plan = plan_from_file(config, overrides)
+    if args.reference is not None:  # (refused now, not after the run)
+        backend, _, variant = args.reference.partition("/")
+        planned = [f"{b.name}/{b.variant}" for b in plan.backends]
+        if f"{backend}/{variant or 'default'}" not in planned:
+            raise BadInput(f"--reference {files.printable(args.reference, 80)}: the run has no such backend",
+                           hint=f"name one of: {', '.join(planned)}")
     _say_notes(plan)
     resume = _catalogue(args).resolve(args.resume) if args.resume is not None else None
     store = _store(args)
@@ -233,7 +246,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
     finally:
         store.close()
-    print(_render(_catalogue(args), [run_id], args.format))
+    print(_render(_catalogue(args), [run_id], args.format, reference=args.reference))
     if args.format == "table":
         print(f"run id: {run_id}")
     return 0 if ok else 1
@@ -375,7 +388,7 @@ def _compare(args: argparse.Namespace) -> int:
     base = catalogue.resolve(args.baseline) if args.baseline is not None else None
     if args.series and args.format != "csv":
         raise BadInput("--series is for --format csv", hint="--format json has the series under its 'series' key")
-    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series),
+    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference),
           end="" if args.format != "table" else "\n")
     if base is None:
         return 0
@@ -411,7 +424,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     kept = _kept(_results_dir(args))
     files.check_output(args.output, "report", kept)  # (before the work; and again as it is written)
     with _collector_paused():
-        text = render(build_view(catalogue, ids))
+        text = render(build_view(catalogue, ids, reference=args.reference))
     files.write_text(args.output, text, "report", kept)
     print(f"wrote {files.printable(args.output)} ({len(text) / 1e6:.1f} MB, self-contained)")
     return 0
@@ -484,14 +497,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
-            cv_threshold: float | None = None, series: bool = False) -> str:
+            cv_threshold: float | None = None, series: bool = False, reference: str | None = None) -> str:
     from harness.report import summary
     from harness.report.render import csv_text, json_document, markdown, terminal
     from harness.report.view import build_view
 
     # (a record's figure over time is read only where it is exported: JSON, or CSV with --series)
     view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json" and not series,
-                      series=fmt == "json" or series)
+                      series=fmt == "json" or series, reference=reference)
     if series:  # (one row per point of every series: harness.report.timelines)
         from harness.report.timelines import csv_text as series_csv, entries
 

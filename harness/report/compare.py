@@ -87,6 +87,15 @@ class Systems:
     """Display names and control status of the systems shown, from backend facts."""
 
     facts: dict[SystemKey, SystemFacts] = field(default_factory=dict)
+    # the system every other is compared with (--reference), where one is named; else the
+    # first one shown
+    reference: SystemKey | None = None
+
+    def first(self, compared: list[SystemKey]) -> list[SystemKey]:
+        """The systems compared, the reference (where it is among them) first."""
+        if self.reference not in compared:
+            return compared
+        return [self.reference, *(s for s in compared if s != self.reference)]
 
     def of(self, key: SystemKey) -> SystemFacts:
         """Facts stored with the run, else those the backend plugin declares, else none."""
@@ -266,7 +275,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                or any(m == c.key for (_, _, m) in cells.flags)]
     if not columns:
         return None
-    compared = [s for s in cells.systems if not systems.control(s)]
+    compared = systems.first([s for s in cells.systems if not systems.control(s)])
     pair = (compared[0], compared[1]) if len(compared) >= 2 and spec.verdict else None
     seen: set[str] = set()
     out: list[list[str]] = []

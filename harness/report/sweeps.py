@@ -174,7 +174,7 @@ def _hashable(v: Any) -> Any:
 def _pairs(present: list[SystemKey], systems: Systems) -> list[tuple[SystemKey, SystemKey]]:
     """The systems compared at each point, as the tables compare them
     (:func:`harness.report.compare.references`: like variant against like)."""
-    compared = [s for s in present if not systems.control(s)]
+    compared = systems.first([s for s in present if not systems.control(s)])
     return [(ref, s) for s, ref in references(compared).items()]
 
 

@@ -11,10 +11,12 @@ from typing import Any
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
 from harness.report import summary, sweeps
-from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, Systems, Table, stability_notes, tables
+from harness.errors import BadInput
+from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe
 from harness.results.catalogue import Catalogue
 from harness.results.store import RunInfo
+from harness.system import files
 from harness.units import size
 
 
@@ -45,11 +47,15 @@ class View:
 
 
 def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
-               cv_threshold: float | None = None, with_tables: bool = True, series: bool = True) -> View:
-    """``series``: read the records' figures over time (for what draws or exports them)."""
+               cv_threshold: float | None = None, with_tables: bool = True, series: bool = True,
+               reference: str | None = None) -> View:
+    """``series``: read the records' figures over time (for what draws or exports them);
+    ``reference``: the system (``backend`` or ``backend/variant``) every other is compared
+    with (default: the first shown)."""
     raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
-    systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
+    systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
+                      reference_of(reference, raw))
     differing = comparability(list(infos.values()), systems)
     header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
@@ -179,3 +185,18 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
                 if first.host.get(key) != other.host.get(key):
                     notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
     return notes
+
+
+def reference_of(named: str | None, records: list[Measurement]) -> SystemKey | None:
+    """The system ``--reference`` names (``cephfs`` is its default variant), which must be
+    one of those measured: BadInput naming them otherwise."""
+    if named is None:
+        return None
+    backend, _, variant = named.partition("/")
+    key = (backend, variant or "default")
+    present = sorted({(m.backend, m.variant) for m in records})
+    if key not in present:
+        shown = ", ".join(b if v == "default" else f"{b}/{v}" for b, v in present) or "none"
+        raise BadInput(f"--reference {files.printable(named, 80)}: no such system in these runs",
+                       hint=f"name one of: {shown}")
+    return key

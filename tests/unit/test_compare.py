@@ -350,3 +350,19 @@ def test_a_big_table_is_printed_as_rich_prints_it(quick_run):
     assert laid_out == 3 * len(found)
     # a cell rich would change (a tab, a line break, a control character): rich prints that table
     assert both(Table("t", ["a"], [["x\ty"]]), 80)[1] is None
+
+
+def test_every_system_is_compared_with_the_reference_named(tmp_path, capsys):
+    """The report's runs hold three systems (GlusterFS sr33 and vr33, CephFS): by default each
+    is compared with the first shown; --reference names another, and a system the runs do
+    not hold is refused naming those they do."""
+    from harness.cli import main
+
+    assert main(["compare", "report-2014", "--results", str(tmp_path)]) == 0
+    assert "GlusterFS/sr33 vs CephFS" in capsys.readouterr().out
+    assert main(["compare", "report-2014", "--results", str(tmp_path), "--reference", "cephfs"]) == 0
+    out = capsys.readouterr().out
+    assert "CephFS vs GlusterFS/sr33" in out and "GlusterFS/sr33 vs CephFS" not in out
+    assert main(["compare", "report-2014", "--results", str(tmp_path), "--reference", "nfs/x"]) == 2
+    err = capsys.readouterr().err
+    assert "--reference nfs/x: no such system" in err and "cephfs, glusterfs/sr33, glusterfs/vr33" in err
