@@ -58,7 +58,7 @@ class LabFaults(Faults):
         node = self.node(hostname)
         if spec.target == "process":
             name = self.systems[system].data_process()
-            node.exec("sh", "-c", f"kill -9 $(pidof {name})")  # (our daemons, in our container)
+            self.systems[system].kill_data(node)
             return NodeFault(f"{name} killed on {hostname}", hostname,
                              lambda: self.systems[system].restart(made["facts"], node, False, self.node))
         command = {"kill": ["kill"], "stop": ["stop", "-t", "10"], "pause": ["pause"]}[spec.action]

@@ -112,6 +112,23 @@ class Node(RemoteHost, ContainerNode):
         except docker.errors.DockerException as exc:
             raise DfsbenchError(f"could not write {', '.join(files)} into {self.name}: {exc}") from exc
 
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy a file of this host into the node (one call of the Docker API, streamed from
+        the file; its parent directories must exist there)."""
+        import docker.errors
+
+        where = Path(remote)
+        data = io.BytesIO()
+        with tarfile.open(fileobj=data, mode="w") as tar:
+            entry = tar.gettarinfo(str(local), arcname=where.name)
+            entry.mode, entry.uid, entry.gid, entry.uname, entry.gname = mode, 0, 0, "root", "root"
+            with open(local, "rb") as f:
+                tar.addfile(entry, f)
+        try:
+            _docker_api().api.put_archive(self.name, str(where.parent), data.getvalue())
+        except docker.errors.DockerException as exc:
+            raise DfsbenchError(f"could not copy {local} into {self.name}:{remote}: {exc}") from exc
+
     def running(self) -> bool:
         return running([self.name])[self.name]
 

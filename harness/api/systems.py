@@ -76,6 +76,10 @@ class ContainerNode(Host):
         """Write text files into the node, and make these directories."""
 
     @abstractmethod
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy a file of this host (a binary, say) into the node, as ``remote`` of this mode."""
+
+    @abstractmethod
     def address(self) -> str:
         """The node's address on the lab's network."""
 
@@ -240,6 +244,12 @@ class System(ABC):
         """The name of the process of a storage node that holds its data ('ceph-osd'): what
         a fault of 'target: process' kills."""
         raise DfsbenchError(f"{self.display} names no data process")
+
+    def kill_data(self, node: ContainerNode) -> None:
+        """Kill (SIGKILL) the data process of a storage node: by default every process of
+        the node of that name (a system whose node runs another process of the same name
+        kills its own way)."""
+        node.exec("sh", "-c", f"kill -9 $(pidof {self.data_process()})")  # (our daemons, in our container)
 
     def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
                 nodes: Callable[[str], ContainerNode]) -> None:
