@@ -295,9 +295,10 @@ def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
     for backend in plan.backends:
         if not backend.requires or backend.kind != "path":
             continue
-        with progress.step(f"mount {backend.name}"):
-            # open without detach: the mount belongs to the lab; 'lab down' undoes it
-            target = backend.open(cluster, cluster.workdir / "mnt")
+        with progress.step(f"mount {backend.name}/{backend.variant}"):
+            # open without detach: the mount belongs to the lab; 'lab down' undoes it (each
+            # variant of a backend under a directory of its own: two would share a mount point)
+            target = backend.open(cluster, cluster.workdir / "mnt" / backend.variant)
             progress.note(f"{backend.name} at {target.path} ({target.description.get('fs_type')})")
 
 
