@@ -168,7 +168,8 @@ def test_a_killed_cephfs_client_is_evicted_and_its_files_go_at_once(lab, tmp_pat
         took = time.monotonic() - began
         # the probe of the dead mount, and its files removed through a new client
         assert took < 30, f"the detach took {took:.1f} s: the MDS kept the dead client's caps"
-        assert not (lab_dir / "mnt" / "cephfs" / target.path.name).exists()
+        assert (lab_dir / "mnt" / "default" / "cephfs").is_dir()  # (the lab's own mount, by lab up)
+        assert not (lab_dir / "mnt" / "default" / "cephfs" / target.path.name).exists()
         assert not [m for m in mount_points() if m.startswith(str(tmp_path / "cephfs-killed"))]
 
 
