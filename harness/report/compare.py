@@ -452,7 +452,7 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
                        "y": [" / ".join(labels[g][k]) for k in sorted(labels[g])], "z": z, "text": text,
                        "unit": spec.unit_label, "scale_group": f"{spec.title}|{group}",
                        "system": systems.name(system), "group": group,
-                       "control": systems.control(system)}
+                       "control": systems.control(system), "reference": system == systems.reference}
         out.append(table)
     return out
 

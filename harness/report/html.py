@@ -30,7 +30,8 @@ def _scaled(unit: str) -> tuple[float, str]:
 def heatmaps(tables: list[Table]) -> list[Figure]:
     """One heatmap per matrix table, on a log colour scale shared by every system of the
     same workload and group (equal colours mean equal numbers across systems), then a
-    ratio heatmap of the first two systems that are not the control."""
+    ratio heatmap of every other system that is not the control against the reference (the
+    one --reference names, else the first shown)."""
     charts = [t.chart for t in tables if t.chart and t.chart["kind"] == "heatmap"]
     bounds: dict[str, tuple[float, float]] = {}
     for c in charts:
@@ -54,12 +55,11 @@ def heatmaps(tables: list[Table]) -> list[Figure]:
     for c in charts:
         if not c["control"]:
             by_group[c["scale_group"]].append(c)
+    pairs = []
     for group in by_group.values():
-        if len(group) < 2:
-            continue
-        a, b = group[0], group[1]
-        if a["y"] != b["y"] or a["x"] != b["x"]:
-            continue
+        a = next((c for c in group if c.get("reference")), group[0])
+        pairs += [(a, b) for b in group if b is not a and a["y"] == b["y"] and a["x"] == b["x"]]
+    for a, b in pairs:
         z, text = [], []
         for ra, rb in zip(a["z"], b["z"]):
             zr, tr = [], []

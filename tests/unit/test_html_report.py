@@ -79,6 +79,22 @@ def test_heatmaps_share_one_colour_scale_per_group(tmp_path):
     assert len({(f["data"][0]["zmin"], f["data"][0]["zmax"]) for f in maps}) == 1
 
 
+def test_every_system_gets_a_ratio_heatmap_against_the_reference(tmp_path):
+    """Three systems: each of the other two against the first shown, or against the one
+    --reference names (a ratio of the first two alone left the third out)."""
+    from harness.report.html import heatmaps
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    def ratios(reference):
+        view = build_view(Catalogue(tmp_path), ["report-2014"], reference=reference)
+        return sorted(f["title"].split(": ", 1)[1].split(" per cell")[0] for f in heatmaps(view.tables)
+                      if "÷" in f["title"] and f["title"].startswith("cached:"))
+
+    assert ratios(None) == ["GlusterFS/sr33 ÷ CephFS", "GlusterFS/sr33 ÷ GlusterFS/vr33"]
+    assert ratios("cephfs") == ["CephFS ÷ GlusterFS/sr33", "CephFS ÷ GlusterFS/vr33"]
+
+
 # every chart's category labels and axes, and its bars' whiskers, as Chromium drew them
 CHARTS = """els => els.map(e => ({
     title: (e.querySelector('.gtitle') || {}).textContent || '',
