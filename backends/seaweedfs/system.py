@@ -1,0 +1,144 @@
+"""SeaweedFS as a storage system of dfsbench (entry point ``dfsbench.systems``: seaweedfs):
+a master, volume servers that hold the data, and a filer that keeps the file system's
+metadata; clients mount the filer with ``weed mount`` (FUSE). On the local lab as processes
+of this host (``backends.seaweedfs.lab``), on the container lab's nodes
+(``backends.seaweedfs.containers``), or found on a site (``backends.seaweedfs.site``).
+
+Where the copies are made: a SeaweedFS client sends each byte once, to the volume server the
+master assigned; that server sends it on to the other replicas (measured:
+:data:`backends.seaweedfs.weed.COPIES_MEASURED`). Live writes are only ever replicated:
+SeaweedFS erasure-codes a volume once it is full and sealed, offline (``ec.encode`` in
+``weed shell``), so a backend that asks for an erasure code is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from backends.seaweedfs import containers, site
+from backends.seaweedfs.lab import LocalLab, SeaweedLocalOptions
+from backends.seaweedfs.weed import REPLICATION_PATTERN, Replication, SeaweedService, read_health, weed_binary
+from harness.api.contracts import Backend
+from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, SiteHosts, System
+from harness.system.hosts import Host
+
+
+class SeaweedFS(System):
+    name = "seaweedfs"
+    display = "SeaweedFS"
+    Service = SeaweedService
+    packages = ("fuse3",)  # (weed itself is one static binary, copied in from this host)
+    LocalOptions = SeaweedLocalOptions
+    ContainerOptions = containers.SeaweedContainerOptions
+    Site = site.SeaweedSite
+
+    # the key that sizes each lab's volume servers
+    sizing: ClassVar[dict[str, str]] = {"local": "seaweedfs_volume_servers", "docker": "seaweedfs_volume_nodes"}
+
+    # ---- every environment
+
+    def lab_replication(self) -> str:
+        """The lab's default replication ('' : not a lab's options)."""
+        return str(getattr(self.options, "seaweedfs_replication", "") or "")
+
+    def replication_of(self, backend: Backend) -> str:
+        """What ``backend`` writes with: its own replication, else the lab's default."""
+        return str(getattr(backend.options, "replication", None) or self.lab_replication())
+
+    def refusal(self, backend: Backend, index: int, where: str) -> Refusal | None:
+        """An erasure code (anywhere); a replication the lab's volume servers, all on one rack,
+        cannot hold."""
+        if getattr(backend.options, "ec", None) is not None:
+            return Refusal(f"backends[{index}].options.ec",
+                           "SeaweedFS writes every live byte to replicas: it erasure-codes a volume only once it "
+                           "is full and sealed, offline ('ec.encode' in 'weed shell'), so no write through a "
+                           "mount is erasure-coded and dfsbench cannot measure one",
+                           "leave out 'ec', and compare replications instead (replication: '000', '001', '002')")
+        key = self.sizing.get(where)
+        servers = getattr(self.options, key, None) if key else None
+        chosen = self.replication_of(backend)
+        if not isinstance(servers, int) or not chosen:
+            return None
+        misfit = Replication(chosen).misfit(servers)
+        if not misfit:
+            return None
+        own = getattr(backend.options, "replication", None) is not None
+        return Refusal(f"backends[{index}].options.replication" if own else f"environment.options.{key}",
+                       misfit, f"give a replication of at most {servers} copies on one rack (e.g. "
+                       f"'00{min(servers - 1, 9)}'), or the lab more volume servers ({key})")
+
+    @classmethod
+    def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:
+        assert isinstance(service, SeaweedService)
+        return read_health(service.master, service.filer, service.volume_servers, via)
+
+    def said(self, service: Any, via: Host | None) -> str:
+        assert isinstance(service, SeaweedService)
+        head = f"{self.display} {service.version}" + (f" (replication {service.replication})"
+                                                      if service.replication else "")
+        if via is not None:  # (what its master says: the leader, the servers, writable volumes, the filer)
+            return f"{head}: {self.health_of(service, via)[1]}"
+        return f"{head}: {service.volume_servers} volume servers"
+
+    @classmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        """The client sends each byte once; the volume server the master assigned sends it to
+        the other replicas (measured: :data:`backends.seaweedfs.weed.COPIES_MEASURED`), so the
+        storage nodes take in what they keep."""
+        copies = description.get("replicas")
+        written = description.get("replication")
+        if not copies and isinstance(written, str) and re.fullmatch(REPLICATION_PATTERN, written):
+            copies = Replication(written).copies
+        nodes = description.get("storage_nodes")
+        return Placement(float(copies or 1), by_client=False,
+                         storage_nodes=nodes if isinstance(nodes, int) and nodes > 0 else 0)
+
+    # ---- the local lab
+
+    def socket_path(self, root: Path) -> Path | None:
+        return LocalLab.socket(root)
+
+    def copies(self, backend: Backend) -> float:
+        chosen = self.replication_of(backend)
+        return float(Replication(chosen).copies) if chosen else 1.0
+
+    def start_processes(self, offer: Processes) -> SeaweedService:
+        return LocalLab(weed_binary(), offer, int(getattr(self.options, "seaweedfs_volume_servers", 3)),
+                        self.lab_replication() or "002").up()
+
+    # ---- the container lab
+
+    def container_nodes(self) -> list[NodeWish]:
+        return containers.wishes(self.options)
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        return containers.start(self.options, offer)
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> SeaweedService:
+        return containers.service(facts, phases)
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        return containers.health(facts, node)
+
+    def data_process(self) -> str:
+        return "weed volume"
+
+    def kill_data(self, node: ContainerNode) -> None:
+        containers.kill_volume(node)
+
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        containers.restart(facts, node, whole, nodes)
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        return containers.noticed(facts, down, nodes)
+
+    # ---- an existing site
+
+    def find_on_site(self, spec: Any, offer: SiteHosts) -> SeaweedService:
+        assert isinstance(spec, site.SeaweedSite)
+        return site.service(spec, offer)

