@@ -37,9 +37,10 @@ TOOLS = (
     # a client node can also be an SSH client host of the existing environment (its tests)
     "openssh-server",
 )
-# every system's packages (in the order of their names), then the tools
+# every system's packages (in the order of their names), then the tools (a package both
+# name stays among the tools: the image's tag is a hash of this list, in its order)
 PACKAGES = tuple(dict.fromkeys(
-    [*(p for _, system in sorted(registry.systems().items()) for p in system.packages), *TOOLS]))
+    [*(p for _, system in sorted(registry.systems().items()) for p in system.packages if p not in TOOLS), *TOOLS]))
 SOURCES_FILE = Path("/etc/apt/sources.list.d/debian.sources")
 SOURCES_LIST = Path("/etc/apt/sources.list")
 

@@ -62,6 +62,9 @@ def keeps_copies(volume_type: str, replica: int | None) -> bool:
     return "disperse" in volume_type or (replica or 1) > 1
 
 
+FSTYPE = "fuse.glusterfs"  # its FUSE client's mounts, as /proc/mounts shows them
+
+
 def copies_kept(volume_type: str, replica: Any, bricks: int | None, redundancy: int | None) -> float:
     """Bytes a volume keeps per byte written: a disperse volume k+m fragments of each k
     (its bricks over its bricks less its redundancy), a replicated one its replica count."""

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
+from backends.gluster.client import FSTYPE, HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.gluster.system import Gluster
 from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
@@ -33,7 +33,6 @@ GlusterOptionKey = Annotated[OptionKey, option_key(
     "performance|cluster|network|features|client|server|storage|diagnostics|transport|disperse|"
     "nfs|config|locks|dht|ctime|auth", ".", r"file|path|script|command|hook", "gluster")]
 
-FSTYPE = "fuse.glusterfs"
 DEFAULT_BRICKS = {"replicate": 3, "distributed-replicate": 6, "disperse": 3}
 STRIPE_NOTE = ("the 2014 report's 'stripe 3 replica 3' type was removed in Gluster 6; "
                "distributed-replicate and disperse are its modern stand-ins")

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from backends.gluster import client as gluster_client
-from backends.gluster.client import GlusterCli, GlusterService
+from backends.gluster.client import FSTYPE, GlusterCli, GlusterService
 from harness.api.contracts import HostName, Name, Options, PlainPath
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host
@@ -42,7 +42,6 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
     servers, volume = list(spec.servers), spec.volume
     mounted = str(spec.mounted) if spec.mounted else ""
     if spec.mounted is not None:  # the user's mount: verified before anything runs
-        from backends.gluster.glusterfs import FSTYPE
         from backends.mounts import GivenMount
 
         entry = GivenMount(tuple(hosts), spec.mounted, (FSTYPE,), "GlusterFS volume").mount()

@@ -51,3 +51,11 @@ def test_a_backend_places_each_byte_as_its_system_says(backend, description, cop
     facts = cls.facts(description)
     assert (facts.stored_copies, facts.write_copies, facts.taken_in or facts.stored_copies) == \
         (copies, client_sends, taken_in)
+
+
+def test_the_node_image_holds_every_systems_packages_once():
+    from environments import node_image
+
+    assert len(set(node_image.PACKAGES)) == len(node_image.PACKAGES)
+    for system in registry.systems().values():
+        assert set(system.packages) <= set(node_image.PACKAGES), system.name
