@@ -211,13 +211,20 @@ def restart(facts: dict[str, Any], node: ContainerNode, whole: bool, nodes: Call
 
 def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
     """Whether the master no longer lists the volume server of node ``down`` (a killed one it
-    drops at once: its gRPC stream breaks; a paused one when its heartbeats stop)."""
+    drops at once: its gRPC stream breaks; a paused one when its heartbeats stop); with no
+    node named (''), whether it lacks any of the lab's."""
     if down == MASTER_NODE:
         return None, "the SeaweedFS master is the node that is down: no other node can tell"
     try:
         top = listed(facts, nodes)
     except DfsbenchError as exc:
         return None, exc.message
-    url = f"{down}:{NODE_PORTS['volume']}"
-    return url not in top.servers, f"the master lists {len(top.servers)} volume servers: " + \
-        (", ".join(top.servers) or "none")
+    urls = {n: f"{n}:{NODE_PORTS['volume']}" for n in facts.get("nodes") or []}
+    return shown_down(top, urls, down), f"the master lists {len(top.servers)} volume servers: " + (", ".join(top.servers) or "none")
+
+
+def shown_down(top: Topology, urls: dict[str, str], down: str) -> bool:
+    """Whether the master's topology lacks the volume server of node ``down`` (``urls``: each
+    volume node's server by its host name), or with no node named (''), any of them."""
+    missing = [node for node, url in urls.items() if url not in top.servers]
+    return down in missing if down else bool(missing)

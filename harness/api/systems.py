@@ -260,7 +260,9 @@ class System(ABC):
     def noticed(self, facts: dict[str, Any], down: str,
                 nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
         """Whether its own state shows that node ``down`` is gone (an OSD marked down, a
-        brick offline), and what it said; None where it cannot be asked."""
+        brick offline), and what it said; None where it cannot be asked. With no node
+        named (''), whether it shows any of its nodes gone (asked before a fault: it must
+        not)."""
         return None, f"{self.display} cannot tell when it notices a fault"
 
     # ---- an existing site

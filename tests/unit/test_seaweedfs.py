@@ -53,6 +53,19 @@ def test_topology_of_a_fresh_lab_after_a_write_and_with_a_server_killed():
     assert down.writable == {"002": 0}  # (no volume of 3 copies is writable on 2 servers)
 
 
+def test_a_volume_server_gone_is_shown_by_name_and_none_gone_before_a_fault():
+    """The fault's baseline asks of no node (''): a master listing every server shows none
+    down; with one killed, it shows that node (and not another) down."""
+    from backends.seaweedfs.containers import shown_down
+
+    whole, down = Topology.of(said("dir-status.json")), Topology.of(said("dir-status-one-down.json"))
+    urls = {f"vol{i + 1}": url for i, url in enumerate(whole.servers)}
+    gone = next(node for node, url in urls.items() if url not in down.servers)
+    stayed = next(node for node in urls if node != gone)
+    assert not shown_down(whole, urls, "") and not shown_down(whole, urls, gone)
+    assert shown_down(down, urls, "") and shown_down(down, urls, gone) and not shown_down(down, urls, stayed)
+
+
 def test_a_status_without_its_topology_is_an_error_not_an_empty_cluster():
     with pytest.raises(DfsbenchError, match="without its topology"):
         Topology.of({"Version": "8000GB 4.48 pypi"})
