@@ -11,7 +11,7 @@ times, its records told apart by ``phase``:
 
 The runner stores, per cell, a ``fault`` record: what was done and its moments on the
 records' clock (injected, noticed by the cluster, restored, healthy), the time from the
-restore to a healthy cluster (Ceph ``HEALTH_OK``; GlusterFS all bricks online and
+restore to a healthy cluster (as its system reads its health: ``HEALTH_OK``; all bricks online and
 nothing left to heal), and whether what was written during the fault read back intact on
 another client once the cluster was healthy. Environments that can do this provide a
 :class:`Faults` (``Cluster.faults``); the runner does it on the timeline of

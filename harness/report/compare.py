@@ -276,7 +276,8 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     if not columns:
         return None
     compared = systems.first([s for s in cells.systems if not systems.control(s)])
-    pair = (compared[0], compared[1]) if len(compared) >= 2 and spec.verdict else None
+    # each system against its reference (the first shown, or --reference; like variant with like)
+    pairs = [(ref, s) for s, ref in references(compared).items()] if len(compared) >= 2 and spec.verdict else []
     seen: set[str] = set()
     out: list[list[str]] = []
     verdicts: list[Verdict] = []
@@ -311,17 +312,15 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
         header = list(spec.row_header)
         for s in cells.systems:
             header += [f"{systems.name(s)} {c.label}" for c in columns]
-        if pair:
-            header.append(f"{systems.name(pair[0])} vs {systems.name(pair[1])}")
+        header += [f"{systems.name(a)} vs {systems.name(b)}" for a, b in pairs]
         previous_group = None
         for key, group, label in rows:
             line = [group if group != previous_group else "", label]
             previous_group = group
             for s in cells.systems:
                 line += [cells.text(key, s, c.key, seen) for c in columns]
-            if pair and spec.verdict:
-                line.append(keep(cells.verdict(key, pair[0], pair[1], spec.verdict, systems), key,
-                                 f"{group} {label}".strip()))
+            for a, b in pairs:
+                line.append(keep(cells.verdict(key, a, b, spec.verdict, systems), key, f"{group} {label}".strip()))
             out.append(line)
     table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells), verdicts=verdicts,
                   workload=records[0].workload)

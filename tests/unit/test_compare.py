@@ -366,3 +366,21 @@ def test_every_system_is_compared_with_the_reference_named(tmp_path, capsys):
     assert main(["compare", "report-2014", "--results", str(tmp_path), "--reference", "nfs/x"]) == 2
     err = capsys.readouterr().err
     assert "--reference nfs/x: no such system" in err and "cephfs, glusterfs/sr33, glusterfs/vr33" in err
+
+
+def test_each_system_gets_its_verdict_column_against_the_reference(quick_run):
+    """Three systems in a table of one column per system: a verdict column for each of the
+    others against the reference (the first two alone left the third without one)."""
+    third = [replace(m, backend="blockdev", value=m.value * 2 if m.value else m.value)
+             for m in quick_run if m.backend == "cephfs"]
+    records = [m for m in quick_run if m.backend != "localdir"] + third  # (three: a column each)
+    table = smallfile_table(records)
+    names = ["GlusterFS", "CephFS", Systems().name(("blockdev", "default"))]
+    assert table.columns[-2:] == [f"GlusterFS vs {names[1]}", f"GlusterFS vs {names[2]}"]
+    cephfs_first = next(t for t in tables(records, Systems(reference=("cephfs", "default")))
+                        if t.title.startswith("Small files"))
+    assert cephfs_first.columns[-2:] == ["CephFS vs GlusterFS", f"CephFS vs {names[2]}"]
+    # every row judges both pairs, and the verdicts kept for the answer name both
+    assert all(len(row) == len(cephfs_first.columns) for row in cephfs_first.rows)
+    assert {(v.a, v.b) for v in cephfs_first.verdicts} == {(("cephfs", "default"), ("glusterfs", "default")),
+                                                           (("cephfs", "default"), ("blockdev", "default"))}
