@@ -234,9 +234,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     plan = plan_from_file(config, overrides)
     if args.reference is not None:  # (refused now, not after the run)
         backend, _, variant = args.reference.partition("/")
-        planned = [f"{b.name}/{b.variant}" for b in plan.backends]
+        planned = [f"{b.name}/{b.variant}" for b in plan.backends if not b.control]
         if f"{backend}/{variant or 'default'}" not in planned:
-            raise BadInput(f"--reference {files.printable(args.reference, 80)}: the run has no such backend",
+            raise BadInput(f"--reference {files.printable(args.reference, 80)}: the run has no such backend "
+                           "(the control, shown beside the systems, is never half of a verdict)",
                            hint=f"name one of: {', '.join(planned)}")
     _say_notes(plan)
     resume = _catalogue(args).resolve(args.resume) if args.resume is not None else None

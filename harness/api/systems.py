@@ -201,8 +201,10 @@ class System(ABC):
     def room(self, backend: Backend, free: int, place: Path) -> Room:
         """What a cell may write on it in the local lab, where ``free`` bytes are free under
         ``place`` (where every copy lives)."""
+        from harness.units import size
+
         copies = self.copies(backend)
-        return Room(free / copies, f"{free} bytes free under {place}, {copies:g} copies")
+        return Room(free / copies, f"{size(free)} free under {place}, {copies:g} copies")
 
     def copies(self, backend: Backend) -> float:
         """Bytes kept per byte ``backend`` writes, as this lab is sized."""
@@ -322,7 +324,8 @@ def with_sizes(base: type[Options], part: str, systems: Mapping[str, type[System
     parts = [getattr(s, part) for s in systems.values() if getattr(s, part) is not NoOptions]
     if not parts:
         return base
-    return type(base.__name__, (base, *parts), {"__module__": base.__module__, "__doc__": base.__doc__})
+    # (the lab's own keys first, then each system's in the order of their names)
+    return type(base.__name__, (*reversed(parts), base), {"__module__": base.__module__, "__doc__": base.__doc__})
 
 
 def with_sites(base: type[Options], systems: Mapping[str, type[System]]) -> type[Options]:

@@ -287,7 +287,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
         verdicts.append(replace(v, row=label, per_client=host is not None and host not in OVER_CLIENTS))
         return v.text
 
-    if len(spec.row_header) + len(cells.systems) * len(columns) + 1 > WIDE_COLUMNS:
+    if len(spec.row_header) + len(cells.systems) * len(columns) + max(1, len(pairs)) > WIDE_COLUMNS:
         header = [*spec.row_header, "system", *[c.label for c in columns]]
         against = references(compared)
         one = set(against.values())
@@ -319,8 +319,9 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
             previous_group = group
             for s in cells.systems:
                 line += [cells.text(key, s, c.key, seen) for c in columns]
-            for a, b in pairs:
-                line.append(keep(cells.verdict(key, a, b, spec.verdict, systems), key, f"{group} {label}".strip()))
+            for a, b in pairs:  # (there are pairs only where the spec names a verdict metric)
+                line.append(keep(cells.verdict(key, a, b, spec.verdict or "", systems), key,
+                                 f"{group} {label}".strip()))
             out.append(line)
     table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells), verdicts=verdicts,
                   workload=records[0].workload)

@@ -54,8 +54,8 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     with (default: the first shown)."""
     raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
-    systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
-                      reference_of(reference, raw))
+    systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
+    systems = replace(systems, reference=reference_of(reference, raw, systems))
     differing = comparability(list(infos.values()), systems)
     header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
@@ -187,7 +187,7 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
     return notes
 
 
-def reference_of(named: str | None, records: list[Measurement]) -> SystemKey | None:
+def reference_of(named: str | None, records: list[Measurement], systems: Systems) -> SystemKey | None:
     """The system ``--reference`` names (``cephfs`` is its default variant), which must be
     one of those measured: BadInput naming them otherwise."""
     if named is None:
@@ -195,8 +195,12 @@ def reference_of(named: str | None, records: list[Measurement]) -> SystemKey | N
     backend, _, variant = named.partition("/")
     key = (backend, variant or "default")
     present = sorted({(m.backend, m.variant) for m in records})
+    compared = [s for s in present if not systems.control(s)]
+    shown = ", ".join(b if v == "default" else f"{b}/{v}" for b, v in compared) or "none"
     if key not in present:
-        shown = ", ".join(b if v == "default" else f"{b}/{v}" for b, v in present) or "none"
         raise BadInput(f"--reference {files.printable(named, 80)}: no such system in these runs",
                        hint=f"name one of: {shown}")
+    if systems.control(key):
+        raise BadInput(f"--reference {files.printable(named, 80)}: that is the control, shown beside the systems "
+                       "and never half of a verdict", hint=f"name one of: {shown}")
     return key

@@ -1,4 +1,6 @@
 import json
+
+import pytest
 from dataclasses import replace
 from pathlib import Path
 
@@ -366,6 +368,18 @@ def test_every_system_is_compared_with_the_reference_named(tmp_path, capsys):
     assert main(["compare", "report-2014", "--results", str(tmp_path), "--reference", "nfs/x"]) == 2
     err = capsys.readouterr().err
     assert "--reference nfs/x: no such system" in err and "cephfs, glusterfs/sr33, glusterfs/vr33" in err
+
+
+def test_the_control_cannot_be_the_reference(quick_run, tmp_path):
+    """The control is shown beside the systems, never half of a verdict: named as the
+    reference it is refused, not quietly passed over."""
+    from harness.errors import BadInput
+    from harness.report.view import reference_of
+
+    with pytest.raises(BadInput, match="that is the control") as err:
+        reference_of("localdir", quick_run, Systems())
+    assert "cephfs, glusterfs" in (err.value.hint or "") and "localdir" not in (err.value.hint or "")
+    assert reference_of("cephfs", quick_run, Systems()) == ("cephfs", "default")
 
 
 def test_each_system_gets_its_verdict_column_against_the_reference(quick_run):

@@ -30,7 +30,7 @@ def test_backends_without_workloads_run_everything_they_support():
 def test_full_suite_runs_every_backend_and_workload():
     plan = build_plan({"suite": "full"})
     assert plan.environment.name == "local"
-    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir", "seaweedfs", "rbd", "rados",
+    assert [b.name for b in plan.backends] == ["glusterfs", "cephfs", "localdir", "rbd", "rados",
                                                "blockdev"]
     assert sorted(w.name for w in plan.workloads) == [
         "fio", "ioping", "iozone", "iperf3", "largefile", "rados-bench", "rawdisk", "rbd-bench",
@@ -39,7 +39,7 @@ def test_full_suite_runs_every_backend_and_workload():
     blockdev = plan.backends[-1]
     assert blockdev.options.allow_destructive and blockdev.options.device is None
     assert plan.config.scale == "quick"
-    assert plan.services() == {"ceph", "gluster", "seaweedfs"}
+    assert plan.services() == {"ceph", "gluster"}
 
 
 def test_scale_sets_workload_defaults_and_config_overrides_them():

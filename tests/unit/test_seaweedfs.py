@@ -257,3 +257,59 @@ def test_the_entry_points_name_the_classes_registered():
     assert found[("dfsbench.backends", "seaweedfs")] is SeaweedFSBackend
     assert SeaweedFSBackend.requires == {SeaweedFS.name}
     assert any(r.startswith(weed.PACKAGE) for r in config["options"]["install_requires"].split())
+
+
+def _serving(body: dict):
+    """A master's /dir/status served on loopback (the real one's output, altered), and
+    whether a request came through a proxy the environment names instead."""
+    import http.server
+    import json as _json
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the handler's name)
+            data = _json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("layouts, given, expected", [
+    (["002"], None, "002"),  # its volumes are all of one: that one
+    (["002", "000"], None, None),  # two: not known, and refused
+    ([], None, None),  # none yet: not known, and refused
+    (["002", "000"], "001", "001"),  # the description says
+])
+def test_a_sites_replication_is_its_volumes_or_the_description_never_a_guess(layouts, given, expected,
+                                                                              monkeypatch):
+    from backends.seaweedfs.site import SeaweedSite, service
+    from harness.api.systems import SiteHosts
+    from harness.errors import BadInput
+    from harness.system.hosts import LOCAL
+    from harness.system.ledger import Ledger
+
+    status = said("dir-status.json")
+    status["Topology"]["Layouts"] = [{"replication": r, "ttl": "", "collection": "", "writables": [1]}
+                                     for r in layouts]
+    server = _serving(status)
+    # (a proxy the environment names is not asked: the master is)
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    try:
+        spec = SeaweedSite(master=f"127.0.0.1:{server.server_port}", filer="127.0.0.1:8888", replication=given)
+        offer = SiteHosts([LOCAL], Ledger(Path("/nonexistent/ledger.json")), None)
+        if expected is None:
+            with pytest.raises(BadInput, match="does not say its replication") as err:
+                service(spec, offer)
+            assert "environment.options.seaweedfs.replication" in (err.value.hint or "")
+        else:
+            assert service(spec, offer).replication == expected
+    finally:
+        server.shutdown()
