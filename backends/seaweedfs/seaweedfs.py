@@ -11,7 +11,6 @@ remount), so a remount is a client with no cache.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import (GLOBAL_FLAGS, PACKAGE, REPLICATION_HELP, Address, Replication, ReplicationText,
                                      SeaweedService, weed_binary)
 from harness.api.contracts import Backend, Cluster, Options
-from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, SystemFacts, phrases
+from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host
@@ -66,7 +65,6 @@ class SeaweedFSBackend(Backend):
     display = "SeaweedFS"
     network = True
     requires = frozenset({"seaweedfs"})
-    suites = {"full": 2}
     settings = ("settings",)
     topology = ("replication",)
 
@@ -74,13 +72,15 @@ class SeaweedFSBackend(Backend):
     options: SeaweedFSOptions
 
     @classmethod
-    def facts(cls, description: dict[str, Any]) -> SystemFacts:
+    def placement(cls, description: dict[str, Any]) -> Placement:
         """Each byte crosses the client's link once; the storage nodes keep (and take in)
         one per copy, the volume servers sending the others on (SeaweedFS.placement)."""
-        placed = SeaweedFS.placement(description)
-        return replace(super().facts(description), write_copies=placed.client_sends,
-                       stored_copies=placed.copies, client_fanout=placed.by_client,
-                       storage_nodes=placed.storage_nodes)
+        return SeaweedFS.placement(description)
+
+    def creates(self) -> str:
+        """A replication of its own makes the master grow volumes of it (an existing site's
+        too, which nothing here removes)."""
+        return f"volumes of replication {self.options.replication}" if self.options.replication else ""
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:
@@ -104,7 +104,7 @@ class SeaweedFSBackend(Backend):
             mnt = workdir / "seaweedfs"
             flags = [f"-filer={service.filer}", f"-cacheDir={workdir / 'seaweedfs-cache'}"]
             socket = workdir / "run" / "weed-mount.sock"
-            if len(str(socket)) <= SOCKET_MAX:
+            if len(str(socket).encode()) <= SOCKET_MAX:
                 flags.append(f"-localSocket={socket}")
             if o.replication is not None:
                 flags.append(f"-replication={o.replication}")

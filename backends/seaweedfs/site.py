@@ -13,7 +13,7 @@ from pydantic import AfterValidator, Field, model_validator
 from backends.seaweedfs.weed import REPLICATION_HELP, Address, ReplicationText, SeaweedService, Topology, get_json
 from harness.api.contracts import Options, PlainPath, host_address
 from harness.api.systems import SiteHosts
-from harness.errors import DfsbenchError
+from harness.errors import BadInput, DfsbenchError
 
 
 def _address(v: str) -> str:
@@ -69,9 +69,16 @@ def service(spec: SeaweedSite, offer: SiteHosts) -> SeaweedService:
             raise DfsbenchError(f"{host.name}:{spec.mounted} is not a SeaweedFS mount (its source: "
                                 f"'{source[:80]}')", hint="give the site's 'filer'") from None
         filer = source
-    # (the master's default replication is a flag it does not show)
+    # (the master's default replication is a flag it does not show: its volumes' tell, where
+    # they are all of one; else the site's description must)
     written = sorted(top.writable)
-    chosen = spec.replication or (written[0] if len(written) == 1 else "")
+    if spec.replication is None and len(written) != 1:
+        said = f"volumes of {', '.join(written)}" if written else "no volume yet"
+        raise BadInput(f"the SeaweedFS master at {spec.master} does not say its replication ({said}), so how "
+                       "many copies each write makes is unknown (it sets the storage side's ceiling)",
+                       hint="give environment.options.seaweedfs.replication (the master's "
+                            "-defaultReplication, e.g. '002')")
+    chosen = spec.replication or written[0]
     return SeaweedService(master=spec.master, filer=filer, replication=chosen, volume_servers=len(top.servers),
                           version=top.version, storage_nodes=len({s.rsplit(":", 1)[0] for s in top.servers}),
                           mounted=str(spec.mounted or ""))

@@ -256,8 +256,10 @@ def health(cluster: dict[str, Any], directory: dict[str, Any], servers: int, fil
 
 # the same GET from a host that reaches the servers (this machine, a client host, a node):
 # its Python, whose standard library every host of dfsbench has (the engines need it)
+# — straight to the server: never through a proxy the environment names (http_proxy)
 _FETCH = ("import sys, urllib.request\n"
-          "with urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2])) as r:\n"
+          "opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))\n"
+          "with opener.open(sys.argv[1], timeout=float(sys.argv[2])) as r:\n"
           "    sys.stdout.write(r.read().decode())\n")
 
 
@@ -268,8 +270,9 @@ def get(url: str, via: Host | None = None, timeout: float = 5) -> str:
         import urllib.error
         import urllib.request
 
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # (never a proxy)
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as answer:
+            with opener.open(url, timeout=timeout) as answer:
                 body: bytes = answer.read()
                 return body.decode()
         except (urllib.error.URLError, OSError, ValueError) as exc:
