@@ -87,7 +87,18 @@ class SeaweedFS(System):
     def placement(cls, description: dict[str, Any]) -> Placement:
         """The client sends each byte once; the volume server the master assigned sends it to
         the other replicas (measured: :data:`backends.seaweedfs.weed.COPIES_MEASURED`), so the
-        storage nodes take in what they keep."""
+        storage nodes take in what they keep.
+
+        The ceiling this gives is an upper bound, not a forecast: the server that takes a
+        write sends both other copies itself, and while the writes go to one volume (a young
+        lab's only writable one) its link out carries two bytes per byte written. On the
+        container lab's 1 Gbit links (replication 002, one client writing 256 MiB) that node
+        sent 52 MB/s while the client sent 23 MB/s and each node took in 21 MB/s, averaged
+        over the cell; the write ran at 51 MiB/s, 43 % of this bound and 86 % of link/2. Where
+        the writes spread over volumes whose first copies are on different servers, that
+        bound rises to the one here; which it is depends on how many volumes the master has
+        grown, which no stored description says — so the bound kept is the one that holds
+        either way."""
         copies = description.get("replicas")
         written = description.get("replication")
         if not copies and isinstance(written, str) and re.fullmatch(REPLICATION_PATTERN, written):

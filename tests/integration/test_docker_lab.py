@@ -134,17 +134,21 @@ def test_storage_nodes_behind_a_shaped_link_and_nothing_left(docker_lab):
         docker("rm", "-f", bystander)
 
 
+SYSTEMS = ("glusterfs", "cephfs", "seaweedfs")
+
+
 def test_a_run_measures_on_the_client_nodes_and_leaves_nothing(docker_lab, tmp_path):
     """run --env docker brings its own lab up, mounts on both client nodes, runs the
     workloads there (fio and smallfile from both at once, each timed phase behind a
     barrier), reads back on the other client, takes the link as the network limit, sets
     each node's resources against its capacity, kills a storage node in the middle of the
-    largefile write and brings it back, and removes everything it created."""
+    largefile write and brings it back, and removes everything it created — on each of the
+    three systems, the third (SeaweedFS) a plugin the environment knows nothing of."""
     lab_dir, env, _ = docker_lab
     config = tmp_path / "run.yaml"
     config.write_text("""
 environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}}}
-backends: [glusterfs, cephfs]
+backends: [glusterfs, cephfs, seaweedfs]
 workloads:
   - {name: largefile, options: {sizes: [256MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 8}}
   - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
@@ -164,7 +168,7 @@ workloads:
     out = dfsbench("compare", "latest", "--format", "json", env=env)
     view = json.loads(out.stdout)
     systems = {s["backend"]: s["description"] for s in view["runs"][0]["systems"]}
-    for backend in ("glusterfs", "cephfs"):
+    for backend in SYSTEMS:
         assert systems[backend]["client_host"] == "client1"
         assert systems[backend]["client_hosts"] == 2
         assert systems[backend]["link"] == 125e6
@@ -173,7 +177,7 @@ workloads:
     records = view["records"]
     fio = [r for r in records if r["workload"] == "fio" and r["metric"] == "throughput"]
     assert {(r["backend"], r["params"]["host"]) for r in fio} == \
-        {(b, h) for b in ("glusterfs", "cephfs") for h in ("client1", "client2", "all")}
+        {(b, h) for b in SYSTEMS for h in ("client1", "client2", "all")}
     for r in fio:
         if r["params"]["host"] != "all":  # fio said when its I/O ran and what it moved
             assert r["params"]["ended"] > r["params"]["started"] and r["params"]["bytes"] > 0, r
@@ -186,7 +190,7 @@ workloads:
                 assert r["params"]["ceiling"] == pytest.approx(125e6 / 3), r
     # the aggregate of fio is what both moved over the span, bounded by one link on the
     # server side (three nodes keeping three copies)
-    for backend in ("glusterfs", "cephfs"):
+    for backend in SYSTEMS:
         both = [r for r in fio if r["backend"] == backend and r["params"]["host"] != "all"]
         total = next(r for r in fio if r["backend"] == backend and r["params"]["host"] == "all")
         span = max(r["params"]["ended"] for r in both) - min(r["params"]["started"] for r in both)
@@ -201,17 +205,17 @@ workloads:
     # smallfile on both clients at once: each client's records and their aggregate
     small = {(r["backend"], r["params"]["host"]) for r in records
              if r["workload"] == "smallfile" and r["metric"] == "files_per_sec"}
-    assert small == {(b, h) for b in ("glusterfs", "cephfs") for h in ("client1", "client2", "all")}
+    assert small == {(b, h) for b in SYSTEMS for h in ("client1", "client2", "all")}
     assert "Several clients at once: what all moved" in run.stdout
     # iperf3 from the client node to a storage node, across the shaped link
     net = [r for r in records if r["workload"] == "iperf3"]
-    assert {r["params"]["server"] for r in net} == {"gluster1", "ceph-mon1"}
+    assert {r["params"]["server"] for r in net} == {"gluster1", "ceph-mon1", "seaweedfs-master1"}
     assert all(60e6 < r["value"] < 125e6 * 1.05 and not r["params"]["loopback"] for r in net), net
 
     # the fault: the cell before, during and after; its moments on the records' clock, the
     # node came back, the system noticed and was healthy again, and the file written during
     # the fault read back intact on the other client
-    for backend in ("glusterfs", "cephfs"):
+    for backend in SYSTEMS:
         fault = next(r for r in records if r["workload"] == "fault" and r["backend"] == backend)
         p = fault["params"]
         assert p["measured_from"] < p["injected"] < p["restored"] < p["healthy"], p
@@ -228,7 +232,7 @@ workloads:
                 assert ("degraded" in r["flags"]) == overlap, r
     # what the nodes spent, against their capacity, and this machine under them
     shares = [r for r in records if r["workload"] == "resources" and "share" in r["params"]]
-    assert {"client1", "client2", "gluster1", "ceph-mon1", "ceph-osd3"} <= {r["test"] for r in shares}
+    assert {"client1", "client2", "gluster1", "ceph-mon1", "ceph-osd3", "seaweedfs-vol3"} <= {r["test"] for r in shares}
     assert all(0 <= r["value"] for r in records if r["workload"] == "resources")
     assert any(r["test"] == "host" and r["metric"] == "cpu_busy" for r in records)
     assert "Busiest node and resource per cell, and this machine" in run.stdout and "Faults:" in run.stdout
