@@ -75,8 +75,8 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-REFERENCE = ("the system every other is compared with, a backend and optionally its variant (cephfs, "
-             "glusterfs/ec21); default: the first one shown")
+REFERENCE = ("the system every other is compared with: a backend's name, and its variant where it has one "
+             "(NAME or NAME/VARIANT, as --backends and the stored runs name them); default: the first one shown")
 
 
 def build_parser() -> argparse.ArgumentParser:
