@@ -65,6 +65,10 @@ class SeaweedFSBackend(Backend):
     display = "SeaweedFS"
     network = True
     requires = frozenset({"seaweedfs"})
+    # weed mount takes a write into its own chunk buffer and uploads it when the chunk is
+    # full, or at a flush (a close, an fsync), O_DIRECT or not: on the local lab a 4 KiB O_DIRECT
+    # write at queue depth 1 returned in 11 µs (p50; GlusterFS 618 µs, CephFS 1.7 ms)
+    write_behind = True
     settings = ("settings",)
     topology = ("replication",)
 

@@ -341,6 +341,9 @@ class Backend(ABC):
     # numbers (see SystemFacts)
     settings: ClassVar[tuple[str, ...]] = ()
     topology: ClassVar[tuple[str, ...]] = ()
+    # its client acknowledges writes from a buffer of its own, O_DIRECT or not, and sends them
+    # on at a close or an fsync: an O_DIRECT write through it is flagged (write-behind)
+    write_behind: ClassVar[bool] = False
 
     def __init__(self, options: PluginOptions, variant: str = "default") -> None:
         self.options = options
@@ -367,7 +370,7 @@ class Backend(ABC):
         return SystemFacts(cls.display or cls.name, cls.network, where.client_sends, cls.control, where.copies,
                            cls.summary(description), cls.settings, cls.topology, cls.layout(description),
                            where.storage_nodes, client_fanout=where.by_client, services=tuple(sorted(cls.requires)),
-                           taken_in=where.taken_in)
+                           taken_in=where.taken_in, write_behind=cls.write_behind)
 
     @classmethod
     def summary(cls, description: dict[str, Any]) -> tuple[str, ...]:

@@ -52,6 +52,10 @@ FLAGS: dict[str, Flag] = {
     "fits-in-cache": Flag("C", "cached mode with a file smaller than client RAM: it measures "
                           "caching. Read it as a cache figure, or use O_DIRECT or larger files.",
                           "cache"),
+    "write-behind": Flag("W", "the system's client acknowledges a write from a buffer of its own, O_DIRECT "
+                         "or not, and sends it to the servers later (at a close or an fsync): this O_DIRECT "
+                         "write measured that buffer, not the storage. Compare writes that end with an fsync "
+                         "(largefile) or a close (smallfile).", "client buffer"),
     "unstable": Flag("U", "the repeats vary more than the CV threshold; the median is not a firm "
                      "figure. Add repeats or find the source of the noise before comparing."),
     "not-comparable": Flag("X", "the runs pooled here differ in parameters or topology (listed "

@@ -82,6 +82,9 @@ class SystemFacts:
     # what they keep, ``stored_copies``): a Ceph primary takes the whole object in and sends
     # the other k+m-1 chunks on, so an erasure-coded pool takes in (2k+m-1)/k, keeping (k+m)/k
     taken_in: float = 0.0
+    # its client acknowledges writes from a buffer of its own, O_DIRECT or not, until a close or
+    # an fsync (a write of direct: true is flagged write-behind)
+    write_behind: bool = False
 
     def __post_init__(self) -> None:
         # as it is stored: a layout computed now compares equal to one read back from a run

@@ -28,6 +28,9 @@ many bytes are kept per byte written, over how many storage nodes):
   to the moment the system's health check passed again (or the end, if it never did).
 - ``fits-in-cache``: a cell run in cached mode (``direct: false``) whose file is smaller
   than the RAM of the client that ran it (of an aggregate: the smallest of its clients').
+- ``write-behind``: an O_DIRECT write (``direct: true``) through a system whose client
+  acknowledges writes from a buffer of its own until a close or an fsync
+  (``SystemFacts.write_behind``): it measured that buffer.
 - ``no-cache-drop``: a read whose record says the caches were not dropped first.
 - ``host-bound``: a record whose interval overlaps a cell during which this machine's CPUs,
   or the disk under the lab, were at least :data:`HOST_BOUND` percent busy over the cell —
@@ -417,6 +420,8 @@ def _flags(m: Measurement, lim: PathLimits | None, windows: FaultWindows, hot: l
         ram = lim.ram_of(str(m.params.get("host") or m.params.get("read_on") or ""))
         if m.params.get("direct") is False and ram and isinstance(size, (int, float)) and size < ram:
             flags.append("fits-in-cache")
+        if lim.facts.write_behind and m.params.get("direct") is True and is_write(m):
+            flags.append("write-behind")
     # (a cell run in cached mode on purpose, direct: false, measures the cache by design)
     if "cache" in m.params and not is_write(m) and m.params.get("direct") is not False:
         steps = str(m.params["cache"]).split("+")

@@ -284,3 +284,29 @@ def test_a_stonewalled_rate_has_the_ceiling_of_its_own_window():
                        {"host": "all", "clients": 2, "started": 100.0, "ended": 130.0, "stonewall": [103.0, 109.0]},
                        "glusterfs", "vr33", run_id="report-2014")
     assert annotate([fault, wall], {"report-2014": run})[1].params["ceiling"] == pytest.approx(2 * link / 2)
+
+
+def test_an_o_direct_write_through_a_client_that_buffers_it_is_flagged_write_behind():
+    """weed mount takes an O_DIRECT write into its own buffer (a 4 KiB write returned in 11 µs
+    on the local lab): such a write is flagged, and not judged; a write that ends with an
+    fsync, a read, and the same write through a client that sends it on are not."""
+    from harness.api import registry
+
+    info, _ = replay()
+    key = ("seaweedfs", "default")
+    run = replace(info, systems={**info.systems, key: registry.load("backend", "seaweedfs").facts({})},
+                  targets={**info.targets, key: {}})
+
+    def fio(direction, backend="seaweedfs", variant="default", direct=True):
+        return Measurement("fio", "write-4k-qd1", "throughput", 70e6, "B/s",
+                           {"direct": direct, "direction": direction, "rw": "write" if direction == "write" else "read"},
+                           backend, variant, run_id="report-2014")
+
+    copy = Measurement("largefile", "write", "throughput", 50e6, "B/s", {"file_size": 1 << 30}, "seaweedfs",
+                       run_id="report-2014")  # (a copy that ends with an fsync: no direct param)
+    direct, read, buffered, synced, gluster = annotate(
+        [fio("write"), fio("read"), fio("write", direct=False), copy, fio("write", "glusterfs", "sr33")],
+        {"report-2014": run})
+    assert "write-behind" in direct.flags
+    assert not {"write-behind"} & set(read.flags + buffered.flags + synced.flags + gluster.flags)
+    assert Systems().of(key).write_behind and not Systems().of(("cephfs", "default")).write_behind
