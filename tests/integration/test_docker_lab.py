@@ -147,7 +147,7 @@ def test_a_run_measures_on_the_client_nodes_and_leaves_nothing(docker_lab, tmp_p
     lab_dir, env, _ = docker_lab
     config = tmp_path / "run.yaml"
     config.write_text("""
-environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}}}
+environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}, sample_every_s: 4}}
 backends: [glusterfs, cephfs, seaweedfs]
 workloads:
   - {name: largefile, options: {sizes: [256MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 5}}
