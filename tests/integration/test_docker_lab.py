@@ -140,7 +140,7 @@ def test_storage_nodes_behind_a_shaped_link_serve_a_run_and_nothing_is_left(dock
         docker("rm", "-f", bystander)
 
 
-# (SeaweedFS is not here yet: one run in six failed to mount it again on the other client
+# (SeaweedFS is not here yet: one run in nine failed to mount it again on the other client
 # after a volume node was killed, the new weed mount exiting at once; its container lab was
 # measured by hand)
 SYSTEMS = ("glusterfs", "cephfs")
