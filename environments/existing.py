@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 
 from harness.api import model, registry
 from harness.api.contracts import Backend, ClientName, Cluster, HostName, LabStatus, Options, ServiceHealth, Workload, host_key

@@ -18,7 +18,6 @@ from backends.ceph.lab import CephLab, MonSession, longest_socket
 from backends.ceph.site import CephAccessSetup, CephSpec
 from harness.api.contracts import Backend, Options
 from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, Room, SiteHosts, System
-from harness.errors import DfsbenchError
 from harness.system.hosts import Host
 from harness.units import size
 

@@ -14,7 +14,6 @@ disperse are its modern stand-ins.
 from __future__ import annotations
 
 import secrets
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 

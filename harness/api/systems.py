@@ -27,13 +27,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.api.contracts import Backend, NoOptions, Options, Workload
 from harness.api.contracts import Options as Model
-from harness.api.faults import Injected
 from harness.api.tables import Placement
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
@@ -306,15 +305,6 @@ def refuse_plan(systems: Mapping[str, System], backends: list[Backend], where: s
 def biggest_cell(w: Workload) -> tuple[int, dict[str, Any]]:
     """The most a cell of ``w`` writes, and that cell."""
     return max(((w.writes(cell), cell) for cell in w.cells()), default=(0, {}), key=lambda found: found[0])
-
-
-@dataclass
-class Offered:
-    """What an environment made for one system (kept in its ledger): the nodes by host name
-    and whether each holds data, and the system's facts."""
-
-    nodes: dict[str, bool] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
 
 
 
