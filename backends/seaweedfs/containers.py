@@ -19,7 +19,7 @@ from backends.seaweedfs.weed import (OWN_CONFIG, REPLICATION_HELP, VOLUME_SIZE_M
                                      ReplicationText, SeaweedService, Topology, filer_argv, filer_config, get_json, leader, master_argv,
                                      read_health, version_of, volume_argv, weed_binary)
 from harness.api.contracts import Options
-from harness.api.systems import ContainerNode, Containers, NodeWish
+from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
 from harness.errors import DfsbenchError
 from harness.system import proc
 
@@ -192,21 +192,15 @@ def listed(facts: dict[str, Any], nodes: Callable[[str], ContainerNode]) -> Topo
 
 def restart(facts: dict[str, Any], node: ContainerNode, whole: bool, nodes: Callable[[str], ContainerNode]) -> None:
     """The servers of a node started again (the master's node: the master and the filer; a
-    volume node: its volume server, on the volumes it kept), returning once the master lists
-    every volume server again."""
+    volume node: its volume server, on the volumes it kept), returning once they run — as
+    the other systems' restarts do: the time until the master lists every volume server
+    again is the recovery the fault table measures (health), not part of the restore."""
     if node.hostname == MASTER_NODE:
         start_master(node, str(facts.get("replication") or "002"))
-        proc.wait_for(lambda: health(facts, nodes), interval=0.25, timeout=RESTORE_TIMEOUT_S,
-                      what="the SeaweedFS master and filer back, every volume server registered again")
+        wait_running(node, {"weed": 2}, RESTORE_TIMEOUT_S)  # (the master and the filer)
         return
     start_volume(node, str(facts["master"]))
-    url = f"{node.hostname}:{NODE_PORTS['volume']}"
-
-    def back() -> tuple[bool, str]:
-        top = listed(facts, nodes)
-        return url in top.servers, f"the master lists {', '.join(top.servers) or 'no volume server'}"
-
-    proc.wait_for(back, what=f"volume server {url} registered again", timeout=RESTORE_TIMEOUT_S, interval=0.25)
+    wait_running(node, {"weed": 1}, RESTORE_TIMEOUT_S)
 
 
 def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
