@@ -80,7 +80,8 @@ class FuseClient:
 
         try:
             proc.wait_for(mounted, what=f"a {self.fstype} mount at {self.mountpoint}",
-                          timeout=self.timeout, interval=0.05, alive=died, log=self.log)
+                          timeout=self.timeout, interval=0.05, alive=died,
+                          log=self.log if host.local else lambda: host.tail(self.log))
             entry = verify_mount(self.mountpoint, self.fstype, host)
             if host.capacity(self.mountpoint) == 0:
                 raise DfsbenchError(f"{self.mountpoint} reports no capacity")

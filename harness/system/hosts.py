@@ -81,11 +81,18 @@ class PidfileProcess(Running):
         out = self.host.run(["cat", self.pidfile], check=False, timeout=30)
         return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
 
-    def died(self) -> str | None:
+    def running(self) -> bool:
         pid = self.pid()
-        if pid is not None and self.host.run(["kill", "-0", str(pid)], check=False, timeout=30).returncode == 0:
+        return pid is not None and self.host.run(["kill", "-0", str(pid)], check=False, timeout=30).returncode == 0
+
+    def died(self) -> str | None:
+        if self.running():
             return None
-        return f"the process exited (see {self.host.name}:{self.log})"
+        # what it said last, read on its host now: the host (a lab's container) may be gone
+        # by the time anyone looks for the file
+        said = self.host.tail(self.log)
+        return f"the process exited (its log, {self.host.name}:{self.log}" + \
+            (f", ends:\n{said})" if said else ", is empty)")
 
     def output(self) -> str:
         return self.host.run(["cat", str(self.log)], check=False, timeout=30).stdout
@@ -93,7 +100,7 @@ class PidfileProcess(Running):
     def stop(self, grace: float = 3) -> None:
         self.host.run(["sh", "-c", stop_script(self.pidfile, grace)], check=False, timeout=grace + 30)
         deadline = time.monotonic() + grace + 5
-        while self.died() is None and time.monotonic() < deadline:
+        while self.running() and time.monotonic() < deadline:
             time.sleep(0.1)
 
 
@@ -128,6 +135,10 @@ class Host(ABC):
     def scratch(self, here: Path, ledger: Ledger) -> Path:
         """A directory of this host for a run's scratch files (``here`` on this machine,
         which the run removes), recorded in the ledger where it is not."""
+
+    def tail(self, path: Path, lines: int = 15) -> str:
+        """The last lines of a text file of this host ('' : none, or not there)."""
+        return self.run(["tail", "-n", str(lines), str(path)], check=False, timeout=30).stdout.rstrip()
 
     @abstractmethod
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
@@ -336,6 +347,9 @@ class LocalHost(Host):
     def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
             env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
         return proc.run(argv, timeout=timeout, check=check, env=env, input=input)
+
+    def tail(self, path: Path, lines: int = 15) -> str:
+        return proc.log_tail(path, lines)
 
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
                  env: Mapping[str, str] | None = None, cwd: Path | None = None,

@@ -182,7 +182,11 @@ def spawn(argv: Sequence[str | os.PathLike[str]], log_path: Path, *, env: Mappin
             raise DfsbenchError(f"cannot start {cmd[0]}: not found") from exc
 
 
-def log_tail(path: Path | None, lines: int = 15) -> str:
+def log_tail(path: Path | Callable[[], str] | None, lines: int = 15) -> str:
+    """The last lines of a log: a file of this machine, or what ``path()`` reads (a log on
+    another host)."""
+    if callable(path):
+        return path()
     if path is None or not path.exists():
         return ""
     with open(path, "rb") as f:
@@ -193,7 +197,7 @@ def log_tail(path: Path | None, lines: int = 15) -> str:
 
 
 def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
-             interval: float = 0.1, log: Path | None = None, hint: str | None = None,
+             interval: float = 0.1, log: Path | Callable[[], str] | None = None, hint: str | None = None,
              alive: Callable[[], str | None] | None = None) -> T:
     """Poll ``check`` until it reports ready; return its last value.
 
@@ -217,8 +221,9 @@ def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
         if alive is not None:
             died = alive()
             if died:
+                tail = log_tail(log)
                 raise NotReady(what, time.monotonic() - start, f"{died}; before that: {last}",
-                               log_tail(log), hint)
+                               "" if tail and tail in died else tail, hint)
         if time.monotonic() - start > timeout:
             raise NotReady(what, time.monotonic() - start, str(last), log_tail(log), hint)
         time.sleep(interval)

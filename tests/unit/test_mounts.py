@@ -1,7 +1,14 @@
+import secrets
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from backends.mounts import verify_mount
-from harness.errors import DfsbenchError
+from backends.mounts import FuseClient, verify_mount
+from harness.errors import DfsbenchError, NotReady
+from harness.system import proc
+from harness.system.hosts import RemoteHost
+from harness.system.ledger import Ledger
 
 
 def test_a_plain_directory_is_refused_as_a_mount(tmp_path):
@@ -15,3 +22,65 @@ def test_a_mount_of_another_type_is_refused():
     with pytest.raises(DfsbenchError) as err:
         verify_mount(__import__("pathlib").Path("/proc"), "fuse.glusterfs")
     assert "mounted as 'proc'" in str(err.value)
+
+
+class ElsewhereHost(RemoteHost):
+    """This machine reached as another host is (by commands and pid files), with files of
+    its own: a path under ``/node9`` is one of that host, kept under ``root`` here, and
+    this machine has none of them — as a lab's node or an SSH client host."""
+
+    name = "node9"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def there(self, word) -> str:
+        word = str(word)
+        return str(self.root / word[1:]) if word.startswith("/node9/") else word
+
+    def run(self, argv, *, timeout=120, check=True, env=None, input=None):
+        return proc.run([self.there(a) for a in argv], timeout=timeout, check=check, env=env, input=input)
+
+    def new_pidfile(self) -> str:
+        return f"/node9/pid-{secrets.token_hex(4)}"
+
+    def launch(self, argv, log, pidfile) -> None:
+        Path(self.there(log)).parent.mkdir(parents=True, exist_ok=True)
+        script = f'log="$1"; shift; echo $$ > {self.there(pidfile)}; exec "$@" >> "$log" 2>&1'
+        subprocess.Popen(["sh", "-c", script, "sh", self.there(log), *map(self.there, argv)],
+                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+
+    def wrap(self, argv):
+        return [self.there(a) for a in argv]
+
+    def address(self) -> str:
+        return "127.0.0.1"
+
+    def run_tool(self, *args, **kwargs):
+        raise AssertionError("not a tool host")
+
+    python = scratch = drop_caches = run_tool
+
+
+def test_a_fuse_client_that_exits_on_another_host_says_what_it_printed_there_once(tmp_path):
+    # (a lab's node is removed with its files when the run ends: what the client said is
+    # read there while the mount is awaited, or never)
+    host = ElsewhereHost(tmp_path)
+    ledger = Ledger(tmp_path / "ledger.json")
+    said = "Mount fail: fusermount: mount point is itself on a FUSE volume"
+    client = FuseClient(ledger, tmp_path / "mnt", ["sh", "-c", f"echo '{said}' >&2; exit 1"], "fuse.seaweedfs",
+                        Path("/node9/log/client.log"), timeout=20, host=host)
+    with pytest.raises(NotReady) as err:
+        client.mount()
+    text = str(err.value)
+    assert "the process exited" in text and "node9:/node9/log/client.log" in text
+    assert text.count(said) == 1, text
+    assert host.mount_entry(tmp_path / "mnt") is None and ledger.entries == [], "the failed mount was not undone"
+
+
+def test_a_process_on_another_host_that_said_nothing_says_so(tmp_path):
+    host = ElsewhereHost(tmp_path)
+    started = host.spawn(["true"], Path("/node9/quiet.log"))
+    proc.wait_for(lambda: (started.died() is not None, "running"), what="true to end", timeout=10)
+    assert started.died() == "the process exited (its log, node9:/node9/quiet.log, is empty)"
