@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from harness.cli import _parsed
 from harness.errors import BadInput
-from harness.execution.config import load_yaml
+from harness.execution.loader import load_yaml
 from harness.system import files, secret
 
 VALID = "scale: quick\nbackends: [glusterfs]\nworkloads: [{name: largefile, options: {sizes: [16MiB]}}]\n"
