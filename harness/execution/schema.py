@@ -1,0 +1,125 @@
+"""The config file's schema: the pydantic models a config mapping validates into, the top
+level and each plugin's entry, unknown keys refused. Each plugin's ``options`` are checked by
+that plugin's own Options model, when harness.execution.config builds the plan."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from harness.api.contracts import Name
+from harness.api.model import MAX_BYTES, ConfigModel, link_rate
+from harness.units import parse_size
+
+
+class _Strict(ConfigModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class PluginSpec(_Strict):
+    name: str
+    variant: Name = "default"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkloadSpec(PluginSpec):
+    clients: Literal["first", "all"] | None = Field(
+        None, description="run on the first client host, or on every client host at once from a "
+        "common start (per-client records and their aggregate, host 'all'); default: the "
+        "environment's ('all' for an existing cluster's client hosts, else 'first')")
+    fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
+                                         "{action: kill|stop|pause, target: node|process, node, "
+                                         "after_s, restore_after_s} (harness.api.faults)")
+    sweep: bool = Field(True, description="false: not part of the config's sweep; it runs once, after the "
+                        "sweep's points, on the environment as configured (every client host, its own link)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_variant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "variant" in data:
+            raise ValueError("variant: a workload has none (its records would not say it, and two "
+                             "entries of one workload would be pooled as repeats); variants are "
+                             "the backends'. Give the workload's options as lists instead")
+        return data
+
+
+class EnvironmentSpec(_Strict):
+    kind: str = "local"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+def as_spec(v: Any) -> Any:
+    """A plugin entry given by its name alone, as the mapping it stands for."""
+    return {"name": v} if isinstance(v, str) else v
+
+
+class Limits(_Strict):
+    """Physical limits of the path to the storage, declared (they win over measured
+    baselines): numbers above them are flagged, not printed as wins."""
+
+    network: str | None = Field(None, description="the client's link, e.g. 1Gbit, 10GbE")
+    client_ram: str | None = Field(None, description="the client's RAM, e.g. 2GiB")
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, v: str | None) -> str | None:
+        return link_rate(v) if v is not None else v
+
+    @field_validator("client_ram")
+    @classmethod
+    def _ram(cls, v: str | None) -> str | None:
+        if v is not None and not 0 < parse_size(v) <= MAX_BYTES:
+            raise ValueError(f"{v} is no machine's RAM: above 0, and at most 1 PiB")
+        return v
+
+
+MAX_REPEAT = 100  # beyond this a spread no longer narrows; a run of days is not a comparison
+MAX_POINTS = 32  # the points of a sweep (the product of its lists): each runs every cell again
+# what a sweep varies on the environment rather than on a workload's options: how many of its
+# client hosts measure (the first N), and the link every node is shaped to (Environment.sweeps)
+ENV_SWEEPS = ("clients", "link")
+
+
+class Config(_Strict):
+    environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
+    limits: Limits = Field(default_factory=Limits)
+    scale: Literal["quick", "report"] = "quick"
+    suite: Literal["report", "full"] = "report"  # what runs where the config names nothing
+    repeat: int = Field(1, ge=1, le=MAX_REPEAT, description="times each cell is run (medians and "
+                        "spread over them)")
+    backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
+    workloads: list[WorkloadSpec] | None = None  # None: the suite's
+    sweep: dict[Name, list[Any]] = Field(default_factory=dict, description="one or more options, each "
+                                         "varied over a list: 'clients' (the first N client hosts), 'link' "
+                                         "(every node's link, where the environment shapes one), or an "
+                                         "option of the workloads (threads, iodepth, record_sizes, …); "
+                                         "several are combined, every point runs every cell")
+
+    own_duplicates = frozenset({"backends", "workloads"})  # (by name and variant; by cell)
+
+    @field_validator("environment", mode="before")
+    @classmethod
+    def _env(cls, v: Any) -> Any:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @field_validator("backends", "workloads", mode="before")
+    @classmethod
+    def _specs(cls, v: Any) -> Any:
+        return [as_spec(x) for x in v] if isinstance(v, list) else v
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        points = 1
+        for key, values in v.items():
+            if not values:
+                raise ValueError(f"{key}: an empty list makes no point to run; give one or more values")
+            for item in values:
+                if item is None or isinstance(item, bool) and key in ENV_SWEEPS:
+                    raise ValueError(f"{key}: {item!r} is no value to run with")
+            points *= len(values)
+        if points > MAX_POINTS:
+            raise ValueError(f"{points} points (the product of its lists): at most {MAX_POINTS}, each runs "
+                             "every cell again; sweep fewer values, or in several runs")
+        return v
