@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import CONFIG_SUITES, plan_from_file
+from harness.execution.plan import CONFIG_SUITES, plan_from_file
 from harness.system import files, signals
 
 if TYPE_CHECKING:
     from harness.api.contracts import LabStatus
-    from harness.execution.config import Plan
+    from harness.execution.plan import Plan
     from harness.execution.progress import Progress
     from harness.results.catalogue import Catalogue
     from harness.results.store import Store
@@ -260,7 +260,7 @@ def _env_for_lab(args: argparse.Namespace) -> Plan:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     """Any environment's lab, through the Environment contract."""
-    from harness.execution.config import environment_from_file
+    from harness.execution.plan import environment_from_file
     from harness.execution.progress import Progress
 
     progress = Progress()

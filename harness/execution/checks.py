@@ -10,7 +10,7 @@ from typing import Any
 from harness.api.contracts import Cluster, Workload, reaches_past
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import Plan
+from harness.execution.plan import Plan
 from harness.system.hosts import LOCAL, Host
 from harness.units import size
 

@@ -1,4 +1,4 @@
-"""A config file read as hostile input, into a plain mapping (harness.execution.config validates
+"""A config file read as hostile input, into a plain mapping (harness.execution.plan validates
 it): the file's size bounded; YAML's safe loader only (no tags that build objects); and refused,
 before anything is built from it, a document that expands past a bound through anchors and
 aliases, nests too deep, refers to itself, says one key twice in a mapping or holds a plain

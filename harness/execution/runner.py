@@ -21,7 +21,7 @@ from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
 from harness.api.sampler import CLIENT
 from harness.execution import sampling, timelines, together
 from harness.execution.checks import preflight, room_for, still_there
-from harness.execution.config import Plan, Point
+from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
 from harness.report.limits import caches_dropped

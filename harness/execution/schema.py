@@ -1,6 +1,6 @@
 """The config file's schema: the pydantic models a config mapping validates into, the top
 level and each plugin's entry, unknown keys refused. Each plugin's ``options`` are checked by
-that plugin's own Options model, when harness.execution.config builds the plan."""
+that plugin's own Options model, when harness.execution.plan builds the plan."""
 
 from __future__ import annotations
 

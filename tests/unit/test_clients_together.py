@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.api.target import Lineup, Target
 from harness.execution import together
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.system.hosts import LocalHost
 
 

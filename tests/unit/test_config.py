@@ -4,7 +4,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import BadInput
-from harness.execution.config import build_plan, plan_from_file
+from harness.execution.plan import build_plan, plan_from_file
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -165,7 +165,7 @@ def test_a_fault_is_checked_and_needs_an_environment_that_can_do_it():
 def test_a_yaml_bomb_hidden_in_a_valid_key_is_refused_at_once(tmp_path):
     import time
 
-    from harness.execution.config import plan_from_file
+    from harness.execution.plan import plan_from_file
 
     levels = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
     for i in range(1, 9):

@@ -6,7 +6,7 @@ only a repeat of 0, a deadline of 0 and a size in EiB were refused."""
 import pytest
 
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 
 INF = float("inf")
 FIO = {"size": "64MiB", "runtime_s": 5}

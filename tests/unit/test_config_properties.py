@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 
 VALID = {
     "scale": "quick", "repeat": 2, "limits": {"network": "1Gbit", "client_ram": "2GiB"},

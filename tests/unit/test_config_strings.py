@@ -12,7 +12,7 @@ from backends.ceph.site import CEPH_KEY, MON_ADDR, CephSpec, conf_value
 from backends.gluster.site import GlusterSpec
 from environments.existing import ClientHost
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 
 BAD_NAMES = [".", "..", "-rf", ".hidden", "a/b", "../x", "a b", "a\nb", "a\x1b[2Jb", "x" * 65, "", "a:b", "a=b"]
 

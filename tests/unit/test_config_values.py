@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.units import parse_rate, parse_size
 
 LARGEFILE = {"backends": ["localdir"], "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}

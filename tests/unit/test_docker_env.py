@@ -7,7 +7,7 @@ import pytest
 from environments import node_image
 from environments.docker import Link
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 
 
 def test_link_rate_is_shaped_and_netem_is_refused_with_the_reason():

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from backends.ceph.client import ErasureCode, FailureDomains
 from backends.gluster.client import HONEST_OPTIONS, Layout, VolumeShape, options_for, volumes
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.report.limits import PathLimits
 from harness.report.view import comparability
 from harness.results.catalogue import system_facts

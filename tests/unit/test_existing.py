@@ -13,7 +13,7 @@ from backends.gluster.site import volume_info
 from environments.existing import ExistingOptions
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.report.limits import caches_dropped
 from harness.results.store import Store
 from harness.system import secret

@@ -14,7 +14,7 @@ from harness.api.contracts import host_address
 from harness.api.target import Target
 from harness.errors import BadInput
 from harness.execution import together
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.system.hosts import LocalHost
 from harness.system.names import host_part, named_path
 from tests.unit.test_clients_together import scratch_of, workload

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 
 HOSTILE = "#;$:=,'\"\\ \t\n\r[]{}()*`|&<>!~%é-_."
 # what dfsbench itself writes into a job file

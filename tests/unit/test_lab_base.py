@@ -15,7 +15,7 @@ from environments.local import LocalEnvironment, LocalOptions
 from harness.api import lab
 from harness.api.lab import lab_variable
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.system.ledger import Ledger
 
 CONF = dict(replicas=3, pg_num=8, osd_size=1 << 30, osd_memory_target=1 << 30)

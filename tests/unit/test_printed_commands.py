@@ -11,7 +11,7 @@ import pytest
 
 from environments.local import LocalEnvironment, LocalOptions
 from harness.errors import ToolError
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.execution.progress import Progress
 from harness.execution.runner import execute
 from harness.results.store import Store

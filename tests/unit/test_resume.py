@@ -5,7 +5,7 @@ import os
 import pytest
 
 from harness.errors import BadInput
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.execution.progress import Progress
 from harness.execution.runner import differences, host_facts, resumable
 from harness.results.store import Store

@@ -10,7 +10,7 @@ from harness.api.contracts import Cluster
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.execution.checks import room_for
-from harness.execution.config import build_plan
+from harness.execution.plan import build_plan
 from harness.system.ledger import Ledger
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import BadInput
-from harness.execution.config import plan_from_file
+from harness.execution.plan import plan_from_file
 from harness.execution.runner import host_facts
 from harness.results.catalogue import Catalogue
 from harness.results.store import Store, new_run_id

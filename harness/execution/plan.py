@@ -1,8 +1,8 @@
 """YAML config -> validated, fully expanded Plan. Parse at the edge, once.
 
-Every key is checked: the top level by the schema (harness.execution.schema), each plugin's
-``options`` by that plugin's own Options model. Errors name the key path and what is allowed,
-before anything starts.
+The file is read by harness.execution.loader; every key is checked: the top level by the
+schema (harness.execution.schema), each plugin's ``options`` by that plugin's own Options
+model. Errors name the key path and what is allowed, before anything starts.
 """
 
 from __future__ import annotations
