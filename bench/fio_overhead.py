@@ -29,7 +29,7 @@ from pathlib import Path
 
 from environments.local import LocalEnvironment, LocalOptions
 from harness.api.target import Target
-from workloads.fio import Fio, FioOptions
+from workloads.fio.workload import Fio, FioOptions
 
 JOB = """\
 [global]

@@ -1,4 +1,4 @@
-"""Workloads: one module per tool or engine (smallfile, largefile, ...)."""
+"""Workloads: one module (or package) per tool or engine (smallfile, largefile, fio, ...)."""
 
 from pathlib import Path
 

@@ -26,7 +26,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL
-from workloads import fio
+from workloads.fio import workload as fio
 
 
 class RawDiskOptions(Options):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput, DfsbenchError
-from workloads.fio import Fio, FioOptions
+from workloads.fio.workload import Fio, FioOptions
 
 DATA = Path(__file__).parent.parent / "data" / "tools"
 
@@ -92,7 +92,7 @@ def test_a_run_with_status_intervals_gives_the_final_figures_and_its_progress():
     """fio 3.33 with --status-interval=1 (a 3 s time-based write): one JSON document per
     second and the final one; the records are the final one's, and the timing says when
     the I/O ran (the final timestamp less the job's runtime) and what it had moved when."""
-    from workloads.fio import parse, timed
+    from workloads.fio.workload import parse, timed
 
     text = (DATA / "fio-status-interval.json").read_text()
     write = next(m for m in parse(text) if m.metric == "throughput")
@@ -113,7 +113,7 @@ def test_all_clients_on_one_block_device_is_refused(tmp_path):
 
 
 def test_a_config_value_is_one_line_of_the_job_file():
-    from workloads.fio import job_value
+    from workloads.fio.workload import job_value
 
     with pytest.raises(BadInput, match="control character"):
         job_value("/mnt/x\nexec_prerun=touch /tmp/owned", path=True)

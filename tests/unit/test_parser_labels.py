@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from harness.errors import BadInput
 from harness.system.proc import ToolRun
-from workloads import fio, rados_bench, rbd_bench, smallfile
+from workloads import rados_bench, rbd_bench, smallfile
+from workloads.fio import workload as fio
 
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import BadInput
-from workloads import fio, iozone
+from workloads import iozone
+from workloads.fio import workload as fio
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"
 SEED = Path(__file__).parent.parent / "data" / "seed"

@@ -11,7 +11,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import BadInput
-from workloads import baselines, fio, iozone, rados_bench, rbd_bench, smallfile
+from workloads import baselines, iozone, rados_bench, rbd_bench, smallfile
+from workloads.fio import workload as fio
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TOOLS, SEED = DATA / "tools", DATA / "seed"

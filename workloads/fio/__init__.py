@@ -1,0 +1,5 @@
+"""Workload ``fio``: the class the entry point names."""
+
+from workloads.fio.workload import Fio
+
+__all__ = ["Fio"]
