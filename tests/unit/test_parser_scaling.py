@@ -14,6 +14,7 @@ import pytest
 
 from harness.errors import BadInput
 from workloads import iozone
+from workloads.fio import text_output
 from workloads.fio import workload as fio
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"
@@ -97,9 +98,9 @@ def test_fio_many_lines_that_open_json_and_break_off_are_refused(decoded, line):
 def test_fio_text_job_takes_its_engine_from_its_own_header_only():
     """A header line without an engine does not take the next job's (searched to the end of
     the text from each header, it did, and many such headers were quadratic)."""
-    heads = fio._text_heads("a: (g=0): rw=read, bs=(R) 4096B-4096B\n"
-                            "b: (g=0): rw=write, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, "
-                            "ioengine=libaio, iodepth=64\n")
+    heads = text_output._text_heads("a: (g=0): rw=read, bs=(R) 4096B-4096B\n"
+                                    "b: (g=0): rw=write, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, "
+                                    "ioengine=libaio, iodepth=64\n")
     assert "ioengine" not in heads["a"][0] and "iodepth" not in heads["a"][0]
     assert heads["b"][0]["ioengine"] == "libaio" and heads["b"][0]["iodepth"] == 64
 
