@@ -137,7 +137,7 @@ def cli(tool: str, file: Path, refused: bool = False) -> Callable[[], object]:
 
 
 def bench_fio(where: Path) -> bool:
-    from workloads.fio.workload import interval_latencies, parse, timed
+    from workloads.fio.json_output import interval_latencies, parse, timed
 
     medians = {}
     for seconds in (FIO_SECONDS // 4, FIO_SECONDS):

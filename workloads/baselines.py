@@ -26,7 +26,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL
-from workloads.fio import workload as fio
+from workloads.fio.json_output import parse as parse_fio
 
 
 class RawDiskOptions(Options):
@@ -78,7 +78,7 @@ class RawDisk(Workload):
         if not result.ok:
             path.unlink(missing_ok=True)
             raise result.failure(hint=f"output kept in {out}")
-        for m in fio.parse(result.output, source=str(out)):
+        for m in parse_fio(result.output, source=str(out)):
             if m.metric == "throughput":
                 yield Measurement("rawdisk", cell["rw"], "throughput", m.value, "B/s",
                                   {"size": cell["size"], "block_size": cell["block_size"],

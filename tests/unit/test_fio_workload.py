@@ -92,7 +92,7 @@ def test_a_run_with_status_intervals_gives_the_final_figures_and_its_progress():
     """fio 3.33 with --status-interval=1 (a 3 s time-based write): one JSON document per
     second and the final one; the records are the final one's, and the timing says when
     the I/O ran (the final timestamp less the job's runtime) and what it had moved when."""
-    from workloads.fio.workload import parse, timed
+    from workloads.fio.json_output import parse, timed
 
     text = (DATA / "fio-status-interval.json").read_text()
     write = next(m for m in parse(text) if m.metric == "throughput")

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from harness.errors import BadInput
 from harness.system.proc import ToolRun
 from workloads import rados_bench, rbd_bench, smallfile
+from workloads.fio import json_output
 from workloads.fio import workload as fio
 
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
@@ -44,7 +45,7 @@ def pick(records, **want):
 def test_fio_3_text_kb_base_1000_kilobytes_are_powers_of_1000():
     """fio 3.33: --name=rw-si --size=4m --rw=randrw --bs=4k --rate=4m,1m --time_based
     --runtime=2 --kb_base=1000. Was refused: 'BW=4192kB/s' did not match at all."""
-    records = fio.parse(text("fio-3.33-text-kb1000.txt"), source="fio-3.33-text-kb1000.txt")
+    records = json_output.parse(text("fio-3.33-text-kb1000.txt"), source="fio-3.33-text-kb1000.txt")
     assert pick(records, metric="throughput", direction="read").value == 4192e3
     assert pick(records, metric="throughput", direction="write").value == 1048e3
     assert pick(records, metric="iops", direction="read").value == 1023
@@ -54,14 +55,14 @@ def test_fio_3_text_kb_base_1000_kilobytes_are_powers_of_1000():
 def test_fio_3_text_kb_base_1000_megabytes_are_powers_of_1000():
     """fio 3.33: --name=seqwrite --size=4m --rw=write --bs=4k --kb_base=1000. Was read as
     839 MiB/s (879755264 B/s)."""
-    records = fio.parse(text("fio-3.33-text-kb1000-MBps.txt"))
+    records = json_output.parse(text("fio-3.33-text-kb1000-MBps.txt"))
     assert pick(records, metric="throughput").value == 839e6
     assert pick(records, metric="iops").value == 205e3
 
 
 def test_fio_3_text_binary_units_stay_powers_of_1024():
     """fio 3.33, the same job as the kb_base=1000 one with the default base."""
-    records = fio.parse(text("fio-3.33-text.txt"))
+    records = json_output.parse(text("fio-3.33-text.txt"))
     assert pick(records, metric="throughput", direction="read").value == 4094 * 1024
     assert pick(records, metric="throughput", direction="write").value == 1025 * 1024
 
@@ -70,7 +71,7 @@ def test_fio_3_text_bytes_per_second_without_a_prefix():
     """fio 3.33: --name=trickle --size=64k --rw=write --bs=1 --rate=6 --time_based
     --runtime=3 printed 'BW=5B/s (5B/s)(18B/3001msec)'. A real output: no number was edited
     (rate=6 over 3 s gave the few bytes a second wanted). Was refused: no prefix, no match."""
-    records = fio.parse(text("fio-3.33-text-5Bps.txt"))
+    records = json_output.parse(text("fio-3.33-text-5Bps.txt"))
     assert pick(records, metric="throughput").value == 5.0
     assert pick(records, metric="iops").value == 5
     assert pick(records, metric="throughput").params["bs"] == 1
@@ -80,7 +81,7 @@ def test_fio_3_text_bandwidth_in_bits_is_divided_by_8():
     """unit_base=1 (bits): the real 4 MiB/s line of fio-3.33-text.txt rewritten as fio
     prints bits ('BW=32.8Mbit/s'; edited: the BW field only)."""
     body = text("fio-3.33-text.txt").replace("BW=4094KiB/s (4192kB/s)", "BW=32.8Mbit/s (31.3Mibit/s)")
-    assert pick(fio.parse(body), metric="throughput", direction="read").value == pytest.approx(32.8e6 / 8)
+    assert pick(json_output.parse(body), metric="throughput", direction="read").value == pytest.approx(32.8e6 / 8)
 
 
 # ---------------------------------------------------------------- fio 2.x normal output
@@ -90,7 +91,7 @@ def test_fio_2x_text_reconstructed_parses_in_base_units():
     """fio-2x-text-reconstructed.txt: a reconstruction after fio 2.x stat.c
     (show_ddir_status: '  %s: io=%s, bw=%s/s, iops=%s, runt=%6llumsec', 'read ' padded;
     num2str's K/M/G; to_kmg's 4K-4K/... block sizes). Was refused (no 'IOPS=' line)."""
-    records = fio.parse(text("fio-2x-text-reconstructed.txt"))
+    records = json_output.parse(text("fio-2x-text-reconstructed.txt"))
     w = pick(records, test="write-4k", metric="throughput")
     assert w.value == pytest.approx(3994.7 * 1024)
     assert w.params == {"numjobs": 1, "rw": "write", "bs": 4096, "ioengine": "libaio", "iodepth": 1,
@@ -113,7 +114,7 @@ def test_fio_2x_text_kb_base_1000_found_from_its_own_arithmetic():
     powers of 1000, so 'KB' is 1000 bytes."""
     body = text("fio-2x-text-reconstructed.txt").replace(
         "write: io=102400KB, bw=3994.7KB/s", "write: io=104858KB, bw=4090.6KB/s")
-    records = fio.parse(body)
+    records = json_output.parse(body)
     assert pick(records, test="write-4k", metric="throughput").value == pytest.approx(4090.6e3)
     # the other job of the same run (iops 104: too coarse to tell by itself) follows it
     assert pick(records, test="read-1m", metric="throughput").value == pytest.approx(104.75e6)
@@ -125,7 +126,7 @@ def test_fio_2x_text_kb_base_1000_stated_in_the_text():
     job = text("fio-2x-text-reconstructed.txt").split("read-1m: (groupid")[1].split("Run status")[0]
     body = "[global]\nkb_base=1000\n\nread-1m: (g=1): rw=read, bs=1M-1M/1M-1M/1M-1M, ioengine=libaio, " \
            "iodepth=16\nread-1m: (groupid" + job
-    r = pick(fio.parse(body), metric="throughput")
+    r = pick(json_output.parse(body), metric="throughput")
     assert r.value == pytest.approx(104.75e6) and "note" not in r.params
 
 
@@ -134,7 +135,7 @@ def test_fio_2x_text_base_assumed_only_without_a_sign_and_said_so():
     of either (iops 104 is too coarse to check io = iops × runt × bs), 1024 is assumed and
     the record says so."""
     job = text("fio-2x-text-reconstructed.txt").split("read-1m: (groupid")[1].split("Run status")[0]
-    r = pick(fio.parse("read-1m: (groupid" + job), metric="throughput")
+    r = pick(json_output.parse("read-1m: (groupid" + job), metric="throughput")
     assert r.value == pytest.approx(104.75 * (1 << 20))
     assert "1024" in r.params["note"] and "kb_base" in r.params["note"]
 
@@ -146,7 +147,7 @@ def test_fio_2x_json_reconstructed_in_base_units():
     """fio-2x-json-reconstructed.json follows fio 2.x add_ddir_status_json: io_bytes in KiB
     (io_bytes >> 10), bw in KiB/s, latencies in usec under slat/clat/lat, percentiles under
     clat; no bw_bytes, no *_ns. Was refused: KeyError 'bw_bytes'."""
-    records = fio.parse(text("fio-2x-json-reconstructed.json"))
+    records = json_output.parse(text("fio-2x-json-reconstructed.json"))
     assert {m.params["direction"] for m in records} == {"read"}  # write and trim did nothing
     assert pick(records, metric="throughput").value == 25599 * 1024
     assert pick(records, metric="iops").value == pytest.approx(6399.893335)
@@ -161,7 +162,7 @@ def test_fio_3x_json_records_are_exactly_what_they_were():
     (golden-fio-3.x-json-records.json was written by the parser before that change)."""
     golden = json.loads(text("golden-fio-3.x-json-records.json"))
     for name, records in golden.items():
-        assert [m.to_dict() for m in fio.parse(text(name), source=name)] == records, name
+        assert [m.to_dict() for m in json_output.parse(text(name), source=name)] == records, name
 
 
 def test_fio_json_without_any_bandwidth_is_refused_in_one_line():
@@ -169,13 +170,13 @@ def test_fio_json_without_any_bandwidth_is_refused_in_one_line():
     for key in ("bw_bytes", "bw"):
         del doc["jobs"][0]["read"][key]
     with pytest.raises(BadInput, match="bw") as exc:
-        fio.parse(json.dumps(doc), source="x.json")
+        json_output.parse(json.dumps(doc), source="x.json")
     assert "\n" not in exc.value.message
 
 
 def test_fio_status_interval_timing_reads_io_bytes_as_bytes():
-    timing = fio.timed(text("fio-status-interval.json"))
-    doc = fio._json_documents(text("fio-status-interval.json"))[-1]
+    timing = json_output.timed(text("fio-status-interval.json"))
+    doc = json_output._json_documents(text("fio-status-interval.json"))[-1]
     assert timing["write"][2] == doc["jobs"][0]["write"]["io_bytes"] > 0
 
 
@@ -192,7 +193,7 @@ def test_fio_total_over_a_client_that_failed_is_incomplete():
     only edit): fio's "All clients" still adds its numbers up. Was presented as the total
     of both, unflagged."""
     body = _nth_replaced(text("fio-clientserver.json"), '"error" : 0', '"error" : 5', 1)
-    records = fio.parse(body)
+    records = json_output.parse(body)
     total = pick(records, metric="iops", host="total")
     assert "incomplete" in total.flags and total.params["failed_clients"] == 1
     assert "failed" in pick(records, metric="iops", host="127.0.0.3").flags
@@ -205,7 +206,7 @@ def test_fio_total_with_a_client_missing_is_incomplete():
     total, unflagged."""
     body = text("fio-clientserver.json").replace("<vm> Starting 1 process\n",
                                                  "<vm> Starting 1 process\n<vm> Starting 1 process\n", 1)
-    total = pick(fio.parse(body), metric="throughput", host="total")
+    total = pick(json_output.parse(body), metric="throughput", host="total")
     assert "incomplete" in total.flags and total.params["failed_clients"] == 1
     assert total.params["clients"] == 2
 
@@ -217,12 +218,12 @@ def test_fio_total_says_which_clients_failed_to_connect():
     the unreachable fixture below); should one come anyway, it is not the total of all."""
     body = "fio: connect: Connection refused\nfio: failed to connect to 127.0.0.4:8767\n" + \
         text("fio-clientserver.json")
-    total = pick(fio.parse(body), metric="iops", host="total")
+    total = pick(json_output.parse(body), metric="iops", host="total")
     assert "incomplete" in total.flags and total.params["failed_clients"] == 1
 
 
 def test_fio_total_of_clients_that_all_ran_is_not_flagged():
-    total = pick(fio.parse(text("fio-clientserver.json")), metric="iops", host="total")
+    total = pick(json_output.parse(text("fio-clientserver.json")), metric="iops", host="total")
     assert total.flags == () and "failed_clients" not in total.params
 
 
@@ -440,10 +441,10 @@ def test_smallfile_elapsed_0_gives_no_rate():
 # ---------------------------------------------------------------- the new fixtures, damaged
 
 NEW_FIXTURES = [
-    (fio.parse, "fio-3.33-text-kb1000.txt"), (fio.parse, "fio-3.33-text-kb1000-MBps.txt"),
-    (fio.parse, "fio-3.33-text.txt"), (fio.parse, "fio-3.33-text-5Bps.txt"),
-    (fio.parse, "fio-2x-text-reconstructed.txt"), (fio.parse, "fio-2x-json-reconstructed.json"),
-    (fio.parse, "fio-3.33-clientserver-one-died.json"),
+    (json_output.parse, "fio-3.33-text-kb1000.txt"), (json_output.parse, "fio-3.33-text-kb1000-MBps.txt"),
+    (json_output.parse, "fio-3.33-text.txt"), (json_output.parse, "fio-3.33-text-5Bps.txt"),
+    (json_output.parse, "fio-2x-text-reconstructed.txt"), (json_output.parse, "fio-2x-json-reconstructed.json"),
+    (json_output.parse, "fio-3.33-clientserver-one-died.json"),
     (rados_bench.parse, "rados-write-zero-ops-constructed.txt"),
     (rbd_bench.parse, "rbd-bench-readwrite-constructed.txt"),
     (rbd_bench.parse, "rbd-bench-nautilus-write-constructed.txt"),
@@ -497,7 +498,7 @@ def test_fio_3_text_total_latency_percentiles():
     """With lat_percentiles=1 fio 3 prints 'lat percentiles' instead of 'clat percentiles'
     (stat.c: clat_type): fio-3.33-text.txt with that heading (edited: the heading only)."""
     body = text("fio-3.33-text.txt").replace("clat percentiles (usec)", "lat percentiles (usec)")
-    records = fio.parse(body)
+    records = json_output.parse(body)
     assert pick(records, metric="lat_p99", direction="read").value == pytest.approx(233e-6)
     assert not [m for m in records if m.metric == "clat_p99" and m.params["direction"] == "read"]
 
@@ -525,7 +526,7 @@ def test_fio_total_after_a_server_died_mid_run_is_incomplete():
     (SIGKILL) after 1.5 s. fio printed 'client: host=127.0.0.4 disconnected', three
     'Starting' lines, two hosts, and an "All clients" over those two; it exited 1. Was:
     the total of the two presented unflagged."""
-    records = fio.parse(text("fio-3.33-clientserver-one-died.json"))
+    records = json_output.parse(text("fio-3.33-clientserver-one-died.json"))
     total = pick(records, metric="iops", host="total")
     assert "incomplete" in total.flags and total.params["failed_clients"] == 1
     assert total.value == pytest.approx(sum(pick(records, metric="iops", host=h).value
@@ -537,7 +538,7 @@ def test_fio_with_a_server_never_reached_prints_no_total():
     third server that was not running. fio 3.33 exited 0, said so only on stderr ('fio:
     failed to connect to 127.0.0.4:28767') and printed no "All clients" at all: the two
     hosts' records stand alone, and no total over fewer clients is made up."""
-    records = fio.parse(text("fio-3.33-clientserver-one-unreachable.json"))
+    records = json_output.parse(text("fio-3.33-clientserver-one-unreachable.json"))
     assert {m.params["host"] for m in records} == {"127.0.0.2", "127.0.0.3"}
     assert all(m.flags == () for m in records)
 

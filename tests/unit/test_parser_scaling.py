@@ -14,8 +14,7 @@ import pytest
 
 from harness.errors import BadInput
 from workloads import iozone
-from workloads.fio import text_output
-from workloads.fio import workload as fio
+from workloads.fio import json_output, text_output
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"
 SEED = Path(__file__).parent.parent / "data" / "seed"
@@ -43,7 +42,7 @@ def decoded(monkeypatch):
 
 def test_fio_status_interval_documents_are_decoded_in_place_once(decoded):
     text = STATUS * 50  # (300 documents, one after another as --status-interval prints them)
-    docs = fio._json_documents(text)
+    docs = json_output._json_documents(text)
     assert len(docs) == 300 and docs[-1]["jobs"][0]["job_runtime"] == 5000
     assert all(s is text for s, _, _ in decoded), "a document was decoded from a copy of the text"
     assert sum(reached - idx for _, idx, reached in decoded) <= len(text)
@@ -53,7 +52,7 @@ def test_fio_text_cut_short_is_gone_over_a_bounded_number_of_times(decoded):
     """fio killed while it printed its last document: the rest is read once more at most
     for each line of it that opens an object, and never from a copy."""
     text = STATUS * 10 + STATUS[:len(STATUS) // 20]  # (cut in its first document)
-    docs = fio._json_documents(text)
+    docs = json_output._json_documents(text)
     assert len(docs) == 60
     assert all(s is text for s, _, _ in decoded)
     assert sum(reached - idx for _, idx, reached in decoded) <= 2 * len(text)
@@ -64,7 +63,7 @@ def test_fio_lines_that_open_structures_and_never_close_them_are_refused_in_boun
     is read to the end of the text and refused, and the text is refused after 33 of them."""
     text = STATUS + '{"a": [\n' * 300 + "0,\n" * 50000
     with pytest.raises(BadInput, match="more than 32 lines open a JSON document that is not one"):
-        fio._json_documents(text)
+        json_output._json_documents(text)
     assert all(s is text for s, _, _ in decoded)
     assert sum(reached - idx for _, idx, reached in decoded) <= 34 * len(text)
 
@@ -75,13 +74,13 @@ def test_a_document_cut_short_does_not_swallow_the_next_one(cut_after):
     after an interval's broken one): the decoder reads the cut one on into the next, as if
     that were a value of it; the next one is still found, and the final figures are its
     own, not an interval's (before: an interval's lat_mean stood as the final, 13 % off)."""
-    docs = fio._json_documents(STATUS)
+    docs = json_output._json_documents(STATUS)
     second = STATUS.index("\n{", 1) + 1  # (the second document: an interval's, cut in it)
     at = STATUS.index(cut_after, second) + len(cut_after)
     cut = STATUS[:at] + "\n" + STATUS
-    found = fio._json_documents(cut)
+    found = json_output._json_documents(cut)
     assert len(found) == len(docs) + 1 and found[-1] == docs[-1]
-    assert fio.parse(cut, source="cut.json") == fio.parse(STATUS, source="whole.json")
+    assert json_output.parse(cut, source="cut.json") == json_output.parse(STATUS, source="whole.json")
 
 
 @pytest.mark.parametrize("line", ["{\n", "{ not json\n", '{"\n'])
@@ -91,7 +90,7 @@ def test_fio_many_lines_that_open_json_and_break_off_are_refused(decoded, line):
     text = STATUS + line * 20000
     with pytest.raises(BadInput, match=f"hostile.txt: more than 32 lines open a JSON document that is not one "
                                        f".the first of them at line {STATUS.count(chr(10)) + 1}."):
-        fio.parse(text, source="hostile.txt")
+        json_output.parse(text, source="hostile.txt")
     assert len([1 for s, idx, reached in decoded if idx >= len(STATUS)]) == 33
 
 
@@ -142,4 +141,4 @@ def _parse_quietly(parse, text: str) -> None:
 
 @pytest.mark.parametrize("shape", HOSTILE)
 def test_fio_text_patterns_do_not_go_back_over_a_hostile_line(shape):
-    assert finishes(fio.parse, HOSTILE[shape])
+    assert finishes(json_output.parse, HOSTILE[shape])

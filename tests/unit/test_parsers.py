@@ -12,7 +12,7 @@ import pytest
 from harness.cli import main
 from harness.errors import BadInput
 from workloads import baselines, iozone, rados_bench, rbd_bench, smallfile
-from workloads.fio import workload as fio
+from workloads.fio import json_output
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TOOLS, SEED = DATA / "tools", DATA / "seed"
@@ -159,25 +159,25 @@ def test_iozone_rejects_other_text():
 
 def test_fio_json_and_json_plus_give_the_same_metrics():
     for name in ("fio-json.json", "fio-jsonplus.json"):
-        records = fio.parse(text(TOOLS / name))
+        records = json_output.parse(text(TOOLS / name))
         assert {m.metric for m in records} == {"throughput", "iops", "lat_mean", "clat_p50", "clat_p99",
                                               "clat_p99.9"}
         assert {m.test for m in records} == {"randread-4k-qd16"}
         iops = pick(records, metric="iops")
         assert iops.params == {"rw": "randread", "bs": 4096, "iodepth": 16, "numjobs": 1,
                                "ioengine": "libaio", "direct": True, "direction": "read"}
-    p99 = pick(fio.parse(text(TOOLS / "fio-json.json")), metric="clat_p99")
+    p99 = pick(json_output.parse(text(TOOLS / "fio-json.json")), metric="clat_p99")
     assert p99.value == pytest.approx(0.008454144) and p99.unit == "s"
 
 
 def test_fio_total_latency_percentiles_when_measured():
-    records = fio.parse(text(TOOLS / "fio-jsonplus-latpercentiles.json"))  # lat_percentiles=1
+    records = json_output.parse(text(TOOLS / "fio-jsonplus-latpercentiles.json"))  # lat_percentiles=1
     assert pick(records, metric="lat_p99").value == pytest.approx(181248e-9)
     assert pick(records, metric="clat_p99").value == pytest.approx(177152e-9)
 
 
 def test_fio_mixed_jobs_each_direction_and_instance():
-    records = fio.parse(text(TOOLS / "fio-jsonplus-mixed.json"))
+    records = json_output.parse(text(TOOLS / "fio-jsonplus-mixed.json"))
     randrw = [m for m in records if m.test == "randrw" and m.metric == "iops"]
     assert sorted((m.params["direction"], m.params.get("instance", 1)) for m in randrw) == [
         ("read", 1), ("read", 2), ("write", 1), ("write", 2)]
@@ -186,14 +186,14 @@ def test_fio_mixed_jobs_each_direction_and_instance():
 
 
 def test_fio_rbd_engine():
-    records = fio.parse(text(TOOLS / "fio-rbd.json"))
+    records = json_output.parse(text(TOOLS / "fio-rbd.json"))
     iops = pick(records, metric="iops")
     assert iops.params["ioengine"] == "rbd" and iops.value == pytest.approx(4444.40367)
 
 
 @pytest.mark.parametrize("name", ["fio-clientserver.json", "fio-clientserver-jsonplus.json"])
 def test_fio_client_server_per_host_and_aggregate(name):
-    records = fio.parse(text(TOOLS / name))
+    records = json_output.parse(text(TOOLS / name))
     iops = [m for m in records if m.metric == "iops"]
     hosts = {m.params["host"]: m.value for m in iops}
     # fio's own total (not the span of host 'all': fio says no client's start)
@@ -206,12 +206,12 @@ def test_fio_client_server_per_host_and_aggregate(name):
 
 def test_fio_neither_json_nor_text_results_is_refused_with_a_hint():
     with pytest.raises(BadInput, match="no fio JSON") as exc:
-        fio.parse("randread: (g=0): rw=randread, bs=(R) 4096B-4096B\nfio-3.28\n")
+        json_output.parse("randread: (g=0): rw=randread, bs=(R) 4096B-4096B\nfio-3.28\n")
     assert "--output-format=json" in exc.value.hint
 
 
 def test_fio_328_text_transcribed_in_seed000():
-    records = fio.parse(text(SEED / "fio-3.28-seed000.txt"))
+    records = json_output.parse(text(SEED / "fio-3.28-seed000.txt"))
     # the rbd-engine job of §2.4 and the eight libaio profiles of §2.5
     assert {m.test for m in records} == {
         "write-4M", "Rand_Write_Testing", "Rand_Read_Testing", "Write_PPS_Testing", "Read_PPS_Testing",
@@ -233,7 +233,7 @@ def test_fio_328_text_transcribed_in_seed000():
     ("fio-3.28-seed003.txt", "write_iops", 214000, 8),
 ])
 def test_fio_text_of_other_seeds(name, job, iops, numjobs):
-    m = pick(fio.parse(text(SEED / name)), test=job, metric="iops")
+    m = pick(json_output.parse(text(SEED / name)), test=job, metric="iops")
     assert m.value == iops and m.params["numjobs"] == numjobs
 
 

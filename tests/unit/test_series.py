@@ -49,7 +49,7 @@ def test_clients_add_up_second_by_second_where_one_ends_first():
 
 
 def test_fio_progress_binned_from_a_real_status_interval_output():
-    from workloads.fio.workload import timed
+    from workloads.fio.json_output import timed
 
     started, ended, moved, ops, steps = timed((TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text())["write"]
     s = per_second((t, b) for t, b, _ in steps)
@@ -60,7 +60,7 @@ def test_fio_progress_binned_from_a_real_status_interval_output():
 # ---------------------------------------------------------------- fio latency per interval
 
 def test_fio_percentiles_from_json_plus_bins_are_fios_own():
-    from workloads.fio.workload import _json_documents
+    from workloads.fio.json_output import _json_documents
 
     for doc in _json_documents((TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text()):
         clat = doc["jobs"][0]["write"]["clat_ns"]
@@ -70,7 +70,7 @@ def test_fio_percentiles_from_json_plus_bins_are_fios_own():
 
 
 def test_fio_latency_of_each_interval_is_from_the_difference_of_its_histograms():
-    from workloads.fio.workload import _json_documents, interval_latencies
+    from workloads.fio.json_output import _json_documents, interval_latencies
 
     text = (TOOLS / "fio-3.33-status-interval-jsonplus.json").read_text()
     docs = _json_documents(text)
@@ -87,7 +87,7 @@ def test_fio_latency_of_each_interval_is_from_the_difference_of_its_histograms()
 def test_fio_client_server_mode_prints_no_interval_documents():
     # fio 3.33 with --client and --status-interval=1 printed one final document per run, with
     # no timestamp_ms: there is nothing per second to keep in client/server mode
-    from workloads.fio.workload import _json_documents, interval_latencies, timed
+    from workloads.fio.json_output import _json_documents, interval_latencies, timed
 
     text = (TOOLS / "fio-3.33-clientserver-status-interval.json").read_text()
     assert len(_json_documents(text)) == 1 and "timestamp_ms" not in _json_documents(text)[0]
