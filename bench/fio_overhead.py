@@ -29,7 +29,8 @@ from pathlib import Path
 
 from environments.local import LocalEnvironment, LocalOptions
 from harness.api.target import Target
-from workloads.fio.workload import Fio, FioOptions
+from workloads.fio import Fio
+from workloads.fio.profiles import FioOptions
 
 JOB = """\
 [global]

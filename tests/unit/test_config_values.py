@@ -368,7 +368,8 @@ def test_the_run_refuses_a_cell_past_the_end_of_its_device_by_the_same_rule(tmp_
     from harness.api.target import BlockAccess, Target
     from harness.errors import DfsbenchError
     from harness.execution.checks import room_for
-    from workloads.fio.workload import Fio, FioOptions
+    from workloads.fio import Fio
+    from workloads.fio.profiles import FioOptions
 
     workload = Fio(FioOptions(size="4GiB", runtime_s=5))
     image = Target("rbd", None, "rbd", "default", holds=1 << 30)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput, DfsbenchError
-from workloads.fio.workload import Fio, FioOptions
+from workloads.fio import Fio
+from workloads.fio.profiles import FioOptions
 
 DATA = Path(__file__).parent.parent / "data" / "tools"
 
@@ -113,7 +114,7 @@ def test_all_clients_on_one_block_device_is_refused(tmp_path):
 
 
 def test_a_config_value_is_one_line_of_the_job_file():
-    from workloads.fio.workload import job_value
+    from workloads.fio.profiles import job_value
 
     with pytest.raises(BadInput, match="control character"):
         job_value("/mnt/x\nexec_prerun=touch /tmp/owned", path=True)

@@ -22,8 +22,7 @@ from pydantic import ValidationError
 from harness.errors import BadInput
 from harness.system.proc import ToolRun
 from workloads import rados_bench, rbd_bench, smallfile
-from workloads.fio import json_output
-from workloads.fio import workload as fio
+from workloads.fio import json_output, profiles
 
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
 
@@ -244,7 +243,7 @@ def test_a_job_file_that_runs_commands_or_loads_code_is_refused(tmp_path, line):
     job = tmp_path / "job.fio"
     job.write_text(f"[global]\nsize=4m\n\n[job]\n{line}\nrw=read\n")
     with pytest.raises(ValidationError) as exc:
-        fio.FioOptions(job_file=job, size=1 << 20, runtime_s=1)
+        profiles.FioOptions(job_file=job, size=1 << 20, runtime_s=1)
     message = str(exc.value)
     assert "line 5" in message and line.strip() in message
 
@@ -254,7 +253,7 @@ def test_a_plain_job_file_is_accepted(tmp_path):
     job.write_text("; no exec_prerun here\n# nor ioengine=external\n[global]\nioengine=libaio # fast\n"
                    "direct=1\n[job]\nrw=randread ; exec_prerun=x (fio reads a comment)\nbs=4k\n"
                    "filename=/tmp/exec_prerun\nioengine=dev-dax\n")
-    assert fio.FioOptions(job_file=job, size=1 << 20, runtime_s=1).job_file == job
+    assert profiles.FioOptions(job_file=job, size=1 << 20, runtime_s=1).job_file == job
 
 
 # ---------------------------------------------------------------- rados bench

@@ -21,198 +21,20 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
+from typing import Any
 
 from backends.ceph.client import CephAccess
-from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, Workload, host_address, host_key
-from harness.api.model import ConfigModel, twice
+from harness.api.contracts import Workload
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.series import Series
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.system import files, proc
+from harness.system import proc
 from harness.system.hosts import LOCAL, Host
 from workloads.fio.json_output import interval_latencies, parse, timed
+from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
-
-
-class Profile(ConfigModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
-
-    name: Name
-    rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
-                "randtrim"]
-    bs: Bytes
-    iodepth: PositiveInt = 1
-    numjobs: PositiveInt = 1
-    rwmixread: int | None = Field(None, ge=0, le=100)
-
-
-# the named profile sets: (name, rw, bs, iodepth) of each profile; made Profiles when used
-PROFILE_SETS: dict[str, tuple[tuple[str, str, str, int], ...]] = {
-    "seed000": (
-        ("randwrite-4k-qd128", "randwrite", "4k", 128),
-        ("randread-4k-qd128", "randread", "4k", 128),
-        ("write-1m-qd64", "write", "1m", 64),
-        ("read-1m-qd64", "read", "1m", 64),
-        ("randwrite-4k-qd1", "randwrite", "4k", 1),
-        ("randread-4k-qd1", "randread", "4k", 1),
-        ("write-4k-qd1", "write", "4k", 1),
-        ("read-4k-qd1", "read", "4k", 1),
-    ),
-    "seed002": (
-        ("sq-randwrite-4k", "randwrite", "4k", 1),
-        ("sq-randread-4k", "randread", "4k", 1),
-        ("sq-randrw-4k", "randrw", "4k", 1),
-        ("mq-randwrite-4k", "randwrite", "4k", 32),
-        ("mq-randread-4k", "randread", "4k", 32),
-        ("mq-randrw-4k", "randrw", "4k", 32),
-        ("mq-write-1m", "write", "1m", 32),
-        ("mq-read-1m", "read", "1m", 32),
-        ("mq-rw-1m", "rw", "1m", 32),
-    ),
-}
-
-
-def profile_set(name: str) -> list[Profile]:
-    return [Profile.model_validate({"name": n, "rw": rw, "bs": bs, "iodepth": depth})
-            for n, rw, bs, depth in PROFILE_SETS[name]]
-
-
-class FioOptions(Options):
-    profiles: str | list[Profile] = Field("seed000", description="a named set (seed000, seed002) "
-                                          "or a list of {name, rw, bs, iodepth, numjobs, rwmixread}")
-    job_file: Path | None = Field(None, description="a .fio job file run as-is instead of profiles; "
-                                  "its filename/directory lines are kept")
-    size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
-    runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
-    # the engines that do I/O to a file or a device (not null, which measures no storage, nor
-    # exec or external, which run or load code)
-    ioengine: Literal["libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap"] = Field(
-        "libaio", description="for files and block devices; RBD images use 'rbd' whatever this says")
-    direct: bool = True
-    servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
-                               "mode; they must be running 'fio --server' already")
-    local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "
-                               "host's loopback addresses and run in client/server mode (each "
-                               "stands for one load-generating host)")
-    all_clients: bool = Field(False, description="in a lab with several client nodes: a fio server "
-                              "on each, all running the job at once on their own file (records per "
-                              "client and the aggregate, host 'all')")
-    deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
-    iodepth: PositiveInt | None = Field(None, le=65536, description="every profile's queue depth instead of "
-                                        "its own (e.g. swept: sweep: {iodepth: [1, 16, 64]})")
-    numjobs: PositiveInt | None = Field(None, le=256, description="every profile's number of jobs instead "
-                                        "of its own")
-
-    @model_validator(mode="after")
-    def _one_kind_of_servers(self) -> FioOptions:
-        if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
-            raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
-        if self.deadline_s is not None and self.deadline_s < self.runtime_s:
-            raise ValueError(f"deadline_s: {self.deadline_s:g} s is shorter than runtime_s ({self.runtime_s} s): "
-                             "every profile would be stopped as hung before its time is up; give a deadline "
-                             "longer than the runtime (or leave it out: runtime + 120 s + the layout)")
-        if self.job_file is not None and (self.iodepth or self.numjobs):
-            raise ValueError("iodepth and numjobs set the profiles', and a job_file is run as it is: give "
-                             "them in the job file")
-        return self
-
-    @field_validator("profiles")
-    @classmethod
-    def _profiles(cls, v: str | list[Profile]) -> str | list[Profile]:
-        if isinstance(v, str) and v not in PROFILE_SETS:
-            raise ValueError(f"unknown profile set '{files.printable(v)}'; named sets: {', '.join(PROFILE_SETS)}")
-        if isinstance(v, list):
-            names = [p.name for p in v]
-            twice = sorted({n for n in names if names.count(n) > 1})
-            if twice:  # (a profile's name is its cell: two would be pooled as repeats)
-                raise ValueError(f"profile name {', '.join(twice)} is given twice; give each profile "
-                                 "its own name")
-        return v
-
-    @field_validator("servers")
-    @classmethod
-    def _servers(cls, v: list[str]) -> list[str]:
-        """fio's host or host,port, one per host: fio reports each client by its host
-        name, so two servers of one host (or one named twice: another case, a trailing dot)
-        would be counted as one client that did twice the work."""
-        hosts = []
-        for server in v:
-            host, _, port = server.partition(",")
-            hosts.append(host.removeprefix("ip:").removeprefix("ip6:"))  # (fio's own prefixes say the family)
-            try:
-                host_address(hosts[-1])
-            except ValueError as exc:
-                raise ValueError(f"'{files.printable(server)}' is not a fio server: {exc}") from None
-            if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
-                raise ValueError(f"'{files.printable(server)}' is not a fio server (host or host,port "
-                                 "with a port of 1 to 65535)")
-        found = twice(hosts, host_key)
-        if found is not None:
-            first, second = (v[j].partition(",")[0] for j in found)
-            raise ValueError(f"fio server host {second} is named twice ({first} is the same host): fio reports by "
-                             "host, and would count its servers as one client")
-        return v
-
-    @field_validator("job_file")
-    @classmethod
-    def _job_file(cls, v: Path | None) -> Path | None:
-        """A regular file of text whose lines run no command and load no code: a config
-        travels between strangers, and fio runs ``exec_prerun``/``exec_postrun`` as shell
-        commands, ``ioengine=exec`` runs a program, and an ``ioengine`` it does not know
-        (``external:/x.so``, a path) it loads with dlopen(3); an ``include``d file would
-        go unchecked."""
-        if v is None:
-            return v
-        try:
-            checked_job_file(v)
-        except BadInput as exc:
-            raise ValueError(exc.message) from None
-        return v
-
-
-JOB_LINE_MOST = 4096  # fio reads a job file in pieces of 8 KiB: a longer line is two lines to it
-
-
-def checked_job_file(path: Path) -> str:
-    """The text of a user's job file, read at once (not a FIFO or a device to wait on), if
-    no line of it runs a command, loads code, pulls in another file, writes a file of its
-    own choosing or names a device (BadInput naming the line, else). What runs is this text,
-    as checked (a copy of it), never the file again."""
-    text = files.read_text(path, "job file", 1 << 20)
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        read = re.split(r"[#;]", stripped, maxsplit=1)[0]  # (fio ends a line at # or ;)
-        why = ""
-        if len(line) > JOB_LINE_MOST:
-            why = f"a line longer than {JOB_LINE_MOST} characters, which fio would read as several"
-        if not why and (not read or read[0] == "["):
-            continue
-        name, _, value = (part.strip().lower() for part in read.partition("="))
-        if why:
-            pass
-        elif name.startswith("exec_"):
-            why = f"fio runs {name} as a shell command"
-        elif name.startswith("include"):  # (fio takes any line that starts so as an include)
-            why = "it pulls in another file, which is not checked"
-        elif name == "ioengine" and value == "exec":
-            why = "fio's exec engine runs a program"
-        elif name == "ioengine" and (value.startswith("external") or not re.fullmatch(r"[a-z0-9_-]+", value)):
-            why = "fio would load it as code (an engine it does not know, it loads with dlopen)"
-        elif name.endswith("_log") or name in ("write_iolog", "read_iolog", "output", "trigger-file"):
-            why = "fio would write (or read) a file it names, outside the run's directories"
-        elif name in ("filename", "directory", "filename_format") and \
-                any(part.strip().startswith(("/dev/", "/proc/", "/sys/")) for part in re.split(r"(?<!\\):", value)):
-            why = "it names a device or a kernel file; a block device is measured by the blockdev backend"
-        if why:
-            raise BadInput(f"job file {files.printable(path)}, line {number} ('{files.printable(stripped, 80)}'): "
-                           f"{why}; dfsbench runs no job file that runs commands, loads code or writes "
-                           "outside its target")
-    return text
 
 
 def _label(m: Measurement) -> tuple[str, str]:
@@ -545,25 +367,3 @@ class Fio(Workload):
         if not result.ok:
             raise result.failure(what="could not fill the target before reading: ")
         target.filled_bytes = self.options.size
-
-
-def job_value(value: object, path: bool = False, section: bool = False) -> str:
-    """A config's value as the value of one line of a fio job file: refused where it holds a
-    control character (a newline would start a line of its own, e.g. ``exec_prerun=``); in
-    a file name, fio's list separator ``:`` escaped; a section (job) name only as a name."""
-    text = str(value)
-    if any(ord(c) < 0x20 or ord(c) == 0x7f for c in text):
-        raise BadInput(f"{files.printable(text)} holds a control character and cannot be a value in fio's "
-                       "job file", hint="give the path, pool or image name without newlines or other "
-                                        "control characters")
-    # fio ends a value at '#' or ';' (a comment) and expands '$' (${VAR}, $ncpus): measured
-    # with fio 3.33, a file name 'a#b' made a file 'a', one level up from where it was meant
-    syntax = sorted(set(text) & set(JOB_SYNTAX))
-    if syntax or text != text.strip():
-        raise BadInput(f"{files.printable(text)} cannot be a value in fio's job file: fio would read "
-                       + (f"{' '.join(syntax)} in it as syntax" if syntax else "it without its leading or "
-                          "trailing blanks"),
-                       hint="give a path, pool or image name without # ; $ and outer blanks")
-    if section and not re.fullmatch(NAME_PATTERN, text):
-        raise BadInput(f"{text!r} cannot name a job in fio's job file", hint="letters, digits, '_', '.' and '-'")
-    return text.replace(":", "\\:") if path else text
