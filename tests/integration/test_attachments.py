@@ -18,7 +18,8 @@ from backends.gluster.glusterfs import GlusterFS, GlusterOptions
 from environments.local import LocalEnvironment, LocalOptions
 from harness.errors import DfsbenchError
 from harness.system.ledger import Ledger, mount_points
-from tests.integration.test_local_lab import assert_nothing_left, dfsbench, lab_processes
+from tests.helpers import dfsbench
+from tests.integration.lab import assert_nothing_left, lab_processes
 
 pytestmark = [
     pytest.mark.lab,

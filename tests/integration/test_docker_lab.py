@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_local_lab import dfsbench
+from tests.helpers import dfsbench
 
 pytestmark = [
     pytest.mark.lab,

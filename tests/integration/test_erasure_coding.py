@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from harness.system.ledger import Ledger
-from tests.integration.test_local_lab import dfsbench
+from tests.helpers import dfsbench
 
 pytestmark = [pytest.mark.lab]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_interruptions import assert_nothing_left, finish, started  # noqa: F401
+from tests.integration.lab import assert_nothing_left, finish
 
 pytestmark = [
     pytest.mark.lab,
@@ -71,7 +71,7 @@ def first_file(w, backend: str, timeout: float = 120) -> None:
 
 
 @pytest.mark.takes(150)
-def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):  # noqa: F811
+def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):
     w = started(CONFIG)
     w.wait_for_line("fio profile=rr on glusterfs")
     stop_running(w, "fio", group=True)  # fio and its job processes: a tool that hangs
@@ -102,4 +102,4 @@ def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(s
     ran = {(b, wl) for b, wl, v, f, _ in rows if v is not None and "hung" not in json.loads(f)}
     assert {("glusterfs", "smallfile"), ("glusterfs", "largefile"), ("cephfs", "fio")} <= ran
     assert "Cells that failed or hung" in "".join(w.out)
-    assert_nothing_left(w)
+    assert_nothing_left(w.lab, w.processes, reaped=False, within_s=10, unledgered=True, loop_devices=True)

@@ -3,38 +3,18 @@
 import json
 import os
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from harness.system import proc
-from harness.system.ledger import Ledger, mount_points
+from harness.system.ledger import Ledger
+from tests.helpers import dfsbench
+from tests.integration.lab import assert_nothing_left, lab_processes
 
 pytestmark = [
     pytest.mark.lab,
     pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, drop_caches)"),
 ]
-
-
-def dfsbench(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True,
-                          text=True, env={**os.environ, **env}, timeout=timeout)
-
-
-def lab_processes(lab: Path) -> list[proc.ProcessId]:
-    ledger = Ledger.open(lab / "ledger.json")
-    return [ident for _, ident, _ in ledger.live_processes()]
-
-
-def assert_nothing_left(lab: Path, pids: list[proc.ProcessId]) -> None:
-    assert not [p for p in pids if p.alive()], "lab processes still running"
-    # nor still listed (exited, not yet reaped by init: 'kill -0' and ps still find those)
-    listed = [p for p in pids if proc.start_ticks(p.pid) == p.start_ticks]
-    assert not listed, f"lab processes still in the process table: {listed}"
-    assert not [m for m in mount_points() if m.startswith(str(lab))], "mounts left behind"
-    assert not lab.exists(), "lab directory left behind"
 
 
 @pytest.fixture
@@ -105,7 +85,7 @@ def test_run_compares_glusterfs_and_cephfs(lab_env, tmp_path):
     assert reads and all("remount" in p["cache"] and "drop_caches" in p["cache"] for p in reads)
     # six smallfile metrics per op (throughput absent for ls-l) and four largefile ones per backend
     assert len([r for r in rows if r[0] == "cephfs"]) == 5 + 4 + 5 + 4
-    assert_nothing_left(lab, [])
+    assert_nothing_left(lab, None)
 
     table = dfsbench("compare", "latest", "--format", "markdown", env=env)
     assert table.returncode == 0 and "| write |" in table.stdout
@@ -183,5 +163,4 @@ def test_full_suite_on_every_backend(lab_env, tmp_path):
     for title in ("iozone on GlusterFS/disperse, O_DIRECT (-I), KB/s", "fio profiles", "rados bench",
                   "rbd bench", "Baseline: the raw storage", "Baseline: the network", "Baseline: request latency"):
         assert title in run.stdout, title
-    assert_nothing_left(lab, [])
-    assert not [line for line in proc.run(["losetup", "-a"]).stdout.splitlines() if str(lab) in line]
+    assert_nothing_left(lab, None, loop_devices=True)
