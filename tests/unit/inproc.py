@@ -11,8 +11,9 @@ import contextlib
 import io
 import signal
 import subprocess
-import sys
 from typing import Any
+
+from tests import helpers
 
 LIMIT_S = 120
 
@@ -23,8 +24,7 @@ class TookTooLong(BaseException):
 
 def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
     if args[:1] == ("run",):
-        return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                              timeout=LIMIT_S)
+        return helpers.dfsbench(*args, timeout=LIMIT_S)
     from harness import cli
 
     def too_long(signum: int, frame: Any) -> None:

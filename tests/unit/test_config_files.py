@@ -8,8 +8,6 @@ command names: ``file:`` secrets, fio job files, tool outputs to parse."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from harness.cli import _parsed
 from harness.errors import BadInput
 from harness.execution.loader import load_yaml
 from harness.system import files, secret
+from tests.helpers import dfsbench
 
 VALID = "scale: quick\nbackends: [glusterfs]\nworkloads: [{name: largefile, options: {sizes: [16MiB]}}]\n"
 
@@ -98,16 +97,14 @@ CASES = {  # what each is refused as, in the error's first line
 }
 
 
-def check(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", "check", str(path)], capture_output=True,
-                          text=True, timeout=60, cwd=Path(__file__).parents[2])
+ROOT = Path(__file__).parents[2]  # (each command runs from the repository's top)
 
 
 @pytest.mark.parametrize("make", list(CASES), ids=[m.__name__ for m in CASES])
 def test_a_file_that_is_not_a_config_is_exit_2_in_one_error(tmp_path, make):
     path = tmp_path / ("x" * 300 if make is long_name else "config.yaml")
     make(path)
-    done = check(path)
+    done = dfsbench("check", str(path), timeout=60, cwd=ROOT)
     assert done.returncode == 2, done.stderr[-2000:]
     first, *rest = done.stderr.splitlines()
     assert first.startswith("dfsbench: error: ") and CASES[make] in first, done.stderr
@@ -161,13 +158,13 @@ def test_a_job_file_that_is_a_fifo_is_refused_by_the_config(tmp_path):
     os.mkfifo(tmp_path / "job.fio")
     config = tmp_path / "c.yaml"
     config.write_text(f"workloads: [{{name: fio, options: {{job_file: {tmp_path / 'job.fio'}}}}}]\n")
-    done = check(config)
+    done = dfsbench("check", str(config), timeout=60, cwd=ROOT)
     assert done.returncode == 2 and "job_file" in done.stderr and "is a FIFO" in done.stderr, done.stderr
 
 
 def test_a_path_with_control_characters_is_shown_escaped(tmp_path):
     path = tmp_path / "a\x1b[31m\nb.yaml"
-    done = check(path)
+    done = dfsbench("check", str(path), timeout=60, cwd=ROOT)
     assert done.returncode == 2 and "\x1b" not in done.stderr and "\\x1b" in done.stderr, done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
 
@@ -193,8 +190,7 @@ def test_a_tool_output_that_is_a_fifo_is_refused_and_a_bom_is_read(tmp_path):
         files.read_bytes(tmp_path / "out", "fio output", 1 << 20)
     job = tmp_path / "job.fio"
     os.mkfifo(job)
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "parse", "fio", str(job)], capture_output=True,
-                          text=True, timeout=60, cwd=Path(__file__).parents[2])
+    done = dfsbench("parse", "fio", str(job), timeout=60, cwd=ROOT)
     assert done.returncode == 2 and "is a FIFO" in done.stderr, done.stderr
     plain = (Path(__file__).parents[1] / "data" / "tools" / "fio-json.json").read_bytes()
     (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + plain)

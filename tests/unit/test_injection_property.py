@@ -9,9 +9,6 @@ Before the fix, the name 'a#b' made fio write a file 'a' one level up, outside t
 (measured with fio 3.33; so did 'a;b', and '${HOME}' was expanded)."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from hypothesis import strategies as st
 
 from harness.errors import BadInput
 from harness.execution.plan import build_plan
+from tests.helpers import dfsbench
 
 HOSTILE = "#;$:=,'\"\\ \t\n\r[]{}()*`|&<>!~%é-_."
 # what dfsbench itself writes into a job file
@@ -52,10 +50,8 @@ def exercise(base: Path, name: str) -> str:
     except BadInput:
         return "refused"
     (base / "c.json").write_text(json.dumps(config(directory)))  # (JSON is YAML)
-    env = {**os.environ, "DFSBENCH_RESULTS": str(base / "results"),
-           "DFSBENCH_LOCAL_LAB_DIR": str(base / "lab")}
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(base / "c.json")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    env = {"DFSBENCH_RESULTS": str(base / "results"), "DFSBENCH_LOCAL_LAB_DIR": str(base / "lab")}
+    done = dfsbench("run", str(base / "c.json"), env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     jobs = list((base / "results" / "raw").rglob("*.fio"))
     assert jobs, done.stdout + done.stderr

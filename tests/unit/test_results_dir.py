@@ -12,14 +12,10 @@ import pytest
 from harness.api.records import Measurement
 from harness.errors import StoreUnwritable
 from harness.results.store import MIN_FREE, Store
+from tests.helpers import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")
-
-
-def dfsbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          timeout=120)
 
 
 @pytest.fixture
@@ -40,14 +36,15 @@ def tmpfs(tmp_path):
 
 
 def imported(results: Path) -> str:
-    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results))
+    done = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results), timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1].removeprefix("run id: ")
 
 
 def test_results_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "file").write_text("x")
-    got = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(tmp_path / "file"))
+    got = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(tmp_path / "file"),
+                   timeout=120)
     assert got.returncode == 2 and "is a file, not a directory" in got.stderr
     assert (tmp_path / "file").read_text() == "x"
 
@@ -64,10 +61,11 @@ def test_read_only_results_refuse_writing_and_still_read(tmpfs):
     subprocess.run([sys.executable, "-c", crash, str(results), run_id], check=True)
     assert (results / "dfsbench.sqlite-wal").exists()
     subprocess.run(["mount", "-o", "remount,ro", str(results)], check=True)
-    got = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results))
+    got = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results), timeout=120)
     assert got.returncode == 2 and "is read-only" in got.stderr, got.stderr
     assert "Traceback" not in got.stderr
-    shown = dfsbench("compare", run_id, "--results", str(results), "--format", "json")  # reading writes nothing
+    # reading writes nothing
+    shown = dfsbench("compare", run_id, "--results", str(results), "--format", "json", timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "4242.0" in shown.stdout  # what the WAL held is read too
 
@@ -85,7 +83,8 @@ def test_a_full_store_stops_with_what_it_stored_intact(tmpfs):
                 f.flush()
         except OSError:
             pass
-    got = dfsbench("run", "--results", str(results), "--backends", "localdir", "--workloads", "fio")
+    got = dfsbench("run", "--results", str(results), "--backends", "localdir", "--workloads", "fio",
+                   timeout=120)
     assert got.returncode == 2, got.stderr
     assert "free; a run needs at least" in got.stderr and "Traceback" not in got.stderr
     # a write that finds the disk full mid-run: the run stops, the store keeps every record
@@ -98,6 +97,6 @@ def test_a_full_store_stops_with_what_it_stored_intact(tmpfs):
     db = sqlite3.connect(results / "dfsbench.sqlite")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     db.close()
-    shown = dfsbench("compare", run_id, "--results", str(results))
+    shown = dfsbench("compare", run_id, "--results", str(results), timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert MIN_FREE > 0

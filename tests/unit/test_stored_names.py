@@ -4,8 +4,6 @@ other, wherever it came from."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from harness.execution.runner import host_facts
 from harness.results.catalogue import Catalogue
 from harness.results.store import Store, new_run_id
 from harness.system.names import is_name, named_path
+from tests.helpers import dfsbench
 
 CONFIG = """\
 backends: [localdir]
@@ -77,17 +76,13 @@ def test_a_stored_run_id_that_is_not_a_name_is_a_damaged_row(tmp_path, bad):
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"
 
 
-def dfsbench(results: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args, "--results", str(results)],
-                          capture_output=True, text=True, timeout=120)
-
-
 def test_a_damaged_run_row_hides_no_other_run_and_is_refused_where_it_is_named(tmp_path):
     """A store holding a run whose id is a path: a command about another run works; one that
     names the bad row — its id, 'latest' while it is the latest, a prefix or a suffix that
     matches it, with other runs or alone, or one that matches no run — is refused, naming the row."""
     results = tmp_path / "results"
-    assert dfsbench(results, "import", "fio", str(FIO), "--backend", "cephfs").returncode == 0
+    imported = dfsbench("import", "fio", str(FIO), "--backend", "cephfs", "--results", str(results), timeout=120)
+    assert imported.returncode == 0
     store = Store(results)
     good = store.run_ids()[0]
     twin = good[:4] + "/../y"  # (a prefix of the good run's id matches it too)
@@ -96,11 +91,11 @@ def test_a_damaged_run_row_hides_no_other_run_and_is_refused_where_it_is_named(t
     store.close()
     for args in (["compare", good], ["compare", good[:8]], ["report", good, "-o", str(tmp_path / "r.html")],
                  ["compare", good, "--baseline", good, "--fail-on", "throughput:-10%"]):
-        got = dfsbench(results, *args)
+        got = dfsbench(*args, "--results", str(results), timeout=120)
         assert got.returncode == 0 and "damaged" not in got.stderr, (args, got.stderr)
     for ref, row in (("../../x", "../../x"), ("latest", "../../x"), ("../", "../../x"), ("x", "../../x"),
                      (good[:4], twin), (twin, twin), ("nothing-like-it", twin)):
-        got = dfsbench(results, "compare", ref)
+        got = dfsbench("compare", ref, "--results", str(results), timeout=120)
         assert got.returncode == 2 and f"runs row '{row}' is damaged" in got.stderr, (ref, got.stderr)
         assert "Traceback" not in got.stderr
 
@@ -120,8 +115,7 @@ def test_resuming_a_run_whose_id_is_a_path_writes_nothing_outside_the_results(tm
     store.finish_run(run_id, "interrupted")
     store.close()
     before = files_under(tmp_path)
-    got = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(config), "--resume", "latest",
-                          "--results", str(results)], capture_output=True, text=True, timeout=120)
+    got = dfsbench("run", str(config), "--resume", "latest", "--results", str(results), timeout=120)
     assert got.returncode == 2, got.stderr
     assert f"runs row '{run_id}' is damaged" in got.stderr and "Traceback" not in got.stderr
     assert files_under(tmp_path) == before

@@ -6,42 +6,44 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
 from harness.system import proc
+from tests.helpers import dfsbench
 
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 
 
-def dfsbench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def toys(tmp_path: Path) -> dict[str, str]:
+    """What a ``dfsbench`` command is given to find the toy plugins, installed as a
+    distribution of their own under tmp_path/site, and to keep its labs and results in
+    tmp_path."""
     dist = tmp_path / "site" / "dfsbench_toys-0.1.dist-info"
-    if not dist.exists():
-        dist.mkdir(parents=True)
-        (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-toys\nVersion: 0.1\n")
-        (dist / "entry_points.txt").write_text(
-            "[dfsbench.environments]\ntoybox = dfsbench_toys:ToyBox\n\n"
-            "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\ntoyfs = dfsbench_toys:ToyFS\n\n"
-            "[dfsbench.workloads]\nstatfs = dfsbench_toys:StatFS\n")
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-toys\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[dfsbench.environments]\ntoybox = dfsbench_toys:ToyBox\n\n"
+        "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\ntoyfs = dfsbench_toys:ToyFS\n\n"
+        "[dfsbench.workloads]\nstatfs = dfsbench_toys:StatFS\n")
     path = os.pathsep.join([str(tmp_path / "site"), str(PLUGINS), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "DFSBENCH_LOCAL_LAB_DIR": str(tmp_path / "lab"),
-           "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "toybox"), "DFSBENCH_RESULTS": str(tmp_path / "results")}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return {"PYTHONPATH": path, "DFSBENCH_LOCAL_LAB_DIR": str(tmp_path / "lab"),
+            "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "toybox"), "DFSBENCH_RESULTS": str(tmp_path / "results")}
 
 
-def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path):
-    listed = dfsbench(tmp_path, "list")
+def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path, toys):
+    listed = dfsbench("list", env=toys, timeout=300)
     assert "nullfs" in listed.stdout and "statfs" in listed.stdout, listed.stderr
     config = tmp_path / "toys.yaml"
     config.write_text("backends:\n  - {name: nullfs, variant: a}\n  - {name: nullfs, variant: b}\n"
                       "workloads:\n  - {name: statfs, options: {calls: 3000}}\nrepeat: 3\n")
-    run = dfsbench(tmp_path, "run", str(config))
+    run = dfsbench("run", str(config), env=toys, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "statfs: statvfs calls per second" in run.stdout
 
-    compared = dfsbench(tmp_path, "compare", "latest", "--format", "markdown")
+    compared = dfsbench("compare", "latest", "--format", "markdown", env=toys, timeout=300)
     assert compared.returncode == 0, compared.stderr
     table = compared.stdout[compared.stdout.index("statfs: statvfs calls per second"):]
     assert "| test | calls | NullFS/a calls/s | NullFS/b calls/s | NullFS/a vs NullFS/b |" in table
@@ -49,19 +51,19 @@ def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path):
     verdict = row.rstrip(" |").rsplit("|", 1)[-1].strip()
     assert verdict.startswith(("NullFS/a", "NullFS/b", "no significant difference")), verdict
 
-    records = json.loads(dfsbench(tmp_path, "compare", "latest", "--format", "json").stdout)["records"]
+    records = json.loads(dfsbench("compare", "latest", "--format", "json", env=toys, timeout=300).stdout)["records"]
     assert {r["workload"] for r in records} == {"statfs"} and len(records) == 6
 
     report = tmp_path / "toys.html"
-    made = dfsbench(tmp_path, "report", "latest", "-o", str(report))
+    made = dfsbench("report", "latest", "-o", str(report), env=toys, timeout=300)
     assert made.returncode == 0, made.stderr
     html = report.read_text()
     assert "statfs: statvfs calls per second" in html and "NullFS/a" in html
     assert '"type": "bar"' in html  # the workload's declared chart
 
 
-def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
-    listed = dfsbench(tmp_path, "list")
+def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toys):
+    listed = dfsbench("list", env=toys, timeout=300)
     assert "toybox" in listed.stdout.split("backends:")[0], listed.stdout + listed.stderr
     lab = tmp_path / "toybox"  # where the base puts it: $DFSBENCH_TOYBOX_LAB_DIR
     config = tmp_path / "toybox.yaml"
@@ -69,7 +71,7 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
                       "workloads:\n  - {name: statfs, options: {calls: 500}}\n")
 
     # a run brings its own lab up and tears it down: nothing of it is left
-    run = dfsbench(tmp_path, "run", str(config))
+    run = dfsbench("run", str(config), env=toys, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "statfs: statvfs calls per second" in run.stdout and "ToyFS" in run.stdout
     assert "environment down" in run.stderr and not lab.exists()
@@ -77,43 +79,43 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path):
     assert not proc.ProcessId(int(said[0]), int(said[4])).alive()  # stopped, not only its directory gone
 
     # 'lab up' leaves it running (its daemon in the ledger), 'run' reuses it, 'lab down' undoes it
-    up = dfsbench(tmp_path, "lab", "up", str(config))
+    up = dfsbench("lab", "up", str(config), env=toys, timeout=300)
     assert up.returncode == 0, up.stdout + up.stderr
     assert "toyspace: healthy" in up.stdout and "processes: 1 of 1 running" in up.stdout
     ledger = json.loads((lab / "ledger.json").read_text())
     daemon = next(e for e in ledger["entries"] if e["kind"] == "process")
     assert proc.ProcessId(daemon["pid"], daemon["start"]).alive()
-    again = dfsbench(tmp_path, "lab", "up", str(config))
+    again = dfsbench("lab", "up", str(config), env=toys, timeout=300)
     assert again.returncode == 1 and "already set up" in again.stderr
-    reused = dfsbench(tmp_path, "run", str(config))
+    reused = dfsbench("run", str(config), env=toys, timeout=300)
     assert reused.returncode == 0, reused.stdout + reused.stderr
     assert "reusing the running lab" in reused.stderr and "lab left running" in reused.stderr
-    status = dfsbench(tmp_path, "lab", "status", "--env", "toybox")
+    status = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
     assert status.returncode == 0 and "toyspace: healthy" in status.stdout, status.stdout + status.stderr
-    down = dfsbench(tmp_path, "lab", "down", "--env", "toybox")
+    down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
     assert down.returncode == 0, down.stderr
     assert not lab.exists() and not proc.ProcessId(daemon["pid"], daemon["start"]).alive()
-    gone = dfsbench(tmp_path, "lab", "status", "--env", "toybox")
+    gone = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
     assert gone.returncode == 1 and "lab: none" in gone.stdout
 
 
-def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path):
+def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path, toys):
     site = tmp_path / "site" / "dfsbench_broken-0.1.dist-info"
     site.mkdir(parents=True)
     (site / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-broken\nVersion: 0.1\n")
     (site / "entry_points.txt").write_text("[dfsbench.backends]\nhalfdone = dfsbench_toys:NoSuchClass\n")
-    listed = dfsbench(tmp_path, "list")
+    listed = dfsbench("list", env=toys, timeout=300)
     assert listed.returncode == 1 and "halfdone     BROKEN: backend plugin 'halfdone'" in listed.stdout
     assert "glusterfs" in listed.stdout and "statfs" in listed.stdout  # the others are listed
     # the default suite (no backend named) goes on without it, and says so
     default = tmp_path / "default.yaml"
     default.write_text("scale: quick\n")
-    checked = dfsbench(tmp_path, "check", str(default))
+    checked = dfsbench("check", str(default), env=toys, timeout=300)
     assert checked.returncode == 0, checked.stderr
     assert "backends: glusterfs/default, cephfs/default" in checked.stdout
     assert "note: backend plugin 'halfdone'" in checked.stderr and "left out of the 'report' suite" in checked.stderr
     # a config that names it gets the plugin's error
     named = tmp_path / "named.yaml"
     named.write_text("backends: [halfdone]\n")
-    refused = dfsbench(tmp_path, "check", str(named))
+    refused = dfsbench("check", str(named), env=toys, timeout=300)
     assert refused.returncode != 0 and "halfdone" in refused.stderr and "failed to load" in refused.stderr
