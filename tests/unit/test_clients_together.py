@@ -4,30 +4,16 @@ ran and what they moved, and the aggregate from them."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from harness.api.target import Lineup, Target
 from harness.execution import together
-from harness.execution.plan import build_plan
 from harness.system.hosts import LocalHost
+from tests.unit.builders import scratch_of, workload
 
 
 def hosts() -> tuple[LocalHost, LocalHost]:
     one, two = LocalHost(), LocalHost()
     one.name, two.name = "client1", "client2"
     return one, two
-
-
-def workload(name: str, options: dict):
-    return build_plan({"backends": ["localdir"], "workloads": [{"name": name, "options": options}]}).workloads[0]
-
-
-def scratch_of(root: Path):
-    def scratch(host) -> Path:
-        where = root / "scratch" / host.label
-        where.mkdir(parents=True, exist_ok=True)
-        return where
-    return scratch
 
 
 def test_one_client_writes_and_the_next_reads_it_back(tmp_path):

@@ -10,8 +10,8 @@ import pytest
 from harness.errors import BadInput
 from harness.execution.plan import build_plan
 from harness.units import parse_rate, parse_size
+from tests.unit.builders import LARGEFILE, existing
 
-LARGEFILE = {"backends": ["localdir"], "workloads": [{"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
 SMALLFILE = {"backends": ["localdir"], "workloads": [{"name": "smallfile", "options": {"files": [100],
                                                                                     "file_size": "4KiB"}}]}
 GLUSTER = {"environment": "docker", "backends": ["glusterfs"],
@@ -114,13 +114,6 @@ def test_blanks_around_a_value_are_still_read():
 def test_no_value_of_a_config_holds_a_control_character_or_a_foreign_digit(config, says):
     with pytest.raises(BadInput, match=says):
         build_plan(config)
-
-
-def existing(tmp_path, **client):
-    key = tmp_path / "id"
-    key.write_text("k")
-    return {"environment": {"kind": "existing", "options": {"clients": [{"key": str(key), **client}]}},
-            **LARGEFILE}
 
 
 @pytest.mark.parametrize("client, says", [

@@ -17,16 +17,10 @@ from harness.api.records import OVER_CLIENTS, Measurement
 from harness.cli import main
 from harness.report import cost
 from harness.report.compare import Systems
-from harness.results.store import Store
+from tests.unit.builders import run_records, stored
 
 DATA = Path(__file__).parent.parent / "data"
 GIB = float(1 << 30)
-
-
-def run_records(repeat: int | None = 0) -> list[Measurement]:
-    lines = (DATA / "docker-run-cost.jsonl").read_text().splitlines()
-    found = [Measurement.from_dict(json.loads(line)) for line in lines]
-    return [m for m in found if repeat is None or m.repeat == repeat]
 
 
 def services(key):
@@ -101,20 +95,6 @@ def test_an_environment_that_watches_only_its_clients_gives_the_client_side_and_
     assert all(row[6] == "not sampled" for row in rows) and any("watched only its client hosts" in n for n in notes)
     assert {m.params["side"] for m in cost.cost_records(found)} == {"client"}
     assert "servers not sampled" in cost.sentence(found, ("glusterfs", "default"))
-
-
-def stored(tmp_path: Path) -> str:
-    """The real run's records in a store of their own, with its config, host and targets as
-    dfsbench run stored them."""
-    run = json.loads((DATA / "docker-run-cost-run.json").read_text())
-    store = Store(tmp_path)
-    store.begin_run(run["run_id"], run["config"], run["config_hash"], run["host"], "run")
-    for t in run["targets"]:
-        store.add_target(run["run_id"], t["backend"], t["variant"], t["description"], t["repeat"])
-    store.add_many(run_records(None))
-    store.finish_run(run["run_id"], "complete")
-    store.close()
-    return str(run["run_id"])
 
 
 def test_compare_shows_the_cost_beside_the_throughput_and_exports_its_records(tmp_path, capsys):

@@ -17,8 +17,7 @@ from harness.execution import together
 from harness.execution.plan import build_plan
 from harness.system.hosts import LocalHost
 from harness.system.names import host_part, named_path
-from tests.unit.test_clients_together import scratch_of, workload
-from tests.unit.test_config_values import existing
+from tests.unit.builders import existing, scratch_of, workload
 
 FIO = {"name": "fio", "options": {"size": "64MiB", "runtime_s": 5}}
 

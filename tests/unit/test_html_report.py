@@ -120,7 +120,7 @@ def drawn(report: Path, shot: Path | None = None) -> tuple[list[dict], list[str]
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
 def test_the_report_opens_with_the_answer_and_its_charts_name_units_and_show_whole_labels(tmp_path):
-    from tests.unit.test_cost import stored
+    from tests.unit.builders import stored
 
     run_id = stored(tmp_path / "results")  # a real container-lab run: largefile from 2 clients, 2 repeats
     report = tmp_path / "lab.html"

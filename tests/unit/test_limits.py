@@ -4,23 +4,16 @@ links, 2 GB of client RAM, as its environment section declares)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from harness.api.records import Measurement
 from harness.report.compare import Systems, stability_notes
 from harness.report.limits import annotate, caches_dropped, path_limits
-from harness.results.catalogue import Catalogue
 from harness.units import parse_rate
+from tests.unit.builders import lab, replay
 
 LINE_RATE = parse_rate("1Gbit")  # 125,000,000 B/s
-
-
-def replay():
-    catalogue = Catalogue(Path("/nonexistent"))  # reference runs need no store
-    info = catalogue.run("report-2014")
-    return info, annotate(catalogue.measurements("report-2014"), {"report-2014": info})
 
 
 def test_a_cache_drop_is_read_by_its_steps_not_by_substring():
@@ -120,17 +113,6 @@ def test_the_link_a_lab_shaped_is_the_network_limit_unless_one_is_declared():
     # a declared limit still wins over the lab's link
     assert path_limits(replace(shaped, config={"limits": {"network": "1Gbit"}}), [])[
         ("cephfs", "default")].network == LINE_RATE
-
-
-def lab(info, link, nodes=3, links=None, client_facts=None):
-    """The replayed run as if measured in a lab: every link shaped to ``link``, the data on
-    ``nodes`` storage nodes (facts as the backends now declare them)."""
-    from harness.results.catalogue import system_facts
-
-    targets = {key: {**d, "link": link, "storage_nodes": nodes, "links": links or {},
-                     "client_facts": client_facts or {}} for key, d in info.targets.items()}
-    systems = {key: system_facts(key[0], d) for key, d in targets.items()}
-    return replace(info, config={}, targets=targets, systems=systems)
 
 
 def test_a_write_while_a_brick_is_down_has_the_ceiling_of_the_copies_the_client_still_sends():

@@ -18,7 +18,7 @@ from harness.execution.sampling import records
 from harness.report.limits import annotate
 from harness.report.resources import table_rows
 from harness.units import parse_rate
-from tests.unit.test_limits import lab, replay
+from tests.unit.builders import lab, replay
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.report import summary
 from harness.report.view import build_view
 from harness.results.catalogue import Catalogue
-from tests.unit.test_cost import stored
+from tests.unit.builders import stored
 
 
 def test_the_2014_reports_large_files_counted_by_winner_and_by_why_not():

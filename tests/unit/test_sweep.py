@@ -15,7 +15,7 @@ from harness.report import sweeps
 from harness.report.compare import Systems
 from harness.report.limits import annotate
 from harness.units import parse_rate
-from tests.unit.test_limits import lab, replay
+from tests.unit.builders import lab, replay
 
 DOCKER = {"environment": "docker", "backends": ["glusterfs", "cephfs"],
           "workloads": [{"name": "largefile", "clients": "all", "options": {"sizes": ["128MiB"]}}]}
