@@ -24,7 +24,7 @@ from harness.api.records import describe_cell
 from harness.api.model import shown, twice
 from harness.errors import BadInput
 from harness.execution.loader import load_yaml
-from harness.execution.schema import ENV_SWEEPS, Config, WorkloadSpec, as_spec
+from harness.execution.schema import DEFAULT_ENVIRONMENT, ENV_SWEEPS, Config, WorkloadSpec, as_spec
 from harness.system import files
 from harness.units import rate, size
 
@@ -158,7 +158,7 @@ def _select(configured: Any, names: list[str], kind: str) -> list[Any]:
 def _same_kind(configured: Any, chosen: dict[str, Any]) -> dict[str, Any]:
     """``--env KIND``: the config's environment options stay when it names the same kind
     (they mean nothing to another)."""
-    if isinstance(configured, dict) and configured.get("kind", "local") == chosen.get("kind"):
+    if isinstance(configured, dict) and configured.get("kind", DEFAULT_ENVIRONMENT) == chosen.get("kind"):
         return {**configured, **chosen}
     return chosen
 
@@ -478,7 +478,7 @@ def environment_from_file(path: Path | None, kind: str | None = None) -> Environ
     """Only the environment of a config (``lab down``/``status`` need nothing else, and
     should not load every plugin to find it)."""
     data = load_yaml(path) if path is not None else {}
-    env = data.get("environment", "local")
+    env = data.get("environment", DEFAULT_ENVIRONMENT)
     if kind is not None:
         env = _same_kind(env, {"kind": kind})
     try:

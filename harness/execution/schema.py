@@ -12,6 +12,9 @@ from harness.api.contracts import Name
 from harness.api.model import MAX_BYTES, ConfigModel, link_rate
 from harness.units import parse_size
 
+# the environment of a config that names none
+DEFAULT_ENVIRONMENT = "local"
+
 
 class _Strict(ConfigModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -45,7 +48,7 @@ class WorkloadSpec(PluginSpec):
 
 
 class EnvironmentSpec(_Strict):
-    kind: str = "local"
+    kind: str = DEFAULT_ENVIRONMENT
     options: dict[str, Any] = Field(default_factory=dict)
 
 
