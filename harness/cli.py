@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
-from harness.execution.plan import CONFIG_SUITES, plan_from_file
+from harness.execution.plan import CONFIG_SUITES, SUITES, plan_from_file
+from harness.execution.schema import DEFAULT_ENVIRONMENT, Config
 from harness.system import files, signals
 
 if TYPE_CHECKING:
@@ -24,9 +25,54 @@ if TYPE_CHECKING:
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors raised as BadInput; and help that names what is
+    installed, made only when help is shown."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_later: dict[argparse.Action, tuple[str, Callable[[], str]]] = {}
+
     def error(self, message: str) -> NoReturn:  # argparse's own exit code is 2 too; keep its text
         self.print_usage(sys.stderr)
         raise BadInput(message)
+
+    def help_later(self, action: argparse.Action, names: Callable[[], str]) -> None:
+        """``action``'s help, followed by ``names()`` when this parser's help is shown: what
+        is installed, read then, which a command that shows no help does not pay for (the
+        tools are known only by importing every workload)."""
+        self._help_later[action] = (action.help or "", names)
+
+    def format_help(self) -> str:
+        for action, (text, names) in self._help_later.items():
+            action.help = f"{text}: {names()}".replace("%", "%%")  # (argparse %-formats a help)
+        return super().format_help()
+
+
+def _installed(kind: str) -> Callable[[], str]:
+    """Every installed plugin of the kind, by name (from the entry points: none is imported)."""
+    return lambda: ", ".join(registry.names(kind)) or "(none installed)"
+
+
+def _environments() -> str:
+    shown = [f"{name} (where the config names none)" if name == DEFAULT_ENVIRONMENT else name
+             for name in registry.names("environment")]
+    return ", ".join(shown) or "(none installed)"
+
+
+def _tools() -> str:
+    try:
+        return ", ".join(sorted(registry.tools()))
+    except registry.PluginError as exc:  # (a help that fails helps nobody: it says why it has no list)
+        return f"(not listed: {exc.message}; see 'dfsbench list')"
+
+
+def _suites() -> str:
+    """Every built-in suite and what it runs, from where the suites are defined."""
+    default = Config.model_fields["suite"].default
+    about = [f"'{name}'{' (the default)' if name == default else ''} {text}" for name, text in SUITES.items()]
+    about += [f"'{name}' (a config of its own, {suite.config.name}) {suite.about}"
+              for name, suite in CONFIG_SUITES.items()]
+    return "what runs where the config names nothing: " + "; ".join(about)
 
 
 def _csv(text: str) -> list[str]:
@@ -89,15 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[results], help="run the workloads on every backend")
     run.add_argument("config", nargs="?", type=Path, help="YAML config (default: built-in)")
     run.add_argument("--scale", choices=["quick", "report"])
-    run.add_argument("--suite", choices=["report", "full", "scaling"],
-                     help="what runs where the config names nothing: 'report' (default) the "
-                          "report's iozone, large-file and small-file comparison on GlusterFS and "
-                          "CephFS; 'full' every workload on every backend; 'scaling' (a config of its "
-                          "own, in the container lab) both systems, replica 3 and EC 2+1, over 1 and 2 "
-                          "clients and 1 Gbit and 250 Mbit links, and a node killed in a large-file write")
-    run.add_argument("--env", help="environment (local, docker, existing)")
-    run.add_argument("--backends", type=_csv, help="comma-separated backend names")
-    run.add_argument("--workloads", type=_csv, help="comma-separated workload names")
+    run.add_argument("--suite", choices=[*SUITES, *CONFIG_SUITES], help=_suites())
+    run.help_later(run.add_argument("--env", help="the environment, over the config's"), _environments)
+    run.help_later(run.add_argument("--backends", type=_csv, help="comma-separated backend names"),
+                   _installed("backend"))
+    run.help_later(run.add_argument("--workloads", type=_csv, help="comma-separated workload names"),
+                   _installed("workload"))
     run.add_argument("--repeat", type=int)
     run.add_argument("--label", type=_label, help="a name for the run")
     run.add_argument("--resume", metavar="RUN", action=_Once,
@@ -110,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
     lab.add_argument("action", choices=["up", "down", "status"])
     lab.add_argument("config", nargs="?", type=Path)
-    lab.add_argument("--env", default=None)
+    lab.help_later(lab.add_argument("--env", default=None, help="the environment, over the config's"),
+                   _environments)
 
     sub.add_parser("list", parents=[results], help="environments, backends and workloads found")
 
@@ -139,14 +183,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     rep.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
 
-    tools = "iozone, fio, rados-bench, rbd-bench, smallfile"
     parse = sub.add_parser("parse", parents=[results],
                            help="print a tool output's measurement records as JSON lines")
-    parse.add_argument("tool", metavar="TOOL", help=tools)
+    parse.help_later(parse.add_argument("tool", metavar="TOOL", help="the tool that wrote FILE"), _tools)
     parse.add_argument("file", type=Path, metavar="FILE")
 
     imp = sub.add_parser("import", parents=[results], help="store a tool output as a run")
-    imp.add_argument("tool", metavar="TOOL", help=tools)
+    imp.help_later(imp.add_argument("tool", metavar="TOOL", help="the tool that wrote FILE"), _tools)
     imp.add_argument("file", type=Path, metavar="FILE")
     imp.add_argument("--backend", required=True, type=_name, help="the system the output was measured on")
     imp.add_argument("--variant", default="default", type=_name)
@@ -229,8 +272,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.suite in CONFIG_SUITES:
         if config is not None:
             raise BadInput(f"--suite {args.suite} is a config of its own, and a config was given too",
-                           hint=f"give one of them (a copy of {CONFIG_SUITES[args.suite]} is a config to change)")
-        config, overrides["suite"] = CONFIG_SUITES[args.suite], None
+                           hint=f"give one of them (a copy of {CONFIG_SUITES[args.suite].config} is a config "
+                                "to change)")
+        config, overrides["suite"] = CONFIG_SUITES[args.suite].config, None
     plan = plan_from_file(config, overrides)
     if args.reference is not None:  # (refused now, not after the run)
         backend, _, variant = args.reference.partition("/")

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,13 +29,26 @@ from harness.system import files
 from harness.units import rate, size
 
 SCALES = ("quick", "report")
-# what runs where the config names no backends: the 'report' suite (the default, and 'make
-# demo') is the 2014 report's comparison, the 'full' suite every backend that declares it
-# with every workload each supports; plugins declare their place in each (Backend.suites,
-# Workload.suites)
-SUITES = ("report", "full")
-# suites that are configs of their own, shipped with dfsbench (a copy is a config like any other)
-CONFIG_SUITES = {"scaling": Path(__file__).parent / "suites" / "scaling.yaml"}
+# what runs where the config names no backends, and what each is: the 'report' suite (the
+# default, and 'make demo') is the 2014 report's comparison, the 'full' suite every backend
+# that declares it with every workload each supports; plugins declare their place in each
+# (Backend.suites, Workload.suites)
+SUITES = {"report": "the report's iozone, large-file and small-file comparison on GlusterFS and CephFS",
+          "full": "every workload on every backend"}
+
+
+class ConfigSuite(NamedTuple):
+    """A suite that is a config of its own, shipped with dfsbench (a copy is a config like
+    any other)."""
+
+    config: Path
+    about: str  # what it runs, in a line of 'dfsbench run --help'
+
+
+CONFIG_SUITES = {"scaling": ConfigSuite(
+    Path(__file__).parent / "suites" / "scaling.yaml",
+    "in the container lab: both systems, replica 3 and EC 2+1, over 1 and 2 clients and 1 Gbit and 250 Mbit "
+    "links, and a node killed in a large-file write")}
 
 
 def suite(kind: str, name: str, skipped: list[str] | None = None) -> list[dict[str, Any]]:

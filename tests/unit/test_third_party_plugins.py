@@ -65,6 +65,9 @@ def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path, toys):
 def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toys):
     listed = dfsbench("list", env=toys, timeout=300)
     assert "toybox" in listed.stdout.split("backends:")[0], listed.stdout + listed.stderr
+    helped = dfsbench("run", "--help", env={**toys, "COLUMNS": "2000"}, timeout=300)  # (one line an option)
+    env = next(line for line in helped.stdout.splitlines() if line.lstrip().startswith("--env "))
+    assert "toybox" in env and "toyfs" in helped.stdout and "statfs" in helped.stdout, helped.stdout
     lab = tmp_path / "toybox"  # where the base puts it: $DFSBENCH_TOYBOX_LAB_DIR
     config = tmp_path / "toybox.yaml"
     config.write_text("environment: toybox\nbackends: [toyfs]\n"
