@@ -21,6 +21,7 @@ from harness.errors import BadInput, DfsbenchError, Hung, StoreUnwritable
 from harness.api.sampler import CLIENT
 from harness.execution import sampling, timelines, together
 from harness.execution.checks import preflight, room_for, still_there
+from harness.execution.group import Group
 from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
@@ -388,11 +389,12 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
                 # sweep's point — stood idle: neither its cost nor its busiest node)
                 ran = {h.label for h in (target.hosts if spread else (target.host,))}
                 usages = [u for u in sampler.stop() if u.role is None or u.role.side != CLIENT or u.node in ran]
-                for m in sampling.records(usages, workload.name, {**cell, **extra}, backend.name, backend.variant):
+                for m in sampling.records(usages, Group(workload.name, {**cell, **extra}, backend.name,
+                                                        backend.variant)):
                     keep(m)
             if host_before is not None:
-                for m in sampling.host_records(host_before, load.snapshot(disk), disk, workload.name,
-                                               {**cell, **extra}, backend.name, backend.variant):
+                for m in sampling.host_records(host_before, load.snapshot(disk), disk,
+                                               Group(workload.name, {**cell, **extra}, backend.name, backend.variant)):
                     keep(m)
     except StoreUnwritable:  # nowhere to keep what the run measures: it stops
         raise
@@ -449,7 +451,7 @@ def _run_fault_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, targ
                 written.remove()
             except DfsbenchError as exc:  # (the run's directory goes at its end all the same)
                 progress.note(f"  could not remove {written.what}: {exc.message}")
-    fault = record(timeline, recovery, state, verified, workload.name, cell, backend.name, backend.variant)
+    fault = record(timeline, recovery, state, verified, Group(workload.name, cell, backend.name, backend.variant))
     figures = timelines.fault_params(run.store.measurements_of(run.id, key), timeline.times())
     run.store.add(replace(fault, params={**run.point.values, **fault.params, **figures}, run_id=run.id,
                           repeat=rep), key)  # (with the values of the sweep's point, as every record)

@@ -12,13 +12,14 @@ from typing import Any
 from harness.api.records import Measurement
 from harness.api.sampler import HOST, RESOURCES, NodeUsage
 from harness.api.series import Series
+from harness.execution.group import Group
 from harness.system import load
 
 
-def records(usages: list[NodeUsage], workload: str, cell: dict[str, Any], backend: str,
-            variant: str) -> list[Measurement]:
-    """Every node's records of one cell; ``params`` name the cell (``for``) and its values."""
-    cell_params = {"for": workload, **cell}
+def records(usages: list[NodeUsage], group: Group) -> list[Measurement]:
+    """Every node's records of one cell (of its ``group``); ``params`` name the cell
+    (``for``) and its values."""
+    cell_params = {"for": group.workload, **group.params}
     out = []
     for u in usages:
         params = {**cell_params, "cores": u.cores, "process": u.process, "process_cpu": round(u.process_cpu, 1),
@@ -27,13 +28,13 @@ def records(usages: list[NodeUsage], workload: str, cell: dict[str, Any], backen
                                     ("net_tx", u.net_tx, "B/s"), ("blk_read", u.blk_read, "B/s"),
                                     ("blk_write", u.blk_write, "B/s"), ("peak_cpu", u.peak_cpu, "%"),
                                     ("peak_net_rx", u.peak_net_rx, "B/s"), ("peak_net_tx", u.peak_net_tx, "B/s")):
-            out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, backend, variant,
+            out.append(Measurement(RESOURCES, u.node, metric, value, unit, params, group.backend, group.variant,
                                    series=over_time(u, metric)))
-        out += spent_records(u, params, backend, variant)
+        out += spent_records(u, params, group)
     return out
 
 
-def spent_records(u: NodeUsage, params: dict[str, Any], backend: str, variant: str) -> list[Measurement]:
+def spent_records(u: NodeUsage, params: dict[str, Any], group: Group) -> list[Measurement]:
     """A node's totals over the cell's sampled window, where the sampler counted them:
     ``cpu_time`` (s, from its CPU counter) and ``peak_memory`` (B); with what the environment
     declared the node is (``role``: client or server; ``serves``: the services of a storage
@@ -41,7 +42,7 @@ def spent_records(u: NodeUsage, params: dict[str, Any], backend: str, variant: s
     system is computed from (harness.report.cost)."""
     said = {**params, "role": u.role.side if u.role else "", "serves": ",".join(u.role.serves) if u.role else "",
             "sampled_s": round(u.seconds, 3)}
-    return [Measurement(RESOURCES, u.node, metric, value, unit, said, backend, variant)
+    return [Measurement(RESOURCES, u.node, metric, value, unit, said, group.backend, group.variant)
             for metric, value, unit in (("cpu_time", u.cpu_seconds, "s"), ("peak_memory", u.peak_memory, "B"))
             if value is not None]
 
@@ -57,13 +58,12 @@ def over_time(u: NodeUsage, metric: str) -> Series | None:
     return Series(tuple((p[0], p[column]) for p in u.points), u.points[-1][1], "samples")
 
 
-def host_records(before: load.Snapshot, after: load.Snapshot, disk: str | None, workload: str,
-                 cell: dict[str, Any], backend: str, variant: str) -> list[Measurement]:
-    """This machine over one cell: how busy its CPUs and the lab's disk were."""
+def host_records(before: load.Snapshot, after: load.Snapshot, disk: str | None, group: Group) -> list[Measurement]:
+    """This machine over one cell (of its ``group``): how busy its CPUs and the lab's disk were."""
     cpu, disk_busy = load.busy(before, after)
-    params = {"for": workload, **cell, "cpus": after.cpus, "disk": disk or "",
+    params = {"for": group.workload, **group.params, "cpus": after.cpus, "disk": disk or "",
               "started": round(before.at, 6), "ended": round(after.at, 6)}
-    out = [Measurement(RESOURCES, HOST, "cpu_busy", cpu, "%", params, backend, variant)]
+    out = [Measurement(RESOURCES, HOST, "cpu_busy", cpu, "%", params, group.backend, group.variant)]
     if disk_busy is not None:
-        out.append(Measurement(RESOURCES, HOST, "disk_busy", disk_busy, "%", params, backend, variant))
+        out.append(Measurement(RESOURCES, HOST, "disk_busy", disk_busy, "%", params, group.backend, group.variant))
     return out

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.api.faults import FAULT, Faults, FaultSpec, Injected
 from harness.api.records import Measurement
+from harness.execution.group import Group
 from harness.system import signals
 
 POLL_S = 2.0  # between health checks while waiting for a healthy system (one CLI call on a node)
@@ -189,11 +190,10 @@ class _Nothing(Injected):
         pass
 
 
-def record(timeline: Timeline, recovery: float | None, state: str, verified: str, workload: str,
-           cell: dict[str, Any], backend: str, variant: str) -> Measurement:
-    """The cell's fault: what was done and when (relative to the cell's measured work, and
-    on the records' clock), the two recovery figures (noticed after, healthy after the
-    restore: the value, s), verification."""
+def record(timeline: Timeline, recovery: float | None, state: str, verified: str, group: Group) -> Measurement:
+    """The fault of the cell of ``group``: what was done and when (relative to the cell's
+    measured work, and on the records' clock), the two recovery figures (noticed after,
+    healthy after the restore: the value, s), verification."""
     inj = timeline.injected
     what = inj.description if inj else "not injected"
     origin = timeline.started_at
@@ -203,7 +203,7 @@ def record(timeline: Timeline, recovery: float | None, state: str, verified: str
 
     when = f"at {rel(timeline.injected_at)}" if timeline.injected_at is not None else ""
     back = f", back at {rel(timeline.restored_at)}" if timeline.restored_at is not None else ""
-    params: dict[str, Any] = {"for": workload, **cell, "fault": f"{what} {when}{back}".strip(),
+    params: dict[str, Any] = {"for": group.workload, **group.params, "fault": f"{what} {when}{back}".strip(),
                               "health": state[:200], "verified": verified, **timeline.times(),
                               "noticed_after_s": timeline.noticed_after, "notice": timeline.notice[:200],
                               "stores_data": inj.stores_data if inj else None,
@@ -222,4 +222,4 @@ def record(timeline: Timeline, recovery: float | None, state: str, verified: str
         # would say the system recovered at once
         recovery, params["why"] = None, "not noticed: " + (timeline.notice or "before it was undone")
         flags = ("not-noticed",)
-    return Measurement(FAULT, "recovery", "elapsed", recovery, "s", params, backend, variant, flags=flags)
+    return Measurement(FAULT, "recovery", "elapsed", recovery, "s", params, group.backend, group.variant, flags=flags)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from harness.api.faults import Faults, FaultSpec, Injected
 from harness.api.target import Written
+from harness.execution.group import Group
 from harness.execution.timeline import Timeline, record
 from harness.report.faults import table_rows
 
@@ -66,7 +67,7 @@ def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_me
     recovery, state = timeline.wait_healthy()
     assert state == "HEALTH_OK" and 0.9 < recovery < 3.5
     assert 0.35 < timeline.noticed_after < 1.2  # the first failed check after the injection
-    m = record(timeline, recovery, state, "yes (digest)", "largefile", {"file_size": 1}, "cephfs", "default")
+    m = record(timeline, recovery, state, "yes (digest)", Group("largefile", {"file_size": 1}, "cephfs", "default"))
     assert m.flags == () and m.value == recovery
     # the four moments on the records' clock (seconds since the epoch), in order
     times = [m.params[k] for k in ("injected", "noticed", "restored", "healthy")]
@@ -85,7 +86,8 @@ def recorded(faults, spec):
     time.sleep(spec.restore_after_s + 0.2)
     timeline.restore()
     recovery, state = timeline.wait_healthy()
-    return timeline, recovery, record(timeline, recovery, state, "not checked", "largefile", {}, "cephfs", "default")
+    return timeline, recovery, record(timeline, recovery, state, "not checked",
+                                      Group("largefile", {}, "cephfs", "default"))
 
 
 def test_a_fault_undone_before_the_system_noticed_it_says_so():
@@ -144,8 +146,8 @@ def test_a_cell_shorter_than_after_s_has_no_fault_and_no_late_one():
     timeline.restore()  # the cell ended first
     time.sleep(0.6)  # past after_s: the timer must not take a node down for the cells after it
     assert faults.events == [] and timeline.wait_healthy() == (None, "not restored")
-    m = record(timeline, None, "not restored", "not checked (no fault was injected)", "fio", {}, "cephfs",
-               "default")
+    m = record(timeline, None, "not restored", "not checked (no fault was injected)",
+               Group("fio", {}, "cephfs", "default"))
     # nothing done to the cluster: no recovery time, and not an unhealthy system either
     assert m.flags == ("no-fault",) and m.value is None
     assert table_rows([m], lambda k: "CephFS")[0][3:5] == ["no fault done", "— (no fault done)"]

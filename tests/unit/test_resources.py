@@ -14,6 +14,7 @@ from environments.node_stats import NodeSampler, increase, process_ticks, runnin
 from environments.nodes import Node
 from harness.api.records import Measurement
 from harness.api.sampler import NodeUsage
+from harness.execution.group import Group
 from harness.execution.sampling import records
 from harness.report.limits import annotate
 from harness.report.resources import table_rows
@@ -87,7 +88,7 @@ def test_a_stopped_nodes_payload_is_no_sample():
 def node_records(usages):
     return [Measurement(m.workload, m.test, m.metric, m.value, m.unit,
                         {**m.params, "started": 100.0, "ended": 110.0}, m.backend, m.variant, run_id="report-2014")
-            for m in records(usages, "largefile", {"file_size": 1 << 28}, "glusterfs", "vr33")]
+            for m in records(usages, Group("largefile", {"file_size": 1 << 28}, "glusterfs", "vr33"))]
 
 
 def test_the_busiest_is_the_highest_share_of_a_capacity_not_of_one_core():
