@@ -9,7 +9,8 @@ Every time is seconds since the epoch on this machine's clock, the one every rec
 interval: ``injected``, ``noticed`` (the first look at the system's state that showed the
 fault: an OSD marked down, a brick offline — ``Faults.noticed``; a state that showed it
 before the injection makes no such time), ``restored`` (its daemons run again),
-``healthy`` (the first health check that passed after it)."""
+``healthy`` (the first health check that passed after it). The timeline reads that clock,
+and waits, through its :class:`Clock`, which a test drives."""
 
 from __future__ import annotations
 
@@ -29,6 +30,22 @@ POLL_S = 2.0  # between health checks while waiting for a healthy system (one CL
 NOTICE_POLL_S = 0.5  # between health checks while the fault holds (when does the system notice?)
 
 
+class Clock:
+    """The time a timeline reads and waits on: ``now``, seconds since the epoch on this
+    machine's clock (the records' clock, which every moment it keeps is on); ``sleep``; and
+    ``wait``, for an event at most so long (whether it was set). This one is the real time;
+    a test gives a timeline one it drives."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        return event.wait(seconds)
+
+
 @dataclass
 class Timeline:
     """The fault of one cell, done at its times on a thread of its own."""
@@ -36,6 +53,7 @@ class Timeline:
     faults: Faults
     system: str
     spec: FaultSpec
+    clock: Clock = field(default_factory=Clock)
     injected: Injected | None = None
     started_at: float | None = None  # the cell's measured work began
     injected_at: float | None = None
@@ -53,20 +71,20 @@ class Timeline:
 
     def start(self) -> None:
         """The cell's measured work begins: the fault's clock starts."""
-        self.started_at = time.time()
+        self.started_at = self.clock.now()
         threading.Thread(target=_quietly(self._run), daemon=True, name="dfsbench-fault").start()
 
     def _run(self) -> None:
         assert self.started_at is not None
         baseline = self._baseline()  # (the system must not show a node down already)
-        if self._done.wait(max(0.0, self.started_at + self.spec.after_s - time.time())):
+        if self.clock.wait(self._done, max(0.0, self.started_at + self.spec.after_s - self.clock.now())):
             return
         with self._lock:
             if self._done.is_set():  # the cell ended meanwhile: never leave a node down for the next
                 return
             try:
                 self.injected = self.faults.inject(self.system, self.spec)
-                self.injected_at = time.time()
+                self.injected_at = self.clock.now()
             except Exception as exc:
                 self.problems.append(f"could not inject the fault: {exc}")
                 return
@@ -78,7 +96,7 @@ class Timeline:
             self._watcher = threading.Thread(target=_quietly(self._notice), daemon=True, name="dfsbench-notice")
             self._watcher.start()
         if self.spec.restore_after_s is not None:
-            self._done.wait(max(0.0, self.spec.restore_after_s - self.spec.after_s))
+            self.clock.wait(self._done, max(0.0, self.spec.restore_after_s - self.spec.after_s))
             self.restore()
 
     def _baseline(self) -> tuple[bool | None, str]:
@@ -96,12 +114,12 @@ class Timeline:
         assert self.injected is not None
         said = ""
         while self.restored_at is None:
-            began = time.time()
+            began = self.clock.now()
             try:
                 shown, said = self.faults.noticed(self.system, self.injected)
             except Exception as exc:  # (one failed look, a node slow to answer: look again)
                 shown, said = False, f"it did not answer: {str(getattr(exc, 'message', exc))[:150]}"
-            answered = time.time()  # (a restore under way holds the lock: this is when it said so)
+            answered = self.clock.now()  # (a restore under way holds the lock: this is when it said so)
             if shown is None:
                 with self._lock:
                     self.notice = self.notice or f"not known: {said}"
@@ -114,7 +132,7 @@ class Timeline:
                         self.notice = ("not known: the look that showed it began before the restore and "
                                        f"answered after it ({said})")
                 return
-            time.sleep(NOTICE_POLL_S)
+            self.clock.sleep(NOTICE_POLL_S)
         self.unnoticed = True
         self.notice = self.notice or f"not noticed before it was undone (it said: {said})"
 
@@ -131,21 +149,21 @@ class Timeline:
                     self.injected.restore()
             except Exception as exc:
                 self.problems.append(f"could not bring it back: {exc}")
-            self.restored_at = time.time()
+            self.restored_at = self.clock.now()
             self._poller = threading.Thread(target=_quietly(self._poll), daemon=True, name="dfsbench-recovery")
             self._poller.start()
 
     def _poll(self) -> None:
         assert self.restored_at is not None
-        while time.time() - self.restored_at < self.spec.recovery_timeout_s:
+        while self.clock.now() - self.restored_at < self.spec.recovery_timeout_s:
             try:
                 ok, self.state = self.faults.health(self.system)
             except Exception as exc:
                 ok, self.state = False, str(getattr(exc, "message", exc))
             if ok:
-                self.healthy_at = time.time()
+                self.healthy_at = self.clock.now()
                 return
-            time.sleep(POLL_S)
+            self.clock.sleep(POLL_S)
 
     def wait_healthy(self) -> tuple[float | None, str]:
         """Seconds from the restore to a healthy system (None: not within the timeout)."""

@@ -1,9 +1,14 @@
 """The fault timeline (inject at after_s, restore at restore_after_s or at the end of the
-cell, recovery counted from the restore) and the fault's options."""
+cell, recovery counted from the restore) and the fault's options. The timeline's tests run on
+a clock the test drives (:class:`Driven`), so its times hold on a busy machine."""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -12,66 +17,134 @@ from pydantic import ValidationError
 from harness.api.faults import Faults, FaultSpec, Injected
 from harness.api.target import Written
 from harness.execution.group import Group
-from harness.execution.timeline import Timeline, record
+from harness.execution.timeline import Clock, Timeline, record
 from harness.report.faults import table_rows
 
+QUIET_S = 2.0  # real seconds in which no thread came to or left the clock: the others wait elsewhere
 
-class Clock(Faults):
+
+class Driven(Clock):
+    """Time that stands still while any thread of the test works and, once each waits on it,
+    jumps to the first moment one of them waits for (trio's MockClock with autojump, for
+    threads): what the timeline does at its times happens at those times exactly, however
+    busy the machine. The test's thread waits for the timeline's in :meth:`idle`; a thread
+    of the timeline's that waits on something else (a lock that one waiting here holds)
+    counts as waiting once no thread has come to the clock or left it for QUIET_S."""
+
+    def __init__(self, start: float = 1_000_000.0) -> None:
+        self.t = start
+        self._cond = threading.Condition()
+        self._waiting: dict[threading.Thread, tuple[float, threading.Event]] = {}
+        self._others = set(threading.enumerate()) - {threading.current_thread()}  # (not the test's)
+        self._moved = time.monotonic()
+
+    def now(self) -> float:
+        with self._cond:
+            return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.wait(threading.Event(), seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        me = threading.current_thread()
+        with self._cond:
+            self._waiting[me] = (self.t + seconds, event)
+            self._stir()
+            try:
+                while not event.is_set() and self.t < self._waiting[me][0]:
+                    if self._all_waiting():
+                        self.t = min(until for until, e in self._waiting.values() if not e.is_set())
+                        self._stir()
+                    self._cond.wait(0.01)
+                return event.is_set()
+            finally:
+                del self._waiting[me]
+                self._stir()
+
+    @contextlib.contextmanager
+    def idle(self) -> Iterator[None]:
+        """The test's thread waits for the timeline's (a join): time moves meanwhile."""
+        me = threading.current_thread()
+        with self._cond:
+            self._waiting[me] = (math.inf, threading.Event())
+            self._stir()
+        try:
+            yield
+        finally:
+            with self._cond:
+                del self._waiting[me]
+                self._stir()
+
+    def _stir(self) -> None:
+        self._moved = time.monotonic()
+        self._cond.notify_all()
+
+    def _all_waiting(self) -> bool:
+        ours = [t for t in threading.enumerate() if t not in self._others]
+        return all(t in self._waiting and not self._waiting[t][1].is_set() for t in ours) \
+            or time.monotonic() - self._moved > QUIET_S
+
+
+class System(Faults):
     """A system whose node goes down and comes back at the times the timeline chooses; it
     notices a fault ``notice_s`` after it was done, and is healthy again ``heal_s`` after
     the node is back."""
 
-    def __init__(self, heal_s: float, notice_s: float = 0.0, shown_before: bool = False) -> None:
-        self.heal_s, self.notice_s, self.events = heal_s, notice_s, []
+    def __init__(self, clock: Clock, heal_s: float, notice_s: float = 0.0, shown_before: bool = False) -> None:
+        self.clock, self.heal_s, self.notice_s, self.events = clock, heal_s, notice_s, []
         self.down: float | None = None
         self.back: float | None = None
         self.shown_before = shown_before  # a node shown down before any fault
 
     def inject(self, system, spec):
-        self.events.append(("inject", system, time.time()))
-        self.down = time.time()
-        clock = self
+        self.events.append(("inject", system, self.clock.now()))
+        self.down = self.clock.now()
+        faults = self
 
         class Down(Injected):
             description = f"{system}2 killed"
             node = "ceph2"
 
             def restore(self):
-                clock.events.append(("restore", system, time.time()))
-                clock.back = time.time()
+                faults.events.append(("restore", system, faults.clock.now()))
+                faults.back = faults.clock.now()
 
         return Down()
 
     def health(self, system):
         # unhealthy from the start (a warning of its own): that is not noticing the fault
         if self.back is not None:
-            ok = time.time() - self.back >= self.heal_s
+            ok = self.clock.now() - self.back >= self.heal_s - 1e-9  # (sums of tenths are not exact)
             return ok, "HEALTH_OK" if ok else "HEALTH_WARN PG_DEGRADED"
         return False, "HEALTH_WARN MDS_SLOW_METADATA_IO"
 
     def noticed(self, system, injected):
         shown = self.shown_before or (injected.node == "ceph2" and self.down is not None
-                                      and time.time() - self.down >= self.notice_s)
+                                      and self.clock.now() - self.down >= self.notice_s - 1e-9)
         return shown, "2 of 3 OSDs up" if shown else "3 of 3 OSDs up"
 
 
 def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_measured():
-    faults = Clock(heal_s=1.0, notice_s=0.4)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=1.5))
-    start = time.time()
+    clock = Driven()
+    faults = System(clock, heal_s=1.0, notice_s=0.4)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=1.5), clock)
+    start = clock.now()
     timeline.start()  # (the runner calls it when the cell's first timed phase begins)
-    time.sleep(1.8)  # the cell
+    clock.sleep(1.8)  # the cell
     timeline.restore()  # at the end of the cell: already done by the timer, not again
     assert [e[0] for e in faults.events] == ["inject", "restore"]
-    assert 0.15 < faults.events[0][2] - start < 0.5 and 1.45 < faults.events[1][2] - start < 1.8
-    recovery, state = timeline.wait_healthy()
-    assert state == "HEALTH_OK" and 0.9 < recovery < 3.5
-    assert 0.35 < timeline.noticed_after < 1.2  # the first failed check after the injection
+    assert [e[2] - start for e in faults.events] == pytest.approx([0.2, 1.5])
+    with clock.idle():
+        recovery, state = timeline.wait_healthy()
+    # healthy 1 s after the restore, which the next check, a poll (2 s) after the first, sees
+    assert state == "HEALTH_OK" and recovery == pytest.approx(2.0)
+    # the first check that shows it, one notice poll (0.5 s) after the injection
+    assert timeline.noticed_after == pytest.approx(0.5)
     m = record(timeline, recovery, state, "yes (digest)", Group("largefile", {"file_size": 1}, "cephfs", "default"))
     assert m.flags == () and m.value == recovery
     # the four moments on the records' clock (seconds since the epoch), in order
     times = [m.params[k] for k in ("injected", "noticed", "restored", "healthy")]
-    assert times == sorted(times) and abs(times[0] - faults.events[0][2]) < 0.05
+    assert times == pytest.approx([start + 0.2, start + 0.7, start + 1.5, start + 3.5]) and times[0] == faults.events[0][2]
     assert m.params["fault"].startswith("ceph2 killed at 0.2 s, back at 1.5 s")
     assert table_rows([m], lambda k: "CephFS")[0][2:] == [m.params["fault"], f"{timeline.noticed_after:.1f} s",
                                                          f"{recovery:.1f} s", *["not recorded"] * 3,
@@ -79,20 +152,22 @@ def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_me
 
 
 def recorded(faults, spec):
-    """A fault on the clock's system, restored 0.2 s after its restore_after_s and waited
+    """A fault on the system's clock, restored 0.2 s after its restore_after_s and waited
     healthy: the timeline, the recovery time and the record."""
-    timeline = Timeline(faults, "ceph", spec)
+    timeline = Timeline(faults, "ceph", spec, faults.clock)
     timeline.start()
-    time.sleep(spec.restore_after_s + 0.2)
+    faults.clock.sleep(spec.restore_after_s + 0.2)
     timeline.restore()
-    recovery, state = timeline.wait_healthy()
+    with faults.clock.idle():
+        recovery, state = timeline.wait_healthy()
     return timeline, recovery, record(timeline, recovery, state, "not checked",
                                       Group("largefile", {}, "cephfs", "default"))
 
 
 def test_a_fault_undone_before_the_system_noticed_it_says_so():
     # a 1 s stop that the cluster does not notice
-    timeline, _, m = recorded(Clock(heal_s=0, notice_s=30), FaultSpec(action="stop", after_s=0.1, restore_after_s=0.6))
+    timeline, _, m = recorded(System(Driven(), heal_s=0, notice_s=30),
+                              FaultSpec(action="stop", after_s=0.1, restore_after_s=0.6))
     assert timeline.noticed_after is None and m.params["noticed"] is None
     # no recovery time near 0: nothing was noticed, so nothing recovered
     assert m.value is None and m.flags == ("not-noticed",) and m.params["why"].startswith("not noticed")
@@ -101,50 +176,57 @@ def test_a_fault_undone_before_the_system_noticed_it_says_so():
 
 
 def test_a_look_that_shows_the_fault_while_the_node_is_being_brought_back_counts():
-    class Slow(Clock):  # its restore takes 0.8 s (a node started again, its daemons), and the
-        def inject(self, system, spec):  # system shows the fault 0.3 s into it
+    class Slow(System):  # its restore takes 0.8 s (a node started again, its daemons), and the
+        def inject(self, system, spec):  # system shows the fault 0.5 s after it was done, 0.3 s into it
             down = super().inject(system, spec)
-            back = down.restore
+            back, clock = down.restore, self.clock
 
             class Restoring(type(down)):
                 def restore(self):
-                    time.sleep(0.8)
+                    clock.sleep(0.8)
                     back()
             return Restoring()
 
-    faults = Slow(heal_s=0, notice_s=0.5)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.1, restore_after_s=0.3))
+    clock = Driven()
+    faults = Slow(clock, heal_s=0, notice_s=0.5)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.1, restore_after_s=0.3), clock)
     timeline.start()
-    time.sleep(1.5)
+    clock.sleep(1.5)
     timeline.restore()
-    timeline.wait_healthy()
-    assert timeline.noticed_at is not None and timeline.noticed_at < timeline.restored_at
-    assert 0.45 < timeline.noticed_after < 1.0 and not timeline.unnoticed
+    with clock.idle():
+        timeline.wait_healthy()
+    assert timeline.restored_at - timeline.injected_at == pytest.approx(1.0)  # (0.2 s, then 0.8 s to bring it back)
+    assert timeline.noticed_at < timeline.restored_at and not timeline.unnoticed
+    assert timeline.noticed_after == pytest.approx(0.5)
 
 
 def test_a_node_shown_down_before_the_fault_makes_no_noticed_time():
-    _, recovery, m = recorded(Clock(heal_s=0, shown_before=True),
+    _, recovery, m = recorded(System(Driven(), heal_s=0, shown_before=True),
                               FaultSpec(action="kill", after_s=0.1, restore_after_s=0.5))
     assert m.params["noticed"] is None and m.value == recovery
     assert table_rows([m], lambda k: "CephFS")[0][3].startswith("not known: the system showed a node down before")
 
 
 def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
-    faults = Clock(heal_s=0)
-    timeline = Timeline(faults, "gluster", FaultSpec(action="stop", after_s=0.1))
+    clock = Driven()
+    faults = System(clock, heal_s=0)
+    timeline = Timeline(faults, "gluster", FaultSpec(action="stop", after_s=0.1), clock)
     timeline.start()
-    time.sleep(0.3)
+    clock.sleep(0.3)
     timeline.restore()
     assert [e[0] for e in faults.events] == ["inject", "restore"]
-    assert timeline.wait_healthy()[0] is not None
+    assert faults.events[1][2] - faults.events[0][2] == pytest.approx(0.2)
+    with clock.idle():
+        assert timeline.wait_healthy()[0] is not None
 
 
 def test_a_cell_shorter_than_after_s_has_no_fault_and_no_late_one():
-    faults = Clock(heal_s=0)
-    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.3))
+    clock = Driven()
+    faults = System(clock, heal_s=0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.3), clock)
     timeline.start()
     timeline.restore()  # the cell ended first
-    time.sleep(0.6)  # past after_s: the timer must not take a node down for the cells after it
+    clock.sleep(0.6)  # past after_s: the timer must not take a node down for the cells after it
     assert faults.events == [] and timeline.wait_healthy() == (None, "not restored")
     m = record(timeline, None, "not restored", "not checked (no fault was injected)",
                Group("fio", {}, "cephfs", "default"))
@@ -172,7 +254,7 @@ def test_verified_means_read_back_intact_on_another_client_after_the_fault():
     target = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one, two), host=one,
                     remount_host=lambda host: None)
     lone = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one,), host=one)
-    timeline = Timeline(Clock(0), "ceph", FaultSpec(action="kill", after_s=1))
+    timeline = Timeline(System(Clock(), 0), "ceph", FaultSpec(action="kill", after_s=1))
     workload = type("W", (), {"name": "largefile", "verification": lambda self: "digest"})()
     none_done = verify([kept(one, 10, 20)], timeline, target, workload, True, True)
     assert none_done == "not checked (no fault was injected)"
