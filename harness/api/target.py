@@ -54,6 +54,16 @@ class Written:
     remove: Callable[[], None]
 
 
+@dataclass
+class Filled:
+    """How far workloads have written an attachment before reading it (bytes from its
+    start), so that a later cell reads without writing it again: it lives and dies with the
+    attachment (the new image or device of a later repeat starts empty and is written again
+    before reads), and the view a cell runs on (:meth:`Target.for_cell`) shares it."""
+
+    bytes: int = 0
+
+
 class Lineup:
     """What the clients running one cell at once share: the start of each timed phase (every
     client waits there for the others, so all start it together, as IOR and smallfile do),
@@ -161,15 +171,14 @@ class Target:
     # the client keeps a cache of its own that drop_caches does not reach, and dfsbench cannot
     # remount it (a FUSE mount the user made): reads after a "cache drop" may come from it
     cache_kept: bool = False
-    # what workloads did to this attachment: it lives and dies with the attachment, so the
-    # new image or device of a later repeat starts empty and is written again before reads
-    filled_bytes: int = 0
+    # what workloads did to this attachment (read and written as ``filled_bytes``)
+    filled: Filled = field(default_factory=Filled)
     # the bytes a block device or an RBD image holds (None: a file system, or not known):
     # no cell reaches past them (harness.api.contracts.reaches_past)
     holds: int | None = None
     # every client host the attachment serves (a view of one of them, ``on``, keeps them)
     peers: tuple[Host, ...] = ()
-    # the cell being run (set by the runner for its length)
+    # the cell this is the view of (:meth:`for_cell`); None: the attachment itself
     lineup: Lineup | None = None
     # the files' tag of work done outside a cell (a workload run by hand)
     loose_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8], repr=False)
@@ -177,6 +186,21 @@ class Target:
     @property
     def key(self) -> str:
         return f"{self.backend}/{self.variant}"
+
+    @property
+    def filled_bytes(self) -> int:
+        """How far workloads have written this attachment before reading it (:class:`Filled`)."""
+        return self.filled.bytes
+
+    @filled_bytes.setter
+    def filled_bytes(self, value: int) -> None:
+        self.filled.bytes = value
+
+    def for_cell(self, lineup: Lineup) -> Target:
+        """This attachment as the workload of one cell sees it: with the cell's line-up (when
+        its timed phases start, its scratch directories, what it keeps through a fault), and
+        what was done to the attachment shared with it (:class:`Filled`)."""
+        return replace(self, lineup=lineup)
 
     def on(self, host: Host) -> Target:
         """The same attachment as seen from another of its client hosts: paths and tools
@@ -186,8 +210,10 @@ class Target:
         if self.remount_host is not None:
             remount_host = self.remount_host
             remount = lambda: remount_host(host)  # noqa: E731
+        # (what was filled is copied, not shared: a client's view of a cell run on every
+        # client at once fills the image for that cell only, as it always did)
         return replace(self, host=host, hosts=(host,), remount=remount, detach=None,
-                       peers=self.peers or self.hosts or (self.host,))
+                       peers=self.peers or self.hosts or (self.host,), filled=Filled(self.filled.bytes))
 
     def begin(self, phase: str) -> None:
         """Say that a timed phase of the cell starts now (call it right before timing):

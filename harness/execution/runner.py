@@ -376,14 +376,11 @@ def _run_cell(run: Run, rep: int, backend: Backend, cluster: Cluster, target: Ta
                 for m in together.run(workload, target, cell, scratch, raw_dir, what_all, on_start, kept):
                     keep(m)
             else:
-                target.lineup = Lineup(1, on_start, scratch, kept)
-                try:
-                    if not workload.times_phases:
-                        target.begin("the cell")
-                    for m in workload.run(target, cell, scratch(target.host), raw_dir):
-                        keep(m)
-                finally:
-                    target.lineup = None
+                view = target.for_cell(Lineup(1, on_start, scratch, kept))
+                if not workload.times_phases:
+                    view.begin("the cell")
+                for m in workload.run(view, cell, scratch(view.host), raw_dir):
+                    keep(m)
             if sampler is not None:
                 # (the client nodes that did not run the cell — one client, or the first N of a
                 # sweep's point — stood idle: neither its cost nor its busiest node)

@@ -66,7 +66,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
     errors: dict[str, str] = {}
 
     def one(host: Host) -> None:
-        view = replace(target.on(host), lineup=lineup)
+        view = target.on(host).for_cell(lineup)
         raw = named_path(raw_dir, host_part(host.label))
         raw.mkdir(parents=True, exist_ok=True)
         try:
