@@ -246,7 +246,7 @@ def test_verified_means_read_back_intact_on_another_client_after_the_fault():
     from pathlib import Path
 
     from harness.api.target import Target
-    from harness.execution.runner import verify
+    from harness.execution.cell import verify
     from harness.system.hosts import LocalHost
 
     one, two = LocalHost(), LocalHost()

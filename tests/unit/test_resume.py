@@ -56,7 +56,8 @@ def test_differences_name_each_path():
 
 
 def test_a_run_with_every_cell_done_resumes_without_a_lab(tmp_path):
-    from harness.execution.runner import cell_key, execute
+    from harness.execution.cell import cell_key
+    from harness.execution.runner import execute
 
     plan = build_plan(CONFIG)
     store = stored(tmp_path)
