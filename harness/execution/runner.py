@@ -3,9 +3,7 @@ measurement stored the moment it exists. A failing cell is recorded and the run 
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -19,12 +17,12 @@ from harness.execution.cell import Cell, Run, cell_key
 from harness.execution.checks import preflight
 from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
+from harness.execution.resume import resumable
 from harness.results.store import Store, new_run_id
-from harness.system import proc, signals
+from harness.system import signals
 from harness.system.hosts import LOCAL, Host, this_machine
 from harness.system.ledger import recording_tools
 from harness.system.names import named_path
-from harness.system.secret import redact_json
 
 
 def host_facts() -> dict[str, Any]:
@@ -191,42 +189,6 @@ def at_point(cluster: Cluster, point: Point, progress: Progress,
     if point.link is not None:
         link, links = point.link, {}
     return replace(cluster, clients=clients, link=link, links=links), shaped
-
-
-def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
-    """The stored run ``ref`` made ready to go on: the same config (else what changed),
-    not still running, stored with its cells; its successful cells are left alone."""
-    info = store.run(ref)
-    if info.config_hash != plan.config_hash:
-        changed = differences(info.config, redact_json(plan.config.model_dump(mode="json")))
-        raise BadInput(f"run {ref} was made with another config; a resumed run must be the same run. "
-                       f"What differs (stored → now):\n  " + "\n  ".join(changed or ["a secret's value"]),
-                       hint=f"give the config and the options (--scale, --backends, …) run {ref} was "
-                            "started with, or start a new run")
-    pid, host = info.host.get("pid"), info.host.get("hostname")
-    running = proc.ProcessId.of(pid) if isinstance(pid, int) and host == platform.node() else None
-    if info.status == "running" and running is not None and running.alive():
-        raise BadInput(f"run {ref} is still running (pid {pid})", hint="wait for it, or stop it first")
-    if not store.knows_cells(ref):
-        raise BadInput(f"run {ref} was stored by an older dfsbench that did not record its cells; "
-                       "it cannot be resumed", hint="start a new run")
-    done = store.cells_done(ref)
-    sessions = 1 + sum(1 for p in store.raw_dir(ref).glob("resume-*"))
-    store.resumed(ref)
-    progress.note(f"resuming run {ref} (was {info.status}): {len(done)} cells done are kept; "
-                  "the missing and failed ones run now")
-    return Run(plan, store, progress, ref, done, (f"resume-{sessions}",))
-
-
-def differences(old: Any, new: Any, path: str = "") -> list[str]:
-    """``key: old → new`` for each place two JSON values differ."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [line for key in sorted(set(old) | set(new), key=str)
-                for line in differences(old.get(key, "(absent)"), new.get(key, "(absent)"),
-                                        f"{path}.{key}" if path else str(key))]
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [line for i, (a, b) in enumerate(zip(old, new)) for line in differences(a, b, f"{path}[{i}]")]
-    return [] if old == new else [f"{path or '(the config)'}: {json.dumps(old)} → {json.dumps(new)}"]
 
 
 def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cluster, workdir: Path) -> bool:

@@ -7,7 +7,8 @@ import pytest
 from harness.errors import BadInput
 from harness.execution.plan import build_plan
 from harness.execution.progress import Progress
-from harness.execution.runner import differences, host_facts, resumable
+from harness.execution.resume import differences, resumable
+from harness.execution.runner import host_facts
 from harness.results.store import Store
 
 CONFIG = {"backends": ["localdir"], "workloads": [{"name": "fio", "options": {"size": "16MiB"}}],
