@@ -12,6 +12,7 @@ from typing import Any
 from harness import __version__
 from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
+from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.execution.cell import Cell, Run, cell_key
 from harness.execution.checks import preflight
@@ -76,11 +77,7 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
     or failed; returns (run id, whether every cell succeeded)."""
     store.room()
     if resume is None:
-        run = Run(plan, store, progress, new_run_id())
-        store.begin_run(run.id, plan.config.model_dump(mode="json"), plan.config_hash,
-                        {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
-        progress.note(f"run {run.id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
-                      f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+        run = _begin(plan, store, progress, label)
     else:
         run = resumable(plan, store, resume, progress)
         if not any(pending(run, b, rep, point) for point in run.points() for rep in range(plan.config.repeat)
@@ -88,64 +85,9 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
             progress.note(f"every cell of run {run.id} succeeded: nothing to run")
             store.finish_run(run.id, "complete")
             return run.id, True
-    ok = True
     status = "failed"
     try:
-        with signals.Teardown() as stack:
-            services = ", ".join(sorted(plan.services())) or "no services"
-            with progress.step(f"environment '{plan.environment.name}' up ({services})"):
-                cluster = stack.enter_context(plan.environment.up(plan.services(), progress.note))
-            # runs first on the way out (LIFO), so the teardown that follows is announced
-            stack.callback(progress.note, "leaving the lab running" if cluster.reused
-                           else "tearing the environment down …")
-            if cluster.reused:
-                progress.note(f"reusing the running lab in {cluster.workdir}")
-            with progress.step(f"checking the tools on {len(cluster.clients)} client host(s)"):
-                preflight(plan, cluster.clients)
-            before = cluster.ledger.ids()
-            workdir = named_path(cluster.workdir / "runs", "-".join((run.id, *run.raw)))
-            workdir.mkdir(parents=True)
-            cluster.ledger.tree(workdir)
-
-            def undo_run_files() -> None:
-                # the run's directory, scratch directories on client nodes, and whatever
-                # an attachment failed to undo at its detach (tried once more)
-                problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
-                for problem in problems:
-                    progress.note(f"  could not undo: {problem}")
-
-            stack.callback(undo_run_files)
-            stack.enter_context(recording_tools(cluster.ledger))
-            shaped = cluster.link  # (every node's link now)
-            if any(p.link is not None for p in run.points()):
-                if cluster.reshape is None or cluster.link is None:
-                    raise BadInput(f"environment '{plan.environment.name}' cannot reshape its links")
-                stack.callback(cluster.reshape, cluster.link)  # (the lab's own link again, after the sweep)
-            for point in run.points():
-                if not any(pending(run, b, rep, point) for rep in range(plan.config.repeat) for b in plan.backends):
-                    continue
-                here, shaped = at_point(cluster, point, progress, shaped)
-                for rep in range(plan.config.repeat):
-                    for backend in order_for(plan.backends, rep):
-                        if not pending(run, backend, rep, point):
-                            continue
-                        try:
-                            ok &= _run_backend(run, point, rep, backend, here, workdir)
-                        except BadInput:  # the config names what is not there: stop, keep what was measured
-                            ok = False
-                            raise
-                        except DfsbenchError as exc:  # attach or detach failed: the others go on
-                            interrupt = unwinding(exc)
-                            if interrupt is not None:  # (an undo that failed after Ctrl-C: it is the Ctrl-C)
-                                progress.note(f"  {exc}")
-                                raise interrupt from exc
-                            ok = False
-                            progress.note(f"  {exc}")
-                            store.add(Measurement("attach", "cell", "elapsed", None, "s",
-                                                  {**point.values, "error": exc.message[:500]}, backend.name,
-                                                  backend.variant, run.id, rep, ("failed",)),
-                                      cell_key(backend, rep, "attach", point.values))
-        progress.note("environment down" if not cluster.reused else "lab left running")
+        ok = _session(run)
         status = "complete" if ok else "complete-with-failures"
     except KeyboardInterrupt:
         status = "interrupted"
@@ -160,6 +102,95 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
         except StoreUnwritable as exc:  # (the error that stopped the run is the one to report)
             progress.note(f"run {run.id} could not be marked {status}: {exc.message}")
     return run.id, ok
+
+
+def _begin(plan: Plan, store: Store, progress: Progress, label: str | None) -> Run:
+    """A new run of the plan, stored as begun with this machine's facts and its tools'."""
+    run = Run(plan, store, progress, new_run_id())
+    store.begin_run(run.id, plan.config.model_dump(mode="json"), plan.config_hash,
+                    {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
+    progress.note(f"run {run.id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
+                  f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+    return run
+
+
+def _session(run: Run) -> bool:
+    """The environment up (or its running lab reused), each point of the sweep that has a
+    cell still to run, and the environment down again: whether every cell succeeded."""
+    ok = True
+    with signals.Teardown() as stack:
+        cluster, workdir = _lab(run, stack)
+        shaped = cluster.link  # (every node's link now)
+        for point in run.points():
+            if not any(pending(run, b, rep, point) for rep in range(run.plan.config.repeat)
+                       for b in run.plan.backends):
+                continue
+            here, shaped = at_point(cluster, point, run.progress, shaped)
+            ok &= _point(run, point, here, workdir)
+    run.progress.note("environment down" if not cluster.reused else "lab left running")
+    return ok
+
+
+def _lab(run: Run, stack: signals.Teardown) -> tuple[Cluster, Path]:
+    """The environment up for the run, its tools checked on every client host, and the run's
+    directory there, each undone by ``stack`` (the links a sweep reshapes set back too)."""
+    plan, progress = run.plan, run.progress
+    services = ", ".join(sorted(plan.services())) or "no services"
+    with progress.step(f"environment '{plan.environment.name}' up ({services})"):
+        cluster = stack.enter_context(plan.environment.up(plan.services(), progress.note))
+    # runs first on the way out (LIFO), so the teardown that follows is announced
+    stack.callback(progress.note, "leaving the lab running" if cluster.reused
+                   else "tearing the environment down …")
+    if cluster.reused:
+        progress.note(f"reusing the running lab in {cluster.workdir}")
+    with progress.step(f"checking the tools on {len(cluster.clients)} client host(s)"):
+        preflight(plan, cluster.clients)
+    before = cluster.ledger.ids()
+    workdir = named_path(cluster.workdir / "runs", "-".join((run.id, *run.raw)))
+    workdir.mkdir(parents=True)
+    cluster.ledger.tree(workdir)
+
+    def undo_run_files() -> None:
+        # the run's directory, scratch directories on client nodes, and whatever
+        # an attachment failed to undo at its detach (tried once more)
+        problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
+        for problem in problems:
+            progress.note(f"  could not undo: {problem}")
+
+    stack.callback(undo_run_files)
+    stack.enter_context(recording_tools(cluster.ledger))
+    if any(p.link is not None for p in run.points()):
+        if cluster.reshape is None or cluster.link is None:
+            raise BadInput(f"environment '{plan.environment.name}' cannot reshape its links")
+        stack.callback(cluster.reshape, cluster.link)  # (the lab's own link again, after the sweep)
+    return cluster, workdir
+
+
+def _point(run: Run, point: Point, cluster: Cluster, workdir: Path) -> bool:
+    """Each repeat of each backend that has a cell still to run at a point of the sweep, on
+    the cluster as the point uses it: whether every cell succeeded. A backend that cannot be
+    attached (or detached) is recorded as failed, and the others go on."""
+    ok = True
+    for rep in range(run.plan.config.repeat):
+        for backend in order_for(run.plan.backends, rep):
+            if not pending(run, backend, rep, point):
+                continue
+            try:
+                ok &= _run_backend(run, point, rep, backend, cluster, workdir)
+            except BadInput:  # the config names what is not there: stop, keep what was measured
+                raise
+            except DfsbenchError as exc:  # attach or detach failed: the others go on
+                interrupt = unwinding(exc)
+                if interrupt is not None:  # (an undo that failed after Ctrl-C: it is the Ctrl-C)
+                    run.progress.note(f"  {exc}")
+                    raise interrupt from exc
+                ok = False
+                run.progress.note(f"  {exc}")
+                run.store.add(Measurement("attach", "cell", "elapsed", None, "s",
+                                          {**point.values, "error": exc.message[:500]}, backend.name,
+                                          backend.variant, run.id, rep, ("failed",)),
+                              cell_key(backend, rep, "attach", point.values))
+    return ok
 
 
 def pending(run: Run, backend: Backend, rep: int, point: Point) -> bool:
@@ -195,7 +226,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
     """The backend attached at a point of the sweep in one repeat, and each of its cells
     there that is still to run: whether every one succeeded."""
     ok = True
-    plan, store, progress = run.plan, run.store, run.progress
+    store, progress = run.store, run.progress
     tag = run.tag(point, backend.name, backend.variant)
     with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
@@ -211,21 +242,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
                 scratches[host.label] = host.scratch(workdir / "scratch", cluster.ledger)
             return scratches[host.label]
 
-        facts = backend.facts(target.description)
-        described = {**target.stored_description(), "facts": facts.to_dict()}
-        if cluster.link is not None:  # the lab's declared link: the run's network limit
-            described["link"] = cluster.link
-            if cluster.links:  # (client hosts of a link of their own)
-                described["links"] = dict(cluster.links)
-        if not target.host.local:  # the client hosts' tools, next to this host's in the run
-            described["tools"] = tool_versions(plan.workloads, target.host)
-            if len(target.hosts) > 1:
-                described["tools_by_host"] = {h.label: tool_versions(plan.workloads, h) for h in target.hosts}
-        if cluster.note:  # what holds for every comparison made in this environment
-            described["environment_note"] = cluster.note
-        if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
-            described["client_facts"] = cluster.hosts_facts
-        store.add_target(run.id, backend.name, backend.variant, described, rep)
+        store.add_target(run.id, backend.name, backend.variant, _described(run, backend, cluster, target), rep)
         for workload in point.workloads:
             if not workload.supports(target):
                 continue
@@ -234,3 +251,23 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
                 if cell.key not in run.done:
                     ok &= cell.measure()
     return ok
+
+
+def _described(run: Run, backend: Backend, cluster: Cluster, target: Target) -> dict[str, Any]:
+    """An attachment as stored with the run: the target's description, its system's facts,
+    the links and client hosts it is measured through, what holds for the environment."""
+    facts = backend.facts(target.description)
+    described = {**target.stored_description(), "facts": facts.to_dict()}
+    if cluster.link is not None:  # the lab's declared link: the run's network limit
+        described["link"] = cluster.link
+        if cluster.links:  # (client hosts of a link of their own)
+            described["links"] = dict(cluster.links)
+    if not target.host.local:  # the client hosts' tools, next to this host's in the run
+        described["tools"] = tool_versions(run.plan.workloads, target.host)
+        if len(target.hosts) > 1:
+            described["tools_by_host"] = {h.label: tool_versions(run.plan.workloads, h) for h in target.hosts}
+    if cluster.note:  # what holds for every comparison made in this environment
+        described["environment_note"] = cluster.note
+    if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
+        described["client_facts"] = cluster.hosts_facts
+    return described
