@@ -6,8 +6,8 @@ setup.cfg):
   parser guard, the fault and sampler interfaces, the base of environments with a lab;
 - ``system``: machines, processes and undo — processes, signals, secrets, the ledger, hosts
   (this machine, a container node, an SSH host) and the engines they run;
-- ``execution``: config, the runner and its checks, clients run together, the fault
-  timeline, progress;
+- ``execution``: config, the runner, the cells it runs and their checks, resume, clients
+  run together, the fault timeline, progress;
 - ``results``: the store, the catalogue of runs, the reference data;
 - ``report``: limits, statistics, comparison tables, the gate, the view and its renderers.
 

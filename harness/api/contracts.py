@@ -430,7 +430,7 @@ class Workload(ABC):
     # a fault each cell runs through (the config's 'fault' next to the options; harness.api.faults)
     fault: FaultSpec | None = None
     # 'all': every client host of a target runs each cell at once (the config's 'clients', or
-    # the environment's default: then only on file system targets); see harness.execution.runner
+    # the environment's default: then only on file system targets); see harness.execution.together
     clients: str = "first"
     clients_given: bool = False
     # it calls Target.begin right before each timed phase (so several clients start each

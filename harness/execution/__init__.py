@@ -1,2 +1,3 @@
-"""Carrying out a run: the config made a plan, the runner and the checks before each cell,
-clients run together, the timeline of a fault, what the lab's nodes spent, progress."""
+"""Carrying out a run: the config made a plan, the runner, each cell it runs (one object:
+``cell``) and the checks before it, resuming a run, clients run together, the timeline of a
+fault, what the lab's nodes spent, progress."""
