@@ -92,7 +92,7 @@ class PidfileProcess(Running):
         # by the time anyone looks for the file
         said = self.host.tail(self.log)
         return f"the process exited (its log, {self.host.name}:{self.log}" + \
-            (f", ends:\n{said})" if said else ", is empty)")
+            (", could not be read there)" if said is None else f", ends:\n{said})" if said else ", is empty)")
 
     def output(self) -> str:
         return self.host.run(["cat", str(self.log)], check=False, timeout=30).stdout
@@ -136,9 +136,14 @@ class Host(ABC):
         """A directory of this host for a run's scratch files (``here`` on this machine,
         which the run removes), recorded in the ledger where it is not."""
 
-    def tail(self, path: Path, lines: int = 15) -> str:
-        """The last lines of a text file of this host ('' : none, or not there)."""
-        return self.run(["tail", "-n", str(lines), str(path)], check=False, timeout=30).stdout.rstrip()
+    def tail(self, path: Path, lines: int = 15) -> str | None:
+        """The last lines of a text file of this host (:func:`proc.last_lines`); None where
+        it could not be read (not there, or the host did not answer)."""
+        try:
+            got = self.run(["tail", "-c", str(proc.LOG_TAIL_BYTES), str(path)], check=False, timeout=30)
+        except DfsbenchError:
+            return None
+        return proc.last_lines(got.stdout, lines) if got.returncode == 0 else None
 
     @abstractmethod
     def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
@@ -348,8 +353,8 @@ class LocalHost(Host):
             env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
         return proc.run(argv, timeout=timeout, check=check, env=env, input=input)
 
-    def tail(self, path: Path, lines: int = 15) -> str:
-        return proc.log_tail(path, lines)
+    def tail(self, path: Path, lines: int = 15) -> str | None:
+        return proc.log_tail(path, lines) if path.is_file() else None
 
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
                  env: Mapping[str, str] | None = None, cwd: Path | None = None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -182,22 +183,33 @@ def spawn(argv: Sequence[str | os.PathLike[str]], log_path: Path, *, env: Mappin
             raise DfsbenchError(f"cannot start {cmd[0]}: not found") from exc
 
 
-def log_tail(path: Path | Callable[[], str] | None, lines: int = 15) -> str:
+LOG_TAIL_BYTES = 16384  # what is read of a log's end, at most: its last lines are in it
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def last_lines(text: str, lines: int = 15) -> str:
+    """The last ``lines`` lines of a log's text, fit to show: its control characters (a
+    terminal's escape sequences among them) each shown as '?'."""
+    return _CONTROL.sub("?", "\n".join(text.rstrip().splitlines()[-lines:]))
+
+
+def log_tail(path: Path | Callable[[], str | None] | None, lines: int = 15) -> str:
     """The last lines of a log: a file of this machine, or what ``path()`` reads (a log on
-    another host)."""
+    another host); '' where there is none to read."""
     if callable(path):
-        return path()
+        return path() or ""
     if path is None or not path.exists():
         return ""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - 16384))
+        f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
         text = f.read().decode(errors="replace")
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    return last_lines(text, lines)
 
 
 def wait_for(check: Callable[[], tuple[bool, T]], *, what: str, timeout: float,
-             interval: float = 0.1, log: Path | Callable[[], str] | None = None, hint: str | None = None,
+             interval: float = 0.1, log: Path | Callable[[], str | None] | None = None,
+             hint: str | None = None,
              alive: Callable[[], str | None] | None = None) -> T:
     """Poll ``check`` until it reports ready; return its last value.
 

@@ -376,3 +376,12 @@ def test_a_node_down_is_noticed_from_a_state_that_names_it():
 
     assert _bricks_offline(Cli("gluster-volume-status-brick-down.xml"), "v", 3) == (True, "2 of 3 bricks online")
     assert _bricks_offline(Cli("gluster-volume-status.xml"), "v", 3) == (False, "3 of 3 bricks online")
+
+
+def test_a_timeline_of_its_own_keeps_its_moments_on_the_records_clock():
+    # (the records' times are seconds since the epoch of this machine; a timeline given no
+    # clock keeps its moments on that one, not on a monotonic clock that only a lab run
+    # would tell apart)
+    timeline = Timeline(System(Driven(), heal_s=1.0, notice_s=0.4), "ceph", FaultSpec(action="kill", after_s=5))
+    before = time.time()
+    assert before <= timeline.clock.now() <= time.time()

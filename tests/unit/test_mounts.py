@@ -99,3 +99,25 @@ def test_each_start_of_a_fuse_client_gets_the_words_of_that_start(tmp_path):
     clients = FuseClients(Ledger(tmp_path / "l2.json"), (host,), tmp_path / "mnt", lambda n: ["x", f"s{n}", "mnt"],
                           "fuse.x", Path("/node9/log/c.log"))
     assert clients.argv == ["x", "s0", "mnt"]  # (the start elsewhere, to clean up after a crash)
+
+
+def test_a_fuse_client_on_another_host_that_never_mounts_is_waited_out_with_its_log_read_there(tmp_path):
+    host = ElsewhereHost(tmp_path)
+    ledger = Ledger(tmp_path / "ledger.json")
+    client = FuseClient(ledger, tmp_path / "mnt", ["sh", "-c", "echo 'filer 10.0.0.9:8888 does not answer' >&2; "
+                                                   "exec sleep 60"], "fuse.x", Path("/node9/log/client.log"),
+                        timeout=1, host=host)
+    with pytest.raises(NotReady) as err:
+        client.mount()
+    assert "filer 10.0.0.9:8888 does not answer" in str(err.value)
+    assert ledger.entries == [], "the client that never mounted was left running"
+
+
+def test_what_another_host_could_not_give_is_not_said_to_be_empty_and_its_escapes_are_not_passed_on(tmp_path):
+    host = ElsewhereHost(tmp_path)
+    started = host.spawn(["sh", "-c", "printf 'ok\\033[2J\\033]0;owned\\007 done\\n'"], Path("/node9/said.log"))
+    proc.wait_for(lambda: (started.pid() is not None and not started.running(), "running"), what="sh", timeout=10)
+    said = started.died()
+    assert said is not None and "ok?[2J?]0;owned? done" in said and "\033" not in said
+    (tmp_path / "node9" / "said.log").unlink()  # (gone with its host, say)
+    assert started.died().endswith("could not be read there)")
