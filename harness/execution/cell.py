@@ -6,6 +6,8 @@ the store through one place (:meth:`Cell._add`), the moment it exists."""
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -122,6 +124,7 @@ class Cell:
         unfinished: list[str] = []  # records that came back flagged hung, failed or incomplete
         keep = self._keeper(phase, unfinished)
         sampler = self.cluster.sampler() if self.cluster.sampler is not None else None
+        sampling = False  # (a sampler started is stopped when the pass fails, too)
         spread = together.spread(workload, target) and not workload.spreads_itself()
         try:
             run.store.room()
@@ -131,9 +134,11 @@ class Cell:
             with run.progress.step(what):
                 if sampler is not None:
                     sampler.start()
+                    sampling = True
                 host_before = self._host_before()
                 for m in self._workload_records(spread, raw_dir, on_start, kept):
                     keep(m)
+                sampling = False  # (_spent stops it)
                 for m in self._spent(sampler, spread, host_before, phase):
                     keep(m)
         except StoreUnwritable:  # nowhere to keep what the run measures: it stops
@@ -144,6 +149,9 @@ class Cell:
             flag = "hung" if isinstance(exc, Hung) else "failed"
             keep(Measurement(workload.name, "cell", "elapsed", None, "s", {**self.params, "error": message[:500]},
                              self.backend.name, self.backend.variant, run.id, self.rep, (flag,)))
+            if sampling and sampler is not None:
+                with contextlib.suppress(Exception):  # (what it saw of a failed pass is not kept)
+                    sampler.stop()
             return False
         return not unfinished  # (a tool killed at its deadline may still have printed numbers)
 

@@ -92,3 +92,25 @@ def test_what_a_cell_did_to_the_attachment_stays_with_the_attachment(tmp_path):
     assert target.filled_bytes == 1 and target.lineup is None  # (the cell ran on a view of its own)
     bad.measure()
     assert target.filled_bytes == 2
+
+
+def test_a_sampler_started_for_a_pass_that_fails_is_stopped(tmp_path):
+    # (a node sampler is a thread that asks the engine for every node's counters: one left
+    # running by each failed cell would pile up for the rest of the run)
+    store, target, (good, bad) = cells(tmp_path)
+    ended: list[str] = []
+
+    class Counting(Watching):
+        def start(self):
+            ended.append("started")
+
+        def stop(self):
+            ended.append("stopped")
+            return super().stop()
+
+    for cell in (good, bad):
+        ended.clear()
+        cluster = Cluster("toy", {}, cell.cluster.ledger, tmp_path, sampler=Counting, host_disk=tmp_path)
+        assert Cell(cell.run, cell.point, 2, cell.backend, cluster, target, cell.scratch, cell.workload,
+                    cell.params).measure() == (cell is good)
+        assert ended == ["started", "stopped"], cell.params
