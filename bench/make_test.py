@@ -47,8 +47,11 @@ def main() -> int:
             steps = [m for m in map(STEP.match, text.splitlines()) if m]
             split = ", ".join(f"{m[1]} {m[2]} s" if m[1] else f"node image wait {m[3]} s" for m in steps)
             summary = [line for line in text.splitlines() if re.match(r"^=+ .*(passed|failed).* =+$", line)]
+            # the lab step's slowest tests, as pytest timed them (what to look at when it grows)
+            slowest = re.findall(r"^\s*([\d.]+)s call\s+(\S+)$", text, re.M)
             print(f"round {i + 1}: make test {walls[-1]:.0f} s ({walls[-1] / 60:.1f} min); load at start "
-                  f"{load:.2f}\n  steps: {split}\n  " + "\n  ".join(summary), flush=True)
+                  f"{load:.2f}\n  steps: {split}\n  " + "\n  ".join(summary) +
+                  "".join(f"\n    {float(t):6.0f} s  {name}" for t, name in slowest), flush=True)
     median = statistics.median(walls)
     print(f"make test from a fresh clone: median {median:.0f} s ({median / 60:.1f} min) over {rounds} "
           f"(min {min(walls):.0f}, max {max(walls):.0f}); target <= {TARGET:.0f} s")
