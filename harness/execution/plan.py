@@ -209,22 +209,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
                        hint=f"the config's keys are: {', '.join(Config.model_fields)}") from exc
 
     environment = _environment(config)
-
-    backends = []
-    seen = set()
-    for i, spec in enumerate(config.backends):
-        cls = _plugin("backend", spec.name, f"backends[{i}].name")
-        if (spec.name, spec.variant) in seen:
-            raise BadInput(f"backends[{i}]: {spec.name} variant '{spec.variant}' is listed twice",
-                           hint="give each configuration of a backend its own variant name")
-        seen.add((spec.name, spec.variant))
-        try:
-            backends.append(cls(cls.Options.model_validate(spec.options), spec.variant))
-        except ValidationError as exc:
-            raise _options_error(exc, f"backends[{i}].options", cls.Options) from exc
-    if not backends:
-        raise BadInput("no backends to run", hint=f"valid backends: {', '.join(registry.names('backend'))}")
-
+    backends = _backends(config)
     kinds = {b.kind for b in backends}
     specs = config.workloads
     if report_suite and specs is not None:  # e.g. fio from every client node of a lab
@@ -318,6 +303,25 @@ def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: d
                                hint=f"give {past[0]} at most {size(held[1])}, or a larger {held[0]}")
 
 
+def _backends(config: Config) -> list[Backend]:
+    """The config's backends, each with its options and variant (a variant named twice refused)."""
+    backends = []
+    seen = set()
+    for i, spec in enumerate(config.backends):
+        cls = _plugin("backend", spec.name, f"backends[{i}].name")
+        if (spec.name, spec.variant) in seen:
+            raise BadInput(f"backends[{i}]: {spec.name} variant '{spec.variant}' is listed twice",
+                           hint="give each configuration of a backend its own variant name")
+        seen.add((spec.name, spec.variant))
+        try:
+            backends.append(cls(cls.Options.model_validate(spec.options), spec.variant))
+        except ValidationError as exc:
+            raise _options_error(exc, f"backends[{i}].options", cls.Options) from exc
+    if not backends:
+        raise BadInput("no backends to run", hint=f"valid backends: {', '.join(registry.names('backend'))}")
+    return backends
+
+
 def _points(config: Config, environment: Environment, specs: list[WorkloadSpec], workloads: list[Workload],
             backends: list[Backend]) -> tuple[Point, ...]:
     """Every point of the config's sweep (one, of no values, without a sweep): the product
@@ -331,7 +335,23 @@ def _points(config: Config, environment: Environment, specs: list[WorkloadSpec],
     if not swept_specs:
         raise BadInput("sweep: every workload says 'sweep: false': the sweep would run nothing",
                        hint="leave the sweep out, or let a workload be part of it")
-    axes: list[list[tuple[str, Any, Any]]] = []  # per key: (key, the records' value, what is applied)
+    axes = _axes(config, environment, specs, swept_specs, backends)
+    if "clients" in config.sweep:
+        for i, w in ((i, workloads[i]) for i, _ in swept_specs):
+            if w.clients != "all":
+                raise BadInput(f"sweep.clients: workloads[{i}] ({w.name}) runs on the first client host only, "
+                               "so it would measure the same at every point, and its records would say more "
+                               "clients than it ran on", hint="give it 'clients: all', or run it in a config "
+                               "without this sweep")
+    points = [_point_of(combo, config, environment, specs, workloads, backends)
+              for combo in itertools.product(*axes)]
+    return tuple(points) + ((Point({}, alone),) if alone else ())
+
+
+def _axes(config: Config, environment: Environment, specs: list[WorkloadSpec],
+          swept_specs: list[tuple[int, WorkloadSpec]], backends: list[Backend]) -> list[list[tuple[str, Any, Any]]]:
+    """Each key of the sweep with its values: (key, the records' value, what is applied)."""
+    axes: list[list[tuple[str, Any, Any]]] = []
     for key, values in config.sweep.items():
         if key == "clients":
             axes.append([("clients", _clients(v, j, environment), None) for j, v in enumerate(values)])
@@ -358,36 +378,33 @@ def _points(config: Config, environment: Environment, specs: list[WorkloadSpec],
             i = owners[0]
             _once(key, values, [_recorded(_workload(i, specs[i], config, environment, backends,
                                                     {key: _as_option(specs[i], key, v)}), key) for v in values])
-    if "clients" in config.sweep:
-        for i, w in ((i, workloads[i]) for i, _ in swept_specs):
-            if w.clients != "all":
-                raise BadInput(f"sweep.clients: workloads[{i}] ({w.name}) runs on the first client host only, "
-                               "so it would measure the same at every point, and its records would say more "
-                               "clients than it ran on", hint="give it 'clients: all', or run it in a config "
-                               "without this sweep")
-    points = []
-    for combo in itertools.product(*axes):
-        recorded: dict[str, Any] = {}
-        clients, link = None, None
-        chosen: list[Workload | None] = [w if spec.sweep else None for w, spec in zip(workloads, specs)]
-        for key, value, applied in combo:
-            if key == "clients":
-                clients = value
-            elif key in ENV_SWEEPS:
-                link = applied
-            else:
-                for i in applied:
-                    chosen[i] = _workload(i, specs[i], config, environment, backends, {key: _as_option(specs[i], key, value)})
-                first = chosen[applied[0]]
-                assert first is not None  # (an owner of the key is part of the sweep)
-                value = _recorded(first, key)
-            recorded[key] = value
-        mine = [w for w in chosen if w is not None]
-        _no_shared_cells(mine)
-        if any(w not in workloads for w in mine):
-            environment.check_plan(backends, mine)
-        points.append(Point(recorded, mine, clients, link))
-    return tuple(points) + ((Point({}, alone),) if alone else ())
+    return axes
+
+
+def _point_of(combo: tuple[tuple[str, Any, Any], ...], config: Config, environment: Environment,
+              specs: list[WorkloadSpec], workloads: list[Workload], backends: list[Backend]) -> Point:
+    """The point of one combination of the sweep's values: what its records say, and the
+    workloads it runs (with the values applied)."""
+    recorded: dict[str, Any] = {}
+    clients, link = None, None
+    chosen: list[Workload | None] = [w if spec.sweep else None for w, spec in zip(workloads, specs)]
+    for key, value, applied in combo:
+        if key == "clients":
+            clients = value
+        elif key in ENV_SWEEPS:
+            link = applied
+        else:
+            for i in applied:
+                chosen[i] = _workload(i, specs[i], config, environment, backends, {key: _as_option(specs[i], key, value)})
+            first = chosen[applied[0]]
+            assert first is not None  # (an owner of the key is part of the sweep)
+            value = _recorded(first, key)
+        recorded[key] = value
+    mine = [w for w in chosen if w is not None]
+    _no_shared_cells(mine)
+    if any(w not in workloads for w in mine):
+        environment.check_plan(backends, mine)
+    return Point(recorded, mine, clients, link)
 
 
 def _once(key: str, given: list[Any], parsed: list[Any], show: Callable[[Any], str] | None = None) -> None:
