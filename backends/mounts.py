@@ -36,23 +36,12 @@ def verify_mount(path: Path, fstype: str, host: Host = LOCAL) -> MountEntry:
     return entry
 
 
-# a FUSE client's command line: its words (the mount point last), or what gives them for
-# its n-th start (1, 2, …; 0: a start elsewhere, to clean up after a crash) — for a client
-# that keeps state in a directory of its own (a cache), which must be new at each start
-Argv = list[str] | Callable[[int], list[str]]
-
-
-def argv_of(argv: Argv, start: int) -> list[str]:
-    return argv(start) if callable(argv) else list(argv)
-
-
 class FuseClient:
     """A FUSE client process we start in the foreground, recorded in the ledger.
 
     ``mount()`` waits until /proc/mounts shows the expected type at the mount point;
     ``unmount()`` undoes only what this client created. Remounting gives a fresh client
-    process with empty caches (and, where ``argv`` gives each start its own state directory,
-    one that no earlier process of it can touch while it goes away).
+    process with empty caches.
 
     ``evict(host, pid)`` is called once a client that did not answer (stopped, hung or
     dead) is gone (``pid``: the client's on that host): a system whose servers hold a client's locks until its session
@@ -60,11 +49,10 @@ class FuseClient:
     client's files through another client does not wait on them.
     """
 
-    def __init__(self, ledger: Ledger, mountpoint: Path, argv: Argv, fstype: str,
+    def __init__(self, ledger: Ledger, mountpoint: Path, argv: list[str], fstype: str,
                  log: Path, timeout: float = 60, host: Host = LOCAL,
                  evict: Callable[[Host, int], None] | None = None) -> None:
         self.ledger, self.mountpoint, self.argv = ledger, mountpoint, argv
-        self.starts = 0
         self.fstype, self.log, self.timeout, self.host = fstype, log, timeout, host
         self.evict = evict
         self.pid: int | None = None  # the client's, on its host
@@ -77,13 +65,11 @@ class FuseClient:
                                 "not mounting over it")
         host.mkdir(self.mountpoint)
         died = None
-        self.starts += 1
-        argv = argv_of(self.argv, self.starts)
         with self.ledger.capture() as mine:
             try:  # (the mount's undo first: it must come before the client's stop)
                 host.record_mount(self.ledger, self.mountpoint)
-                self.pid, died = host.start_daemon(argv, self.log, self.ledger,
-                                                   f"{Path(argv[0]).name} {self.mountpoint.name}", grace=15)
+                self.pid, died = host.start_daemon(self.argv, self.log, self.ledger,
+                                         f"{Path(self.argv[0]).name} {self.mountpoint.name}", grace=15)
             finally:
                 self._mine = frozenset(mine)
 
@@ -131,11 +117,10 @@ class FuseClients:
     client node of a lab). Workloads with one client use the first; fio in client/server
     mode uses them all. A remount remounts each, so no client keeps a cache."""
 
-    def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: Argv,
+    def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mountpoint: Path, argv: list[str],
                  fstype: str, log: Path, timeout: float = 60,
                  evict: Callable[[Host, int], None] | None = None) -> None:
-        # (a start elsewhere, to clean up after a crash: its last word is the mount point)
-        self.argv = argv_of(argv, 0)
+        self.argv = argv  # (its last word is the mount point)
         self.clients = [FuseClient(ledger, mountpoint, argv, fstype, log, timeout, host, evict)
                         for host in hosts]
 

@@ -4,10 +4,9 @@ on every client host.
 With ``replication`` the mount writes its files with that replication (``weed mount
 -replication=000``: the master grows volumes of that replication for them), so one run can
 compare one copy with three on the same lab; without it, the master's default (the lab's
-``seaweedfs_replication``). Each start of a mount gets a chunk cache directory of its own
-(``seaweedfs-cache/<n>`` of the attachment), new and empty, so a remount is a client with no
-cache (weed also empties its cache as it goes away: measured, 33 MB of cached chunks after a
-read, 52 KB after a remount).
+``seaweedfs_replication``). Each attachment gets a chunk cache directory of its own; weed
+empties it when a mount starts (measured: 33 MB of cached chunks after a read, 52 KB after a
+remount), so a remount is a client with no cache.
 """
 
 from __future__ import annotations
@@ -107,24 +106,15 @@ class SeaweedFSBackend(Backend):
         else:
             weed = weed_on(host, service)
             mnt = workdir / "seaweedfs"
-            flags = [f"-filer={service.filer}"]
+            flags = [f"-filer={service.filer}", f"-cacheDir={workdir / 'seaweedfs-cache'}"]
             socket = workdir / "run" / "weed-mount.sock"
             if len(str(socket).encode()) <= SOCKET_MAX:
                 flags.append(f"-localSocket={socket}")
             if o.replication is not None:
                 flags.append(f"-replication={o.replication}")
-
-            def argv(start: int) -> list[str]:
-                # each start's chunk and metadata cache in a directory of its own: a weed mount
-                # removes its cache directory as it goes away, and one that shared it with the
-                # next start broke that start's (seen on a container client remounted after a
-                # volume node was killed: "cannot create cache file …: not a directory", then
-                # "Failed to initialize metadata cache store", and the new mount exited)
-                # (the mount point last, a word of its own: Workspace mounts it elsewhere to clean up)
-                return [weed, *GLOBAL_FLAGS, "mount", *flags, f"-cacheDir={workdir / 'seaweedfs-cache' / str(start)}",
-                        "-dir", str(mnt)]
-
-            client = FuseClients(cluster.ledger, cluster.clients, mnt, argv, FSTYPE,
+            # (the mount point last, a word of its own: Workspace mounts it elsewhere to clean up)
+            client = FuseClients(cluster.ledger, cluster.clients, mnt,
+                                 [weed, *GLOBAL_FLAGS, "mount", *flags, "-dir", str(mnt)], FSTYPE,
                                  workdir / "log" / "weed-mount.log")
             for each in cluster.clients:
                 each.mkdir(socket.parent)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.mounts import FuseClient, FuseClients, verify_mount
+from backends.mounts import FuseClient, verify_mount
 from harness.errors import DfsbenchError, NotReady
 from harness.system import proc
 from harness.system.hosts import RemoteHost
@@ -84,21 +84,6 @@ def test_a_process_on_another_host_that_said_nothing_says_so(tmp_path):
     started = host.spawn(["true"], Path("/node9/quiet.log"))
     proc.wait_for(lambda: (started.died() is not None, "running"), what="true to end", timeout=10)
     assert started.died() == "the process exited (its log, node9:/node9/quiet.log, is empty)"
-
-
-def test_each_start_of_a_fuse_client_gets_the_words_of_that_start(tmp_path):
-    # (a client whose state directory must be new at each start: the argv says which start)
-    host = ElsewhereHost(tmp_path)
-    client = FuseClient(Ledger(tmp_path / "ledger.json"), tmp_path / "mnt",
-                        lambda n: ["sh", "-c", f"echo 'start {n} of cache-{n}' >&2; exit 1"], "fuse.x",
-                        Path("/node9/log/client.log"), timeout=20, host=host)
-    for n in (1, 2):
-        with pytest.raises(NotReady) as err:
-            client.mount()
-        assert f"start {n} of cache-{n}" in str(err.value).splitlines()[-1]
-    clients = FuseClients(Ledger(tmp_path / "l2.json"), (host,), tmp_path / "mnt", lambda n: ["x", f"s{n}", "mnt"],
-                          "fuse.x", Path("/node9/log/c.log"))
-    assert clients.argv == ["x", "s0", "mnt"]  # (the start elsewhere, to clean up after a crash)
 
 
 def test_a_fuse_client_on_another_host_that_never_mounts_is_waited_out_with_its_log_read_there(tmp_path):
