@@ -81,7 +81,7 @@ class FuseClient:
         try:
             proc.wait_for(mounted, what=f"a {self.fstype} mount at {self.mountpoint}",
                           timeout=self.timeout, interval=0.05, alive=died,
-                          log=self.log if host.local else lambda: host.tail(self.log))
+                          log=lambda: host.tail(self.log))  # (read on its host, this one or another)
             entry = verify_mount(self.mountpoint, self.fstype, host)
             if host.capacity(self.mountpoint) == 0:
                 raise DfsbenchError(f"{self.mountpoint} reports no capacity")
