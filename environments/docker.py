@@ -454,6 +454,7 @@ class LabBringUp:
         return node
 
     def container(self, network: Any, host: str, volume_at: str | None) -> Node:
+        from docker.types import Mount
         from testcontainers.core.container import DockerContainer
 
         name = f"dfsbench-{self.lab}-{host}"
@@ -469,6 +470,14 @@ class LabBringUp:
             container = container.with_volume_mapping(volume, volume_at, "rw")
         if host.startswith("client"):
             kwargs["devices"] = ["/dev/fuse:/dev/fuse:rwm"]
+            # what a run keeps on a client node (a FUSE client's cache and state, scratch
+            # files, logs) lives under the lab's directory: there, a volume of its own, not
+            # the fuse-overlayfs root (a FUSE client starting again under load could not
+            # create files in the directories it had just made there)
+            work = f"{name}-work"
+            docker("volume", "create", "--label", f"{LABEL}={self.lab}", work)
+            self.ledger.command(["docker", "volume", "rm", "-f", work], f"volume {work}")
+            kwargs["mounts"] = [Mount(str(self.ledger.path.parent), work, type="volume")]
         container.with_kwargs(**kwargs).start()
         self.ledger.command(["docker", "rm", "-f", "-v", name], f"container {name}")
         return Node(name, host)
