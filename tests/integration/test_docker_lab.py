@@ -165,7 +165,7 @@ def measured_on_the_client_nodes(lab_dir: Path, env: dict[str, str], tmp_path: P
 environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}, sample_every_s: 4}}
 backends: [glusterfs, cephfs, seaweedfs]
 workloads:
-  - {name: largefile, options: {sizes: [256MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 5}}
+  - {name: largefile, options: {sizes: [128MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 5}}
   - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
   - {name: iperf3, options: {seconds: 2}}
   - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
