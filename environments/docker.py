@@ -43,7 +43,7 @@ from harness.api.systems import ContainerNode, Containers, NodeWish, System, ref
 from harness.api.model import link_rate
 from harness.api.sampler import CLIENT, MIN_SAMPLE_S, SERVER, NodeRole
 from harness.errors import BadInput, DfsbenchError
-from harness.system import files, proc
+from harness.system import files, proc, signals
 from harness.system.hosts import Host
 from harness.system.ledger import Ledger
 from harness.units import parse_rate
@@ -463,24 +463,36 @@ class LabBringUp:
                                   "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
         container = DockerContainer(self.image).with_name(name).with_network(network) \
             .with_network_aliases(host).with_command(["sleep", "infinity"])
+        mounts = []
         if volume_at is not None:  # a system's data on a volume, not fuse-overlayfs
-            volume = f"{name}-data"
-            docker("volume", "create", "--label", f"{LABEL}={self.lab}", volume)
-            self.ledger.command(["docker", "volume", "rm", "-f", volume], f"volume {volume}")
-            container = container.with_volume_mapping(volume, volume_at, "rw")
+            mounts.append(Mount(volume_at, self.volume(f"{name}-data"), type="volume"))
         if host.startswith("client"):
             kwargs["devices"] = ["/dev/fuse:/dev/fuse:rwm"]
             # what a run keeps on a client node (a FUSE client's cache and state, scratch
             # files, logs) lives under the lab's directory: there, a volume of its own, not
             # the fuse-overlayfs root (a FUSE client starting again under load could not
             # create files in the directories it had just made there)
-            work = f"{name}-work"
-            docker("volume", "create", "--label", f"{LABEL}={self.lab}", work)
-            self.ledger.command(["docker", "volume", "rm", "-f", work], f"volume {work}")
-            kwargs["mounts"] = [Mount(str(self.ledger.path.parent), work, type="volume")]
-        container.with_kwargs(**kwargs).start()
+            mounts.append(Mount(str(self.ledger.path.parent), self.volume(f"{name}-work"), type="volume"))
+        try:
+            container.with_kwargs(**kwargs, mounts=mounts).start()
+        except BaseException:  # made but not started? not in the ledger yet, and it holds the volumes
+            with signals.shielded():
+                label = docker("inspect", "--format", f'{{{{index .Config.Labels "{LABEL}"}}}}', name, check=False)
+                if label.strip() == self.lab:  # (ours: a container of that name from elsewhere stays)
+                    docker("rm", "-f", "-v", name, check=False)
+            raise
         self.ledger.command(["docker", "rm", "-f", "-v", name], f"container {name}")
         return Node(name, host)
+
+    def volume(self, name: str) -> str:
+        """A new Docker volume of the lab's, in the ledger; never one that was there before
+        (a name taken is someone else's, or a lab's that was not swept)."""
+        if proc.run(["docker", "volume", "inspect", name], timeout=60, check=False).returncode == 0:
+            raise DfsbenchError(f"a Docker volume named {name} already exists, and this lab did not make it: "
+                                "not using it", hint=f"if nothing uses it, remove it (docker volume rm {name})")
+        docker("volume", "create", "--label", f"{LABEL}={self.lab}", name)
+        self.ledger.command(["docker", "volume", "rm", "-f", name], f"volume {name}")
+        return name
 
     def shape(self, node: Node) -> None:
         shape(node, link_of(self.o, node.label.removeprefix(f"dfsbench-{self.lab}-")).bits_per_second)

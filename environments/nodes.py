@@ -26,8 +26,6 @@ from harness.api.systems import ContainerNode
 from harness.system.hosts import RemoteHost, copied_name
 from harness.system.ledger import Ledger
 
-# where a client node keeps scratch files: its Docker volume, not the fuse-overlayfs root
-SCRATCH = Path("/scratch")
 ENGINES = "/usr/local/lib/dfsbench"  # where engine scripts are put
 # exit codes of coreutils timeout: it stopped the command (TERM), or had to KILL it
 TIMED_OUT = (124, 137)
@@ -168,7 +166,9 @@ class Node(RemoteHost, ContainerNode):
         return ["python3", where]
 
     def scratch(self, here: Path, ledger: Ledger) -> Path:
-        where = SCRATCH / here.parent.name  # the run's id
+        # the same path in the node: under the lab's directory, where a client node has a
+        # Docker volume of its own (environments.docker), not the fuse-overlayfs root
+        where = here
         if self.run(["test", "-d", str(where)], check=False).returncode != 0:
             self.mkdir(where)
             ledger.command(self.wrap(["rm", "-rf", "--one-file-system", str(where)]),
