@@ -1,9 +1,10 @@
 """Erasure coding on both systems, on real labs: largefile on CephFS and RBD with an
 erasure-coded data pool of k=2, m=1 (the local lab: the failure domain the OSD), and on a
 GlusterFS disperse 2+1 volume of the backend's own and CephFS EC 2+1 (the container lab: the
-failure domain the node). The cluster itself is asked, while the run goes, whether the data
-went to an erasure-coded pool or a disperse volume; and after it, whether the detach removed
-the pool, its profile and rule, and the volume with its bricks."""
+failure domain the node). The cluster itself is asked whether the data went to an
+erasure-coded pool or a disperse volume (in the local lab, of the attachments ``lab up``
+holds; in the container lab, while the run goes), and after the run whether its detaches
+removed the pools, their profiles and rules, and the volume with its bricks."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ pytestmark = [pytest.mark.lab]
 
 
 class Watcher(threading.Thread):
-    """Asks the cluster, every half second while a run goes, what erasure-coded pools and
-    disperse volumes it has, and what is in them; ``ask(*argv)`` runs a command where the
-    cluster's CLIs are (here, or in a node), returning its output ('' on failure)."""
+    """Asks the cluster what erasure-coded pools and disperse volumes it has, and what is in
+    them: once (``look``), or every half second while a run goes (started as a thread);
+    ``ceph(*argv)`` and ``gluster(*argv)`` run a command where the cluster's CLIs are (here,
+    or in a node), returning its output ('' on failure)."""
 
     def __init__(self, ceph: Callable[..., str], gluster: Callable[..., str] | None = None) -> None:
         super().__init__(daemon=True)
@@ -50,12 +52,13 @@ class Watcher(threading.Thread):
                 continue
             name = pool["pool_name"]
             seen = self.pools.setdefault(name, {"objects": 0, "names": set()})
-            if "profile" not in seen:
+            if not seen.get("code"):  # (asked until it is answered: a loaded host may time out)
                 said = json.loads(self.ceph("ceph", "osd", "pool", "get", name, "erasure_code_profile",
                                             "--format", "json") or "{}")
                 seen["profile"] = said.get("erasure_code_profile")
                 seen["code"] = json.loads(self.ceph("ceph", "osd", "erasure-code-profile", "get",
-                                                    str(seen["profile"]), "--format", "json") or "{}")
+                                                    str(seen["profile"]), "--format", "json") or "{}") \
+                    if seen["profile"] else {}
             if not seen.get("overwrites"):  # (set just after the pool is made: asked until it is)
                 seen["overwrites"] = json.loads(self.ceph("ceph", "osd", "pool", "get", name, "allow_ec_overwrites",
                                                           "--format", "json") or "{}").get("allow_ec_overwrites")
@@ -99,11 +102,12 @@ def lab_mounts(status: str) -> dict[str, str]:
     return {fstype: point for point, fstype in found}
 
 
-def until(seen: Callable[[], bool], what: str, timeout: float = 300) -> None:
-    """Wait for what the cluster holds to show: as long as a loaded host takes to say it."""
+def until(seen: Callable[[], str | None], timeout: float = 300) -> None:
+    """Wait until ``seen()`` says nothing is missing (None); else it says what is. A loaded
+    host is given minutes: nothing here is a race against the host's speed."""
     end = time.monotonic() + timeout
-    while not seen():
-        assert time.monotonic() < end, f"{what}: not seen within {timeout:.0f} s"
+    while (missing := seen()) is not None:
+        assert time.monotonic() < end, f"not seen within {timeout:.0f} s: {missing}"
         time.sleep(0.5)
 
 
@@ -112,8 +116,9 @@ def until(seen: Callable[[], bool], what: str, timeout: float = 300) -> None:
 def test_cephfs_and_rbd_on_an_erasure_coded_pool_in_the_local_lab(tmp_path):
     """Where the data goes is asked of the cluster on the attachments ``lab up CONFIG`` makes
     and keeps (the same attach a run makes, held until ``lab down``): nothing the test sees
-    depends on catching a run's pool in the seconds it lives, however busy the host. The run
-    then shows what it recorded of its own pools, and that its detach removed each."""
+    depends on catching a run's pool in the seconds it lives, however busy the host. Then a
+    run: the pools it made (the cluster's pool count says how many) and its records, and the
+    cluster after it holding what the lab held before it."""
     lab = tmp_path / "lab"
     env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
     config = tmp_path / "ec.yaml"
@@ -127,37 +132,63 @@ def test_cephfs_and_rbd_on_an_erasure_coded_pool_in_the_local_lab(tmp_path):
                              text=True, timeout=120)
         return got.stdout if got.returncode == 0 else ""
 
+    def said(tool: str, *args: str) -> str:  # (what must be answered: no answer fails the test)
+        got = subprocess.run([tool, "-c", str(conf), "--keyring", str(keyring), *args], capture_output=True,
+                             text=True, timeout=300)
+        assert got.returncode == 0, f"{tool} {' '.join(args)}: {got.stderr}"
+        return got.stdout
+
     try:
         # the lab's two attachments: CephFS (FUSE) and an RBD image (rbd-fuse shows it as a
         # file) with a file system on it, each on an erasure-coded data pool of its own
         mounts = lab_mounts(up.stdout)
         assert set(mounts) - {"ext4", "xfs"} == {"fuse.ceph-fuse", "fuse.rbd-fuse"} and len(mounts) == 3, \
             up.stdout
-        for fstype, point in mounts.items():
-            if fstype == "fuse.rbd-fuse":
-                continue  # (the image itself: written through the file system on it)
-            # (where the attachment has a directory of its own, it is the one on the pool)
-            space = sorted(Path(point).glob("dfsbench-ec21-*")) or [Path(point)]
-            subprocess.run(["dd", "if=/dev/zero", f"of={space[0]}/ec-probe", "bs=4M", "count=4", "conv=fsync"],
+        [on_image] = [point for fstype, point in mounts.items() if not fstype.startswith("fuse.")]
+        spaces = sorted(Path(mounts["fuse.ceph-fuse"]).glob("dfsbench-ec21-*"))
+        assert len(spaces) == 1, spaces  # (the attachment's directory: the one laid out on its pool)
+        probe = spaces[0] / "ec-probe"
+        for where in (probe, Path(on_image) / "ec-probe"):
+            subprocess.run(["dd", "if=/dev/zero", f"of={where}", "bs=4M", "count=4", "conv=fsync"],
                            check=True, capture_output=True, timeout=300)
+        pools = json.loads(said("ceph", "osd", "pool", "ls", "detail", "--format", "json"))
+        ec = {p["pool_name"] for p in pools if p.get("erasure_code_profile")}
+        [image_pool] = [p["pool_name"] for p in pools if p["pool_name"].startswith("dfsbench-rbd-")
+                        and p["pool_name"] not in ec]
+        [image] = said("rbd", "ls", image_pool).split()
+        info = json.loads(said("rbd", "info", f"{image_pool}/{image}", "--format", "json"))
+        # the file's layout names the CephFS attachment's pool; the image's data pool is the RBD one's
+        file_pool = os.getxattr(probe, "ceph.file.layout.pool").decode()
+        assert {file_pool, info["data_pool"]} == ec and len(ec) == 2, (file_pool, info, ec)
         watcher = Watcher(ceph)
+        # Ceph's names for their data: the file's objects are <inode in hex>.<index>, the
+        # image's <block_name_prefix>.<index>
+        theirs = {file_pool: f"{os.stat(probe).st_ino:x}.", info["data_pool"]: info["block_name_prefix"] + "."}
 
-        def both_hold_the_data() -> bool:
+        def missing() -> str | None:
             watcher.look()
-            pools = list(watcher.pools.values())
-            return len(pools) == 2 and all(p["objects"] >= 4 and p.get("overwrites") for p in pools) and \
-                any(any(n.startswith("rbd_data.") for n in p["names"]) for p in pools)
+            for pool, prefix in theirs.items():
+                seen = watcher.pools.get(pool, {})
+                mine = [n for n in seen.get("names", ()) if n.startswith(prefix)]
+                if len(mine) < 4 or not seen.get("overwrites") or not seen.get("code"):
+                    return f"{pool}: {len(mine)} objects named {prefix}*, overwrites {seen.get('overwrites')}, " \
+                           f"code {seen.get('code')}"
+            return None
 
-        # the cluster says: two erasure-coded pools, k=2 m=1 over OSDs, overwrites allowed,
-        # and what was written through each mount is in them (16 MiB: at least four 4 MiB
-        # objects; the image's as rbd_data objects)
-        until(both_hold_the_data, f"16 MiB in each of the lab's erasure-coded pools ({watcher.pools})")
-        for seen in watcher.pools.values():
-            code = seen["code"]
+        # the cluster says: both pools erasure-coded k=2 m=1 over OSDs, overwrites allowed, and
+        # what was written through each mount is in its pool (16 MiB: at least four 4 MiB objects)
+        until(missing)
+        for pool in ec:
+            code = watcher.pools[pool]["code"]
             assert (code["k"], code["m"], code["crush-failure-domain"]) == ("2", "1", "osd"), code
-        held = (ceph("ceph", "osd", "pool", "ls"), ceph("ceph", "osd", "erasure-code-profile", "ls"),
-                ceph("ceph", "osd", "crush", "rule", "ls"))
 
+        def held() -> tuple[list[str], ...]:
+            return tuple(sorted(said("ceph", *what).split()) for what in
+                         (("osd", "pool", "ls"), ("osd", "erasure-code-profile", "ls"), ("osd", "crush", "rule", "ls")))
+
+        before = held()
+        assert ec <= set(before[0])
+        made = json.loads(said("ceph", "osd", "dump", "--format", "json"))["pool_max"]
         run = dfsbench("run", str(config), env=env)
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         view = json.loads(dfsbench("compare", "latest", "--format", "json", env=env).stdout)
@@ -165,16 +196,16 @@ def test_cephfs_and_rbd_on_an_erasure_coded_pool_in_the_local_lab(tmp_path):
         for backend in ("cephfs", "rbd"):
             d = systems[backend]
             assert d["erasure_code"] == {"k": 2, "m": 1, "failure_domain": "osd", "pool_type": "erasure"}
-            assert d["ec_pool"] not in watcher.pools, "the run used the lab's pool, not one of its own"
+            assert d["ec_pool"] not in ec, "the run used the lab's pool, not one of its own"
         assert systems["rbd"]["replicas"] is None and systems["cephfs"]["replicas"] is None
         written = [r for r in view["records"] if r["workload"] == "largefile" and r["metric"] == "throughput"]
         assert {(r["backend"], r["test"]) for r in written} == {(b, t) for b in ("cephfs", "rbd")
                                                                 for t in ("write", "read")}
-        # each of the run's detaches removed its pool, the profile and the CRUSH rule Ceph
-        # made with it: the cluster holds what the lab held before the run, and no more
-        after = (ceph("ceph", "osd", "pool", "ls"), ceph("ceph", "osd", "erasure-code-profile", "ls"),
-                 ceph("ceph", "osd", "crush", "rule", "ls"))
-        assert after == held
+        # the run made three pools (CephFS's erasure-coded one; RBD's for the image and its
+        # erasure-coded data pool), and its detaches removed each with the profile and the
+        # CRUSH rule Ceph made with it: the cluster holds what the lab held before the run
+        assert json.loads(said("ceph", "osd", "dump", "--format", "json"))["pool_max"] == made + 3
+        assert held() == before
     finally:
         down = dfsbench("lab", "down", env=env)
         assert down.returncode == 0, down.stderr
