@@ -66,13 +66,25 @@ def _tools() -> str:
         return f"(not listed: {exc.message}; see 'dfsbench list')"
 
 
+def _members(name: str) -> str:
+    """The installed backends that take part in a built-in suite, as they declare it."""
+    from harness.execution.plan import suite
+
+    try:
+        names = [entry["name"] for entry in suite("backend", name)]
+    except registry.PluginError:  # (the list of every backend says why: see _tools)
+        return ""
+    return f" on {', '.join(names)}" if names and name != "full" else ""
+
+
 def _suites() -> str:
     """Every built-in suite and what it runs, from where the suites are defined."""
     default = Config.model_fields["suite"].default
-    about = [f"'{name}'{' (the default)' if name == default else ''} {text}" for name, text in SUITES.items()]
+    about = [f"'{name}'{' (the default)' if name == default else ''} {text}{_members(name)}"
+             for name, text in SUITES.items()]
     about += [f"'{name}' (a config of its own, {suite.config.name}) {suite.about}"
               for name, suite in CONFIG_SUITES.items()]
-    return "what runs where the config names nothing: " + "; ".join(about)
+    return "; ".join(about)
 
 
 def _csv(text: str) -> list[str]:
@@ -135,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[results], help="run the workloads on every backend")
     run.add_argument("config", nargs="?", type=Path, help="YAML config (default: built-in)")
     run.add_argument("--scale", choices=["quick", "report"])
-    run.add_argument("--suite", choices=[*SUITES, *CONFIG_SUITES], help=_suites())
+    run.help_later(run.add_argument("--suite", choices=[*SUITES, *CONFIG_SUITES],
+                                    help="what runs where the config names nothing"), _suites)
     run.help_later(run.add_argument("--env", help="the environment, over the config's"), _environments)
     run.help_later(run.add_argument("--backends", type=_csv, help="comma-separated backend names"),
                    _installed("backend"))

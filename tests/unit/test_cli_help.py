@@ -47,6 +47,11 @@ def test_the_help_of_run_names_every_environment_and_suite(unwrapped):
     every = [*SUITES, *CONFIG_SUITES]
     assert "{" + ",".join(every) + "}" in suites  # (the choices)
     assert [name for name in every if f"'{name}'" not in suites] == [], suites
+    # the backends of the report suite as they declare it, and no system the help was told of
+    members = sorted(name for name in registry.names("backend")
+                     if "report" in getattr(registry.load("backend", name), "suites", {}))
+    assert members and re.search(r"'report' \(the default\) [^;]* on ([\w, -]+);", suites).group(1).split(", ") \
+        == sorted(members, key=lambda n: registry.load("backend", n).suites["report"]), suites
 
 
 def test_the_help_of_lab_run_parse_and_import_names_what_is_installed(unwrapped):
