@@ -273,9 +273,16 @@ def render(view: View) -> str:
             + figures([t for t in view.tables if kind(t) == "cost"])
             + figures([t for t in view.tables if kind(t) not in ("sweep", "cost")]))
     costs = "".join(_table_html(t) for t in view.tables if kind(t) == "cost")
-    charts = "".join(f"<div class='chart' id='chart-{i}'></div>" for i in range(len(figs)))
+    drawn = [f for f in figs if "note" not in f]  # (a figure with a note says why it is not drawn)
+    charts, at = [], 0
+    for f in figs:
+        if "note" in f:
+            charts.append(f"<p class='notes'>{html.escape(f['title'])}: {html.escape(f['note'])}</p>")
+        else:
+            charts.append(f"<div class='chart' id='chart-{at}'></div>")
+            at += 1
     specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
-                                                                "margin": {"l": 160}}} for f in figs]))
+                                                                "margin": {"l": 160}}} for f in drawn]))
     specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
     legend = "".join(f"<li>[{f.code}] {html.escape(name)}: {html.escape(f.meaning)}</li>"
                      for name, f in FLAGS.items())
@@ -285,7 +292,7 @@ def render(view: View) -> str:
 <style>{STYLE}</style><script>{plotly_js}</script></head>
 <body><h1>{html.escape(title)}</h1>
 {summary_html(view)}{costs}
-<h2>Charts</h2>{charts}
+<h2>Charts</h2>{''.join(charts)}
 <h2>Runs, environment and topology</h2><pre class="header">{html.escape(chr(10).join(view.header))}</pre>
 <h2>Tables</h2>{''.join(_table_html(t) for t in view.tables if kind(t) != "cost")}
 <h2>Flags</h2><ul class="notes">{legend}</ul>

@@ -80,6 +80,23 @@ IDLE = 5.0
 NODE_METRICS = {"cpu": ("CPU", 1.0, "% of one core"), "net_tx": ("network out", 1 << 20, "MiB/s"),
                 "net_rx": ("network in", 1 << 20, "MiB/s")}
 _RATE_SCALE = {"B/s": (1 << 20, "MiB/s")}
+# a cell whose rates cover fewer whole seconds than this is not drawn over time
+SHORT_S = 3
+# the width (of the figure) each rate axis after the second takes on the right
+_AXIS_BAND = 0.08
+
+
+def _rate_axes(rates: list[Measurement]) -> dict[str, tuple[str, float, str]]:
+    """Per unit of the cell's rates, in the order first met: the axis it is drawn on ('y';
+    then 'y4', 'y5', …: y2 and y3 are the nodes'), what its values are divided by, and the
+    unit then shown. Rates of two units never share an axis (files/s beside B/s would read
+    as millions of files a second)."""
+    axes: dict[str, tuple[str, float, str]] = {}
+    for m in rates:
+        if m.unit not in axes:
+            div, label = _RATE_SCALE.get(m.unit, (1.0, m.unit))
+            axes[m.unit] = ("y" if not axes else f"y{len(axes) + 3}", div, label)
+    return axes
 
 
 def _same_cell(m: Measurement, cell: tuple[tuple[str, str], ...], about: tuple[str, ...] = ()) -> bool:
@@ -90,7 +107,9 @@ def _same_cell(m: Measurement, cell: tuple[tuple[str, str], ...], about: tuple[s
 
 
 def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
-    """One timeline per cell that has rates per second (:func:`figure`)."""
+    """One timeline per cell that has rates per second (:func:`figure`); for a cell whose
+    rates cover fewer than ``SHORT_S`` whole seconds, a title and a ``note`` saying why it
+    is not drawn instead."""
     cells: dict[tuple[Any, ...], list[Measurement]] = {}
     for m in records:
         if m.series is None or m.series.source != "progress" or m.params.get("host") in OVER_CLIENTS:
@@ -103,8 +122,15 @@ def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) 
                       and _same_cell(f, cell, ABOUT)), None)
         nodes = [m for m in others if m.workload == RESOURCES and m.params.get("for") == workload
                  and m.metric in NODE_METRICS and m.series is not None and _same_cell(m, cell)]
-        out.append(figure(f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}"
-                          + (f" (repeat {repeat + 1})" if repeat else ""), rates, fault, nodes))
+        title = f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}" + \
+            (f" (repeat {repeat + 1})" if repeat else "")
+        seconds = max(len(m.series.whole()) for m in rates if m.series is not None)
+        if seconds < SHORT_S:  # (a line or two of one-second steps: a shape the data does not have)
+            lasted = max(m.series.end for m in rates if m.series) - min(m.series.start for m in rates if m.series)
+            out.append({"title": title, "note": f"lasted {lasted:.1f} s, {seconds} whole second(s) of rates per "
+                                                f"second: too few to draw over time (its figures are in the tables)"})
+            continue
+        out.append(figure(title, rates, fault, nodes))
     return out
 
 
@@ -116,24 +142,24 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
     time axis, each node's CPU and network between its samples."""
     injected = fault.params.get("injected") if fault is not None else None
     zero = float(injected) if isinstance(injected, (int, float)) else min(m.series.start for m in rates if m.series)
-    unit = rates[0].unit
-    div, label = _RATE_SCALE.get(unit, (1.0, unit))
+    axes = _rate_axes(rates)
     data: list[dict[str, Any]] = []
     groups: dict[tuple[Any, ...], list[Measurement]] = {}
     for m in rates:
-        groups.setdefault((m.params.get("phase"), m.test, m.metric), []).append(m)
-    for (phase, test, metric), found in groups.items():
+        groups.setdefault((m.params.get("phase"), m.test, m.metric, m.unit), []).append(m)
+    for (phase, test, metric, unit), found in groups.items():
         what = f"{test} {metric}" + (f", {phase}" if phase else "")
         stack = f"{phase}-{test}-{metric}"
+        axis, div, label = axes[unit]
         for m in sorted(found, key=lambda m: str(m.params.get("host"))):
             assert m.series is not None
             data.append({"type": "scatter", "mode": "lines", "stackgroup": stack, "line": {"width": 0.5},
-                         "name": f"{m.params.get('host') or 'client'}: {what}",
+                         "name": f"{m.params.get('host') or 'client'}: {what}", "yaxis": axis,
                          "x": [t - zero for t, _ in m.series.points], "y": [v / div for _, v in m.series.points],
                          "hovertemplate": "%{y:.1f} " + label + " at %{x:.0f} s<extra>%{fullData.name}</extra>"})
         total = summed(m.series for m in found if m.series is not None)
         if total is not None and len(found) > 1:
-            data.append({"type": "scatter", "mode": "lines", "name": f"all clients: {what}",
+            data.append({"type": "scatter", "mode": "lines", "name": f"all clients: {what}", "yaxis": axis,
                          "line": {"color": "black", "width": 2}, "x": [t - zero for t, _ in total.points],
                          "y": [v / div for _, v in total.points]})
     shapes: list[dict[str, Any]] = []
@@ -162,12 +188,23 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
                      "y": [v / scale for _, v in m.series.points] + [m.series.points[-1][1] / scale],
                      "legendgroup": m.test, "visible": True if m.test in busy else "legendonly"})
     origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) else "the cell's first second"
+    # one axis per unit: the first on the left, each other on the right of the plot,
+    # the plot narrowed by a band for each axis after the second
+    extra = len(axes) - 1
+    right = 1.0 - _AXIS_BAND * max(0, extra - 1)
     layout: dict[str, Any] = {
         "height": 720 if nodes else 440, "shapes": shapes, "annotations": notes, "hovermode": "x",
-        "xaxis": {"title": {"text": f"s from {origin} (the records' clock)"}, "anchor": "y3" if nodes else "y"},
-        "yaxis": {"title": {"text": f"rate ({label})"}, "domain": [0.5, 1.0] if nodes else [0.0, 1.0],
-                  "rangemode": "tozero"},
+        "xaxis": {"title": {"text": f"s from {origin} (the records' clock)"}, "anchor": "y3" if nodes else "y",
+                  "domain": [0.0, right]},
         "legend": {"font": {"size": 10}}}
+    for i, (axis, _, label) in enumerate(axes.values()):
+        spec: dict[str, Any] = {"title": {"text": f"rate ({label})"}, "rangemode": "tozero"}
+        if i == 0:
+            spec["domain"] = [0.5, 1.0] if nodes else [0.0, 1.0]
+        else:
+            spec.update(overlaying="y", side="right", anchor="free", position=right + _AXIS_BAND * (i - 1),
+                        showgrid=False)
+        layout["yaxis" + axis[1:]] = spec
     if nodes:
         layout["yaxis2"] = {"title": {"text": "CPU (% of a core)"}, "domain": [0.27, 0.44], "rangemode": "tozero"}
         layout["yaxis3"] = {"title": {"text": "network (MiB/s)"}, "domain": [0.0, 0.21], "rangemode": "tozero"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 import struct
 from dataclasses import replace
@@ -565,3 +566,57 @@ def test_the_amount_at_any_time_is_the_line_between_the_notes_around_it(raw):
 
     for t in [notes[0][0] - 1, *(n[0] for n in notes), *(n[0] + 0.5 for n in notes), notes[-1][0] + 1]:
         assert _amount_at(notes, t) == pytest.approx(walked(t))
+
+
+def test_rates_of_two_units_in_one_cell_are_drawn_on_an_axis_each():
+    """smallfile's files_per_sec (files/s) beside its throughput (B/s): on one axis titled
+    by the first unit, 3 MiB/s of bytes and 200 files/s would read as one quantity."""
+    from harness.report.timelines import figure
+
+    start = T0 + 1000.0
+    made = [Measurement("smallfile", "create", metric, 1.0, unit, {"host": host, "files": 64}, "cephfs", "default",
+                        "s", series=_series(start, rates))
+            for metric, unit, rates in (("throughput", "B/s", [3 << 20] * 4), ("files_per_sec", "files/s", [200.0] * 4))
+            for host in ("client1", "client2")]
+    fig = figure("cephfs: smallfile", made, None, [])
+    layout = fig["layout"]
+    assert layout["yaxis"]["title"]["text"] == "rate (MiB/s)"
+    assert layout["yaxis4"]["title"]["text"] == "rate (files/s)" and layout["yaxis4"]["overlaying"] == "y"
+    for d in fig["data"]:
+        assert d["yaxis"] == ("y4" if "files_per_sec" in d["name"] else "y"), d["name"]
+        if d["name"].startswith("all clients"):
+            assert d["y"][0] == (400.0 if d["yaxis"] == "y4" else 6.0)  # (each in its own unit)
+    assert "yaxis5" not in layout and layout["xaxis"]["domain"] == [0.0, 1.0]
+
+
+def test_a_cell_of_two_seconds_is_not_drawn_over_time_and_the_report_says_why():
+    """Two one-second points drawn as a line read as a ramp from nothing: the data has no such
+    shape. The report says how long the cell lasted instead; a longer cell is drawn."""
+    from harness.report.timelines import figures
+
+    start = T0 + 1000.5  # (mid-second: its first whole second starts half a second later)
+    def cell(files: int, rates: list[float]) -> Measurement:
+        return Measurement("smallfile", "create", "files_per_sec", 1.0, "files/s", {"host": "client1", "files": files},
+                           "cephfs", "default", "s", series=_series(start, rates))
+    short, long = figures([cell(64, [100.0, 100.0]), cell(128, [100.0] * 5)], lambda k: k[0])
+    assert "data" not in short and short["note"].startswith("lasted 2.0 s, 1 whole second(s)"), short
+    assert "files=64" in short["title"] and "files=128" in long["title"] and long["data"]
+
+
+def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp_path):
+    from harness.report.html import render
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    _fault_run(tmp_path)  # (a cell of six seconds a phase: drawn)
+    store = Store(tmp_path)
+    m = Measurement("smallfile", "create", "files_per_sec", 100.0, "files/s", {"host": "client1", "files": 64},
+                    "cephfs", "default", "f", series=_series(T0 + 3000.5, [100.0, 100.0]))
+    store.add_series(store.add(m, "c"), "f", m.series)  # type: ignore[arg-type]
+    store.close()
+    page = render(build_view(Catalogue(tmp_path), ["f"]))
+    assert re.search(r"<p class='notes'>[^<]*smallfile[^<]*files=64[^<]*: lasted 2\.0 s", page)
+    specs = json.loads(page.split("const specs = ")[1].split(";\n")[0])
+    timelines = [s for s in specs if "the rate every second" in s["layout"]["title"]["text"]]
+    assert len(timelines) == 1 and "largefile" in timelines[0]["layout"]["title"]["text"]
+    assert page.count("<div class='chart' id='chart-") == len(specs)  # (every div has its chart)
