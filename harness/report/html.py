@@ -264,23 +264,31 @@ def render(view: View) -> str:
     import plotly.offline
 
     plotly_js = plotly.offline.get_plotlyjs()
-    # the answers first: how each system scales (a sweep's curves), what a failure looked like
-    # from the clients, what each GiB cost; then every other chart in the tables' order
+
     def kind(t: Table) -> str:
         return str(t.chart["kind"]) if t.chart else ""
 
-    figs = (figures([t for t in view.tables if kind(t) == "sweep"]) + cell_timelines(view)
-            + figures([t for t in view.tables if kind(t) == "cost"])
-            + figures([t for t in view.tables if kind(t) not in ("sweep", "cost")]))
-    costs = "".join(_table_html(t) for t in view.tables if kind(t) == "cost")
-    drawn = [f for f in figs if "note" not in f]  # (a figure with a note says why it is not drawn)
-    charts, at = [], 0
-    for f in figs:
-        if "note" in f:
-            charts.append(f"<p class='notes'>{html.escape(f['title'])}: {html.escape(f['note'])}</p>")
-        else:
-            charts.append(f"<div class='chart' id='chart-{at}'></div>")
-            at += 1
+    # a decision's order: the answer (the verdicts, then what each GiB cost), the comparison
+    # of each workload (how each system scales first: a sweep's curves), what a failure did,
+    # then each cell over time as an appendix; the tables and flags last
+    of = {k: [t for t in view.tables if kind(t) == k] for k in ("sweep", "cost", "timeline")}
+    sections = [("", figures(of["cost"])),
+                ("The comparison of each workload", figures(of["sweep"]) + figures(
+                    [t for t in view.tables if kind(t) not in ("sweep", "cost", "timeline")])),
+                ("Failures: what each fault did, on the records' clock", figures(of["timeline"])),
+                ("Appendix: each cell over time", cell_timelines(view))]
+    drawn: list[Figure] = []
+    parts = []
+    for heading, figs in sections:
+        if heading and figs:
+            parts.append(f"<h2>{html.escape(heading)}</h2>")
+        for f in figs:
+            if "note" in f:  # (a figure with a note says why it is not drawn)
+                parts.append(f"<p class='notes'>{html.escape(f['title'])}: {html.escape(f['note'])}</p>")
+            else:
+                parts.append(f"<div class='chart' id='chart-{len(drawn)}'></div>")
+                drawn.append(f)
+    costs = "".join(_table_html(t) for t in of["cost"])
     specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
                                                                 "margin": {"l": 160}}} for f in drawn]))
     specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
@@ -292,7 +300,7 @@ def render(view: View) -> str:
 <style>{STYLE}</style><script>{plotly_js}</script></head>
 <body><h1>{html.escape(title)}</h1>
 {summary_html(view)}{costs}
-<h2>Charts</h2>{''.join(charts)}
+{''.join(parts)}
 <h2>Runs, environment and topology</h2><pre class="header">{html.escape(chr(10).join(view.header))}</pre>
 <h2>Tables</h2>{''.join(_table_html(t) for t in view.tables if kind(t) != "cost")}
 <h2>Flags</h2><ul class="notes">{legend}</ul>

@@ -620,3 +620,24 @@ def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp
     timelines = [s for s in specs if "the rate every second" in s["layout"]["title"]["text"]]
     assert len(timelines) == 1 and "largefile" in timelines[0]["layout"]["title"]["text"]
     assert page.count("<div class='chart' id='chart-") == len(specs)  # (every div has its chart)
+
+
+def test_the_report_reads_as_a_decision_comparison_then_failures_then_each_cell(tmp_path):
+    """The order of issue 34: the answer, the comparison of each workload, what a failure did,
+    each cell over time as an appendix, then the tables and flags; each chart in its part."""
+    from harness.report.html import render
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    _fault_run(tmp_path)
+    page = render(build_view(Catalogue(tmp_path), ["f"]))
+    headings = re.findall(r"<h2>([^<]*)</h2>", page)
+    assert headings == ["The comparison of each workload", "Failures: what each fault did, on the records&#x27; clock",
+                        "Appendix: each cell over time", "Runs, environment and topology", "Tables", "Flags"]
+    specs = json.loads(page.split("const specs = ")[1].split(";\n")[0])
+    titles = [s["layout"]["title"]["text"] for s in specs]
+    fault = next(i for i, t in enumerate(titles) if "seconds from the injection" in t)
+    cell = next(i for i, t in enumerate(titles) if "the rate every second" in t)
+    assert fault < cell == len(titles) - 1, titles  # (the fault's bars before the appendix's timeline)
+    at = [page.index(f"id='chart-{i}'") for i in (fault, cell)]
+    assert page.index("<h2>Failures") < at[0] < page.index("<h2>Appendix") < at[1] < page.index("<h2>Tables")
