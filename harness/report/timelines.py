@@ -82,15 +82,15 @@ NODE_METRICS = {"cpu": ("CPU", 1.0, "% of one core"), "net_tx": ("network out", 
 _RATE_SCALE = {"B/s": (1 << 20, "MiB/s")}
 # a cell whose rates cover fewer whole seconds than this is not drawn over time
 SHORT_S = 3
-# the width (of the figure) each rate axis after the second takes on the right
-_AXIS_BAND = 0.08
+# the gap (of the figure's height) between two panels of rates of two units
+_PANEL_GAP = 0.06
 
 
 def _rate_axes(rates: list[Measurement]) -> dict[str, tuple[str, float, str]]:
     """Per unit of the cell's rates, in the order first met: the axis it is drawn on ('y';
     then 'y4', 'y5', …: y2 and y3 are the nodes'), what its values are divided by, and the
     unit then shown. Rates of two units never share an axis (files/s beside B/s would read
-    as millions of files a second)."""
+    as millions of files a second), nor a panel."""
     axes: dict[str, tuple[str, float, str]] = {}
     for m in rates:
         if m.unit not in axes:
@@ -188,23 +188,20 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
                      "y": [v / scale for _, v in m.series.points] + [m.series.points[-1][1] / scale],
                      "legendgroup": m.test, "visible": True if m.test in busy else "legendonly"})
     origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) else "the cell's first second"
-    # one axis per unit: the first on the left, each other on the right of the plot,
-    # the plot narrowed by a band for each axis after the second
-    extra = len(axes) - 1
-    right = 1.0 - _AXIS_BAND * max(0, extra - 1)
+    # one axis per unit, each in a panel of its own above the nodes' (stacks of two units on
+    # one plot would cover each other), the first unit's on top
+    top, bottom = (1.0, 0.5) if nodes else (1.0, 0.0)
+    height = (top - bottom - _PANEL_GAP * (len(axes) - 1)) / len(axes)
+    ids = [axis for axis, _, _ in axes.values()]
     layout: dict[str, Any] = {
-        "height": 720 if nodes else 440, "shapes": shapes, "annotations": notes, "hovermode": "x",
-        "xaxis": {"title": {"text": f"s from {origin} (the records' clock)"}, "anchor": "y3" if nodes else "y",
-                  "domain": [0.0, right]},
+        "height": (720 if nodes else 440) + 160 * (len(axes) - 1), "shapes": shapes, "annotations": notes,
+        "hovermode": "x",
+        "xaxis": {"title": {"text": f"s from {origin} (the records' clock)"}, "anchor": "y3" if nodes else ids[-1]},
         "legend": {"font": {"size": 10}}}
     for i, (axis, _, label) in enumerate(axes.values()):
-        spec: dict[str, Any] = {"title": {"text": f"rate ({label})"}, "rangemode": "tozero"}
-        if i == 0:
-            spec["domain"] = [0.5, 1.0] if nodes else [0.0, 1.0]
-        else:
-            spec.update(overlaying="y", side="right", anchor="free", position=right + _AXIS_BAND * (i - 1),
-                        showgrid=False)
-        layout["yaxis" + axis[1:]] = spec
+        high = top - i * (height + _PANEL_GAP)
+        layout["yaxis" + axis[1:]] = {"title": {"text": f"rate ({label})"}, "domain": [high - height, high],
+                                      "rangemode": "tozero", "anchor": "x"}
     if nodes:
         layout["yaxis2"] = {"title": {"text": "CPU (% of a core)"}, "domain": [0.27, 0.44], "rangemode": "tozero"}
         layout["yaxis3"] = {"title": {"text": "network (MiB/s)"}, "domain": [0.0, 0.21], "rangemode": "tozero"}

@@ -581,12 +581,14 @@ def test_rates_of_two_units_in_one_cell_are_drawn_on_an_axis_each():
     fig = figure("cephfs: smallfile", made, None, [])
     layout = fig["layout"]
     assert layout["yaxis"]["title"]["text"] == "rate (MiB/s)"
-    assert layout["yaxis4"]["title"]["text"] == "rate (files/s)" and layout["yaxis4"]["overlaying"] == "y"
+    assert layout["yaxis4"]["title"]["text"] == "rate (files/s)"
+    # (a panel each: the second's wholly under the first's)
+    assert layout["yaxis4"]["domain"][1] < layout["yaxis"]["domain"][0]
     for d in fig["data"]:
         assert d["yaxis"] == ("y4" if "files_per_sec" in d["name"] else "y"), d["name"]
         if d["name"].startswith("all clients"):
             assert d["y"][0] == (400.0 if d["yaxis"] == "y4" else 6.0)  # (each in its own unit)
-    assert "yaxis5" not in layout and layout["xaxis"]["domain"] == [0.0, 1.0]
+    assert "yaxis5" not in layout and layout["xaxis"]["anchor"] == "y4"  # (the time axis under the lowest panel)
 
 
 def test_a_cell_of_two_seconds_is_not_drawn_over_time_and_the_report_says_why():
