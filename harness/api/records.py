@@ -78,6 +78,10 @@ FLAGS: dict[str, Flag] = {
     "no-fault": Flag("Z", "no fault was done in this cell: its timed phase ended before the fault's "
                      "after_s (or the fault could not be done: its error says why). Give the cell more "
                      "work or the fault an earlier after_s.", "no fault done"),
+    "saturated": Flag("S", "at this offered load the system completed under 95 % of the I/Os offered, by "
+                      "more than chance gives the arrivals (3 sigma): it is past what it holds, and the "
+                      "latency shown is that of a growing queue, not of the load asked for. Read the "
+                      "highest offered load without this flag as what it holds."),
     "not-noticed": Flag("O", "the fault was undone before the system noticed it: there was nothing "
                         "to recover from, so there is no recovery time. Hold the fault longer "
                         "than the system's failure detection to measure one.", "fault not noticed"),

@@ -73,11 +73,19 @@ def _io_bytes(d: dict[str, Any]) -> float:
     return value if "io_kbytes" in d or "bw_bytes" in d else value * 1024
 
 
+def _runtime_ms(job: dict[str, Any], d: dict[str, Any]) -> float:
+    """How long a direction's I/O has run (ms): fio 3's ``runtime`` of the direction, which
+    group reporting takes as the longest of its jobs'; else the job's ``job_runtime``, which
+    group reporting sums over its jobs (two jobs of 3 s: 6000) — the time only of one job."""
+    runtime = d.get("runtime")
+    return float(runtime) if isinstance(runtime, (int, float)) and runtime > 0 else float(job.get("job_runtime", 0))
+
+
 def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[float, float, float], ...]]]:
     """Per direction of a local fio run's (one job, or group_reporting) output: when its
     timed I/O started and ended on the host's clock (the final document's ``timestamp_ms``,
-    less the job's ``job_runtime``), the bytes and operations it did, and its progress
-    (time, bytes, operations so far) from every ``--status-interval`` document."""
+    less the direction's runtime: :func:`_runtime_ms`), the bytes and operations it did, and
+    its progress (time, bytes, operations so far) from every ``--status-interval`` document."""
     docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
     if not docs or len(docs[-1]["jobs"]) != 1:  # (several jobs reported apart: no one interval)
         return {}
@@ -87,7 +95,7 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
         for doc in docs:
             job = doc["jobs"][0]
             d = job.get(direction) or {}
-            start = (doc["timestamp_ms"] - job.get("job_runtime", 0)) / 1000
+            start = (doc["timestamp_ms"] - _runtime_ms(job, d)) / 1000
             progress.append((doc["timestamp_ms"] / 1000, _io_bytes(d), float(d.get("total_ios", 0)), start))
         last = progress[-1]
         if not last[1] and not last[2]:
@@ -113,7 +121,7 @@ def interval_latencies(text: str) -> dict[tuple[str, str], tuple[tuple[float, fl
     for direction in DIRECTIONS:
         previous: dict[float, float] = {}
         first = docs[-1]["jobs"][0]
-        since = (docs[-1]["timestamp_ms"] - first.get("job_runtime", 0)) / 1000
+        since = (docs[-1]["timestamp_ms"] - _runtime_ms(first, first.get(direction) or {})) / 1000
         for doc in docs:
             bins = ((doc["jobs"][0].get(direction) or {}).get("clat_ns") or {}).get("bins")
             if not isinstance(bins, dict):

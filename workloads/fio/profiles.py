@@ -59,6 +59,23 @@ def profile_set(name: str) -> list[Profile]:
             for n, rw, bs, depth in PROFILE_SETS[name]]
 
 
+class Load(ConfigModel):
+    """Offered load (open loop): each rate a cell of its own, requests arriving at that rate
+    from fio's own limiter whether or not the earlier ones have completed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
+
+    iops: list[PositiveInt] = Field(min_length=1, max_length=64, description="I/Os per second offered "
+                                    "by each client host, one cell each (e.g. [200, 400, 800])")
+
+    @field_validator("iops")
+    @classmethod
+    def _each_once(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):  # (a rate is its cell: two would be pooled as repeats)
+            raise ValueError(f"a rate is given twice in {v}: give each once")
+        return v
+
+
 class FioOptions(Options):
     profiles: str | list[Profile] = Field("seed000", description="a named set (seed000, seed002) "
                                           "or a list of {name, rw, bs, iodepth, numjobs, rwmixread}")
@@ -84,6 +101,9 @@ class FioOptions(Options):
                                         "its own (e.g. swept: sweep: {iodepth: [1, 16, 64]})")
     numjobs: PositiveInt | None = Field(None, le=256, description="every profile's number of jobs instead "
                                         "of its own")
+    load: Load | None = Field(None, description="offered load: {iops: [rates per client host]}, each "
+                              "profile run at each rate (arrivals poisson); without it, each runs "
+                              "as fast as it can (closed loop)")
 
     @model_validator(mode="after")
     def _one_kind_of_servers(self) -> FioOptions:
@@ -93,6 +113,9 @@ class FioOptions(Options):
             raise ValueError(f"deadline_s: {self.deadline_s:g} s is shorter than runtime_s ({self.runtime_s} s): "
                              "every profile would be stopped as hung before its time is up; give a deadline "
                              "longer than the runtime (or leave it out: runtime + 120 s + the layout)")
+        if self.job_file is not None and self.load is not None:
+            raise ValueError("load sets the rate of the profiles' jobs, and a job_file is run as it is: give "
+                             "its rate in the job file (rate_iops)")
         if self.job_file is not None and (self.iodepth or self.numjobs):
             raise ValueError("iodepth and numjobs set the profiles', and a job_file is run as it is: give "
                              "them in the job file")

@@ -30,11 +30,72 @@ from harness.api.series import Series
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.system import proc
+from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
 from workloads.fio.json_output import interval_latencies, parse, timed
 from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
+
+
+# a point of offered load whose achieved rate is under this share of the offered one, by
+# more than chance gives (Poisson arrivals: a count of N varies by about sqrt(N))
+SATURATED_BELOW = 0.95
+CHANCE_SIGMAS = 3.0
+MIXED = ("rw", "readwrite", "randrw")
+
+
+def offered_per_direction(profile: Profile, offered: int) -> dict[str, int]:
+    """I/Os per second a client host offers in each direction: all of it in the profile's
+    one direction, or split by its read share where it mixes (fio's default: half); each
+    part a whole number and a whole number per job (fio's rate_iops is per job)."""
+    if profile.rw in MIXED:
+        mix = 50 if profile.rwmixread is None else profile.rwmixread
+        parts = {"read": offered * mix // 100, "write": offered - offered * mix // 100}
+        whole = offered * mix % 100 == 0
+    else:
+        parts = {"read" if "read" in profile.rw else "trim" if "trim" in profile.rw else "write": offered}
+        whole = True
+    if not whole or any(v % profile.numjobs for v in parts.values()):
+        raise BadInput(f"fio profile {files.printable(profile.name)}: {offered} I/Os per second cannot be split "
+                       f"in whole I/Os per second over its {profile.numjobs} job(s)"
+                       + (" and its read/write mix" if profile.rw in MIXED else ""),
+                       hint="give load rates that divide evenly")
+    return parts
+
+
+def rate_lines(profile: Profile, offered: int) -> list[str]:
+    """The job lines that make fio offer ``offered`` I/Os per second from the host (each of
+    its ``numjobs`` jobs an equal part; fio's rate_iops is per job, reads then writes), with
+    arrivals spaced as a Poisson process would, not by the completions."""
+    per_job = {d: v // profile.numjobs for d, v in offered_per_direction(profile, offered).items()}
+    value = f"{per_job['read']},{per_job['write']}" if profile.rw in MIXED else str(next(iter(per_job.values())))
+    return [f"rate_iops={value}", "rate_process=poisson"]
+
+
+def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: float) -> Iterator[Measurement]:
+    """The records of a point of offered load, each saying what was offered in its direction
+    (``offered_iops``), and flagged ``saturated`` where the direction completed under 95 % of
+    the I/Os offered over its I/O time by more than Poisson arrivals vary by chance (3 sigma):
+    its latency is then that of a queue, not of the load asked for."""
+    done: dict[str, tuple[float, float]] = {}  # direction -> (I/Os completed, seconds)
+    for m in records:
+        if m.metric == "iops" and isinstance(m.value, (int, float)):
+            p = m.params
+            timed = all(isinstance(p.get(k), (int, float)) for k in ("ops", "started", "ended"))
+            seconds = float(p["ended"]) - float(p["started"]) if timed else runtime_s
+            done[str(p.get("direction"))] = (float(p["ops"]) if timed else m.value * seconds, seconds)
+    for m in records:
+        direction = str(m.params.get("direction"))
+        if direction not in offered:
+            yield m
+            continue
+        under = False
+        if direction in done:
+            ops, seconds = done[direction]
+            asked = offered[direction] * seconds
+            under = ops < SATURATED_BELOW * asked and asked - ops > CHANCE_SIGMAS * asked ** 0.5
+        yield replace(m, params={**m.params, "offered_iops": offered[direction]},
+                      flags=(*m.flags, "saturated") if under else m.flags)
 
 
 def _label(m: Measurement) -> tuple[str, str]:
@@ -100,6 +161,9 @@ class Fio(Workload):
     def cells(self) -> list[dict[str, Any]]:
         if self.options.job_file is not None:
             return [{"job_file": str(self.options.job_file)}]
+        if self.options.load is not None:
+            return [{"profile": p.name, "offered_iops": rate} for p in self.profiles()
+                    for rate in self.options.load.iops]
         return [{"profile": p.name} for p in self.profiles()]
 
     def writes(self, cell: dict[str, Any]) -> int:
@@ -139,7 +203,8 @@ class Fio(Workload):
             return lines + [f"filename={job_value(target.block.device, path=True)}"], {}
         return lines + [f"filename={job_value(target.directory / f'dfsbench-fio-{tag}', path=True)}"], {}
 
-    def job_text(self, profile: Profile, target: Target, tag: str) -> tuple[str, dict[str, str]]:
+    def job_text(self, profile: Profile, target: Target, tag: str,
+                 offered: int | None = None) -> tuple[str, dict[str, str]]:
         o = self.options
         head, env = self.target_lines(target, tag)
         lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", "time_based=1",
@@ -147,6 +212,8 @@ class Fio(Workload):
                  f"bs={profile.bs}", f"iodepth={profile.iodepth}", f"numjobs={profile.numjobs}"]
         if profile.rwmixread is not None:
             lines.append(f"rwmixread={profile.rwmixread}")
+        if offered is not None:
+            lines += rate_lines(profile, offered)
         return "\n".join(lines) + "\n", env
 
     def fill_text(self, target: Target) -> tuple[str, dict[str, str]]:
@@ -196,9 +263,9 @@ class Fio(Workload):
         cache: str | None = None
         self.fill(target, raw_dir, scratch)
 
-        def job(on: Target, of: Host, name: str, where: Path) -> tuple[Path, dict[str, str]]:
+        def job(on: Target, of: Host, name: str, where: Path, offered: int | None = None) -> tuple[Path, dict[str, str]]:
             """The profile's job file on ``on``'s host, on the file of client ``of``."""
-            text, env = self.job_text(profile, on, target.file_of("", of).lstrip("-"))
+            text, env = self.job_text(profile, on, target.file_of("", of).lstrip("-"), offered)
             local = raw_dir / name
             local.write_text(text)
             return on.host.put(local, where), env
@@ -213,8 +280,11 @@ class Fio(Workload):
                     raise laid.failure(what="could not lay out fio's file: ")
                 if profile.rw in ("read", "randread"):
                     view, writer, cache = target.reader()
-            path, env = job(view, writer, f"fio-{profile.name}.fio", view.scratch() if view is not target else scratch)
-            out = raw_dir / f"fio-{profile.name}.json"
+            offered = cell.get("offered_iops")
+            name = f"{profile.name}-{offered}iops" if offered is not None else profile.name
+            path, env = job(view, writer, f"fio-{name}.fio", view.scratch() if view is not target else scratch,
+                            offered)
+            out = raw_dir / f"fio-{name}.json"
             view.begin(profile.name)
             result = view.host.run_tool(["fio", "--output-format=json+", "--status-interval=1", str(path)],
                                         deadline=self.deadline(), output=out, env=env)
@@ -229,7 +299,11 @@ class Fio(Workload):
         extra = {"cache": cache} if cache else {}
         if view.host.label != host.label:
             extra["read_on"] = view.host.label
-        yield from self.timed_records(result, out, view, target, extra)
+        records = self.timed_records(result, out, view, target, extra)
+        if offered is None:
+            yield from records
+            return
+        yield from saturated(list(records), offered_per_direction(profile, offered), self.options.runtime_s)
 
     def timed_records(self, result: proc.ToolRun, out: Path, view: Target, target: Target,
                       extra: dict[str, Any]) -> Iterator[Measurement]:
@@ -299,7 +373,7 @@ class Fio(Workload):
                 self.fill(target, raw_dir, scratch)
                 jobs = []
                 for h in range(len(servers)):
-                    text, env = self.job_text(profile, target, f"{tag}-h{h}")
+                    text, env = self.job_text(profile, target, f"{tag}-h{h}", cell.get("offered_iops"))
                     jobs.append(raw_dir / f"fio-{name}-h{h}.fio")
                     jobs[-1].write_text(text)
             out = raw_dir / f"fio-{name}.json"
@@ -325,6 +399,13 @@ class Fio(Workload):
                 records.append(Measurement("fio", first.test if first else name, "throughput", None, "B/s",
                                            {**(first.params if first else {}), "host": TOOL_TOTAL,
                                             "error": error, "failed_clients": silent}, flags=("failed",)))
+        if cell.get("offered_iops") is not None:  # (each server offered the rate; fio's total, all of theirs)
+            offered = offered_per_direction(profile, int(cell["offered_iops"]))
+            hosts: dict[Any, list[Measurement]] = {}
+            for m in records:
+                hosts.setdefault(m.params.get("host"), []).append(m)
+            records = [r for host, mine in hosts.items() for r in saturated(
+                mine, {d: v * (len(servers) if host == TOOL_TOTAL else 1) for d, v in offered.items()}, o.runtime_s)]
         for m in records:
             if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
                 m = replace(m, params={**m.params, "clients": 1})
