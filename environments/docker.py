@@ -477,7 +477,8 @@ class LabBringUp:
             container.with_kwargs(**kwargs, mounts=mounts).start()
         except BaseException:  # made but not started? not in the ledger yet, and it holds the volumes
             with signals.shielded():
-                label = docker("inspect", "--format", f'{{{{index .Config.Labels "{LABEL}"}}}}', name, check=False)
+                label = docker("inspect", "--type", "container", "--format",
+                               f'{{{{index .Config.Labels "{LABEL}"}}}}', name, check=False)
                 if label.strip() == self.lab:  # (ours: a container of that name from elsewhere stays)
                     docker("rm", "-f", "-v", name, check=False)
             raise

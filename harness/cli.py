@@ -67,14 +67,15 @@ def _tools() -> str:
 
 
 def _members(name: str) -> str:
-    """The installed backends that take part in a built-in suite, as they declare it."""
+    """The installed workloads and backends that take part in a built-in suite, as they
+    declare it."""
     from harness.execution.plan import suite
 
     try:
-        names = [entry["name"] for entry in suite("backend", name)]
+        workloads, backends = ([entry["name"] for entry in suite(kind, name)] for kind in ("workload", "backend"))
     except registry.PluginError:  # (the list of every backend says why: see _tools)
         return ""
-    return f" on {', '.join(names)}" if names and name != "full" else ""
+    return f": {', '.join(workloads)} on {', '.join(backends)}" if workloads and backends and name != "full" else ""
 
 
 def _suites() -> str:

@@ -275,7 +275,7 @@ def render(view: View) -> str:
     sections = [("", figures(of["cost"])),
                 ("The comparison of each workload", figures(of["sweep"]) + figures(
                     [t for t in view.tables if kind(t) not in ("sweep", "cost", "timeline")])),
-                ("Failures: what each fault did, on the records' clock", figures(of["timeline"])),
+                ("Failures: each fault's moments and the records it overlapped", figures(of["timeline"])),
                 ("Appendix: each cell over time", cell_timelines(view))]
     drawn: list[Figure] = []
     parts = []

@@ -86,6 +86,20 @@ SHORT_S = 3
 _PANEL_GAP = 0.06
 
 
+def _groups(rates: list[Measurement]) -> dict[tuple[Any, ...], list[Measurement]]:
+    """A cell's rates by phase, test, metric and unit: what is stacked over the clients."""
+    groups: dict[tuple[Any, ...], list[Measurement]] = {}
+    for m in rates:
+        groups.setdefault((m.params.get("phase"), m.test, m.metric, m.unit), []).append(m)
+    return groups
+
+
+def _whole(s: Series) -> list[tuple[float, float]]:
+    """A per-second series' points that cover a whole second: a partial first or last second
+    holds what moved in part of it, which drawn as a second's rate would read as a ramp."""
+    return [(start, value) for start, _, value in s.whole()]
+
+
 def _rate_axes(rates: list[Measurement]) -> dict[str, tuple[str, float, str]]:
     """Per unit of the cell's rates, in the order first met: the axis it is drawn on ('y';
     then 'y4', 'y5', …: y2 and y3 are the nodes'), what its values are divided by, and the
@@ -124,11 +138,14 @@ def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) 
                  and m.metric in NODE_METRICS and m.series is not None and _same_cell(m, cell)]
         title = f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}" + \
             (f" (repeat {repeat + 1})" if repeat else "")
-        seconds = max(len(m.series.whole()) for m in rates if m.series is not None)
+        what, seconds = max(((f"{test} {metric}" + (f", {phase}" if phase else ""), len(_whole(total)))
+                             for (phase, test, metric, _), found in _groups(rates).items()
+                             if (total := summed(m.series for m in found if m.series is not None)) is not None),
+                            key=lambda found: found[1])
         if seconds < SHORT_S:  # (a line or two of one-second steps: a shape the data does not have)
-            lasted = max(m.series.end for m in rates if m.series) - min(m.series.start for m in rates if m.series)
-            out.append({"title": title, "note": f"lasted {lasted:.1f} s, {seconds} whole second(s) of rates per "
-                                                f"second: too few to draw over time (its figures are in the tables)"})
+            out.append({"title": title, "note": f"its longest rate over time ({what}, all its clients) covers "
+                                                f"{seconds} whole second(s): too few to draw over time (its "
+                                                f"figures are in the tables)"})
             continue
         out.append(figure(title, rates, fault, nodes))
     return out
@@ -144,24 +161,23 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
     zero = float(injected) if isinstance(injected, (int, float)) else min(m.series.start for m in rates if m.series)
     axes = _rate_axes(rates)
     data: list[dict[str, Any]] = []
-    groups: dict[tuple[Any, ...], list[Measurement]] = {}
-    for m in rates:
-        groups.setdefault((m.params.get("phase"), m.test, m.metric, m.unit), []).append(m)
-    for (phase, test, metric, unit), found in groups.items():
+    for (phase, test, metric, unit), found in _groups(rates).items():
         what = f"{test} {metric}" + (f", {phase}" if phase else "")
         stack = f"{phase}-{test}-{metric}"
         axis, div, label = axes[unit]
         for m in sorted(found, key=lambda m: str(m.params.get("host"))):
             assert m.series is not None
+            points = _whole(m.series)
             data.append({"type": "scatter", "mode": "lines", "stackgroup": stack, "line": {"width": 0.5},
                          "name": f"{m.params.get('host') or 'client'}: {what}", "yaxis": axis,
-                         "x": [t - zero for t, _ in m.series.points], "y": [v / div for _, v in m.series.points],
+                         "x": [t - zero for t, _ in points], "y": [v / div for _, v in points],
                          "hovertemplate": "%{y:.1f} " + label + " at %{x:.0f} s<extra>%{fullData.name}</extra>"})
         total = summed(m.series for m in found if m.series is not None)
         if total is not None and len(found) > 1:
+            points = _whole(total)
             data.append({"type": "scatter", "mode": "lines", "name": f"all clients: {what}", "yaxis": axis,
-                         "line": {"color": "black", "width": 2}, "x": [t - zero for t, _ in total.points],
-                         "y": [v / div for _, v in total.points]})
+                         "line": {"color": "black", "width": 2}, "x": [t - zero for t, _ in points],
+                         "y": [v / div for _, v in points]})
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     if fault is not None and isinstance(injected, (int, float)):
@@ -187,7 +203,8 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
                      "x": [t - zero for t, _ in m.series.points] + [m.series.end - zero],
                      "y": [v / scale for _, v in m.series.points] + [m.series.points[-1][1] / scale],
                      "legendgroup": m.test, "visible": True if m.test in busy else "legendonly"})
-    origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) else "the cell's first second"
+    origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) \
+        else "the start of the cell's timed I/O"
     # one axis per unit, each in a panel of its own above the nodes' (stacks of two units on
     # one plot would cover each other), the first unit's on top
     top, bottom = (1.0, 0.5) if nodes else (1.0, 0.0)
@@ -206,5 +223,7 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
         layout["yaxis2"] = {"title": {"text": "CPU (% of a core)"}, "domain": [0.27, 0.44], "rangemode": "tozero"}
         layout["yaxis3"] = {"title": {"text": "network (MiB/s)"}, "domain": [0.0, 0.21], "rangemode": "tozero"}
     suffix = "shaded: the fault, injection to healthy; " if shapes else ""
-    return {"title": f"{title}: the rate every second<br><sub>{suffix}stacked: the clients; black: all of them</sub>",
+    suffix += "stacked: the clients; black: all of them" if any(d["name"].startswith("all clients") for d in data) \
+        else "each whole second"
+    return {"title": f"{title}: the rate every second<br><sub>{suffix}</sub>",
             "data": data, "layout": layout}

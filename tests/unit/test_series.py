@@ -593,16 +593,47 @@ def test_rates_of_two_units_in_one_cell_are_drawn_on_an_axis_each():
 
 def test_a_cell_of_two_seconds_is_not_drawn_over_time_and_the_report_says_why():
     """Two one-second points drawn as a line read as a ramp from nothing: the data has no such
-    shape. The report says how long the cell lasted instead; a longer cell is drawn."""
+    shape. A cell is drawn where one of its rates (a test's, over all its clients) covers 3
+    whole seconds; else the report says what its longest covers. A partial second (a cell
+    that starts mid-second) is not drawn as a second's rate."""
     from harness.report.timelines import figures
 
     start = T0 + 1000.5  # (mid-second: its first whole second starts half a second later)
-    def cell(files: int, rates: list[float]) -> Measurement:
-        return Measurement("smallfile", "create", "files_per_sec", 1.0, "files/s", {"host": "client1", "files": files},
-                           "cephfs", "default", "s", series=_series(start, rates))
-    short, long = figures([cell(64, [100.0, 100.0]), cell(128, [100.0] * 5)], lambda k: k[0])
-    assert "data" not in short and short["note"].startswith("lasted 2.0 s, 1 whole second(s)"), short
-    assert "files=64" in short["title"] and "files=128" in long["title"] and long["data"]
+
+    def cell(files: int, rates: list[float], test: str = "create", host: str = "client1",
+             at: float = start) -> Measurement:
+        return Measurement("smallfile", test, "files_per_sec", 1.0, "files/s", {"host": host, "files": files},
+                           "cephfs", "default", "s", series=_series(at, rates))
+    two, three = figures([cell(64, [100.0] * 3), cell(128, [100.0] * 4)], lambda k: k[0])
+    assert "data" not in two and two["note"].startswith(
+        "its longest rate over time (create files_per_sec, all its clients) covers 2 whole second(s)"), two
+    assert "files=64" in two["title"] and "files=128" in three["title"]
+    xs = three["data"][0]["x"]
+    assert xs == [0.5, 1.5, 2.5]  # (the whole seconds only: not the half second from the start)
+    # three tests of 2 whole seconds, 10 s apart: none covers 3, however long the cell spans
+    tests = [cell(256, [100.0] * 3, test, at=start + 10 * i) for i, test in enumerate(("create", "list", "read"))]
+    [spread] = figures(tests, lambda k: k[0])
+    assert "covers 2 whole second(s)" in spread["note"], spread
+    # two clients one after the other: together their rate covers 4 whole seconds
+    [after] = figures([cell(512, [100.0] * 3), cell(512, [100.0] * 3, host="client2", at=start + 2)], lambda k: k[0])
+    assert after["data"], after
+
+
+def test_a_title_or_note_from_a_stored_record_is_text_in_the_report(tmp_path):
+    from harness.report.html import render
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    store = Store(tmp_path)
+    store.begin_run("h", {}, "h", {}, "test")
+    store.add_target("h", "cephfs", "</p><script>x()</script>", {"system": "cephfs"})
+    m = Measurement("smallfile", "create", "files_per_sec", 100.0, "files/s", {"host": "client1", "files": 64},
+                    "cephfs", "</p><script>x()</script>", "h", series=_series(T0 + 10.5, [100.0, 100.0]))
+    store.add_series(store.add(m, "c"), "h", m.series)  # type: ignore[arg-type]
+    store.close()
+    page = render(build_view(Catalogue(tmp_path), ["h"]))
+    note = re.search(r"<p class='notes'>([^\n]*?whole second\(s\)[^\n]*?)</p>", page)
+    assert note and "&lt;/p&gt;&lt;script&gt;x()&lt;/script&gt;" in note.group(1) and "<script>x()" not in page
 
 
 def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp_path):
@@ -617,7 +648,8 @@ def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp
     store.add_series(store.add(m, "c"), "f", m.series)  # type: ignore[arg-type]
     store.close()
     page = render(build_view(Catalogue(tmp_path), ["f"]))
-    assert re.search(r"<p class='notes'>[^<]*smallfile[^<]*files=64[^<]*: lasted 2\.0 s", page)
+    assert re.search(r"<p class='notes'>[^<]*smallfile[^<]*files=64[^<]*: its longest rate over time "
+                     r"\(create files_per_sec, all its clients\) covers 1 whole second", page)
     specs = json.loads(page.split("const specs = ")[1].split(";\n")[0])
     timelines = [s for s in specs if "the rate every second" in s["layout"]["title"]["text"]]
     assert len(timelines) == 1 and "largefile" in timelines[0]["layout"]["title"]["text"]
@@ -634,7 +666,7 @@ def test_the_report_reads_as_a_decision_comparison_then_failures_then_each_cell(
     _fault_run(tmp_path)
     page = render(build_view(Catalogue(tmp_path), ["f"]))
     headings = re.findall(r"<h2>([^<]*)</h2>", page)
-    assert headings == ["The comparison of each workload", "Failures: what each fault did, on the records&#x27; clock",
+    assert headings == ["The comparison of each workload", "Failures: each fault&#x27;s moments and the records it overlapped",
                         "Appendix: each cell over time", "Runs, environment and topology", "Tables", "Flags"]
     specs = json.loads(page.split("const specs = ")[1].split(";\n")[0])
     titles = [s["layout"]["title"]["text"] for s in specs]
