@@ -72,11 +72,13 @@ def rate_lines(profile: Profile, offered: int) -> list[str]:
     return [f"rate_iops={value}", "rate_process=poisson"]
 
 
-def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: float) -> Iterator[Measurement]:
-    """The records of a point of offered load, each saying what was offered in its direction
-    (``offered_iops``), and flagged ``saturated`` where the direction completed under 95 % of
-    the I/Os offered over its I/O time by more than Poisson arrivals vary by chance (3 sigma):
-    its latency is then that of a queue, not of the load asked for."""
+def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: float,
+              hosts: int = 1) -> Iterator[Measurement]:
+    """The records of a point of offered load, each saying what each client host offered in
+    its direction (``offered_iops_per_client``: true of an aggregate over the clients too),
+    and flagged ``saturated`` where the direction completed under 95 % of the I/Os its
+    ``hosts`` offered over its I/O time by more than Poisson arrivals vary by chance (3
+    sigma): its latency is then that of a queue, not of the load asked for."""
     done: dict[str, tuple[float, float]] = {}  # direction -> (I/Os completed, seconds)
     for m in records:
         if m.metric == "iops" and isinstance(m.value, (int, float)):
@@ -92,9 +94,9 @@ def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: fl
         under = False
         if direction in done:
             ops, seconds = done[direction]
-            asked = offered[direction] * seconds
+            asked = offered[direction] * hosts * seconds
             under = ops < SATURATED_BELOW * asked and asked - ops > CHANCE_SIGMAS * asked ** 0.5
-        yield replace(m, params={**m.params, "offered_iops": offered[direction]},
+        yield replace(m, params={**m.params, "offered_iops_per_client": offered[direction]},
                       flags=(*m.flags, "saturated") if under else m.flags)
 
 
@@ -404,8 +406,8 @@ class Fio(Workload):
             hosts: dict[Any, list[Measurement]] = {}
             for m in records:
                 hosts.setdefault(m.params.get("host"), []).append(m)
-            records = [r for host, mine in hosts.items() for r in saturated(
-                mine, {d: v * (len(servers) if host == TOOL_TOTAL else 1) for d, v in offered.items()}, o.runtime_s)]
+            records = [r for host, mine in hosts.items()
+                       for r in saturated(mine, offered, o.runtime_s, len(servers) if host == TOOL_TOTAL else 1)]
         for m in records:
             if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
                 m = replace(m, params={**m.params, "clients": 1})
