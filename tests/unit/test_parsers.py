@@ -160,8 +160,11 @@ def test_iozone_rejects_other_text():
 def test_fio_json_and_json_plus_give_the_same_metrics():
     for name in ("fio-json.json", "fio-jsonplus.json"):
         records = json_output.parse(text(TOOLS / name))
-        assert {m.metric for m in records} == {"throughput", "iops", "lat_mean", "clat_p50", "clat_p99",
+        assert {m.metric for m in records} == {"throughput", "iops", "lat_mean", "clat_p50", "clat_p90", "clat_p99",
                                               "clat_p99.9"}
+        # (each percentile fio's own, from its list: the 90th for p90)
+        said = json.loads(text(TOOLS / name))["jobs"][0]["read"]["clat_ns"]["percentile"]
+        assert pick(records, metric="clat_p90").value == pytest.approx(said["90.000000"] / 1e9)
         assert {m.test for m in records} == {"randread-4k-qd16"}
         iops = pick(records, metric="iops")
         assert iops.params == {"rw": "randread", "bs": 4096, "iodepth": 16, "numjobs": 1,

@@ -15,7 +15,7 @@ from harness.errors import BadInput
 from harness.units import parse_size
 from workloads.fio.text_output import DIRECTIONS, _TEXT_JOB, parse_text
 
-PERCENTILES = {"p50": "50.000000", "p99": "99.000000", "p99.9": "99.900000"}
+PERCENTILES = {"p50": "50.000000", "p90": "90.000000", "p99": "99.000000", "p99.9": "99.900000"}
 
 # where a JSON document of fio's may begin: a '{' that opens a line (after blanks)
 _OPENS_LINE = re.compile(r"^[^\S\n]*\{", re.MULTILINE)
@@ -152,7 +152,7 @@ def parse(text: str, source: str = "fio output") -> list[Measurement]:
     documents).
 
     One record per job, direction with I/O and metric: throughput (B/s), iops, lat_mean,
-    clat_p50, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p99,
+    clat_p50, clat_p90, clat_p99, clat_p99.9 and, where fio measured them, lat_p50, lat_p90, lat_p99,
     lat_p99.9 (s). Client/server output gives a ``host`` per record; fio's own "All
     clients" entry becomes host ``total`` (its clients' total over the longest runtime: fio
     says no client's start, so it is not the span of ``all``), with ``clients`` and

@@ -159,7 +159,7 @@ def parse_text(text: str, source: str = "fio output") -> list[Measurement]:
             for k, unit in enumerate(units):
                 block = part[unit.end():units[k + 1].start() if k + 1 < len(units) else len(part)]
                 pct = {key: float(v) for key, v in _TEXT_PCT.findall(block)}
-                for tail, key in (("p50", "50.00"), ("p99", "99.00"), ("p99.9", "99.90")):
+                for tail, key in (("p50", "50.00"), ("p90", "90.00"), ("p99", "99.00"), ("p99.9", "99.90")):
                     if key in pct:
                         out.append(Measurement("fio", name, f"{unit.group(1)}_{tail}",
                                                pct[key] * _TIME[unit.group(2)], "s", p))

@@ -122,9 +122,10 @@ class Fio(Workload):
                         (Column("iops", "IOPS"), Column("throughput", "rate"), Column("lat_p99", "p99 lat")),
                         "iops", ("job", "direction"), _label, chart="iops", chart_log=True),
               TableSpec("fio total latency percentiles (submission + completion)",
-                        (Column("lat_p50", "p50"), Column("lat_p99", "p99"), Column("lat_p99.9", "p99.9")),
+                        (Column("lat_p50", "p50"), Column("lat_p90", "p90"), Column("lat_p99", "p99"),
+                         Column("lat_p99.9", "p99.9")),
                         "lat_p99", ("job", "direction"), _label,
-                        curves=("lat_p50", "lat_p99", "lat_p99.9")))
+                        curves=("lat_p50", "lat_p90", "lat_p99", "lat_p99.9")))
 
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
