@@ -65,8 +65,9 @@ def test_a_rate_given_twice_or_a_load_on_a_job_file_is_refused(tmp_path):
     job.write_text("[j]\nrw=read\n")
     with pytest.raises(ValidationError, match="a job_file is run as it is"):
         FioOptions(size="4MiB", runtime_s=3, job_file=job, load={"iops": [200]})
-    with pytest.raises(ValidationError):
-        FioOptions(size="4MiB", runtime_s=3, load={"iops": [0]})
+    for rates in ([0], [10**9 + 1], [], "200", [True], [2.5]):
+        with pytest.raises(ValidationError):
+            FioOptions(size="4MiB", runtime_s=3, load={"iops": rates})
 
 
 def test_a_point_short_of_its_rate_by_chance_is_not_saturated_and_one_short_by_far_is():

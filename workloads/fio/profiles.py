@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, PositiveInt, field_validator, model_validator
 
@@ -65,8 +65,10 @@ class Load(ConfigModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
-    iops: list[PositiveInt] = Field(min_length=1, max_length=64, description="I/Os per second offered "
-                                    "by each client host, one cell each (e.g. [200, 400, 800])")
+    # (at most 10^9 a second: beyond what any storage does, as records hold)
+    iops: list[Annotated[int, Field(gt=0, le=10**9)]] = Field(
+        min_length=1, max_length=64, description="I/Os per second offered by each client host, one cell each "
+        "(e.g. [200, 400, 800])")
 
     @field_validator("iops")
     @classmethod
