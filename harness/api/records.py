@@ -81,7 +81,8 @@ FLAGS: dict[str, Flag] = {
     "saturated": Flag("S", "at this offered load the system completed under 95 % of the I/Os offered, by "
                       "more than chance gives the arrivals (3 sigma): it is past what it holds, and the "
                       "latency shown is that of a growing queue, not of the load asked for. Read the "
-                      "highest offered load without this flag as what it holds."),
+                      "highest offered load without this flag as what it holds. The clients' aggregate "
+                      "('all') carries it where one of its clients does."),
     "not-noticed": Flag("O", "the fault was undone before the system noticed it: there was nothing "
                         "to recover from, so there is no recovery time. Hold the fault longer "
                         "than the system's failure detection to measure one.", "fault not noticed"),

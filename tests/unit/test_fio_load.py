@@ -83,6 +83,7 @@ def test_a_point_short_of_its_rate_by_chance_is_not_saturated_and_one_short_by_f
     # fio's total over five servers that each offered it: five times the I/Os asked
     assert all("saturated" in m.flags for m in saturated(records, asked, 3, hosts=5))
     far = list(saturated(records, offered_per_direction(MIX, 2000), 3))
+    assert {m.params["direction"] for m in far} == {"read", "write"}
     assert all("saturated" in m.flags for m in far if m.params["direction"] == "read")
     assert all("saturated" in m.flags for m in far if m.params["direction"] == "write")
     # the naive rule (achieved under 95 % of offered) would have flagged the first point's reads

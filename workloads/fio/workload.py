@@ -78,7 +78,8 @@ def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: fl
     its direction (``offered_iops_per_client``: true of an aggregate over the clients too),
     and flagged ``saturated`` where the direction completed under 95 % of the I/Os its
     ``hosts`` offered over its I/O time by more than Poisson arrivals vary by chance (3
-    sigma): its latency is then that of a queue, not of the load asked for."""
+    sigma): its latency is then that of a queue, not of the load asked for. (A direction in
+    which fio did no I/O at all has no records to flag: the cell shows no figure for it.)"""
     done: dict[str, tuple[float, float]] = {}  # direction -> (I/Os completed, seconds)
     for m in records:
         if m.metric == "iops" and isinstance(m.value, (int, float)):
@@ -407,8 +408,10 @@ class Fio(Workload):
             hosts: dict[Any, list[Measurement]] = {}
             for m in records:
                 hosts.setdefault(m.params.get("host"), []).append(m)
+            # (fio's total is of the servers that reported: its 'clients')
             records = [r for host, mine in hosts.items()
-                       for r in saturated(mine, offered, o.runtime_s, len(servers) if host == TOOL_TOTAL else 1)]
+                       for r in saturated(mine, offered, o.runtime_s,
+                                          int(mine[0].params.get("clients") or len(servers)) if host == TOOL_TOTAL else 1)]
         for m in records:
             if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
                 m = replace(m, params={**m.params, "clients": 1})
