@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
+from harness.api.histogram import Histogram
 from harness.api.series import Series
 from harness.errors import BadInput
 from harness.system import outputs
@@ -122,7 +123,7 @@ HARNESS_PARAMS = ("phase", "host")
 # what describes how a value came about, not which cell it belongs to
 CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu",
                             "started", "ended", "bytes", "ops", "moved", "basis", "stonewall", "why",
-                            "moved_each", "cpu_s", "nodes", "sampled_s"})
+                            "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s"})
 # what a rate's unit counts, and the param of a client's record that says how much of it the
 # client moved in its timed phase (between ``started`` and ``ended``)
 AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}
@@ -161,6 +162,9 @@ class Measurement:
     # per-second lines, a node's samples), or, where none is given, binned by the runner
     # from ``progress``; stored beside the record (the store's ``series`` table)
     series: Series | None = field(default=None, compare=False, repr=False)
+    # where the record is a percentile of a latency: the tool's histogram it was taken from
+    # (harness.api.histogram), which an aggregate over clients merges. Not stored.
+    histogram: Histogram | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -193,7 +197,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series")}
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series", "histogram")}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
 

@@ -18,7 +18,12 @@ The aggregate, ``host: all``, is defined as (IOR's and smallfile's definitions):
   moved between the last start and the first end, from the progress each reported);
 - ``elapsed``: the span.
 
-Latency percentiles stay per client (they cannot be added). A client that fails is
+- a latency percentile (``lat_p99``): the percentile of the clients' merged histograms
+  (``basis: merged histograms``), where every client's record carries its histogram — never
+  an average of their percentiles, which cannot be added or averaged — and so in each
+  second (its series).
+
+Other latencies stay per client. A client that fails is
 recorded as failed; the aggregate is then left out, since it would cover fewer clients.
 Records that cannot be added up (their parameters differ, or they lack an interval) give
 an aggregate without a value, flagged ``no-aggregate``, that says why.
@@ -33,7 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.api.contracts import Workload
+from harness.api.histogram import merged, per_second, percentile_of
 from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement
+from harness.api.series import percentile_of_bins
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError
 from harness.system.hosts import Host
@@ -124,11 +131,11 @@ def aggregate(records: list[Measurement], clients: int, cell: dict[str, Any] | N
 
 def _aggregate(found: list[Measurement], metric: str, clients: int, own: frozenset[str]) -> list[Measurement]:
     first = found[0]
-    if first.unit not in AMOUNT and metric != "elapsed":
-        return []  # (latencies stay per client)
     # (what one client moved, and where it read, are that client's: not the aggregate's)
     params = {**{k: v for k, v in first.params.items() if k not in own}, "host": "all", "clients": clients}
     flags = tuple(dict.fromkeys(f for m in found for f in m.flags))
+    if first.unit not in AMOUNT and metric != "elapsed":
+        return _percentile(found, metric, clients, params, flags)  # (any other latency stays per client)
     why = _cannot_add(found, clients, AMOUNT.get(first.unit))
     if why:
         return [replace(first, value=None, params={**params, "why": why}, flags=(*flags, "no-aggregate"))]
@@ -145,6 +152,28 @@ def _aggregate(found: list[Measurement], metric: str, clients: int, own: frozens
     if span - (common[0] - common[1]) > UNEVEN * span:
         out.append(_stonewalled(first, found, params, common, flags))
     return out
+
+
+def _percentile(found: list[Measurement], metric: str, clients: int, params: dict[str, Any],
+                flags: tuple[str, ...]) -> list[Measurement]:
+    """A latency percentile of every client's operations: of their merged histograms (never
+    an average of their percentiles), and so every second (``stalled_s``: the whole seconds
+    in which no client completed an operation). Nothing where one client has no histogram."""
+    p = percentile_of(metric)
+    if p is None or len(found) != clients or any(m.histogram is None or not m.histogram.bins for m in found) \
+            or len({_identity(m) for m in found}) > 1:
+        return []
+    value = percentile_of_bins(merged(m.histogram.bins for m in found if m.histogram), p)
+    if value is None:
+        return []
+    over_time, stalled = per_second([m.histogram for m in found if m.histogram], p)
+    started = [float(m.params["started"]) for m in found if isinstance(m.params.get("started"), (int, float))]
+    ended = [float(m.params["ended"]) for m in found if isinstance(m.params.get("ended"), (int, float))]
+    if len(started) == len(ended) == len(found):
+        params = {**params, "started": min(started), "ended": max(ended)}
+    params = {**params, "basis": "merged histograms", **({"stalled_s": stalled} if stalled else {})}
+    return [replace(found[0], value=value, params=params, flags=flags, series=over_time, histogram=None,
+                    progress=())]
 
 
 def _cannot_add(found: list[Measurement], clients: int, amount: str | None) -> str:

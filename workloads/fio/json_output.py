@@ -5,10 +5,12 @@ latency over time; a text without JSON goes to the parser of fio's normal output
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 from harness.api.parsing import tool_parser
+from harness.api.histogram import Histogram
 from harness.api.records import TOOL_TOTAL, Measurement
 from harness.api.series import percentile_of_bins
 from harness.errors import BadInput
@@ -106,33 +108,68 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
     return out
 
 
-def interval_latencies(text: str) -> dict[tuple[str, str], tuple[tuple[float, float], ...]]:
-    """Per direction and percentile (``(direction, "clat_p99")``): the completion latency
-    percentile (s) of the I/Os that completed in each interval between two consecutive
-    ``--status-interval`` documents of a local fio run's ``json+`` output — from the
-    difference of their cumulative ``clat_ns.bins`` histograms, never from their cumulative
-    percentiles, which mix every interval before. Each as (the interval's start on the
-    host's clock, value); the first interval starts with the job's timed I/O. An interval
-    in which nothing completed has no point."""
+def _bins(raw: Any, per_second: float) -> dict[float, float] | None:
+    """fio's ``json+`` bins (latency in its unit → I/Os) in seconds, or None where they are
+    not a histogram (a key or a count that is not a finite number at or above zero)."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[float, float] = {}
+    try:
+        for value, count in raw.items():
+            v, c = float(value) / per_second, float(count)
+            if not (math.isfinite(v) and math.isfinite(c) and v >= 0 and c >= 0):
+                return None
+            out[v] = out.get(v, 0.0) + c
+    except (TypeError, ValueError):
+        return None
+    return out
+
+
+def interval_histograms(text: str) -> dict[tuple[str, str], tuple[tuple[float, float, dict[float, float]], ...]]:
+    """Per direction and latency kind (``("read", "lat")``: total latency, ``clat``:
+    completion latency) of a local fio run's ``json+`` output: the histogram (latency in s →
+    I/Os) of the I/Os that completed in each interval between two consecutive
+    ``--status-interval`` documents — the difference of their cumulative ``bins`` — as
+    (start, end, bins) on the host's clock; the first interval starts with the job's timed
+    I/O. An interval in which nothing completed has empty bins."""
     docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
     if len(docs) < 2 or any(len(d["jobs"]) != 1 for d in docs):
         return {}
-    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    out: dict[tuple[str, str], list[tuple[float, float, dict[float, float]]]] = {}
     for direction in DIRECTIONS:
-        previous: dict[float, float] = {}
         first = docs[-1]["jobs"][0]
-        since = (docs[-1]["timestamp_ms"] - _runtime_ms(first, first.get(direction) or {})) / 1000
-        for doc in docs:
-            bins = ((doc["jobs"][0].get(direction) or {}).get("clat_ns") or {}).get("bins")
-            if not isinstance(bins, dict):
-                break
-            now = {float(k): float(v) for k, v in bins.items()}
-            interval = {k: v - previous.get(k, 0.0) for k, v in now.items()}
+        start = (docs[-1]["timestamp_ms"] - _runtime_ms(first, first.get(direction) or {})) / 1000
+        for kind in ("clat", "lat"):
+            previous: dict[float, float] = {}
+            since = start
+            for doc in docs:
+                now = _bins(((doc["jobs"][0].get(direction) or {}).get(f"{kind}_ns") or {}).get("bins"), 1e9)
+                if now is None:
+                    break
+                interval = {k: v - previous.get(k, 0.0) for k, v in now.items() if v - previous.get(k, 0.0) > 0}
+                until = doc["timestamp_ms"] / 1000
+                if until > since:
+                    out.setdefault((direction, kind), []).append((since, until, interval))
+                previous, since = now, until
+    return {k: tuple(v) for k, v in out.items() if any(b for _, _, b in v)}
+
+
+def interval_latencies(text: str) -> dict[tuple[str, str], tuple[tuple[float, float], ...]]:
+    """Per direction and percentile (``(direction, "clat_p99")``, ``"lat_p99"``): the completion
+    (or total) latency percentile (s) of the I/Os that completed in each interval between two consecutive
+    ``--status-interval`` documents of a local fio run's ``json+`` output — from the
+    difference of their cumulative ``bins`` histograms
+    (:func:`interval_histograms`), never from their cumulative percentiles, which mix every
+    interval before. Each as (the interval's start on the host's clock, value); the first
+    interval starts with the job's timed I/O. An interval in which nothing completed has no
+    point."""
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for (direction, kind), intervals in interval_histograms(text).items():
+        for since, _, interval in intervals:
             for tail, key in PERCENTILES.items():
                 value = percentile_of_bins(interval, float(key))
                 if value is not None:
-                    out.setdefault((direction, f"clat_{tail}"), []).append((since, value / 1e9))
-            previous, since = now, doc["timestamp_ms"] / 1000
+                    out.setdefault((direction, f"{kind}_{tail}"), []).append((since, value))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -242,9 +279,12 @@ def _direction_records(d: dict[str, Any], name: str, p: dict[str, Any], flags: t
     # I/O does its waiting
     for kind in ("clat", "lat"):
         pct = (d.get(f"{kind}{suffix}") or {}).get("percentile") or {}
+        bins = _bins((d.get(f"{kind}{suffix}") or {}).get("bins"), per_second)
+        histogram = Histogram(bins) if bins else None  # (json+: what an aggregate over clients merges)
         for tail, k in PERCENTILES.items():
             if k in pct:
-                out.append(Measurement("fio", name, f"{kind}_{tail}", pct[k] / per_second, "s", p, flags=flags))
+                out.append(Measurement("fio", name, f"{kind}_{tail}", pct[k] / per_second, "s", p, flags=flags,
+                                       histogram=histogram))
     return out
 
 

@@ -32,7 +32,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
-from workloads.fio.json_output import interval_latencies, parse, timed
+from workloads.fio.json_output import interval_histograms, interval_latencies, parse, timed
 from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
 
@@ -315,6 +315,9 @@ class Fio(Workload):
         and what it moved (where fio's output says so: one job, or group reporting)."""
         timing = timed(result.output)
         latencies = interval_latencies(result.output)
+        here = view.host.here
+        histograms = {key: tuple((here(a), here(b), bins) for a, b, bins in intervals)
+                      for key, intervals in interval_histograms(result.output).items()}
         for m in self.records(result, out):
             direction = str(m.params.get("direction"))
             params = {**m.params, **extra}
@@ -332,8 +335,11 @@ class Fio(Workload):
                 points = view.timing(timing[direction][0], timing[direction][1], over)[1]
                 series = Series(points, view.timing(timing[direction][0], timing[direction][1])[0]["ended"],
                                 "interval")
+            histogram = m.histogram
+            if histogram is not None and direction in timing:  # (each interval's too, on this machine's clock)
+                histogram = replace(histogram, intervals=histograms.get((direction, m.metric.partition("_")[0]), ()))
             yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress,
-                          series=series)
+                          series=series, histogram=histogram)
 
     def run_job_file(self, target: Target, cell: dict[str, Any], scratch: Path,
                      raw_dir: Path) -> Iterator[Measurement]:

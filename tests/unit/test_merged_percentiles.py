@@ -1,0 +1,113 @@
+"""Several clients' latency percentiles (issue 34): the aggregate's p99 is the p99 of their
+merged histograms, never the mean of their p99s. On two real captures of one job (fio 3.33,
+json+, 4k random reads offered 400 I/Os a second for 4 s, --status-interval=1): one client
+on a file of the local disk, one on a RAM-backed one, taken as two clients that started
+together (the second's clock moved onto the first's)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from harness.api.histogram import Histogram, per_second, percentile_of
+from harness.api.series import percentile_of_bins
+from harness.execution.together import aggregate
+from workloads.fio.json_output import _json_documents, interval_histograms, parse, timed
+
+DATA = Path(__file__).parent.parent / "data" / "tools"
+DISK = DATA / "fio-3.33-rate-poisson-disk-jsonplus.json"
+RAM = DATA / "fio-3.33-rate-poisson-ramdisk-jsonplus.json"
+
+
+def client(path: Path, host: str, shift: float = 0.0) -> list:
+    """The capture's records as the fio workload gives them on a client: when its I/O ran,
+    what it did, and each percentile's histogram with its intervals (``shift``: seconds
+    added to its clock)."""
+    text = path.read_text()
+    timing = timed(text)
+    intervals = interval_histograms(text)
+    out = []
+    for m in parse(text):
+        d = m.params["direction"]
+        started, ended, moved, ops, _ = timing[d]
+        params = {**m.params, "host": host, "clients": 2, "started": started + shift, "ended": ended + shift,
+                  "bytes": moved, "ops": ops}
+        histogram = m.histogram
+        if histogram is not None:
+            histogram = replace(histogram, intervals=tuple((a + shift, b + shift, bins) for a, b, bins in
+                                                           intervals[(d, m.metric.partition("_")[0])]))
+        out.append(replace(m, params=params, histogram=histogram))
+    return out
+
+
+def both() -> list:
+    disk, ram = timed(DISK.read_text())["read"], timed(RAM.read_text())["read"]
+    return client(DISK, "c1") + client(RAM, "c2", shift=disk[0] - ram[0])
+
+
+def raw_bins(path: Path) -> dict[float, float]:
+    """The final document's total-latency bins, read straight from fio's JSON (s → I/Os)."""
+    doc = _json_documents(path.read_text())[-1]
+    return {float(k) / 1e9: float(v) for k, v in doc["jobs"][0]["read"]["lat_ns"]["bins"].items()}
+
+
+def test_the_aggregate_p99_is_that_of_the_merged_histograms_not_the_mean_of_the_clients():
+    records = both()
+    found = {m.metric: m for m in aggregate(records, 2, {"profile": "randread-4k-qd16"})
+             if m.metric.startswith("lat_p")}
+    assert set(found) == {"lat_p50", "lat_p90", "lat_p99", "lat_p99.9"}
+    merged = {**raw_bins(DISK)}
+    for k, v in raw_bins(RAM).items():
+        merged[k] = merged.get(k, 0.0) + v
+    for metric, m in found.items():
+        assert m.params["host"] == "all" and m.params["basis"] == "merged histograms"
+        assert m.value == percentile_of_bins(merged, percentile_of(metric))
+    each = [m.value for m in records if m.metric == "lat_p99"]
+    assert len(each) == 2 and each[0] > 1.5 * each[1]  # (the disk's tail is the longer)
+    mean = sum(each) / 2
+    # the naive figure (the clients' mean p99) is far from the p99 of their I/Os
+    assert abs(found["lat_p99"].value - mean) > 0.1 * mean
+    assert min(each) <= found["lat_p99"].value <= max(each)
+
+
+def test_the_aggregate_percentile_in_each_second_merges_the_clients_intervals_of_that_second():
+    records = both()
+    p99 = next(m for m in aggregate(records, 2, {}) if m.metric == "lat_p99")
+    assert p99.series is not None and p99.series.source == "interval" and "stalled_s" not in p99.params
+    clients = [m.histogram for m in records if m.metric == "lat_p99"]
+    for t, value in p99.series.points:
+        here = [b for h in clients for a, z, b in h.intervals if math.floor((a + z) / 2) == t]
+        assert here and value == percentile_of_bins({k: sum(b.get(k, 0.0) for b in here)
+                                                     for k in set().union(*here)}, 99)
+    assert len(p99.series.points) >= 3  # (a 4 s run at one report a second)
+
+
+def test_a_second_in_which_no_client_completed_anything_is_a_stall_not_the_second_before_it():
+    """The naive reading of a series (a point holds until the next) would carry the p99
+    of the second before a stall through it: the stall is said apart."""
+    records = both()
+    clients = [m.histogram for m in records if m.metric == "lat_p99"]
+    second = sorted({math.floor((a + z) / 2) for h in clients for a, z, _ in h.intervals})[1]
+    quiet = [Histogram(h.bins, tuple((a, z, {} if math.floor((a + z) / 2) == second else b)
+                                     for a, z, b in h.intervals)) for h in clients]
+    series, stalled = per_second(quiet, 99)
+    assert stalled == [float(second)]
+    assert series is not None and second not in [t for t, _ in series.points]
+
+
+def test_no_aggregate_percentile_where_a_client_gave_no_histogram():
+    """fio's plain json has percentiles and no bins: there is nothing to merge, and no
+    average stands in for it."""
+    records = [replace(m, histogram=None) if m.params["host"] == "c2" else m for m in both()]
+    assert not [m for m in aggregate(records, 2, {}) if m.metric.startswith(("lat_p", "clat_p"))]
+
+
+def test_bins_that_are_not_a_histogram_give_none_and_the_percentiles_stand():
+    doc = _json_documents(DISK.read_text())[-1]
+    doc["jobs"][0]["read"]["lat_ns"]["bins"] = {"1000": 3, "x": 1}
+    doc["jobs"][0]["read"]["clat_ns"]["bins"] = {"1000": -3}
+    records = parse(json.dumps(doc))
+    p99 = [m for m in records if m.metric in ("lat_p99", "clat_p99")]
+    assert len(p99) == 2 and all(m.histogram is None and m.value > 0 for m in p99)
