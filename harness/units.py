@@ -52,6 +52,27 @@ def parse_rate(text: str | float) -> float:
     return number * (1024 if unit == "ib/s" else 1000) ** power
 
 
+_LATENCY = re.compile(r" *([0-9]+(?:\.[0-9]+)?) *(us|µs|ms|s) *", re.ASCII | re.IGNORECASE)
+_LATENCY_S = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def parse_latency(text: str | float) -> float:
+    """A latency as a person writes it (``20ms``, ``500us``, ``1.5 s``; a bare number is
+    seconds), in seconds: above zero and at most an hour (ValueError otherwise)."""
+    if isinstance(text, bool):
+        raise ValueError(f"{text!r} is not a latency")
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        found = _LATENCY.fullmatch(text.replace("µs", "us"))
+        if found is None:
+            raise ValueError(f"'{_shown(text)}' is not a latency (e.g. 20ms, 500us, 1.5s)")
+        value = float(found.group(1)) * _LATENCY_S[found.group(2).lower()]
+    if not (0 < value <= 3600) or math.isnan(value):
+        raise ValueError(f"{text!r} is no latency to hold: above 0 and at most an hour")
+    return value
+
+
 def size(n: float) -> str:
     """Bytes in binary units: 40 KiB, 256 MiB, 2.5 GiB."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

@@ -53,7 +53,10 @@ def _numeric(tp: Any) -> bool:
 
 
 def _numeric_items(tp: Any) -> bool:
+    """Whether a field of type ``tp`` is a list (or tuple, set) of numbers, optionally None."""
     tp = _unwrap(tp)
+    if get_origin(tp) in (Union, types.UnionType):
+        return any(_numeric_items(a) for a in get_args(tp) if a is not type(None))
     return get_origin(tp) in (list, tuple, set, frozenset) and any(_numeric(a) for a in get_args(tp))
 
 

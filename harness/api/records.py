@@ -123,7 +123,10 @@ HARNESS_PARAMS = ("phase", "host")
 # what describes how a value came about, not which cell it belongs to
 CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busiest", "process", "process_cpu",
                             "started", "ended", "bytes", "ops", "moved", "basis", "stonewall", "why",
-                            "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s"})
+                            "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s",
+                            # a point of offered load is its cell's rate or share (offered_iops,
+                            # offered_fraction); what each client offered and the most it did vary
+                            "offered_iops_per_client", "max_iops_per_client"})
 # what a rate's unit counts, and the param of a client's record that says how much of it the
 # client moved in its timed phase (between ``started`` and ``ended``)
 AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}

@@ -10,7 +10,11 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from harness.api.contracts import Name
 from harness.api.model import MAX_BYTES, ConfigModel, link_rate
-from harness.units import parse_size
+from harness.system.files import printable
+from harness.units import parse_latency, parse_size
+
+# the percentiles an SLO can name: those the latency is measured at (fio's lat_p50 … lat_p99.9)
+SLO_PERCENTILES = ("p50", "p90", "p99", "p99.9")
 
 # the environment of a config that names none
 DEFAULT_ENVIRONMENT = "local"
@@ -93,6 +97,10 @@ class Config(_Strict):
                         "spread over them)")
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
     workloads: list[WorkloadSpec] | None = None  # None: the suite's
+    slo: dict[str, float] = Field(default_factory=dict, description="a latency target per percentile of "
+                                  "the total latency, e.g. {p99: 20ms}: the report gives the highest offered "
+                                  "load each system holds within it, healthy and through a fault, and the "
+                                  "time spent above it during the fault")
     sweep: dict[Name, list[Any]] = Field(default_factory=dict, description="one or more options, each "
                                          "varied over a list: 'clients' (the first N client hosts), 'link' "
                                          "(every node's link, where the environment shapes one), or an "
@@ -110,6 +118,24 @@ class Config(_Strict):
     @classmethod
     def _specs(cls, v: Any) -> Any:
         return [as_spec(x) for x in v] if isinstance(v, list) else v
+
+    @field_validator("slo", mode="before")
+    @classmethod
+    def _slo(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        out = {}
+        for key, value in v.items():
+            if key not in SLO_PERCENTILES:
+                raise ValueError(f"'{printable(str(key), 40)}' is not a percentile the latency is measured at: "
+                                 f"give one of {', '.join(SLO_PERCENTILES)}")
+            if isinstance(value, bool):
+                raise ValueError(f"{key}: {str(value).lower()} is a yes/no, and {key} is a latency (e.g. 20ms)")
+            try:
+                out[key] = parse_latency(value)
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
+        return out
 
     @field_validator("sweep")
     @classmethod

@@ -71,6 +71,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
     lineup = Lineup(len(hosts), on_start, scratch, keep)
     results: dict[str, list[Measurement]] = {}
     errors: dict[str, str] = {}
+    stopped: list[BaseException] = []
 
     def one(host: Host) -> None:
         view = target.on(host).for_cell(lineup)
@@ -87,14 +88,16 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
             message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
             errors[host.label] = message
             lineup.abort(f"client {host.label} failed: {message}")
-            if not isinstance(exc, Exception):
-                raise
+            if not isinstance(exc, Exception):  # (an interrupt: raised again where the run can stop, not here)
+                stopped.append(exc)
 
     threads = [threading.Thread(target=one, args=(h,), name=f"dfsbench-{h.label}") for h in hosts]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if stopped:
+        raise stopped[0]
     clients = len(hosts)
     each = [replace(m, params={**m.params, "host": label, "clients": clients})
             for label in sorted(results) for m in results[label]]

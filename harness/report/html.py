@@ -122,7 +122,8 @@ def bars(c: dict[str, Any]) -> Figure:
             "layout": {"barmode": "group", "height": 460,
                        "xaxis": {"automargin": True, "tickangle": 0},
                        "yaxis": {"title": {"text": f"{c['metric']} ({label})" + (", log" if c["log"] else "")},
-                                 "type": "log" if c["log"] else "linear", "automargin": True}}}
+                                 "type": "log" if c["log"] else "linear", "automargin": True,
+                                 **(log_ticks([y for d in data for y in d["y"]]) if c["log"] else {})}}}
 
 
 def lines(c: dict[str, Any]) -> Figure:
@@ -130,7 +131,8 @@ def lines(c: dict[str, Any]) -> Figure:
     data = [{"type": "scatter", "mode": "lines+markers", "name": s["name"], "x": c["x"],
              "y": [None if y is None else y / div for y in s["y"]]} for s in c["series"]]
     return {"title": c["title"], "data": data,
-            "layout": {"yaxis": {"title": {"text": f"value ({label}, log)"}, "type": "log", "automargin": True},
+            "layout": {"yaxis": {"title": {"text": f"value ({label}, log)"}, "type": "log", "automargin": True,
+                                 **log_ticks([y for d in data for y in d["y"]])},
                        "xaxis": {"automargin": True}, "height": 480}}
 
 
@@ -201,6 +203,97 @@ def sweep_lines(c: dict[str, Any]) -> Figure:
                                  "automargin": True}}}
 
 
+def log_ticks(values: list[float | None]) -> dict[str, Any]:
+    """A log axis's ticks at 1, 2 and 5 of each decade the values span (at least one decade
+    below and above them), each labelled in full: plotly's own labels a decade's minor ticks
+    with a lone digit in small type."""
+    found = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not found:
+        return {}
+    low, high = math.floor(math.log10(min(found))), math.ceil(math.log10(max(found)))
+    ticks = [m * 10.0 ** e for e in range(low, high + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if min(found) / 2.5 <= t <= max(found) * 2.5]
+    return {"tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+
+
+def _titled(title: str, key: str) -> str:
+    """A chart's title on two lines: what it shows, then how to read it (small)."""
+    return f"{title}<br><sub>{key}</sub>"
+
+
+def response_curves(c: dict[str, Any]) -> list[Figure]:
+    """Per figure of offered load: per system its achieved rate (x) against its p99 (solid)
+    and p50 (dotted) latency (y, log), a point not held hollow; the closed-loop maximum
+    (dotted) and the path's ceiling (dashed) as vertical lines of the system's colour."""
+    out = []
+    for figure in dict.fromkeys(k["figure"] for k in c["curves"]):
+        data, shapes, notes = [], [], []
+        for i, k in enumerate(x for x in c["curves"] if x["figure"] == figure):
+            colour = PALETTE[i % len(PALETTE)]
+            text = [f"offered {o:,.0f}/s" + ("" if h else " (saturated)") for o, h in zip(k["offered"], k["held"])]
+            for tail, dash in (("p99", "solid"), ("p50", "dot")):
+                data.append({"type": "scatter", "mode": "lines+markers", "name": f"{k['system']} {tail}",
+                             "x": k["x"], "y": [None if v is None else v * 1e3 for v in k[tail]], "text": text,
+                             "hovertemplate": "%{x:,.0f} I/Os per s done, %{text}: %{y:.3g} ms<extra></extra>",
+                             "line": {"color": colour, "dash": dash}, "legendgroup": k["system"],
+                             "marker": {"symbol": ["circle" if h else "circle-open" for h in k["held"]],
+                                        "size": 8}})
+            for what, dash in (("closed_loop", "dot"), ("ceiling", "dash")):
+                if k[what]:
+                    shapes.append({"type": "line", "x0": k[what], "x1": k[what], "yref": "paper", "y0": 0, "y1": 1,
+                                   "line": {"color": colour, "dash": dash, "width": 1}})
+                    notes.append({"x": k[what], "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False,
+                                  "text": f"{k['system']} {'max' if what == 'closed_loop' else 'ceiling'}",
+                                  "textangle": -30, "font": {"size": 10, "color": colour}})
+        ys = [y for d in data for y in d["y"]]
+        out.append({"title": _titled(f"{figure}: latency against the load done", "solid: p99, dotted: p50; hollow: "
+                                     "saturated; vertical: closed-loop max (dotted), path's ceiling (dashed)"),
+                    "data": data,
+                    "layout": {"height": 460, "shapes": shapes, "annotations": notes,
+                               "xaxis": {"title": {"text": "I/Os per second done, all clients (op/s)"},
+                                         "rangemode": "tozero", "automargin": True},
+                               "yaxis": {"title": {"text": "total latency (ms, log)"}, "type": "log",
+                                         "automargin": True, **log_ticks(ys)}}})
+    return out
+
+
+def tails(c: dict[str, Any]) -> list[Figure]:
+    """Per fault of a cell of offered load: the clients' percentile every second (of their
+    merged histograms) in seconds from the injection, the SLO as a horizontal line, the
+    fault's moments as vertical ones, and each second in which no I/O completed (a stall)
+    marked at the top."""
+    out = []
+    for f in c["faults"]:
+        xs = [t for t, _ in f["series"]]
+        data: list[Figure] = [{"type": "scatter", "mode": "lines+markers", "name": f"{f['percentile']} each second",
+                               "x": xs, "y": [v * 1e3 for _, v in f["series"]],
+                               "connectgaps": False, "line": {"shape": "hv"}}]
+        if f["stalled"]:
+            data.append({"type": "scatter", "mode": "markers", "name": "no I/O completed (stall)",
+                         "x": [t + 0.5 for t in f["stalled"]], "y": [1.0] * len(f["stalled"]), "yaxis": "y2",
+                         "marker": {"symbol": "x", "color": "#d62728", "size": 10}})
+        shapes = [{"type": "line", "x0": t, "x1": t, "yref": "paper", "y0": 0, "y1": 1,
+                   "line": {"dash": "dot", "width": 1}} for t in f["moments"].values()]
+        notes = [{"x": t, "yref": "paper", "y": 1.0, "yanchor": "bottom", "text": k, "showarrow": False,
+                  "textangle": -30} for k, t in f["moments"].items()]
+        if f["target"]:
+            shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": f["target"] * 1e3,
+                           "y1": f["target"] * 1e3, "line": {"color": "#d62728", "dash": "dash", "width": 1}})
+            notes.append({"xref": "paper", "x": 1.0, "xanchor": "right", "y": math.log10(f["target"] * 1e3),
+                          "yanchor": "bottom", "text": f"SLO {f['percentile']} {f['target'] * 1e3:g} ms",
+                          "showarrow": False, "font": {"color": "#d62728", "size": 10}})
+        ys = [v * 1e3 for _, v in f["series"]] + ([f["target"] * 1e3] if f["target"] else [])
+        out.append({"title": _titled(f"{f['system']}: {f['figure']} at {f['offered']:,.0f} op/s offered",
+                                     f"{f['fault']}; {f['percentile']} of every client's I/Os each second"),
+                    "data": data,
+                    "layout": {"height": 420, "shapes": shapes, "annotations": notes,
+                               "xaxis": {"title": {"text": "seconds from the injection (s)"}, "automargin": True},
+                               "yaxis": {"title": {"text": f"{f['percentile']} total latency (ms, log)"},
+                                         "type": "log", "automargin": True, **log_ticks(ys)},
+                               "yaxis2": {"overlaying": "y", "range": [0, 1.05], "visible": False}}})
+    return out
+
+
 def figures(tables: list[Table]) -> list[Figure]:
     out = heatmaps(tables)
     for t in tables:
@@ -214,6 +307,8 @@ def figures(tables: list[Table]) -> list[Figure]:
             out.append(sweep_lines(t.chart))
         elif t.chart and t.chart["kind"] == "cost":
             out.append(cost_bars(t.chart))
+        elif t.chart and t.chart["kind"] == "load":
+            out += response_curves(t.chart)
     return [f for f in out if f["data"]]
 
 
@@ -271,11 +366,12 @@ def render(view: View) -> str:
     # a decision's order: the answer (the verdicts, then what each GiB cost), the comparison
     # of each workload (how each system scales first: a sweep's curves), what a failure did,
     # then each cell over time as an appendix; the tables and flags last
-    of = {k: [t for t in view.tables if kind(t) == k] for k in ("sweep", "cost", "timeline")}
+    of = {k: [t for t in view.tables if kind(t) == k] for k in ("load", "sweep", "cost", "timeline")}
     sections = [("", figures(of["cost"])),
-                ("The comparison of each workload", figures(of["sweep"]) + figures(
-                    [t for t in view.tables if kind(t) not in ("sweep", "cost", "timeline")])),
-                ("Failures: each fault's moments and the records it overlapped", figures(of["timeline"])),
+                ("The comparison of each workload", figures(of["load"]) + figures(of["sweep"]) + figures(
+                    [t for t in view.tables if kind(t) not in ("load", "sweep", "cost", "timeline")])),
+                ("Failures: each fault's moments and the records it overlapped",
+                 [f for t in of["load"] if t.chart for f in tails(t.chart)] + figures(of["timeline"])),
                 ("Appendix: each cell over time", cell_timelines(view))]
     drawn: list[Figure] = []
     parts = []

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
-from harness.report import summary, sweeps
+from harness.report import load, summary, sweeps
 from harness.errors import BadInput
 from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe
@@ -70,12 +70,16 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     if found and with_tables:  # (after the workloads' own tables, before the failed cells)
         at = len(built) - (1 if built and built[-1].title.startswith(FAILURES_TITLE) else 0)
         built[at:at] = sweeps.curve_tables(found, systems)
+    held = load.tables(records, load.slo_of(infos), systems.name) if with_tables else []
+    if held:  # (what each system holds first: the answer's evidence)
+        built[0:0] = held
     if with_tables and not built:
         header.append(f"({len(raw)} measurements stored, none of which a table shows: see --format json)"
                       if raw else "(no measurements stored for this run)")
     view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
     # the costs per GiB of the cells, and the answer the outputs open with
     view.records, view.summary = summary.complete(view.records, view.tables, systems, with_tables)
+    view.summary += [line for t in held for line in load.summary_lines(t)]
     return view
 
 

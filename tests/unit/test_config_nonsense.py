@@ -60,6 +60,13 @@ CASES = [
     (workload("iozone", tests=[0, 1, 1], **IOZONE), "1 is given twice"),
     (workload("iozone", file_sizes=["4MiB", 5000], record_sizes=["64KiB"]), "whole KiB"),
     (workload("iozone", file_sizes=[True], record_sizes=["64KiB"]), "file_sizes[0]: true is a yes/no"),
+    # (a list that may be left out is a list of numbers all the same)
+    (workload("fio", size="64MiB", runtime_s=3, load={"fraction_of_max": [True]}),
+     "fraction_of_max[0]: true is a yes/no"),
+    (workload("fio", size="64MiB", runtime_s=3, load={"iops": [True]}), "iops[0]: true is a yes/no"),
+    ({"slo": {"p99": True}}, "p99: true is a yes/no"), ({"slo": {"p98": "1ms"}}, "'p98' is not a percentile"),
+    ({"slo": {"p99": "1 fortnight"}}, "p99: '1 fortnight' is not a latency"),
+    ({"slo": {"p99": "2h"}}, "p99: '2h' is not a latency"), ({"slo": {"p99": 7200}}, "at most an hour"),
     (workload("largefile", sizes=["1000PiB"]), "more than any disk holds"),
     (workload("largefile", sizes=["64MiB"], deadline_s=1e300), "more than a week"),
     (workload("smallfile", files=[10 ** 15], file_size="4KiB"), "less than or equal to 100000000"),

@@ -15,7 +15,7 @@ from harness.errors import BadInput
 from workloads.fio import Fio
 from workloads.fio.json_output import parse, timed
 from workloads.fio.profiles import FioOptions, Profile
-from workloads.fio.workload import offered_per_direction, rate_lines, saturated
+from workloads.fio.workload import load_point, offered_per_direction, rate_lines, saturated, whole_rate
 
 DATA = Path(__file__).parent.parent / "data" / "tools"
 CAPTURE = DATA / "fio-3.33-numjobs2-rate-poisson-status-interval.json"
@@ -89,3 +89,25 @@ def test_a_point_short_of_its_rate_by_chance_is_not_saturated_and_one_short_by_f
     # the naive rule (achieved under 95 % of offered) would have flagged the first point's reads
     iops = next(m for m in records if m.metric == "iops" and m.params["direction"] == "read")
     assert iops.value < 0.95 * asked["read"]
+
+
+def test_a_share_of_the_most_is_a_cell_and_comes_to_a_whole_rate_the_jobs_divide():
+    fio = Fio(FioOptions(size="4MiB", runtime_s=3, profiles=[MIX], load={"fraction_of_max": [0.25, 1.0]}))
+    assert fio.cells() == [{"profile": "mix", "offered_fraction": 0.25}, {"profile": "mix", "offered_fraction": 1.0}]
+    # 70/30 over two jobs: the highest rate at or under what is wanted that splits evenly
+    assert whole_rate(MIX, 1234.9) == 1220 and offered_per_direction(MIX, 1220) == {"read": 854, "write": 366}
+    assert whole_rate(MIX, 0.3) == 200  # (no share of nothing: the least the jobs and mix divide)
+    one = Profile(name="r", rw="randread", bs=4096)
+    assert whole_rate(one, 333.9) == 333
+    # what names the point in its records: the share, never the rate it came to (a repeat's differs)
+    assert load_point({"profile": "mix", "offered_fraction": 0.25, "offered_iops": 1220}) == {"offered_fraction": 0.25}
+    assert load_point({"profile": "mix", "offered_iops": 200}) == {"offered_iops": 200}
+
+
+def test_a_load_is_rates_or_shares_not_both_nor_neither_and_a_share_is_not_for_fio_servers():
+    for load in ({"iops": [200], "fraction_of_max": [0.5]}, {}, {"fraction_of_max": [0]},
+                 {"fraction_of_max": [1.5]}, {"fraction_of_max": [0.5, 0.5]}, {"fraction_of_max": [float("nan")]}):
+        with pytest.raises(ValidationError):
+            FioOptions(size="4MiB", runtime_s=3, load=load)
+    with pytest.raises(ValidationError, match="fio's servers report only after the job"):
+        FioOptions(size="4MiB", runtime_s=3, local_servers=2, load={"fraction_of_max": [0.5]})

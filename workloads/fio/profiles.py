@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PositiveInt, field_validator, model_validator
 
@@ -66,16 +66,32 @@ class Load(ConfigModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
     # (at most 10^9 a second: beyond what any storage does, as records hold)
-    iops: list[Annotated[int, Field(gt=0, le=10**9)]] = Field(
-        min_length=1, max_length=64, description="I/Os per second offered by each client host, one cell each "
-        "(e.g. [200, 400, 800])")
+    iops: list[Annotated[int, Field(gt=0, le=10**9)]] | None = Field(
+        None, min_length=1, max_length=64, description="I/Os per second offered by each client host, one cell "
+        "each (e.g. [200, 400, 800])")
+    fraction_of_max: list[Annotated[float, Field(gt=0, le=1)]] | None = Field(
+        None, min_length=1, max_length=64, description="shares of the most each client host does (measured "
+        "first in the cell, closed loop, and kept with its records), one cell each (e.g. [0.25, 0.5, 0.9, 1.0])")
 
-    @field_validator("iops")
+    @field_validator("iops", "fraction_of_max")
     @classmethod
-    def _each_once(cls, v: list[int]) -> list[int]:
-        if len(set(v)) != len(v):  # (a rate is its cell: two would be pooled as repeats)
+    def _each_once(cls, v: list[Any] | None) -> list[Any] | None:
+        if v is not None and len(set(v)) != len(v):  # (a rate is its cell: two would be pooled as repeats)
             raise ValueError(f"a rate is given twice in {v}: give each once")
         return v
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Load:
+        if (self.iops is None) == (self.fraction_of_max is None):
+            raise ValueError("give the offered load as one of iops (I/Os per second per client host) and "
+                             "fraction_of_max (shares of the most each does)")
+        return self
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Each rate's cell parameters."""
+        if self.iops is not None:
+            return [{"offered_iops": rate} for rate in self.iops]
+        return [{"offered_fraction": share} for share in self.fraction_of_max or ()]
 
 
 class FioOptions(Options):
@@ -103,9 +119,9 @@ class FioOptions(Options):
                                         "its own (e.g. swept: sweep: {iodepth: [1, 16, 64]})")
     numjobs: PositiveInt | None = Field(None, le=256, description="every profile's number of jobs instead "
                                         "of its own")
-    load: Load | None = Field(None, description="offered load: {iops: [rates per client host]}, each "
-                              "profile run at each rate (arrivals poisson); without it, each runs "
-                              "as fast as it can (closed loop)")
+    load: Load | None = Field(None, description="offered load: {iops: [rates per client host]} or "
+                              "{fraction_of_max: [shares of the most each does]}, each profile run at each "
+                              "rate (arrivals poisson); without it, each runs as fast as it can (closed loop)")
 
     @model_validator(mode="after")
     def _one_kind_of_servers(self) -> FioOptions:
@@ -118,6 +134,10 @@ class FioOptions(Options):
         if self.job_file is not None and self.load is not None:
             raise ValueError("load sets the rate of the profiles' jobs, and a job_file is run as it is: give "
                              "its rate in the job file (rate_iops)")
+        if self.load is not None and self.load.fraction_of_max is not None and (self.servers or self.local_servers):
+            raise ValueError("load.fraction_of_max measures the most each client host does in the cell first, "
+                             "and fio's servers report only after the job: give load.iops with servers (or "
+                             "use all_clients)")
         if self.job_file is not None and (self.iodepth or self.numjobs):
             raise ValueError("iodepth and numjobs set the profiles', and a job_file is run as it is: give "
                              "them in the job file")

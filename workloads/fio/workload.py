@@ -63,6 +63,29 @@ def offered_per_direction(profile: Profile, offered: int) -> dict[str, int]:
     return parts
 
 
+def load_point(cell: dict[str, Any]) -> dict[str, Any]:
+    """What names a cell's point of offered load in its records: its share of the most
+    (``offered_fraction``), else its rate (``offered_iops``, per client host). What each
+    client offered (``offered_iops_per_client``) says how, and a share's varies."""
+    if "offered_fraction" in cell:
+        return {"offered_fraction": cell["offered_fraction"]}
+    return {"offered_iops": cell["offered_iops"]} if "offered_iops" in cell else {}
+
+
+def whole_rate(profile: Profile, wanted: float) -> int:
+    """The highest rate at or under ``wanted`` (at least 1 I/O per second) that the profile's
+    jobs and read/write mix divide into whole I/Os per second (:func:`offered_per_direction`)."""
+    rate = max(1, int(wanted))
+    while rate > 1:
+        try:
+            offered_per_direction(profile, rate)
+            return rate
+        except BadInput:
+            rate -= 1
+    step = profile.numjobs * (100 if profile.rw in MIXED else 1)  # (the smallest that divides, whatever the mix)
+    return step
+
+
 def rate_lines(profile: Profile, offered: int) -> list[str]:
     """The job lines that make fio offer ``offered`` I/Os per second from the host (each of
     its ``numjobs`` jobs an equal part; fio's rate_iops is per job, reads then writes), with
@@ -166,8 +189,7 @@ class Fio(Workload):
         if self.options.job_file is not None:
             return [{"job_file": str(self.options.job_file)}]
         if self.options.load is not None:
-            return [{"profile": p.name, "offered_iops": rate} for p in self.profiles()
-                    for rate in self.options.load.iops]
+            return [{"profile": p.name, **rate} for p in self.profiles() for rate in self.options.load.cells()]
         return [{"profile": p.name} for p in self.profiles()]
 
     def writes(self, cell: dict[str, Any]) -> int:
@@ -261,7 +283,47 @@ class Fio(Workload):
         """One profile on this client (of one, or of several running the cell at once),
         timed by fio itself. On files, each client lays out its own file first (untimed, so
         the timed I/O of every client starts together), and a read profile reads, with two
-        or more client hosts, what another client laid out (no cache of the writer's)."""
+        or more client hosts, what another client laid out (no cache of the writer's). A
+        share of the most it does (``offered_fraction``) is offered after that most is
+        measured, closed loop, in the cell."""
+        if "offered_fraction" in cell:
+            yield from self.run_fraction(target, cell, scratch, raw_dir)
+            return
+        yield from self.run_once(target, cell, scratch, raw_dir)
+
+    def run_fraction(self, target: Target, cell: dict[str, Any], scratch: Path,
+                     raw_dir: Path) -> Iterator[Measurement]:
+        """A share of the most the profile does: first run as fast as it can (closed loop,
+        every client of the cell at once, without starting the cell's measured work: a
+        fault's clock starts with the offered load), then at the share of the clients' mean
+        IOPS that each client offers (a whole rate its jobs and mix divide). Its records
+        say both (``max_iops_per_client``, ``offered_iops_per_client``); the closed-loop
+        run's output is kept beside them."""
+        profile = next(p for p in self.profiles() if p.name == cell["profile"])
+        share = float(cell["offered_fraction"])
+        closed = list(self.run_once(target, {"profile": profile.name}, scratch, raw_dir / "max", starts=False))
+        mine = {str(m.params.get("direction")): float(m.value) for m in closed
+                if m.metric == "iops" and m.value is not None and "failed" not in m.flags}
+        if sum(mine.values()) <= 0:
+            raise DfsbenchError(f"fio {profile.name}: the closed-loop run before the load did no I/O, so there is "
+                                "no maximum to take a share of", hint=f"see its output in {raw_dir / 'max'}")
+        target.post("fio-max-iops", mine)
+        target.settle(f"{profile.name}: the most each client does")  # (every client has said its own)
+        each = [target.posted("fio-max-iops", h, mine) for h in (target.peers or target.hosts or (target.host,))]
+        # (the clients' mean, in all and in each direction: what each offers a share of)
+        most = {d: sum(e.get(d, 0.0) for e in each) / len(each) for d in mine}
+        rate = whole_rate(profile, share * sum(most.values()))
+        records = self.run_once(target, {**cell, "offered_iops": rate}, scratch, raw_dir)
+        for m in records:
+            direction = str(m.params.get("direction"))
+            yield replace(m, params={**m.params, **({"max_iops_per_client": round(most[direction], 1)}
+                                                    if direction in most else {})})
+
+    def run_once(self, target: Target, cell: dict[str, Any], scratch: Path,
+                 raw_dir: Path, starts: bool = True) -> Iterator[Measurement]:
+        """The profile run once, closed loop or at ``offered_iops`` (``starts``: its timed
+        I/O begins the cell's measured work, as a timed phase does)."""
+        raw_dir.mkdir(parents=True, exist_ok=True)
         profile = next(p for p in self.profiles() if p.name == cell["profile"])
         host, view, writer = target.host, target, target.host
         cache: str | None = None
@@ -289,7 +351,10 @@ class Fio(Workload):
             path, env = job(view, writer, f"fio-{name}.fio", view.scratch() if view is not target else scratch,
                             offered)
             out = raw_dir / f"fio-{name}.json"
-            view.begin(profile.name)
+            if starts:
+                view.begin(profile.name)
+            else:  # (together, and not yet the cell's measured work)
+                view.settle(f"{profile.name}, closed loop")
             result = view.host.run_tool(["fio", "--output-format=json+", "--status-interval=1", str(path)],
                                         deadline=self.deadline(), output=out, env=env)
         except BaseException:
@@ -307,7 +372,9 @@ class Fio(Workload):
         if offered is None:
             yield from records
             return
-        yield from saturated(list(records), offered_per_direction(profile, offered), self.options.runtime_s)
+        point = load_point(cell)
+        for m in saturated(list(records), offered_per_direction(profile, offered), self.options.runtime_s):
+            yield replace(m, params={**m.params, **point})
 
     def timed_records(self, result: proc.ToolRun, out: Path, view: Target, target: Target,
                       extra: dict[str, Any]) -> Iterator[Measurement]:
@@ -415,7 +482,7 @@ class Fio(Workload):
             for m in records:
                 hosts.setdefault(m.params.get("host"), []).append(m)
             # (fio's total is of the servers that reported: its 'clients')
-            records = [r for host, mine in hosts.items()
+            records = [replace(r, params={**r.params, **load_point(cell)}) for host, mine in hosts.items()
                        for r in saturated(mine, offered, o.runtime_s,
                                           int(mine[0].params.get("clients") or len(servers)) if host == TOOL_TOTAL else 1)]
         for m in records:
