@@ -23,6 +23,7 @@ is brought up for the bench and taken down after it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -38,7 +39,8 @@ from workloads.fio import Fio
 
 def by_hand(fio: Fio, target: Any, profile: Any, scratch: Path, raw: Path, i: int) -> tuple[float, float]:
     """The profile's job as dfsbench writes it, run by fio itself on the client: (IOPS, p99 s)."""
-    text, env = fio.job_text(profile, target, "byhand", fio.options.load.iops[0] if fio.options.load else None)
+    rate = fio.options.load.iops[0] if fio.options.load and fio.options.load.iops else None
+    text, env = fio.job_text(profile, target, "byhand", rate)
     job = raw / f"byhand-{i}.fio"
     job.write_text(text)
     out = raw / f"byhand-{i}.json"
@@ -98,10 +100,12 @@ def main() -> int:
         cluster.ledger.tree(workdir)
         try:
             with plan.backends[0].attach(cluster, workdir / "mnt") as target, \
-                    tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp:
+                    tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp, contextlib.ExitStack() as stack:
                 scratch = target.host.scratch(workdir / "scratch", cluster.ledger)
                 raw = Path(tmp)
                 by_hand(fio, target, profile, scratch, raw, 0)  # (lays the file out: no pair pays for that)
+                stack.callback(target.host.run, ["rm", "-f", str(target.directory / "dfsbench-fio-byhand")],
+                               timeout=600)
                 ratios: dict[str, list[float]] = {"iops": [], "p99": [], "aa iops": [], "aa p99": []}
                 for i in range(a.pairs):
                     view = target.for_cell(Lineup(1, None, lambda host: scratch))  # (as a cell's own)

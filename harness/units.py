@@ -59,8 +59,8 @@ _LATENCY_S = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 def parse_latency(text: str | float) -> float:
     """A latency as a person writes it (``20ms``, ``500us``, ``1.5 s``; a bare number is
     seconds), in seconds: above zero and at most an hour (ValueError otherwise)."""
-    if isinstance(text, bool):
-        raise ValueError(f"{text!r} is not a latency")
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise ValueError(f"{_shown(repr(text))} is not a latency (e.g. 20ms, 500us, 1.5s)")
     if isinstance(text, (int, float)):
         value = float(text)
     else:

@@ -58,30 +58,39 @@ def merged(each: Iterable[Bins]) -> dict[float, float]:
 
 def per_second(histograms: Iterable[Histogram], p: float) -> tuple[Series | None, list[float]]:
     """The ``p``-th percentile of the operations every histogram's intervals hold, second
-    by second of the records' clock: an interval counts in the whole second that holds its
-    middle, and the intervals of one second (of every client) are merged before the
-    percentile is taken. Also the whole seconds, from the first to the last that holds an
-    interval, in which no operation completed at all (a stall: there is no latency to show
-    for them, and yet every operation waiting then took longer than the second).
+    by second of the records' clock: an interval's counts are shared among the whole seconds
+    it overlaps, each its part of the interval (the tool's reports are about a second apart,
+    never on the second), and the parts of one second (of every client) merged before the
+    percentile is taken. Also the whole seconds in which no operation completed at all: an
+    interval overlaps them and none that does holds an operation (a stall: there is no
+    latency to show for them, and yet every operation waiting then took longer than the
+    second).
 
     (None, []) where no histogram has an interval with an operation."""
-    seconds: dict[float, list[Bins]] = {}
+    seconds: dict[float, dict[float, float]] = {}
     covered: set[float] = set()
     end = -math.inf
     for h in histograms:
         for start, stop, bins in h.intervals:
-            second = float(math.floor((start + stop) / 2))
-            covered.add(second)
+            if not stop > start:
+                continue
             end = max(end, stop)
-            if any(c > 0 for c in bins.values()):
-                seconds.setdefault(second, []).append(bins)
+            full = any(c > 0 for c in bins.values())
+            for second in range(math.floor(start), math.ceil(stop)):
+                share = (min(stop, second + 1) - max(start, second)) / (stop - start)
+                if share <= 0:
+                    continue
+                covered.add(float(second))
+                if full:
+                    into = seconds.setdefault(float(second), {})
+                    for latency, count in bins.items():
+                        into[latency] = into.get(latency, 0.0) + count * share
     points = []
-    for second in sorted(seconds):
-        value = percentile_of_bins(merged(seconds[second]), p)
+    for t in sorted(seconds):
+        value = percentile_of_bins(seconds[t], p)
         if value is not None:
-            points.append((second, value))
+            points.append((t, value))
     if not points:
         return None, []
-    first, last = min(covered), max(covered)
-    stalled = [float(s) for s in range(int(first), int(last) + 1) if float(s) not in seconds]
-    return Series(tuple(points), max(end, points[-1][0] + 1), "interval", first), stalled
+    stalled = sorted(s for s in covered if s not in seconds)
+    return Series(tuple(points), max(end, points[-1][0] + 1), "interval", min(covered)), stalled

@@ -227,7 +227,7 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
     (dotted) and the path's ceiling (dashed) as vertical lines of the system's colour."""
     out = []
     for figure in dict.fromkeys(k["figure"] for k in c["curves"]):
-        data, shapes, notes = [], [], []
+        data: list[Figure] = []
         for i, k in enumerate(x for x in c["curves"] if x["figure"] == figure):
             colour = PALETTE[i % len(PALETTE)]
             text = [f"offered {o:,.0f}/s" + ("" if h else " (saturated)") for o, h in zip(k["offered"], k["held"])]
@@ -238,22 +238,39 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
                              "line": {"color": colour, "dash": dash}, "legendgroup": k["system"],
                              "marker": {"symbol": ["circle" if h else "circle-open" for h in k["held"]],
                                         "size": 8}})
+        ys = [y for d in data for y in d["y"] if y is not None]
+        for i, k in enumerate(x for x in c["curves"] if x["figure"] == figure):
+            colour = PALETTE[i % len(PALETTE)]
             for what, dash in (("closed_loop", "dot"), ("ceiling", "dash")):
-                if k[what]:
-                    shapes.append({"type": "line", "x0": k[what], "x1": k[what], "yref": "paper", "y0": 0, "y1": 1,
-                                   "line": {"color": colour, "dash": dash, "width": 1}})
-                    notes.append({"x": k[what], "yref": "paper", "y": 1.0, "yanchor": "bottom", "showarrow": False,
-                                  "text": f"{k['system']} {'max' if what == 'closed_loop' else 'ceiling'}",
-                                  "textangle": -30, "font": {"size": 10, "color": colour}})
-        ys = [y for d in data for y in d["y"]]
+                if k[what] and ys:  # (a vertical line as a trace: the legend names it, no label to collide)
+                    data.append({"type": "scatter", "mode": "lines", "x": [k[what], k[what]],
+                                 "y": [min(ys), max(ys)], "legendgroup": k["system"],
+                                 "name": f"{k['system']} {'closed-loop max' if what == 'closed_loop' else 'ceiling'}",
+                                 "line": {"color": colour, "dash": dash, "width": 1},
+                                 "hovertemplate": "%{x:,.0f} op/s<extra>%{fullData.name}</extra>"})
         out.append({"title": _titled(f"{figure}: latency against the load done", "solid: p99, dotted: p50; hollow: "
                                      "saturated; vertical: closed-loop max (dotted), path's ceiling (dashed)"),
                     "data": data,
-                    "layout": {"height": 460, "shapes": shapes, "annotations": notes,
+                    "layout": {"height": 460,
                                "xaxis": {"title": {"text": "I/Os per second done, all clients (op/s)"},
                                          "rangemode": "tozero", "automargin": True},
                                "yaxis": {"title": {"text": "total latency (ms, log)"}, "type": "log",
                                          "automargin": True, **log_ticks(ys)}}})
+    return out
+
+
+def moment_labels(moments: dict[str, float], xs: list[float]) -> list[Figure]:
+    """A fault's moments named beside their lines, upright; one that falls near the one
+    before it (within 4 % of the axis: 'noticed' a fraction of a second after 'injected')
+    lower down, so that no two labels cover each other."""
+    span = max([*xs, *moments.values()], default=1.0) - min([*xs, *moments.values()], default=0.0) or 1.0
+    out: list[Figure] = []
+    last, y = None, 1.0
+    for name, t in sorted(moments.items(), key=lambda kv: kv[1]):
+        y = y - 0.3 if last is not None and t - last < 0.04 * span and y > 0.4 else 1.0
+        out.append({"x": t, "yref": "paper", "y": y, "yanchor": "top", "xanchor": "right", "text": name,
+                    "showarrow": False, "textangle": -90, "font": {"size": 10}})
+        last = t
     return out
 
 
@@ -264,25 +281,24 @@ def tails(c: dict[str, Any]) -> list[Figure]:
     marked at the top."""
     out = []
     for f in c["faults"]:
-        xs = [t for t, _ in f["series"]]
+        xs = [t for t, _ in f["series"]]  # (each second's middle; a stall's value is None: a gap)
         data: list[Figure] = [{"type": "scatter", "mode": "lines+markers", "name": f"{f['percentile']} each second",
-                               "x": xs, "y": [v * 1e3 for _, v in f["series"]],
-                               "connectgaps": False, "line": {"shape": "hv"}}]
+                               "x": xs, "y": [None if v is None else v * 1e3 for _, v in f["series"]],
+                               "connectgaps": False}]
         if f["stalled"]:
             data.append({"type": "scatter", "mode": "markers", "name": "no I/O completed (stall)",
-                         "x": [t + 0.5 for t in f["stalled"]], "y": [1.0] * len(f["stalled"]), "yaxis": "y2",
+                         "x": f["stalled"], "y": [1.0] * len(f["stalled"]), "yaxis": "y2",
                          "marker": {"symbol": "x", "color": "#d62728", "size": 10}})
         shapes = [{"type": "line", "x0": t, "x1": t, "yref": "paper", "y0": 0, "y1": 1,
                    "line": {"dash": "dot", "width": 1}} for t in f["moments"].values()]
-        notes = [{"x": t, "yref": "paper", "y": 1.0, "yanchor": "bottom", "text": k, "showarrow": False,
-                  "textangle": -30} for k, t in f["moments"].items()]
+        notes = moment_labels(f["moments"], xs)
         if f["target"]:
             shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": f["target"] * 1e3,
                            "y1": f["target"] * 1e3, "line": {"color": "#d62728", "dash": "dash", "width": 1}})
             notes.append({"xref": "paper", "x": 1.0, "xanchor": "right", "y": math.log10(f["target"] * 1e3),
                           "yanchor": "bottom", "text": f"SLO {f['percentile']} {f['target'] * 1e3:g} ms",
                           "showarrow": False, "font": {"color": "#d62728", "size": 10}})
-        ys = [v * 1e3 for _, v in f["series"]] + ([f["target"] * 1e3] if f["target"] else [])
+        ys = [v * 1e3 for _, v in f["series"] if v is not None] + ([f["target"] * 1e3] if f["target"] else [])
         out.append({"title": _titled(f"{f['system']}: {f['figure']} at {f['offered']:,.0f} op/s offered",
                                      f"{f['fault']}; {f['percentile']} of every client's I/Os each second"),
                     "data": data,

@@ -15,26 +15,33 @@ curve's closed-loop maximum), never by what was offered, which a share's repeats
 - **held**: not ``saturated`` in any repeat (it completed at least 95 % of what was offered,
   within the arrivals' chance: ``harness.api.records.FLAGS``).
 - **knee**: the highest offered load up to which every point, from the lowest, is held and
-  has a p99 at most :data:`KNEE_P99_FACTOR` times the lowest point's p99.
+  has a p99 at most :data:`KNEE_P99_FACTOR` times the lowest point's p99 (a point without a
+  p99 ends the walk too, and says so).
 - **within the SLO**: the highest offered load up to which every point, from the lowest, is
   held and has the SLO's percentile at or under its target.
-- **through a fault** (a load cell run through a fault): each whole second from the injection
-  to the system being healthy again is above the SLO where the clients' percentile in that
-  second (of their merged histograms) is above the target, or where no client completed any
-  I/O in it (a stall: the I/Os waiting then took over a second). The load is **held while
-  the node was down** where no second from the injection to the restore is above it.
+- **through a fault** (a load cell run through a fault): the whole seconds of the records'
+  clock whose middle falls from the injection to the restore (while down) or to healthy
+  again. Each is above the SLO where the clients' percentile in it (of their merged
+  histograms) is above the target, or where no client completed any I/O in it (a stall: the
+  I/Os waiting then took over a second); not known where the clients' figures do not cover
+  it. The load is **held while the node was down** where every second while down is known
+  and none is above.
+
+A point, a curve and a fault's figure each stand for one number of clients: a sweep over
+``clients`` makes a curve per number.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api.faults import FAULT
-from harness.api.records import CIRCUMSTANTIAL, FLAGS, Measurement, flag_marks, flag_notes
+from harness.api.records import CIRCUMSTANTIAL, FLAGS, OVER_CLIENTS, Measurement, flag_marks, flag_notes
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
 from harness.units import latency, parse_latency
@@ -44,7 +51,16 @@ POINT = ("offered_iops", "offered_fraction")  # what names a cell's point of off
 KNEE_P99_FACTOR = 2.0
 LATENCY = "lat_p"  # the total latency's percentiles (submission + completion)
 # what a point's record carries that does not set its figure apart
-_NOT_FIGURE = CIRCUMSTANTIAL | {"host", "clients", *POINT, "phase"}
+_NOT_FIGURE = CIRCUMSTANTIAL | {"host", *POINT, "phase"}
+MOMENTS = ("injected", "noticed", "restored", "healthy")
+
+
+def _number(v: Any) -> float | None:
+    """A stored param as a finite number, or None (a store is not trusted: a string, a
+    yes/no, NaN or infinity is no number)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return None
 
 
 def slo_of(infos: dict[str, RunInfo]) -> dict[str, float]:
@@ -56,7 +72,7 @@ def slo_of(infos: dict[str, RunInfo]) -> dict[str, float]:
         for key, value in (slo.items() if isinstance(slo, dict) else ()):
             try:
                 found.setdefault(str(key), parse_latency(value))
-            except ValueError:
+            except (ValueError, TypeError):
                 continue
     return found
 
@@ -76,33 +92,34 @@ class Curve:
 
     figure: str
     system: SystemKey
-    points: dict[float, Point] = field(default_factory=dict)
+    points: dict[tuple[str, float], Point] = field(default_factory=dict)  # by the cell's rate or share
     closed_loop: float | None = None  # the same figure's rate run as fast as it can (op/s)
     ceiling: float | None = None  # the path's ceiling in I/Os per second
 
     def ordered(self) -> list[Point]:
-        return [self.points[k] for k in sorted(self.points)]
+        return sorted(self.points.values(), key=lambda p: p.offered)
 
-    def knee(self) -> Point | None:
-        """See the module: None where the lowest point is not held already."""
+    def knee(self) -> tuple[Point | None, str]:
+        """See the module: the knee (None where the lowest point is not held already), and
+        why the walk stopped where it did."""
         points = self.ordered()
         base = points[0].latencies.get("p99") if points else None
-        last = None
-        for p in points:
-            p99 = p.latencies.get("p99")
-            if not p.held or p99 is None or base is None or p99 > KNEE_P99_FACTOR * base:
-                break
-            last = p
-        return last
+        return self._walk(lambda p: None if base is None else KNEE_P99_FACTOR * base, "p99",
+                          f"p99 over {KNEE_P99_FACTOR:g}× the lowest load's")
 
-    def within(self, percentile: str, target: float) -> Point | None:
+    def within(self, percentile: str, target: float) -> tuple[Point | None, str]:
+        return self._walk(lambda p: target, percentile, f"{percentile} over {latency(target)}")
+
+    def _walk(self, bound: Callable[[Point], float | None], percentile: str, over: str) -> tuple[Point | None, str]:
         last = None
         for p in self.ordered():
-            value = p.latencies.get(percentile)
-            if not p.held or value is None or value > target:
-                break
+            value, most = p.latencies.get(percentile), bound(p)
+            why = ("saturated" if not p.held else f"no {percentile} measured" if value is None or most is None
+                   else over if value > most else "")
+            if why:
+                return last, f"{why} at {_rate(p.offered)}"
             last = p
-        return last
+        return last, "held at every load offered"
 
 
 def _figure(m: Measurement) -> str:
@@ -111,27 +128,36 @@ def _figure(m: Measurement) -> str:
 
 
 def _title(figure: str) -> str:
-    workload, test, direction, _ = json.loads(figure)
-    return f"{workload} {test} {direction or ''}".strip()
+    workload, test, direction, rest = json.loads(figure)
+    clients = rest.get("clients") if isinstance(rest, dict) else None
+    return f"{workload} {test} {direction or ''}".strip() + (f" ({clients} clients)" if isinstance(clients, int)
+                                                             and clients > 1 else "")
 
 
-def _clients(m: Measurement) -> int:
-    """How many clients a record stands for (one where it does not say)."""
-    clients = m.params.get("clients")
-    return clients if isinstance(clients, int) and not isinstance(clients, bool) and clients > 0 else 1
+def _offered_by(m: Measurement) -> int:
+    """How many client hosts offered a record's load: the tool's own count where it gives
+    one (fio's servers: ``offered_by``), else the clients it stands for (one where it does
+    not say)."""
+    for key in ("offered_by", "clients"):
+        v = m.params.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return 1
 
 
 def _whole(m: Measurement) -> bool:
+    """A record that stands for every client of its cell: the aggregate (ours or the tool's),
+    or the one client's."""
     host = m.params.get("host")
-    return host is None or host == "all" or m.params.get("clients") == 1
+    return host is None or host in OVER_CLIENTS or m.params.get("clients") == 1
 
 
 def _point(m: Measurement) -> tuple[str, float] | None:
     """The cell's point of offered load a record is of: its rate, or its share of the most."""
     for key in POINT:
-        v = m.params.get(key)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return key, float(v)
+        v = _number(m.params.get(key))
+        if v is not None:
+            return key, v
     return None
 
 
@@ -147,40 +173,39 @@ def curves(records: list[Measurement]) -> list[Curve]:
         system = (m.backend, m.variant)
         figure = _figure(m)
         at = _point(m)
-        offered = m.params.get(OFFERED)
         if at is None:
             if m.metric == "iops" and OFFERED not in m.params:  # (closed loop: as fast as it can)
                 closed.setdefault((figure, system), []).append(m.value)
             continue
-        if not isinstance(offered, (int, float)) or isinstance(offered, bool):
+        offered = _number(m.params.get(OFFERED))
+        if offered is None:
             continue
         key = (figure, system, at)
-        clients = _clients(m)
         mine = values.setdefault(key, {})
         mine.setdefault(m.metric, []).append(m.value)
         if m.metric == "iops":
-            mine.setdefault("offered", []).append(float(offered) * clients)
-            most = m.params.get("max_iops_per_client")  # (a share's: the most, measured in its cell)
-            if isinstance(most, (int, float)) and not isinstance(most, bool):
-                closed.setdefault((figure, system), []).append(float(most) * clients)
+            mine.setdefault("offered", []).append(offered * _offered_by(m))
+            most = _number(m.params.get("max_iops_per_client"))  # (a share's: the most, measured in its cell)
+            if most is not None:
+                closed.setdefault((figure, system), []).append(most * _offered_by(m))
         flags.setdefault(key, set()).update(m.flags)
-        bs = m.params.get("bs")
-        if m.metric == "throughput" and isinstance(m.params.get("ceiling"), (int, float)) and \
-                isinstance(bs, int) and bs > 0:
-            ceilings.setdefault((figure, system), []).append(float(m.params["ceiling"]) / bs)
+        bs, ceiling = m.params.get("bs"), _number(m.params.get("ceiling"))
+        if m.metric == "throughput" and ceiling is not None and isinstance(bs, int) and not isinstance(bs, bool) \
+                and bs > 0:
+            ceilings.setdefault((figure, system), []).append(ceiling / bs)
     found: dict[tuple[str, SystemKey], Curve] = {}
-    for (figure, system, point_key), metrics in values.items():
+    for (figure, system, at), metrics in values.items():
         if not metrics.get("offered"):
             continue
         curve = found.setdefault((figure, system), Curve(figure, system))
-        point = Point(statistics.median(metrics["offered"]), flags=flags[(figure, system, point_key)])
+        point = Point(statistics.median(metrics["offered"]), flags=flags[(figure, system, at)])
         point.held = "saturated" not in point.flags
         if metrics.get("iops"):
             point.achieved = statistics.median(metrics["iops"])
         for metric, got in metrics.items():
             if metric.startswith(LATENCY):
                 point.latencies[metric[len(LATENCY) - 1:]] = statistics.median(got)
-        curve.points[point.offered] = point
+        curve.points[at] = point
     for (figure, system), curve in found.items():
         if closed.get((figure, system)):
             curve.closed_loop = statistics.median(closed[(figure, system)])
@@ -189,53 +214,94 @@ def curves(records: list[Measurement]) -> list[Curve]:
     return [c for c in found.values() if any(p.achieved is not None for p in c.points.values())]
 
 
+@dataclass(frozen=True)
+class Tally:
+    """Whole seconds of a window: above the SLO, within it, and not known (not covered)."""
+
+    above: int
+    within: int
+    unknown: int
+
+    @property
+    def seconds(self) -> int:
+        return self.above + self.within + self.unknown
+
+
 @dataclass
 class Through:
-    """A load cell's fault, as its clients' tail latency saw it."""
+    """A load cell's fault, as its clients' tail latency saw it (times on the records' clock)."""
 
     system: SystemKey
     figure: str
     offered: float
     fault: Measurement
-    series: list[tuple[float, float]]  # (s from the injection, the percentile in that second)
-    stalled: list[float]  # whole seconds (from the injection) in which nothing completed
+    series: list[tuple[float, float]]  # (a whole second, the percentile of the I/Os completed in it)
+    stalled: list[float]  # whole seconds in which nothing completed
     percentile: str
 
-    def seconds_above(self, target: float, until: str = "healthy") -> tuple[int, int] | None:
-        """How many whole seconds from the injection to ``until`` (the restore, or healthy
-        again) were above ``target``, of how many the clients' series covers then."""
-        end = self.fault.params.get(until)
-        if not isinstance(end, (int, float)):
+    def moments(self) -> dict[str, float]:
+        return {k: v for k in MOMENTS if (v := _number(self.fault.params.get(k))) is not None}
+
+    def seconds_above(self, target: float, until: str = "healthy") -> Tally | None:
+        """The whole seconds whose middle falls from the injection to ``until`` (the restore,
+        or healthy again): above ``target`` (or stalled), within it, not known. None where
+        the fault's record does not say both times."""
+        at = self.moments()
+        if "injected" not in at or until not in at or at[until] < at["injected"]:
             return None
-        end_s = float(end) - float(self.fault.params["injected"])
-        inside = [(t, v) for t, v in self.series if t + 1 > 0 and t < end_s]  # (seconds that overlap it)
-        stalls = [t for t in self.stalled if t + 1 > 0 and t < end_s]
-        if not inside and not stalls:
-            return None
-        return sum(1 for _, v in inside if v > target) + len(stalls), len(inside) + len(stalls)
+        first, last = math.ceil(at["injected"] - 0.5), math.ceil(at[until] - 0.5)  # (seconds [first, last))
+        values = {t: v for t, v in self.series}
+        stalls = set(self.stalled)
+        above = within = unknown = 0
+        for second in range(first, last):
+            if second in stalls or (second in values and values[second] > target):
+                above += 1
+            elif second in values:
+                within += 1
+            else:
+                unknown += 1
+        return Tally(above, within, unknown)
+
+    def verdict(self, target: float) -> str:
+        down, healthy = self.seconds_above(target, "restored"), self.seconds_above(target, "healthy")
+        if down is None or healthy is None:
+            return "no figure (the fault's record does not say when it was done and undone)"
+        held = ("not held while down" if down.above else
+                f"not known while down ({down.unknown} of {down.seconds} s not measured)" if down.unknown else
+                "held while down")
+        return (f"{held}; {healthy.above} of {healthy.seconds} s above it to healthy"
+                + (f" ({healthy.unknown} s not measured)" if healthy.unknown else ""))
+
+
+def _stalled(v: Any) -> list[float]:
+    return sorted(t for x in v if (t := _number(x)) is not None) if isinstance(v, list) else []
 
 
 def through_faults(records: list[Measurement], percentile: str = "p99") -> list[Through]:
     """Each fault of a cell of offered load, with the per-second ``percentile`` of the
-    latency of every client's I/Os in its 'during' run, on the injection's clock."""
+    latency of every client's I/Os in its 'during' run (none where its clients gave no such
+    figure: every second is then not known)."""
     out = []
     metric = f"lat_{percentile}"
     for f in records:
-        if f.workload != FAULT or not isinstance(f.params.get("injected"), (int, float)):
+        if f.workload != FAULT or _number(f.params.get("injected")) is None or \
+                not any(k in f.params for k in POINT):
             continue
-        zero = float(f.params["injected"])
+        found = None
         for m in records:
-            if (m.run_id, m.backend, m.variant, m.repeat) != (f.run_id, f.backend, f.variant, f.repeat) \
-                    or m.workload != f.params.get("for") or m.params.get("phase") != "during" \
-                    or m.metric != metric or not _whole(m) or m.series is None \
-                    or not isinstance(m.params.get(OFFERED), (int, float)) \
-                    or any(f.params.get(k) != v for k, v in m.params.items()
-                           if k in ("profile", *POINT, "job_file")):
-                continue
-            clients = _clients(m)
-            stalled = [float(t) - zero for t in (m.params.get("stalled_s") or []) if isinstance(t, (int, float))]
-            out.append(Through((m.backend, m.variant), _figure(m), float(m.params[OFFERED]) * clients, f,
-                               [(t - zero, v) for t, v in m.series.points], stalled, percentile))
+            if (m.run_id, m.backend, m.variant, m.repeat) == (f.run_id, f.backend, f.variant, f.repeat) \
+                    and m.workload == f.params.get("for") and m.params.get("phase") == "during" \
+                    and m.metric == metric and _whole(m) and _number(m.params.get(OFFERED)) is not None \
+                    and all(f.params.get(k) == v for k, v in m.params.items() if k in ("profile", *POINT)):
+                found = m
+                break
+        if found is None:
+            out.append(Through((f.backend, f.variant), "", 0.0, f, [], [], percentile))
+            continue
+        points = list(found.series.points) if found.series is not None else []
+        out.append(Through((found.backend, found.variant), _figure(found),
+                           float(found.params[OFFERED]) * _offered_by(found), f, points,
+                           _stalled(found.params.get("stalled_s")), percentile))
     return out
 
 
@@ -254,20 +320,19 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
     rows: list[list[str]] = []
     seen: set[str] = set()
     for c in found:
-        knee = c.knee()
+        knee, why = c.knee()
         row = [_title(c.figure), name(c.system),
                (f"{_rate(knee.offered)} offered, {_rate(knee.achieved)} done, p99 "
-                f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags - {'saturated'})}")
-               if knee else f"none (not held at {_rate(c.ordered()[0].offered)})",
-               _rate(c.closed_loop), _rate(c.ceiling)]
+                f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags - {'saturated'})} ({why})")
+               if knee else f"none ({why})", _rate(c.closed_loop), _rate(c.ceiling)]
         seen.update(f for p in c.points.values() for f in p.flags if f in FLAGS)
         for percentile, target in slo.items():
-            held = c.within(percentile, target)
+            held, why = c.within(percentile, target)
             row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])})" if held
-                       else f"none ({percentile} over {latency(target)} at {_rate(c.ordered()[0].offered)})")
+                       else f"none ({why})")
         for percentile, target in list(slo.items())[:1] if faults else ():
-            row.append(_through_text([t for t in faults if t.figure == c.figure and t.system == c.system],
-                                     target))
+            mine = [t for t in faults if t.figure == c.figure and t.system == c.system]
+            row.append("; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—")
         rows.append(row)
     columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)",
                "closed-loop max", "path's ceiling"]
@@ -275,33 +340,24 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
     columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in (list(slo.items())[:1] if faults else ())]
     notes = [f"a load is every client's offered I/Os per second together; 'held': not saturated [S]; the "
              f"knee is the highest offered load up to which every point from the lowest is held with a p99 "
-             f"at most {KNEE_P99_FACTOR:g} times the lowest load's; 'within' an SLO likewise, with the "
-             "percentile at or under its target (total latency, of every client's I/Os: their merged "
-             "histograms)", "closed-loop max: the same figure run as fast as it can, where the run has it; "
-             "path's ceiling: the network path's bound for its placement (B/s) in I/Os of its block size"]
+             f"at most {KNEE_P99_FACTOR:g} times the lowest load's (in brackets: what stopped it at the next "
+             "load); 'within' an SLO likewise, with the percentile at or under its target (total latency, of "
+             "every client's I/Os: their merged histograms)",
+             "closed-loop max: the same figure run as fast as it can, where the run has it; path's ceiling: the "
+             "network path's bound for its placement (B/s) in I/Os of its block size"]
     if slo and faults:
-        notes.append("through the fault: the fixed offered load; 'held while down' where no whole second from "
-                     "the injection to the restore had the clients' percentile above the target or no I/O "
-                     "completed (a stall); then the seconds above it from the injection to healthy again")
+        notes.append("through the fault: at the fixed offered load, the whole seconds whose middle falls from the "
+                     "injection to the restore: 'held while down' where each had the clients' percentile at or "
+                     "under the target (a second in which no I/O completed, a stall, is above it; one the "
+                     "clients' figures do not cover is not known); then the seconds above it from the injection "
+                     "to healthy again")
     elif not slo:
         notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it")
     notes += flag_notes(seen)
     table = Table("Offered load: what each system holds", columns, rows, notes)
     table.chart = {"kind": "load", "slo": slo, "curves": [_curve_chart(c, slo, name) for c in found],
-                   "faults": [_fault_chart(t, slo, name) for t in faults]}
+                   "faults": [_fault_chart(t, slo, name) for t in faults if t.figure]}
     return [table]
-
-
-def _through_text(mine: list[Through], target: float) -> str:
-    if not mine:
-        return "—"
-    parts = []
-    for t in mine:
-        down, healthy = t.seconds_above(target, "restored"), t.seconds_above(target, "healthy")
-        held = "held while down" if down and down[0] == 0 else "not held while down" if down else "?"
-        parts.append(f"{_rate(t.offered)}: {held}; " + (f"{healthy[0]} of {healthy[1]} s above to healthy"
-                                                       if healthy else "no seconds measured to healthy"))
-    return "; ".join(parts)
 
 
 def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], str]) -> dict[str, Any]:
@@ -310,18 +366,20 @@ def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], st
             "x": [p.achieved for p in points], "offered": [p.offered for p in points],
             "p50": [p.latencies.get("p50") for p in points], "p99": [p.latencies.get("p99") for p in points],
             "held": [p.held for p in points], "closed_loop": c.closed_loop, "ceiling": c.ceiling,
-            "knee": knee.offered if (knee := c.knee()) else None,
-            "within": {p: held.offered for p, t in slo.items() if (held := c.within(p, t))}}
+            "knee": knee.offered if (knee := c.knee()[0]) else None,
+            "within": {p: held.offered for p, t in slo.items() if (held := c.within(p, t)[0])}}
 
 
 def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], str]) -> dict[str, Any]:
-    zero = float(t.fault.params["injected"])
-    moments = {k: float(t.fault.params[k]) - zero for k in ("injected", "noticed", "restored", "healthy")
-               if isinstance(t.fault.params.get(k), (int, float))}
+    """The percentile every second, in seconds from the injection, a stall as a gap (None)."""
+    moments = t.moments()
+    zero = moments["injected"]
+    points = sorted([(s, v) for s, v in t.series] + [(s, None) for s in t.stalled if s not in dict(t.series)])
     return {"figure": _title(t.figure), "system": name(t.system), "offered": t.offered,
-            "percentile": t.percentile, "series": t.series, "stalled": t.stalled, "moments": moments,
+            "percentile": t.percentile, "series": [(s + 0.5 - zero, v) for s, v in points],
+            "stalled": [s + 0.5 - zero for s in t.stalled], "moments": {k: v - zero for k, v in moments.items()},
             "target": slo.get(t.percentile), "fault": str(t.fault.params.get("fault", "")),
-            "verdict": _through_text([t], slo[t.percentile]).split(": ", 1)[1] if t.percentile in slo else ""}
+            "verdict": t.verdict(slo[t.percentile]) if t.percentile in slo else ""}
 
 
 def summary_lines(table: Table) -> list[str]:

@@ -41,6 +41,29 @@ def stored(tmp_path: Path) -> str:
     return str(run["run_id"])
 
 
+def stored_with_series(tmp_path: Path, name: str) -> str:
+    """A real run exported with its records' series (tests/data/NAME.jsonl, each record's
+    series under 'series', and NAME-run.json) in a store of its own, as dfsbench run stored
+    it; its run id."""
+    from harness.api.series import Series
+
+    run = json.loads((DATA / f"{name}-run.json").read_text())
+    store = Store(tmp_path)
+    store.begin_run(run["run_id"], run["config"], run["config_hash"], run["host"], "run")
+    for t in run["targets"]:
+        store.add_target(run["run_id"], t["backend"], t["variant"], t["description"], t["repeat"])
+    for line in (DATA / f"{name}.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        seq = store.add(Measurement.from_dict(d))
+        s = d.get("series")
+        if s:
+            store.add_series(seq, run["run_id"], Series(tuple((float(t), float(v)) for t, v in s["points"]),
+                                                        float(s["end"]), s["source"], float(s["begin"])))
+    store.finish_run(run["run_id"], "complete")
+    store.close()
+    return str(run["run_id"])
+
+
 def replay():
     """The 2014 report's reference run, and its records annotated with the limits it declares."""
     catalogue = Catalogue(Path("/nonexistent"))  # reference runs need no store

@@ -81,7 +81,7 @@ def test_a_point_short_of_its_rate_by_chance_is_not_saturated_and_one_short_by_f
     assert {(m.params["direction"], m.params["offered_iops_per_client"]) for m in kept} == \
         {("read", 140), ("write", 60)}
     # fio's total over five servers that each offered it: five times the I/Os asked
-    assert all("saturated" in m.flags for m in saturated(records, asked, 3, hosts=5))
+    assert all("saturated" in m.flags and m.params["offered_by"] == 5 for m in saturated(records, asked, 3, hosts=5))
     far = list(saturated(records, offered_per_direction(MIX, 2000), 3))
     assert {m.params["direction"] for m in far} == {"read", "write"}
     assert all("saturated" in m.flags for m in far if m.params["direction"] == "read")
@@ -96,7 +96,8 @@ def test_a_share_of_the_most_is_a_cell_and_comes_to_a_whole_rate_the_jobs_divide
     assert fio.cells() == [{"profile": "mix", "offered_fraction": 0.25}, {"profile": "mix", "offered_fraction": 1.0}]
     # 70/30 over two jobs: the highest rate at or under what is wanted that splits evenly
     assert whole_rate(MIX, 1234.9) == 1220 and offered_per_direction(MIX, 1220) == {"read": 854, "write": 366}
-    assert whole_rate(MIX, 0.3) == 200  # (no share of nothing: the least the jobs and mix divide)
+    assert whole_rate(MIX, 19.9) == 20 and offered_per_direction(MIX, 20) == {"read": 14, "write": 6}
+    assert whole_rate(MIX, 0.3) == 20  # (no share of nothing: the least the jobs and mix divide)
     one = Profile(name="r", rw="randread", bs=4096)
     assert whole_rate(one, 333.9) == 333
     # what names the point in its records: the share, never the rate it came to (a repeat's differs)

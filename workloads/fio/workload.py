@@ -25,6 +25,7 @@ from typing import Any
 
 from backends.ceph.client import CephAccess
 from harness.api.contracts import Workload
+from harness.api.histogram import per_second, percentile_of
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.series import Series
 from harness.api.tables import Column, TableSpec
@@ -73,17 +74,20 @@ def load_point(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 def whole_rate(profile: Profile, wanted: float) -> int:
-    """The highest rate at or under ``wanted`` (at least 1 I/O per second) that the profile's
-    jobs and read/write mix divide into whole I/Os per second (:func:`offered_per_direction`)."""
-    rate = max(1, int(wanted))
-    while rate > 1:
+    """The highest rate at or under ``wanted`` that the profile's jobs and read/write mix
+    divide into whole I/Os per second (:func:`offered_per_direction`); the least such rate
+    where ``wanted`` is under it."""
+    def divides(rate: int) -> bool:
         try:
             offered_per_direction(profile, rate)
-            return rate
+            return True
         except BadInput:
-            rate -= 1
-    step = profile.numjobs * (100 if profile.rw in MIXED else 1)  # (the smallest that divides, whatever the mix)
-    return step
+            return False
+
+    most = profile.numjobs * 100  # (every mix and number of jobs divides this one)
+    rate = max(1, int(wanted))
+    below = next((r for r in range(rate, max(0, rate - most), -1) if divides(r)), None)
+    return below if below is not None else next(r for r in range(1, most + 1) if divides(r))
 
 
 def rate_lines(profile: Profile, offered: int) -> list[str]:
@@ -120,7 +124,8 @@ def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: fl
             ops, seconds = done[direction]
             asked = offered[direction] * hosts * seconds
             under = ops < SATURATED_BELOW * asked and asked - ops > CHANCE_SIGMAS * asked ** 0.5
-        yield replace(m, params={**m.params, "offered_iops_per_client": offered[direction]},
+        offered_by = {"offered_by": hosts} if hosts > 1 else {}  # (fio's total: what its servers offered)
+        yield replace(m, params={**m.params, "offered_iops_per_client": offered[direction], **offered_by},
                       flags=(*m.flags, "saturated") if under else m.flags)
 
 
@@ -396,15 +401,20 @@ class Fio(Workload):
                 column = {"throughput": 1, "iops": 2}.get(m.metric)
                 if column is not None:
                     progress = view.timing(started, ended, [(p[0], p[column]) for p in steps])[1]
-            over = latencies.get((direction, m.metric))
             series = None
-            if over and direction in timing:  # (fio's percentiles of each interval, on this machine's clock)
+            histogram = m.histogram
+            p = percentile_of(m.metric)
+            if histogram is not None and direction in timing:  # (each interval's too, on this machine's clock)
+                histogram = replace(histogram, intervals=histograms.get((direction, m.metric.partition("_")[0]), ()))
+                if p is not None:  # (the percentile every second, and the seconds in which nothing completed)
+                    series, stalled = per_second([histogram], p)
+                    if stalled:
+                        params["stalled_s"] = stalled
+            over = latencies.get((direction, m.metric))
+            if series is None and over and direction in timing:  # (fio's percentiles of each interval)
                 points = view.timing(timing[direction][0], timing[direction][1], over)[1]
                 series = Series(points, view.timing(timing[direction][0], timing[direction][1])[0]["ended"],
                                 "interval")
-            histogram = m.histogram
-            if histogram is not None and direction in timing:  # (each interval's too, on this machine's clock)
-                histogram = replace(histogram, intervals=histograms.get((direction, m.metric.partition("_")[0]), ()))
             yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress,
                           series=series, histogram=histogram)
 
