@@ -134,6 +134,9 @@ AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}
 # from the first start to the last end (harness.execution.together); ``total``, a tool's
 # own total over its clients where it says no client's start (its ``basis`` says how)
 ALL_CLIENTS, TOOL_TOTAL = "all", "total"
+# the param of a record measured at an offered load (open loop): what each client host offered
+# (op/s); its rate then says what was asked of the system, not how fast it is
+OFFERED_LOAD = "offered_iops_per_client"
 OVER_CLIENTS = frozenset({ALL_CLIENTS, TOOL_TOTAL})
 
 

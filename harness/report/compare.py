@@ -21,7 +21,9 @@ from typing import Any
 
 from harness.api import registry
 from harness.api.records import (
+    AMOUNT,
     CIRCUMSTANTIAL,
+    OFFERED_LOAD,
     FLAGS,
     HARNESS_PARAMS,
     OVER_CLIENTS,
@@ -122,6 +124,7 @@ class Cells:
     ceilings: dict[tuple[Any, SystemKey, str], float] = field(default_factory=dict)
     # a cell's flags over all its metrics: a copy's time is as unfit as its flagged rate
     cell_flags: dict[tuple[Any, SystemKey], set[str]] = field(default_factory=lambda: defaultdict(set))
+    offered: set[Any] = field(default_factory=set)  # rows whose rates an offered load set
     units: dict[str, str] = field(default_factory=dict)
     systems: list[SystemKey] = field(default_factory=list)
     cv_threshold: float = CV_THRESHOLD
@@ -141,6 +144,8 @@ class Cells:
         self.cell_flags[(row, system)].update(m.flags)
         if m.params.get("ceiling"):
             self.ceilings[key] = m.params["ceiling"]
+        if m.unit in AMOUNT and OFFERED_LOAD in m.params:  # (a rate an offered load set: see verdict)
+            self.offered.add(row)
 
     def summary(self, row: Any, system: SystemKey, metric: str) -> Summary | None:
         """Over the cell's repeats (once per cell: every column and chart asks again)."""
@@ -194,6 +199,10 @@ class Cells:
                            unfit=tuple(sorted(f for f in flags if f in FLAGS and FLAGS[f].unfit)))
         if not va or not vb:
             return Verdict(a, b, metric, "—", reason="missing", n=n)
+        if row in self.offered and self.units.get(metric) in AMOUNT:
+            # a rate the clients were asked for says how much was offered, not which system is
+            # faster: what each holds is read against the latency (harness.report.load)
+            return Verdict(a, b, metric, "set by the offered load (see what each holds)", reason="offered", n=n)
         name_a, name_b = systems.name(a), systems.name(b)
         lower = lower_is_better(self.units.get(metric, ""))
         c = compare(va, vb)

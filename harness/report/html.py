@@ -17,6 +17,7 @@ from typing import Any
 from harness.api.records import FLAGS
 from harness.report import summary
 from harness.report.compare import Table
+from harness.report.timelines import moment_labels
 from harness.report.view import View
 
 Figure = dict[str, Any]
@@ -92,6 +93,16 @@ def wrap(label: str, width: int = 18) -> str:
     return "<br>".join(out)
 
 
+TITLE_WIDTH = 110  # characters of a chart's title on one line (about 1100 pixels of plotly's 17 px type)
+
+
+def title_lines(title: str) -> str:
+    """A chart's title broken at spaces into lines that fit the chart: a title wider than
+    the page is cut at both ends, not shrunk (its second line, in small type, is left as it is)."""
+    first, sep, rest = title.partition("<br>")
+    return wrap(first, TITLE_WIDTH) + sep + rest
+
+
 def _width(labels: list[str]) -> int:
     """How wide a category label may be on a chart of about 1100 pixels: narrower the more
     categories share it."""
@@ -105,25 +116,37 @@ def _whiskers(values: list[float], n: list[int], div: float) -> list[float]:
     return [v / div if k > 1 else math.nan for v, k in zip(values, n)]
 
 
+MOST_COLUMNS = 12  # categories a chart of upright bars shows side by side; more lie down, a row each
+
+
 def bars(c: dict[str, Any]) -> Figure:
     """Grouped bars per row and system: the median, with the 95% CI of the mean as whiskers
-    (none on a bar of one value)."""
+    (none on a bar of one value). Upright with a few rows; lying down, a row's label on a
+    line of its own, with more than :data:`MOST_COLUMNS` (side by side, their labels would
+    cover each other however they were broken)."""
     div, label = _scaled(c["unit"])
+    flat = len(c["x"]) > MOST_COLUMNS
     data = []
     for s in c["series"]:
         n = s.get("n") or [2] * len(s["y"])  # (a chart of an older dfsbench: as it was drawn)
-        data.append({"type": "bar", "name": s["name"], "x": [wrap(x, _width(c["x"])) for x in c["x"]],
-                     "y": [None if y is None else y / div for y in s["y"]], "text": s["text"],
-                     "textposition": "outside",
-                     "error_y": {"type": "data", "symmetric": False, "array": _whiskers(s["hi"], n, div),
-                                 "arrayminus": _whiskers(s["lo"], n, div)}})
+        values = [None if y is None else y / div for y in s["y"]]
+        whiskers = {"type": "data", "symmetric": False, "array": _whiskers(s["hi"], n, div),
+                    "arrayminus": _whiskers(s["lo"], n, div)}
+        if flat:
+            data.append({"type": "bar", "orientation": "h", "name": s["name"], "y": list(c["x"]), "x": values,
+                         "text": s["text"], "textposition": "outside", "error_x": whiskers})
+        else:
+            data.append({"type": "bar", "name": s["name"], "x": [wrap(x, _width(c["x"])) for x in c["x"]],
+                         "y": values, "text": s["text"], "textposition": "outside", "error_y": whiskers})
+    values = [v for d in data for v in (d["x"] if flat else d["y"])]
+    axis = {"title": {"text": f"{c['metric']} ({label})" + (", log" if c["log"] else "")},
+            "type": "log" if c["log"] else "linear", "automargin": True, **(log_ticks(values) if c["log"] else {})}
+    categories = {"automargin": True, **({"autorange": "reversed"} if flat else {"tickangle": 0})}
     return {"title": f"{c['title']}: {c['metric']} (bar: median; whisker: 95% CI of the mean, where n > 1)",
             "data": data,
-            "layout": {"barmode": "group", "height": 460,
-                       "xaxis": {"automargin": True, "tickangle": 0},
-                       "yaxis": {"title": {"text": f"{c['metric']} ({label})" + (", log" if c["log"] else "")},
-                                 "type": "log" if c["log"] else "linear", "automargin": True,
-                                 **(log_ticks([y for d in data for y in d["y"]]) if c["log"] else {})}}}
+            "layout": {"barmode": "group",
+                       "height": 160 + 12 * len(c["x"]) * max(1, len(data)) if flat else 460,
+                       "xaxis": axis if flat else categories, "yaxis": categories if flat else axis}}
 
 
 def lines(c: dict[str, Any]) -> Figure:
@@ -239,6 +262,8 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
                              "marker": {"symbol": ["circle" if h else "circle-open" for h in k["held"]],
                                         "size": 8}})
         ys = [y for d in data for y in d["y"] if y is not None]
+        xs = [x for d in data for x in d["x"] if x is not None] + \
+            [k[w] for k in c["curves"] if k["figure"] == figure for w in ("closed_loop", "ceiling") if k[w]]
         for i, k in enumerate(x for x in c["curves"] if x["figure"] == figure):
             colour = PALETTE[i % len(PALETTE)]
             for what, dash in (("closed_loop", "dot"), ("ceiling", "dash")):
@@ -252,25 +277,10 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
                                      "saturated; vertical: closed-loop max (dotted), path's ceiling (dashed)"),
                     "data": data,
                     "layout": {"height": 460,
-                               "xaxis": {"title": {"text": "I/Os per second done, all clients (op/s)"},
-                                         "rangemode": "tozero", "automargin": True},
+                               "xaxis": {"title": {"text": "I/Os per second done, all clients (op/s, log)"},
+                                         "type": "log", "automargin": True, **log_ticks(xs)},
                                "yaxis": {"title": {"text": "total latency (ms, log)"}, "type": "log",
                                          "automargin": True, **log_ticks(ys)}}})
-    return out
-
-
-def moment_labels(moments: dict[str, float], xs: list[float]) -> list[Figure]:
-    """A fault's moments named beside their lines, upright; one that falls near the one
-    before it (within 4 % of the axis: 'noticed' a fraction of a second after 'injected')
-    lower down, so that no two labels cover each other."""
-    span = max([*xs, *moments.values()], default=1.0) - min([*xs, *moments.values()], default=0.0) or 1.0
-    out: list[Figure] = []
-    last, y = None, 1.0
-    for name, t in sorted(moments.items(), key=lambda kv: kv[1]):
-        y = y - 0.3 if last is not None and t - last < 0.04 * span and y > 0.4 else 1.0
-        out.append({"x": t, "yref": "paper", "y": y, "yanchor": "top", "xanchor": "right", "text": name,
-                    "showarrow": False, "textangle": -90, "font": {"size": 10}})
-        last = t
     return out
 
 
@@ -401,7 +411,7 @@ def render(view: View) -> str:
                 parts.append(f"<div class='chart' id='chart-{len(drawn)}'></div>")
                 drawn.append(f)
     costs = "".join(_table_html(t) for t in of["cost"])
-    specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": f["title"]},
+    specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": title_lines(f["title"])},
                                                                 "margin": {"l": 160}}} for f in drawn]))
     specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
     legend = "".join(f"<li>[{f.code}] {html.escape(name)}: {html.escape(f.meaning)}</li>"

@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api.faults import FAULT
-from harness.api.records import CIRCUMSTANTIAL, FLAGS, OVER_CLIENTS, Measurement, flag_marks, flag_notes
+from harness.api.records import CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, flag_marks, flag_notes
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
 from harness.units import latency, parse_latency
 
-OFFERED = "offered_iops_per_client"
+OFFERED = OFFERED_LOAD
 POINT = ("offered_iops", "offered_fraction")  # what names a cell's point of offered load
 KNEE_P99_FACTOR = 2.0
 LATENCY = "lat_p"  # the total latency's percentiles (submission + completion)
@@ -116,8 +116,8 @@ class Curve:
             value, most = p.latencies.get(percentile), bound(p)
             why = ("saturated" if not p.held else f"no {percentile} measured" if value is None or most is None
                    else over if value > most else "")
-            if why:
-                return last, f"{why} at {_rate(p.offered)}"
+            if why:  # (with the point's flags: a client's write buffer [W] says why as well)
+                return last, f"{why} at {_rate(p.offered)}{flag_marks(p.flags & set(FLAGS))}"
             last = p
         return last, "held at every load offered"
 
@@ -288,12 +288,15 @@ def through_faults(records: list[Measurement], percentile: str = "p99") -> list[
                 not any(k in f.params for k in POINT):
             continue
         found = None
+        injected = float(f.params["injected"])
         for m in records:
+            started, ended = _number(m.params.get("started")), _number(m.params.get("ended"))
             if (m.run_id, m.backend, m.variant, m.repeat) == (f.run_id, f.backend, f.variant, f.repeat) \
                     and m.workload == f.params.get("for") and m.params.get("phase") == "during" \
                     and m.metric == metric and _whole(m) and _number(m.params.get(OFFERED)) is not None \
-                    and all(f.params.get(k) == v for k, v in m.params.items() if k in ("profile", *POINT)):
-                found = m
+                    and all(f.params.get(k) == v for k, v in m.params.items() if k in POINT) \
+                    and started is not None and ended is not None and started <= injected <= ended:
+                found = m  # (the cell's 'during' pass: the one the fault was injected in)
                 break
         if found is None:
             out.append(Through((f.backend, f.variant), "", 0.0, f, [], [], percentile))
@@ -303,6 +306,12 @@ def through_faults(records: list[Measurement], percentile: str = "p99") -> list[
                            float(found.params[OFFERED]) * _offered_by(found), f, points,
                            _stalled(found.params.get("stalled_s")), percentile))
     return out
+
+
+def needs_series(records: list[Measurement]) -> bool:
+    """Whether the records hold a fault of a cell of offered load, whose seconds above an
+    SLO are read from its clients' latency every second."""
+    return any(m.workload == FAULT and any(k in m.params for k in POINT) for m in records)
 
 
 def _rate(v: float | None) -> str:

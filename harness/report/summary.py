@@ -23,7 +23,7 @@ from harness.report.stats import median
 
 TITLE = "The answer"
 NO_VERDICT = {"n=1": "within one run's noise (n=1)", "not significant": "no significant difference",
-              "missing": "a side has no value"}
+              "missing": "a side has no value", "offered": "its rate set by the offered load"}
 
 
 @dataclass

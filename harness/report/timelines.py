@@ -120,6 +120,21 @@ def _same_cell(m: Measurement, cell: tuple[tuple[str, str], ...], about: tuple[s
     return all(mine[k] == repr(v) for k, v in m.params.items() if k in mine and k not in about)
 
 
+def moment_labels(moments: dict[str, float], xs: list[float]) -> list[dict[str, Any]]:
+    """A fault's moments named beside their lines, upright; one that falls near the one
+    before it (within 4 % of the axis: 'noticed' a fraction of a second after 'injected')
+    lower down, so that no two labels cover each other."""
+    span = max([*xs, *moments.values()], default=1.0) - min([*xs, *moments.values()], default=0.0) or 1.0
+    out: list[dict[str, Any]] = []
+    last, y = None, 1.0
+    for name, t in sorted(moments.items(), key=lambda kv: kv[1]):
+        y = y - 0.3 if last is not None and t - last < 0.04 * span and y > 0.4 else 1.0
+        out.append({"x": t, "yref": "paper", "y": y, "yanchor": "top", "xanchor": "right", "text": name,
+                    "showarrow": False, "textangle": -90, "font": {"size": 10}})
+        last = t
+    return out
+
+
 def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
     """One timeline per cell that has rates per second (:func:`figure`); for a cell whose
     rates cover fewer than ``SHORT_S`` whole seconds, a title and a ``note`` saying why it
@@ -132,8 +147,12 @@ def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) 
     out = []
     for (run_id, backend, variant, repeat, workload, cell), rates in cells.items():
         others = [m for m in records if (m.run_id, m.backend, m.variant, m.repeat) == (run_id, backend, variant, repeat)]
+        # (the cell's fault, injected while it ran: a cell whose params the fault's lack would
+        # match on params alone — a closed-loop cell beside its offered loads)
+        span = (min(m.series.start for m in rates if m.series), max(m.series.end for m in rates if m.series))
         fault = next((f for f in others if f.workload == FAULT and f.params.get("for") == workload
-                      and _same_cell(f, cell, ABOUT)), None)
+                      and _same_cell(f, cell, ABOUT) and isinstance(f.params.get("injected"), (int, float))
+                      and span[0] <= f.params["injected"] <= span[1]), None)
         nodes = [m for m in others if m.workload == RESOURCES and m.params.get("for") == workload
                  and m.metric in NODE_METRICS and m.series is not None and _same_cell(m, cell)]
         title = f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}" + \
@@ -186,14 +205,13 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
             (m.series.end for m in rates if m.series), default=float(injected))
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": 0.0, "x1": until - zero, "y0": 0, "y1": 1,
                        "fillcolor": "rgba(214,39,40,0.12)", "line": {"width": 0}, "layer": "below"})
-        for moment in ("injected", "noticed", "restored", "healthy"):
-            t = fault.params.get(moment)
-            if isinstance(t, (int, float)):
-                shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t - zero, "x1": t - zero,
-                               "y0": 0, "y1": 1, "line": {"dash": "dot", "width": 1, "color": "#d62728"}})
-                notes.append({"x": t - zero, "xref": "x", "yref": "paper", "y": 1.0, "text": moment,
-                              "showarrow": False, "textangle": -90, "yanchor": "top", "xanchor": "right",
-                              "font": {"size": 10, "color": "#d62728"}})
+        moments = {k: float(t) - zero for k in ("injected", "noticed", "restored", "healthy")
+                   if isinstance(t := fault.params.get(k), (int, float))}
+        for t in moments.values():
+            shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": t, "x1": t,
+                           "y0": 0, "y1": 1, "line": {"dash": "dot", "width": 1, "color": "#d62728"}})
+        xs = [t - zero for m in rates if m.series for t, _ in m.series.points]
+        notes += [{**n, "xref": "x", "font": {"size": 10, "color": "#d62728"}} for n in moment_labels(moments, xs)]
     busy = {m.test for m in nodes if m.metric == "cpu" and m.series and max(v for _, v in m.series.points) >= IDLE}
     for m in nodes:
         assert m.series is not None

@@ -53,6 +53,8 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     ``reference``: the system (``backend`` or ``backend/variant``) every other is compared
     with (default: the first shown)."""
     raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
+    if with_tables and not series and load.needs_series(raw):  # (a fault's seconds above an SLO: their series)
+        raw = [m for run_id in ids for m in catalogue.measurements(run_id, True)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
     systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
     systems = replace(systems, reference=reference_of(reference, raw, systems))

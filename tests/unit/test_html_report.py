@@ -101,7 +101,7 @@ CHARTS = """els => els.map(e => ({
     ytitle: (e.querySelector('.g-ytitle') || {}).textContent || '',
     bars: e.querySelectorAll('.bars path').length,
     whiskers: e.querySelectorAll('.errorbar path').length,
-    cut: [...e.querySelectorAll('.xtick text, .ytick text')].filter(t => {
+    cut: [...e.querySelectorAll('.xtick text, .ytick text, .gtitle')].filter(t => {
         const r = t.getBoundingClientRect(), s = e.getBoundingClientRect();
         return r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1;
     }).length,
@@ -165,3 +165,33 @@ def test_markup_from_a_store_is_shown_not_followed_in_charts():
             "name": ["<span style='color:red'>x</span>"]}
     assert _inert(spec) == {"title": "a &lt;a href='http://x'>link&lt;/a><br>b <b>bold</b>",
                             "hovertemplate": "%{y}<extra></extra>", "name": ["&lt;span style='color:red'>x&lt;/span>"]}
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_a_load_run_reads_as_a_decision_whose_charts_name_their_units_and_labels_stay_apart(tmp_path):
+    """A real container-lab run of offered load through a fault (tests/data/docker-run-load):
+    the answer names each system's knee, the response curves and each fault's p99 every
+    second come before the appendix, every axis says its unit, no label is cut or covers
+    another (a log axis labelled at 1, 2 and 5, a fault's moments apart, vertical lines named
+    in the legend)."""
+    from tests.unit.builders import stored_with_series
+
+    run_id = stored_with_series(tmp_path / "results", "docker-run-load")
+    report = tmp_path / "load.html"
+    assert main(["report", run_id, "-o", str(report), "--results", str(tmp_path / "results")]) == 0
+    charts, answer, errors = drawn(report, tmp_path / "load-top.png")
+    assert errors == [] and answer[0] == "The answer"
+    assert "fio randwrite-4k-qd16 write (2 clients): the most load each holds at a steady p99 (its knee) — " \
+           "GlusterFS 400 op/s, CephFS 200 op/s, SeaweedFS none held" in answer, answer
+    curves = [c for c in charts if "latency against the load done" in c["title"]]
+    tails = [c for c in charts if "each second" in c["title"] and "offered" in c["title"]]
+    assert len(curves) == 2 and len(tails) == 6, [c["title"] for c in charts]
+    assert all(c["ytitle"] == "total latency (ms, log)" and c["xtitle"] ==
+               "I/Os per second done, all clients (op/s, log)" for c in curves)
+    assert all(c["ytitle"] == "p99 total latency (ms, log)" and c["xtitle"] == "seconds from the injection (s)"
+               for c in tails)
+    titles = [c["title"] for c in charts]
+    first_appendix = next(i for i, t in enumerate(titles) if "the rate every second" in t)
+    assert titles.index(curves[0]["title"]) < titles.index(tails[0]["title"]) < first_appendix
+    assert all(c["cut"] == 0 and c["overlap"] == 0 for c in charts), [c for c in charts if c["cut"] or c["overlap"]]
+    assert all("(" in c["ytitle"] for c in charts if c["ytitle"]), charts  # (every axis says its unit)
