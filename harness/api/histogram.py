@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from harness.api.series import Series, percentile_of_bins
 
 Bins = Mapping[float, float]  # latency (s) -> how many operations took it
+# the percentiles of a latency records carry (lat_p50 … lat_p99.9), which an SLO can name
+SLO_PERCENTILES = ("p50", "p90", "p99", "p99.9")
 
 # a metric that is a percentile of a latency: ``lat_p99``, ``clat_p99.9``
 _PERCENTILE = re.compile(r"_p(\d{1,2}(?:\.\d{1,6})?)$")
@@ -72,7 +74,7 @@ def per_second(histograms: Iterable[Histogram], p: float) -> tuple[Series | None
     end = -math.inf
     for h in histograms:
         for start, stop, bins in h.intervals:
-            if not stop > start:
+            if not stop > start or stop - start > 3600:  # (no interval of a tool's reports is an hour)
                 continue
             end = max(end, stop)
             full = any(c > 0 for c in bins.values())

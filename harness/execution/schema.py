@@ -12,9 +12,7 @@ from harness.api.contracts import Name
 from harness.api.model import MAX_BYTES, ConfigModel, link_rate
 from harness.system.files import printable
 from harness.units import parse_latency, parse_size
-
-# the percentiles an SLO can name: those the latency is measured at (fio's lat_p50 … lat_p99.9)
-SLO_PERCENTILES = ("p50", "p90", "p99", "p99.9")
+from harness.api.histogram import SLO_PERCENTILES
 
 # the environment of a config that names none
 DEFAULT_ENVIRONMENT = "local"

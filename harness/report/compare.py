@@ -199,9 +199,9 @@ class Cells:
                            unfit=tuple(sorted(f for f in flags if f in FLAGS and FLAGS[f].unfit)))
         if not va or not vb:
             return Verdict(a, b, metric, "—", reason="missing", n=n)
-        if row in self.offered and self.units.get(metric) in AMOUNT:
-            # a rate the clients were asked for says how much was offered, not which system is
-            # faster: what each holds is read against the latency (harness.report.load)
+        if row in self.offered and self.units.get(metric) in AMOUNT and "saturated" not in flags:
+            # a rate the clients were asked for, and both did, says how much was offered, not
+            # which system is faster (one that fell behind [S] did its most: that compares)
             return Verdict(a, b, metric, "set by the offered load (see what each holds)", reason="offered", n=n)
         name_a, name_b = systems.name(a), systems.name(b)
         lower = lower_is_better(self.units.get(metric, ""))

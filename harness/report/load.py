@@ -41,7 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api.faults import FAULT
-from harness.api.records import CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, flag_marks, flag_notes
+from harness.api.histogram import SLO_PERCENTILES
+from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, describe_cell,
+                                  flag_marks, flag_notes)
+from harness.report.faults import ABOUT as FAULT_ABOUT
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
 from harness.units import latency, parse_latency
@@ -51,7 +54,7 @@ POINT = ("offered_iops", "offered_fraction")  # what names a cell's point of off
 KNEE_P99_FACTOR = 2.0
 LATENCY = "lat_p"  # the total latency's percentiles (submission + completion)
 # what a point's record carries that does not set its figure apart
-_NOT_FIGURE = CIRCUMSTANTIAL | {"host", *POINT, "phase"}
+_NOT_FIGURE = CIRCUMSTANTIAL | {"host", *POINT, "phase", "offered_by"}
 MOMENTS = ("injected", "noticed", "restored", "healthy")
 
 
@@ -70,6 +73,8 @@ def slo_of(infos: dict[str, RunInfo]) -> dict[str, float]:
     for info in infos.values():
         slo = info.config.get("slo") if isinstance(info.config, dict) else None
         for key, value in (slo.items() if isinstance(slo, dict) else ()):
+            if key not in SLO_PERCENTILES:  # (a stored config is not trusted: no percentile measured)
+                continue
             try:
                 found.setdefault(str(key), parse_latency(value))
             except (ValueError, TypeError):
@@ -238,6 +243,7 @@ class Through:
     series: list[tuple[float, float]]  # (a whole second, the percentile of the I/Os completed in it)
     stalled: list[float]  # whole seconds in which nothing completed
     percentile: str
+    behind: bool = False  # its 'during' pass fell behind the offered load [S]
 
     def moments(self) -> dict[str, float]:
         return {k: v for k in MOMENTS if (v := _number(self.fault.params.get(k))) is not None}
@@ -250,7 +256,7 @@ class Through:
         if "injected" not in at or until not in at or at[until] < at["injected"]:
             return None
         first, last = math.ceil(at["injected"] - 0.5), math.ceil(at[until] - 0.5)  # (seconds [first, last))
-        values = {t: v for t, v in self.series}
+        values = {t: v for t, v in self.series if _number(v) is not None}  # (not a number: not known)
         stalls = set(self.stalled)
         above = within = unknown = 0
         for second in range(first, last):
@@ -263,12 +269,22 @@ class Through:
         return Tally(above, within, unknown)
 
     def verdict(self, target: float) -> str:
-        down, healthy = self.seconds_above(target, "restored"), self.seconds_above(target, "healthy")
-        if down is None or healthy is None:
+        down = self.seconds_above(target, "restored")
+        if down is None:
             return "no figure (the fault's record does not say when it was done and undone)"
-        held = ("not held while down" if down.above else
-                f"not known while down ({down.unknown} of {down.seconds} s not measured)" if down.unknown else
-                "held while down")
+        if down.seconds == 0:
+            held = "too short to tell (no whole second while down)"
+        elif down.above:
+            held = "not held while down"
+        elif down.unknown:
+            held = f"not known while down ({down.unknown} of {down.seconds} s not measured)"
+        elif self.behind:  # (what completed was fast, and yet not all that was offered did)
+            held = "not held while down (the pass fell behind the offered load [S])"
+        else:
+            held = "held while down"
+        healthy = self.seconds_above(target, "healthy")
+        if healthy is None:
+            return f"{held}; never healthy again while it was watched"
         return (f"{held}; {healthy.above} of {healthy.seconds} s above it to healthy"
                 + (f" ({healthy.unknown} s not measured)" if healthy.unknown else ""))
 
@@ -278,34 +294,38 @@ def _stalled(v: Any) -> list[float]:
 
 
 def through_faults(records: list[Measurement], percentile: str = "p99") -> list[Through]:
-    """Each fault of a cell of offered load, with the per-second ``percentile`` of the
-    latency of every client's I/Os in its 'during' run (none where its clients gave no such
-    figure: every second is then not known)."""
+    """Each fault of a cell of offered load, per direction of its 'during' pass (the one
+    it was injected in), with the per-second ``percentile`` of the latency of every client's
+    I/Os; one with no figure (an empty ``figure``) where its clients gave no such figure:
+    every second is then not known."""
     out = []
     metric = f"lat_{percentile}"
     for f in records:
-        if f.workload != FAULT or _number(f.params.get("injected")) is None or \
-                not any(k in f.params for k in POINT):
+        injected = _number(f.params.get("injected"))
+        if f.workload != FAULT or injected is None or not any(k in f.params for k in POINT):
             continue
-        found = None
-        injected = float(f.params["injected"])
-        for m in records:
-            started, ended = _number(m.params.get("started")), _number(m.params.get("ended"))
-            if (m.run_id, m.backend, m.variant, m.repeat) == (f.run_id, f.backend, f.variant, f.repeat) \
-                    and m.workload == f.params.get("for") and m.params.get("phase") == "during" \
-                    and m.metric == metric and _whole(m) and _number(m.params.get(OFFERED)) is not None \
-                    and all(f.params.get(k) == v for k, v in m.params.items() if k in POINT) \
-                    and started is not None and ended is not None and started <= injected <= ended:
-                found = m  # (the cell's 'during' pass: the one the fault was injected in)
-                break
-        if found is None:
+        found = [m for m in records if _during(m, f, injected) and m.metric == metric]
+        if not found:
             out.append(Through((f.backend, f.variant), "", 0.0, f, [], [], percentile))
-            continue
-        points = list(found.series.points) if found.series is not None else []
-        out.append(Through((found.backend, found.variant), _figure(found),
-                           float(found.params[OFFERED]) * _offered_by(found), f, points,
-                           _stalled(found.params.get("stalled_s")), percentile))
+        for m in found:
+            figure = _figure(m)
+            behind = any("saturated" in r.flags for r in records
+                         if _during(r, f, injected) and r.metric == "iops" and _figure(r) == figure)
+            points = list(m.series.points) if m.series is not None else []
+            out.append(Through((m.backend, m.variant), figure, float(m.params[OFFERED]) * _offered_by(m), f, points,
+                               _stalled(m.params.get("stalled_s")), percentile, behind))
     return out
+
+
+def _during(m: Measurement, f: Measurement, injected: float) -> bool:
+    """A record of the 'during' pass of fault ``f``'s cell that stands for all its clients:
+    of its run, system, repeat, workload and point of load, and run while it was injected."""
+    started, ended = _number(m.params.get("started")), _number(m.params.get("ended"))
+    return (m.run_id, m.backend, m.variant, m.repeat) == (f.run_id, f.backend, f.variant, f.repeat) \
+        and m.workload == f.params.get("for") and m.params.get("phase") == "during" and _whole(m) \
+        and _number(m.params.get(OFFERED)) is not None \
+        and all(f.params.get(k) == v for k, v in m.params.items() if k in POINT) \
+        and started is not None and ended is not None and started <= injected <= ended
 
 
 def needs_series(records: list[Measurement]) -> bool:
@@ -337,8 +357,8 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
         seen.update(f for p in c.points.values() for f in p.flags if f in FLAGS)
         for percentile, target in slo.items():
             held, why = c.within(percentile, target)
-            row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])})" if held
-                       else f"none ({why})")
+            row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])})"
+                       f"{flag_marks(held.flags & set(FLAGS))}" if held else f"none ({why})")
         for percentile, target in list(slo.items())[:1] if faults else ():
             mine = [t for t in faults if t.figure == c.figure and t.system == c.system]
             row.append("; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—")
@@ -362,6 +382,11 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                      "to healthy again")
     elif not slo:
         notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it")
+    for t in faults:
+        if not t.figure:
+            notes.append(f"{name(t.system)}: {t.fault.params.get('fault')} in {t.fault.params.get('for')} "
+                         f"{describe_cell(t.fault.params, FAULT_ABOUT)}: no latency every second in its 'during' pass "
+                         "for every client; what it did to the tail is not known")
     notes += flag_notes(seen)
     table = Table("Offered load: what each system holds", columns, rows, notes)
     table.chart = {"kind": "load", "slo": slo, "curves": [_curve_chart(c, slo, name) for c in found],
@@ -376,7 +401,10 @@ def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], st
             "p50": [p.latencies.get("p50") for p in points], "p99": [p.latencies.get("p99") for p in points],
             "held": [p.held for p in points], "closed_loop": c.closed_loop, "ceiling": c.ceiling,
             "knee": knee.offered if (knee := c.knee()[0]) else None,
-            "within": {p: held.offered for p, t in slo.items() if (held := c.within(p, t)[0])}}
+            "knee_flags": flag_marks(knee.flags & set(FLAGS) - {"saturated"}) if knee else "",
+            "within": {p: held.offered for p, t in slo.items() if (held := c.within(p, t)[0])},
+            "within_flags": {p: flag_marks(held.flags & set(FLAGS)) for p, t in slo.items()
+                             if (held := c.within(p, t)[0])}}
 
 
 def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], str]) -> dict[str, Any]:
@@ -398,11 +426,12 @@ def summary_lines(table: Table) -> list[str]:
     out = []
     for figure in dict.fromkeys(c["figure"] for c in chart.get("curves", ())):
         mine = [c for c in chart["curves"] if c["figure"] == figure]
-        knees = ", ".join(f"{c['system']} {_rate(c['knee']) if c['knee'] else 'none held'}" for c in mine)
+        knees = ", ".join(f"{c['system']} {_rate(c['knee']) + c.get('knee_flags', '') if c['knee'] else 'none held'}"
+                          for c in mine)
         out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — {knees}")
         for percentile, target in (chart.get("slo") or {}).items():
-            held = ", ".join(f"{c['system']} {_rate(c['within'].get(percentile)) if c['within'].get(percentile) else 'none'}"
-                             for c in mine)
+            held = ", ".join(f"{c['system']} " + (_rate(c['within'][percentile]) + c.get("within_flags", {}).get(percentile, "")
+                                                  if c['within'].get(percentile) else "none") for c in mine)
             out.append(f"{figure}: the most load each holds within {percentile} ≤ {latency(target)} — {held}")
         for f in chart.get("faults", ()):
             if f["figure"] == figure and f.get("verdict"):

@@ -34,7 +34,7 @@ def test_every_system_and_figure_has_a_curve_with_the_aggregates_figures(records
         # two clients offered each rate: the load is both together
         assert [p.offered for p in points] == [200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0]
         assert all(p.achieved is not None and p.latencies.get("p99") for p in points)
-        assert c.closed_loop is not None and c.closed_loop > 0
+        assert round(c.closed_loop) == CLOSED_LOOP[key(c)], key(c)
         for p in points:  # the point's figures are the aggregate's over both clients
             mine = [m for m in records if (m.backend, m.variant) == c.system and m.metric == "iops"
                     and m.params.get("host") == "all" and not m.params.get("phase")
@@ -47,6 +47,10 @@ def test_every_system_and_figure_has_a_curve_with_the_aggregates_figures(records
 KNEES = {("glusterfs", "randwrite-4k-qd16"): 400, ("glusterfs", "randread-4k-qd16"): 200,
          ("cephfs", "randwrite-4k-qd16"): 200, ("cephfs", "randread-4k-qd16"): 400,
          ("seaweedfs", "randwrite-4k-qd16"): None, ("seaweedfs", "randread-4k-qd16"): 1600}
+# the aggregate IOPS of the closed-loop cells, read off the fio table
+CLOSED_LOOP = {("glusterfs", "randwrite-4k-qd16"): 1862, ("glusterfs", "randread-4k-qd16"): 8386,
+               ("cephfs", "randwrite-4k-qd16"): 333, ("cephfs", "randread-4k-qd16"): 2404,
+               ("seaweedfs", "randwrite-4k-qd16"): 7294, ("seaweedfs", "randread-4k-qd16"): 1800}
 WITHIN_20MS = {("glusterfs", "randwrite-4k-qd16"): 400, ("glusterfs", "randread-4k-qd16"): 200,
                ("cephfs", "randwrite-4k-qd16"): None, ("cephfs", "randread-4k-qd16"): 800,
                ("seaweedfs", "randwrite-4k-qd16"): None, ("seaweedfs", "randread-4k-qd16"): None}
@@ -107,3 +111,33 @@ def test_a_fault_record_whose_times_are_not_numbers_gives_no_figure_and_no_crash
         t = Through(("x", "default"), "f", 200.0, broken, [(0.0, 0.01)], [], "p99")
         assert t.seconds_above(TARGET, "healthy") is None and t.seconds_above(TARGET, "restored") is None
         assert t.verdict(TARGET).startswith("no figure")
+
+
+def test_a_node_never_healthy_again_still_gets_its_verdict_while_down_and_a_window_too_short_none(records):
+    t = through_faults(records)[1]  # (GlusterFS's random reads: held while down)
+    never = replace(t, fault=replace(t.fault, params={**t.fault.params, "healthy": None}))
+    assert never.verdict(TARGET) == "held while down; never healthy again while it was watched"
+    at = t.moments()
+    short = replace(t, fault=replace(t.fault, params={**t.fault.params, "restored": at["injected"] + 0.2}))
+    assert short.verdict(TARGET).startswith("too short to tell (no whole second while down)")
+    behind = replace(t, behind=True)  # (every completion fast, and not all that was offered done)
+    assert behind.verdict(TARGET).startswith("not held while down (the pass fell behind the offered load [S])")
+    nan = replace(t, series=[(s, float("nan")) for s, _ in t.series])
+    assert nan.verdict(TARGET).startswith("not known while down (16 of 16 s not measured)")
+
+
+def test_a_rate_set_by_the_offered_load_names_no_winner_unless_a_system_fell_behind(records, tmp_path_factory):
+    from harness.report.view import build_view
+
+    results = tmp_path_factory.mktemp("again")
+    run_id = stored_with_series(results, NAME)
+    view = build_view(Catalogue(results), [run_id])
+    fio = next(t for t in view.tables if t.title.startswith("fio profiles"))
+    iops = [v for v in fio.verdicts if v.metric == "iops" and not v.per_client]
+    offered = [v for v in iops if v.reason == "offered"]
+    assert offered and all(v.winner is None and v.text == "set by the offered load (see what each holds)"
+                           for v in offered)
+    # random writes at 3200 op/s per client: GlusterFS 1,021 op/s [S] against CephFS 352 [S]:
+    # both did their most, and that compares
+    both_behind = [v for v in iops if v.reason != "offered" and v.winner is not None]
+    assert any(v.winner == ("glusterfs", "default") and v.text == "GlusterFS 2.9× faster (n=1)" for v in both_behind)

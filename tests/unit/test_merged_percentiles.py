@@ -11,7 +11,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from harness.api.histogram import Histogram, per_second, percentile_of
+from harness.api.histogram import Histogram, merged, per_second, percentile_of
 from harness.api.series import percentile_of_bins
 from harness.execution.together import aggregate
 from workloads.fio.json_output import _json_documents, interval_histograms, parse, timed
@@ -126,3 +126,17 @@ def test_bins_that_are_not_a_histogram_give_none_and_the_percentiles_stand():
     records = parse(json.dumps(doc))
     p99 = [m for m in records if m.metric in ("lat_p99", "clat_p99")]
     assert len(p99) == 2 and all(m.histogram is None and m.value > 0 for m in p99)
+
+
+def test_an_interval_over_two_seconds_counts_in_each_by_its_share_of_it():
+    """Two intervals of one client, each of 100 I/Os: [100.2, 101.2) all at 1 ms, [101.2, 102.2)
+    all at 9 ms. Second 101 holds 80 % of the second interval (80 I/Os at 9 ms) and 20 % of the
+    first (20 at 1 ms): its p50 is 9 ms, its p10 1 ms; second 100 holds only 1 ms I/Os."""
+    fast, slow = {0.001: 100.0}, {0.009: 100.0}
+    h = Histogram(merged([fast, slow]), ((100.2, 101.2, fast), (101.2, 102.2, slow)))
+    p50, _ = per_second([h], 50)
+    p10, _ = per_second([h], 10)
+    assert dict(p50.points) == {100.0: 0.001, 101.0: 0.009, 102.0: 0.009}
+    assert dict(p10.points)[101.0] == 0.001  # (20 of second 101's 100 I/Os took 1 ms)
+    p25, _ = per_second([h], 25)
+    assert dict(p25.points)[101.0] == 0.009  # (and only 20: the 25th percentile is a 9 ms one)

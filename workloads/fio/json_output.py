@@ -125,6 +125,15 @@ def _bins(raw: Any, per_second: float) -> dict[float, float] | None:
     return out
 
 
+INTERVAL_MOST_S = 10.0  # the longest interval between two of fio's --status-interval=1 reports taken as one
+
+
+def _stamp(doc: dict[str, Any]) -> float | None:
+    """A document's ``timestamp_ms``, where it is a finite number."""
+    v = doc.get("timestamp_ms")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
 def interval_histograms(text: str) -> dict[tuple[str, str], tuple[tuple[float, float, dict[float, float]], ...]]:
     """Per direction and latency kind (``("read", "lat")``: total latency, ``clat``:
     completion latency) of a local fio run's ``json+`` output: the histogram (latency in s →
@@ -132,9 +141,10 @@ def interval_histograms(text: str) -> dict[tuple[str, str], tuple[tuple[float, f
     ``--status-interval`` documents — the difference of their cumulative ``bins`` — as
     (start, end, bins) on the host's clock; the first interval starts with the job's timed
     I/O. An interval in which nothing completed has empty bins."""
-    docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
+    docs = [d for d in _json_documents(text) if d.get("jobs") and _stamp(d) is not None]
     if len(docs) < 2 or any(len(d["jobs"]) != 1 for d in docs):
         return {}
+    final = docs[-1]["timestamp_ms"] / 1000
     out: dict[tuple[str, str], list[tuple[float, float, dict[float, float]]]] = {}
     for direction in DIRECTIONS:
         first = docs[-1]["jobs"][0]
@@ -148,7 +158,9 @@ def interval_histograms(text: str) -> dict[tuple[str, str], tuple[tuple[float, f
                     break
                 interval = {k: v - previous.get(k, 0.0) for k, v in now.items() if v - previous.get(k, 0.0) > 0}
                 until = doc["timestamp_ms"] / 1000
-                if until > since:
+                # (an interval is between two reports within the job's own time: a report
+                # whose clock says otherwise — 0, a year on — makes none)
+                if start - 1 <= since < until <= final + 1 and until - since <= INTERVAL_MOST_S:
                     out.setdefault((direction, kind), []).append((since, until, interval))
                 previous, since = now, until
     return {k: tuple(v) for k, v in out.items() if any(b for _, _, b in v)}
