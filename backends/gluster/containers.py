@@ -92,7 +92,10 @@ def start(options: Any, offer: Containers) -> dict[str, Any]:
     cli = GlusterCli(nodes[0])
     for peer in names[1:]:
         cli("peer", "probe", peer)
-    proc.wait_for(lambda: peers(cli, len(names) - 1), what="every GlusterFS peer connected",
+    # (as every node sees it: a volume's staging runs on every peer, and one that has not yet
+    # heard of another fails it — "Staging failed on gluster2. Error: Host gluster3 not connected")
+    clis = [GlusterCli(n) for n in nodes]
+    proc.wait_for(lambda: every_peer(clis, len(names) - 1), what="every GlusterFS peer connected, as each node sees it",
                   timeout=offer.timeout, interval=0.2, alive=offer.stop.why)
     layout = options.layout
     # node-major order: consecutive bricks (a replica set) are on different nodes
@@ -125,6 +128,15 @@ def peers(cli: GlusterCli, want: int) -> tuple[bool, str]:
     root = cli.xml("peer", "status")
     connected = [p for p in root.findall(".//peerStatus/peer") if p.findtext("connected") == "1"]
     return len(connected) >= want, f"{len(connected)} of {want} peers connected"
+
+
+def every_peer(clis: list[GlusterCli], want: int) -> tuple[bool, str]:
+    """Whether each node sees ``want`` peers connected (what the first that does not, says)."""
+    for cli in clis:
+        ok, said = peers(cli, want)
+        if not ok:
+            return False, f"{cli.host.label}: {said}"
+    return True, f"each node sees {want} peers connected"
 
 
 def service(facts: dict[str, Any], phases: dict[str, float]) -> GlusterService:
