@@ -81,7 +81,9 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
     # the costs per GiB of the cells, and the answer the outputs open with
     view.records, view.summary = summary.complete(view.records, view.tables, systems, with_tables)
-    view.summary += [line for t in held for line in load.summary_lines(t)]
+    # (the answer's order: the verdicts, what each holds, then bottlenecks and costs)
+    at = min(len(summary.pairings(view.tables)), len(view.summary)) if view.summary else 0
+    view.summary[at:at] = [line for t in held for line in load.summary_lines(t)]
     return view
 
 
