@@ -18,6 +18,7 @@ Target: within 2 % (0.98–1.02) in both — which only a target whose A/A pairs
 
     .venv/bin/python bench/fio_overhead_lab.py [--system glusterfs] [--pairs 5] [--runtime 10]
         [--rate IOPS]   (offered per second, open loop; default: closed loop)
+        [--rw read --bs 128k --iodepth 1 --link 100Mbit]   (a link-bound job: the steadiest target)
 
 A lab that is up is used as it is (``dfsbench lab up`` with a docker config first); else one
 is brought up for the bench and taken down after it.
@@ -82,10 +83,15 @@ def main() -> int:
     ap.add_argument("--runtime", type=int, default=10, help="seconds per fio job")
     ap.add_argument("--rate", type=int, default=None, help="offered I/Os per second (open loop)")
     ap.add_argument("--link", default="1Gbit")
+    ap.add_argument("--rw", default="randread", choices=["randread", "read"],
+                    help="the job's direction (a read: both sides start from a cold client)")
+    ap.add_argument("--bs", default="4k", help="block size (a large one over a slow link: a link-bound "
+                    "target, the steadiest there is)")
+    ap.add_argument("--iodepth", type=int, default=16)
     a = ap.parse_args()
     options: dict[str, Any] = {"size": "128MiB", "runtime_s": a.runtime,
-                               "profiles": [{"name": "randread-4k-qd16", "rw": "randread", "bs": "4k",
-                                             "iodepth": 16}]}
+                               "profiles": [{"name": f"{a.rw}-{a.bs}-qd{a.iodepth}", "rw": a.rw, "bs": a.bs,
+                                             "iodepth": a.iodepth}]}
     if a.rate:
         options["load"] = {"iops": [a.rate]}
     # one client: a read profile through dfsbench on two reads the other's file, by hand its own

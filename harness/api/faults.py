@@ -1,7 +1,8 @@
 """Faults: a workload may declare one — stop, kill or pause one storage node of the system
 under test (or only one OSD or brick process on it) ``after_s`` seconds into each cell's
 timed phase (the workload says when that starts: largefile builds its source first), and
-bring it back ``restore_after_s`` seconds into it. Each such cell then runs three
+bring it back ``restore_after_s`` seconds into it (a cell whose work ends sooner waits:
+the node is down as long as asked). Each such cell then runs three
 times, its records told apart by ``phase``:
 
 - ``before``: the healthy cluster;
@@ -42,7 +43,7 @@ class FaultSpec(ConfigModel):
                              "default: the system's second storage node")
     after_s: float = Field(gt=0, description="seconds into the cell's timed phase")
     restore_after_s: float | None = Field(None, gt=0, description="seconds into the timed phase to bring "
-                                          "it back (default: right after the cell)")
+                                          "it back; a cell whose work ends first waits for it (default: right after the cell)")
     recovery_timeout_s: float = Field(600, gt=0, description="how long to wait for a healthy "
                                       "cluster after the restore")
 

@@ -244,8 +244,13 @@ class Cell:
         kept: list[Written] = []  # what the cell wrote, kept for the check after the fault
         try:  # (the fault's clock starts with the cell's measured work, not with its set-up)
             during_ok = self._once("during", timeline.start, kept)
+            left = timeline.left_down_s()
+            if left > 0:  # (the node is down as long as asked, however short the work was)
+                with progress.step(f"the work ended: {system} stays down {left:.1f} s more, to "
+                                   f"restore_after_s {spec.restore_after_s:g} s as asked"):
+                    timeline.hold()
         finally:
-            timeline.restore()
+            timeline.restore()  # (at once on an error or an interrupt)
         with progress.step(f"waiting for {system} to be healthy again"):
             recovery, state = timeline.wait_healthy()
         noticed = timeline.noticed_after

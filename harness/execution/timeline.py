@@ -1,6 +1,7 @@
 """The fault of one cell on the records' clock: done ``after_s`` seconds into the cell's
-measured work (its first timed phase, not its set-up), undone at ``restore_after_s`` (or at
-the cell's end), the system's health polled from the injection until it says the fault is
+measured work (its first timed phase, not its set-up), undone at ``restore_after_s`` — a
+cell whose work ends first waits for it, so that the node is down as long as the config
+asked, whatever the work's length — or, with none given, at the cell's end; the system's health polled from the injection until it says the fault is
 noticed, and from the restore until it is whole again (see ``harness.api.faults``); and
 the record of what was done.
 
@@ -135,6 +136,23 @@ class Timeline:
             self.clock.sleep(NOTICE_POLL_S)
         self.unnoticed = True
         self.notice = self.notice or f"not noticed before it was undone (it said: {said})"
+
+    def left_down_s(self) -> float:
+        """Seconds the node is still to stay down as asked (0: no fault was done, none holds
+        now, or no ``restore_after_s`` was given)."""
+        with self._lock:
+            if self.injected is None or self.restored_at is not None or self.spec.restore_after_s is None:
+                return 0.0
+        assert self.started_at is not None
+        return max(0.0, self.started_at + self.spec.restore_after_s - self.clock.now())
+
+    def hold(self) -> None:
+        """The cell's work ended: the fault holds until ``restore_after_s`` as asked (the
+        timer brings the node back then), and is undone here only after that."""
+        left = self.left_down_s()
+        if left > 0:
+            self.clock.sleep(left)
+        self.restore()
 
     def restore(self) -> None:
         """Bring the node back (once; it returns when its daemons run); called by the timer

@@ -23,9 +23,10 @@ curve's closed-loop maximum), never by what was offered, which a share's repeats
   clock whose middle falls from the injection to the restore (while down) or to healthy
   again. Each is above the SLO where the clients' percentile in it (of their merged
   histograms) is above the target, or where no client completed any I/O in it (a stall: the
-  I/Os waiting then took over a second); not known where the clients' figures do not cover
-  it. The load is **held while the node was down** where every second while down is known
-  and none is above.
+  I/Os waiting then took over a second); not known where no client's figures cover it (a
+  second at the edge that only some clients' reports cover is read from theirs). The load is
+  **held while the node was down** where every second while down is known and none is
+  above, and its pass did not fall behind the offered load [S].
 
 A point, a curve and a fault's figure each stand for one number of clients: a sweep over
 ``clients`` makes a curve per number.
@@ -352,7 +353,7 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
         knee, why = c.knee()
         row = [_title(c.figure), name(c.system),
                (f"{_rate(knee.offered)} offered, {_rate(knee.achieved)} done, p99 "
-                f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags - {'saturated'})} ({why})")
+                f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags & set(FLAGS) - {'saturated'})} ({why})")
                if knee else f"none ({why})", _rate(c.closed_loop), _rate(c.ceiling)]
         seen.update(f for p in c.points.values() for f in p.flags if f in FLAGS)
         for percentile, target in slo.items():
@@ -377,8 +378,9 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
     if slo and faults:
         notes.append("through the fault: at the fixed offered load, the whole seconds whose middle falls from the "
                      "injection to the restore: 'held while down' where each had the clients' percentile at or "
-                     "under the target (a second in which no I/O completed, a stall, is above it; one the "
-                     "clients' figures do not cover is not known); then the seconds above it from the injection "
+                     "under the target (a second in which no I/O completed, a stall, is above it; one no "
+                     "client's figures cover is not known) and the pass did not fall behind the offered load "
+                     "[S]; then the seconds above it from the injection "
                      "to healthy again")
     elif not slo:
         notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it")

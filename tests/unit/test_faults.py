@@ -1,5 +1,5 @@
-"""The fault timeline (inject at after_s, restore at restore_after_s or at the end of the
-cell, recovery counted from the restore) and the fault's options. The timeline's tests run on
+"""The fault timeline (inject at after_s, restore at restore_after_s — held that long when the
+cell's work ends first — or at the end of the cell, recovery counted from the restore) and the fault's options. The timeline's tests run on
 a clock the test drives (:class:`Driven`), so its times hold on a busy machine."""
 
 from __future__ import annotations
@@ -218,6 +218,34 @@ def test_a_fault_without_a_restore_time_is_undone_at_the_end_of_the_cell():
     assert faults.events[1][2] - faults.events[0][2] == pytest.approx(0.2)
     with clock.idle():
         assert timeline.wait_healthy()[0] is not None
+
+
+def test_a_cell_whose_work_ends_before_restore_after_s_holds_the_node_down_as_asked():
+    # the work lasts 0.5 s, the fault is asked from 0.2 s to 3 s, and the system notices a
+    # node down after 1 s: undone at the work's end, the fault would last 0.3 s, unnoticed
+    clock = Driven()
+    faults = System(clock, heal_s=0, notice_s=1.0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=3.0), clock)
+    start = clock.now()
+    timeline.start()
+    clock.sleep(0.5)  # the cell's work
+    assert timeline.left_down_s() == pytest.approx(2.5)
+    timeline.hold()
+    assert timeline.left_down_s() == 0
+    assert [(e[0], e[2] - start) for e in faults.events] == [("inject", pytest.approx(0.2)),
+                                                            ("restore", pytest.approx(3.0))]
+    with clock.idle():
+        assert timeline.wait_healthy()[0] is not None
+    assert timeline.noticed_after == pytest.approx(1.0) and not timeline.unnoticed
+    # no fault done (the work ended before after_s): nothing to hold, and none done later
+    clock = Driven()
+    faults = System(clock, heal_s=0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.3, restore_after_s=3.0), clock)
+    timeline.start()
+    assert timeline.left_down_s() == 0
+    timeline.hold()
+    clock.sleep(4)
+    assert faults.events == []
 
 
 def test_a_cell_shorter_than_after_s_has_no_fault_and_no_late_one():

@@ -27,13 +27,12 @@ from backends.ceph.client import CephAccess
 from harness.api.contracts import Workload
 from harness.api.histogram import per_second, percentile_of
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
-from harness.api.series import Series
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
-from workloads.fio.json_output import interval_histograms, interval_latencies, parse, timed
+from workloads.fio.json_output import interval_histograms, parse, timed
 from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
 
@@ -386,7 +385,6 @@ class Fio(Workload):
         """The records of a local fio run, each with when its I/O ran on this machine's clock
         and what it moved (where fio's output says so: one job, or group reporting)."""
         timing = timed(result.output)
-        latencies = interval_latencies(result.output)
         here = view.host.here
         histograms = {key: tuple((here(a), here(b), bins) for a, b, bins in intervals)
                       for key, intervals in interval_histograms(result.output).items()}
@@ -410,11 +408,6 @@ class Fio(Workload):
                     series, stalled = per_second([histogram], p)
                     if stalled:
                         params["stalled_s"] = stalled
-            over = latencies.get((direction, m.metric))
-            if series is None and over and direction in timing:  # (fio's percentiles of each interval)
-                points = view.timing(timing[direction][0], timing[direction][1], over)[1]
-                series = Series(points, view.timing(timing[direction][0], timing[direction][1])[0]["ended"],
-                                "interval")
             yield replace(m, params=params, backend=target.backend, variant=target.variant, progress=progress,
                           series=series, histogram=histogram)
 
