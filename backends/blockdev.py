@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from harness.api.contracts import Backend, Bytes, Cluster, Options, PlainPath
+from harness.api.model import SITE
 from harness.api.target import BlockAccess, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
@@ -25,7 +26,7 @@ from harness.system.ledger import read_mounts
 
 class BlockdevOptions(Options):
     device: PlainPath | None = Field(None, description="a block device, e.g. /dev/vdb (default: a "
-                                "loop device on a file dfsbench creates)")
+                                "loop device on a file dfsbench creates)", json_schema_extra=SITE)
     loop_size: Bytes = Field(4 << 30, description="size of the default loop device's file")
     allow_destructive: bool = Field(False, description="let workloads write to the raw device")
 

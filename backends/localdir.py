@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from backends.mounts import MountEntry, find_mount
 from harness.api.contracts import Backend, Cluster, Options, PlainPath
+from harness.api.model import SITE
 from harness.api.target import Target
 from harness.errors import BadInput
 from harness.system import files
@@ -15,7 +16,8 @@ from harness.system.files import printable
 
 
 class LocalDirOptions(Options):
-    path: PlainPath | None = Field(None, description="directory to use (default: inside the run's work dir)")
+    path: PlainPath | None = Field(None, description="directory to use (default: inside the run's work dir)",
+                                   json_schema_extra=SITE)
 
     @field_validator("path")
     @classmethod

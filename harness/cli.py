@@ -161,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="go on with a stored run that was interrupted, crashed or had failures: "
                           "only its missing and failed cells run, in that run; give the config and "
                           "options it was started with")
+    run.add_argument("--like", metavar="BUNDLE", type=Path, action=_Once,
+                     help="run the config of a run exported elsewhere ('dfsbench export'), verified first, "
+                          "on this site's environment: CONFIG's environment section (only that), or --env, or "
+                          f"the '{DEFAULT_ENVIRONMENT}' one")
+    run.add_argument("--expect", metavar="SHA256", action=_Once,
+                     help="with --like: the bundle's SHA-256 as its maker published it")
     run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     run.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
 
@@ -181,6 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--series", action="store_true",
                       help="with --format csv: every record's figure over time, one row per point, "
                            "instead of the tables (--format json always has them, under 'series')")
+    cmp_.add_argument("--apart", action="store_true",
+                      help="each run's systems on their own, named by the run (its label, else its id), instead "
+                           "of pooled cell by cell: two sites' runs of one work side by side")
+    cmp_.add_argument("--records", action="store_true",
+                      help="with --format csv: one row per record (value a number, its unit a column, each "
+                           "param a column), instead of the tables")
     cmp_.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
@@ -196,18 +208,34 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("runs", nargs="+", metavar="RUN")
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     rep.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
+    rep.add_argument("--apart", action="store_true", help="each run's systems on their own (see compare --apart)")
 
     parse = sub.add_parser("parse", parents=[results],
                            help="print a tool output's measurement records as JSON lines")
     parse.help_later(parse.add_argument("tool", metavar="TOOL", help="the tool that wrote FILE"), _tools)
     parse.add_argument("file", type=Path, metavar="FILE")
 
-    imp = sub.add_parser("import", parents=[results], help="store a tool output as a run")
-    imp.help_later(imp.add_argument("tool", metavar="TOOL", help="the tool that wrote FILE"), _tools)
-    imp.add_argument("file", type=Path, metavar="FILE")
-    imp.add_argument("--backend", required=True, type=_name, help="the system the output was measured on")
+    imp = sub.add_parser("import", parents=[results],
+                         help="store a tool output as a run (TOOL FILE), or a run exported elsewhere (BUNDLE)")
+    imp.help_later(imp.add_argument("tool", metavar="TOOL|BUNDLE",
+                                    help="alone: a bundle 'dfsbench export' wrote (verified first); "
+                                         "with FILE: the tool that wrote FILE"), _tools)
+    imp.add_argument("file", type=Path, metavar="FILE", nargs="?")
+    imp.add_argument("--backend", type=_name, help="the system the tool output was measured on (with TOOL FILE)")
+    imp.add_argument("--expect", metavar="SHA256", action=_Once,
+                     help="with BUNDLE: its SHA-256 as its maker published it; it is not imported otherwise")
     imp.add_argument("--variant", default="default", type=_name)
     imp.add_argument("--label", type=_label)
+
+    exp = sub.add_parser("export", parents=[results],
+                         help="write a stored run as one file another site verifies, imports and runs again")
+    exp.add_argument("run", metavar="RUN")
+    exp.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+
+    ver = sub.add_parser("verify", help="check a bundle against its manifest and say what differs; exit 1 if any")
+    ver.add_argument("file", type=Path, metavar="FILE")
+    ver.add_argument("--expect", metavar="SHA256", action=_Once,
+                     help="the bundle's SHA-256 as its maker published it (what 'export' printed)")
     return p
 
 
@@ -283,13 +311,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.execution.runner import execute
 
     config = args.config
-    if args.suite in CONFIG_SUITES:
+    if args.expect is not None and args.like is None:
+        raise BadInput("--expect is the SHA-256 of a bundle: give it with --like BUNDLE")
+    if args.like is not None:
+        plan = _plan_like(args, overrides)
+    elif args.suite in CONFIG_SUITES:
         if config is not None:
             raise BadInput(f"--suite {args.suite} is a config of its own, and a config was given too",
                            hint=f"give one of them (a copy of {CONFIG_SUITES[args.suite].config} is a config "
                                 "to change)")
         config, overrides["suite"] = CONFIG_SUITES[args.suite].config, None
-    plan = plan_from_file(config, overrides)
+        plan = plan_from_file(config, overrides)
+    else:
+        plan = plan_from_file(config, overrides)
     if args.reference is not None:  # (refused now, not after the run)
         backend, _, variant = args.reference.partition("/")
         planned = [f"{b.name}/{b.variant}" for b in plan.backends if not b.control]
@@ -309,6 +343,58 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.format == "table":
         print(f"run id: {run_id}")
     return 0 if ok else 1
+
+
+def _plan_like(args: argparse.Namespace, overrides: dict[str, Any]) -> Plan:
+    """The plan of a bundle's run (verified first) on this site's environment: the bundle's
+    config as it ran, but for its environment and limits — never used: they name another
+    site's hosts and hardware — which are CONFIG's (the only sections read of it), or
+    --env's kind, or the default environment. A config that names its site elsewhere (a
+    directory, a device, fio servers: :data:`harness.api.model.SITE` fields) is refused."""
+    from harness.execution.plan import build_plan, load_yaml
+    from harness.results import bundle
+
+    given = [flag for flag, key in (("--scale", "scale"), ("--suite", "suite"), ("--repeat", "repeat"),
+                                    ("--backends", "backends"), ("--workloads", "workloads"))
+             if overrides.get(key) is not None]
+    if given or args.resume is not None:
+        raise BadInput(f"--like runs the bundle's work as it ran: {', '.join(given) or '--resume'} would change it",
+                       hint="leave it out; only the environment is this site's (CONFIG's environment section, "
+                            "or --env)")
+    site: dict[str, Any] = {}
+    if args.config is not None:
+        site = load_yaml(args.config)
+        other = sorted(str(k) for k in site if k not in ("environment", "limits"))
+        if other:
+            raise BadInput(f"{files.printable(args.config)}: with --like only its environment and limits are read, "
+                           f"and it has {', '.join(files.printable(k, 40) for k in other)} too",
+                           hint="give a config of only 'environment:' and 'limits:' (the bundle's config is the rest)")
+    with bundle.opened(args.like, args.expect) as found:
+        bundle.must_verify(found, args.like, "nothing was run")
+        assert found.store is not None
+        info = found.store.run(found.run_id)
+        digest = found.sha256
+    from harness.execution.schema import as_written
+
+    data = {k: v for k, v in as_written(info.config).items() if k != "environment"}
+    data["environment"] = site.get("environment", DEFAULT_ENVIRONMENT)
+    env = {"environment": {"kind": args.env}} if args.env else {}
+    data.pop("limits", None)  # (the other site's hardware: its link, its clients' memory)
+    if "limits" in site:
+        data["limits"] = site["limits"]
+    plan = build_plan(data, source=f"like run {info.id} (bundle sha256 {digest})", overrides=env)
+    from harness.api.model import site_values
+
+    named = [v for i, p in enumerate(plan.backends) for v in site_values(p.options, f"backends[{i}].options")] \
+        + [v for i, w in enumerate(plan.workloads) for v in site_values(w.options, f"workloads[{i}].options")]
+    if named:
+        raise BadInput(f"bundle {files.printable(args.like)}: its config names its own site's hosts, paths or "
+                       "devices, which are not this site's: " + "; ".join(files.printable(v, 120) for v in named[:5]),
+                       hint="--like runs work that names no site; write a config of your own from the bundle's "
+                            "run.json, with this site's")
+    print(f"running the work of run {info.id} (bundle sha256 {digest[:16]}…) on environment "
+          f"'{plan.config.environment.kind}'")
+    return plan
 
 
 def _env_for_lab(args: argparse.Namespace) -> Plan:
@@ -448,15 +534,26 @@ def _compare(args: argparse.Namespace) -> int:
     base = catalogue.resolve(args.baseline) if args.baseline is not None else None
     if args.series and args.format != "csv":
         raise BadInput("--series is for --format csv", hint="--format json has the series under its 'series' key")
-    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference),
+    if args.records and (args.format != "csv" or args.series or base is not None):
+        raise BadInput("--records is for --format csv, without --series, --baseline or --fail-on",
+                       hint="--format json has every record under its 'records' key")
+    if args.records:
+        from harness.report.render import records_csv
+        from harness.report.view import build_view
+
+        view = build_view(catalogue, ids, with_tables=False, series=False, reference=args.reference,
+                          apart=args.apart)
+        print("\n".join(_shown(line) for line in records_csv(view.records).split("\n")), end="")
+        return 0
+    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference, args.apart),
           end="" if args.format != "table" else "\n")
     if base is None:
         return 0
     # what the baseline and the gate say goes beside a document (JSON, CSV) on stdout, never
     # into it: to stderr; a person reading the tables (table, markdown) reads it below them
     said = sys.stderr if args.format in ("json", "csv") else sys.stdout
-    for note, _ in comparability([catalogue.run(i) for i in [base, *ids]]):
-        print(f"not comparable: {note}", file=said)
+    for note, who in comparability([catalogue.run(i) for i in [base, *ids]]):
+        print(_shown(f"{'not comparable' if who is not None else 'measured apart'}: {note}"), file=said)
     if not rules:
         return 0
     # the gate reads the same annotated records the tables show
@@ -484,7 +581,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     kept = _kept(_results_dir(args))
     files.check_output(args.output, "report", kept)  # (before the work; and again as it is written)
     with _collector_paused():
-        text = render(build_view(catalogue, ids, reference=args.reference))
+        text = render(build_view(catalogue, ids, reference=args.reference, apart=args.apart))
     files.write_text(args.output, text, "report", kept)
     print(f"wrote {files.printable(args.output)} ({len(text) / 1e6:.1f} MB, self-contained)")
     return 0
@@ -523,12 +620,120 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.results import bundle
+
+    catalogue = _catalogue(args)
+    run_id = catalogue.resolve(args.run)
+    if run_id not in catalogue.store.run_ids():
+        raise BadInput(f"'{files.printable(args.run)}' is a reference run shipped with dfsbench, not a stored one",
+                       hint="export a run of --results")
+    if not args.output.name.endswith((".tar.gz", ".tgz")):
+        raise BadInput(f"{files.printable(args.output)}: a bundle is a gzip'd tar; name the file *.tar.gz")
+    digest, counts = bundle.export(catalogue.store, run_id, args.output, _kept(_results_dir(args)))
+    print(f"wrote {files.printable(args.output)}: run {run_id}, {counts['records']:,} records, "
+          f"{counts['raw']:,} raw outputs")
+    print(f"sha256 {digest}  (publish it beside the results: 'dfsbench verify FILE --expect' checks a copy "
+          "against it)")
+    return 0
+
+
+def _reads(store: Store, run_id: str) -> None:
+    """What the outputs read of a stored run, read of a bundle's before it is taken: the
+    tables (terminal and JSON) and the HTML report, built and thrown away."""
+    from harness.report.html import render
+    from harness.report.render import json_document, terminal
+    from harness.report.view import build_view, comparability
+    from harness.results.catalogue import Catalogue
+
+    catalogue = Catalogue(store.root)
+    info = catalogue.run(run_id)
+    comparability([info, info])  # (what compare reads of it beside another run)
+    view = build_view(catalogue, [run_id])
+    terminal(view.tables, view.header)
+    json_document(build_view(catalogue, [run_id], with_tables=False, series=True))
+    render(view)
+
+
+def _said(found: Any) -> str:
+    """Where and when the bundle says it was exported, as its word."""
+    from harness.results import bundle
+
+    came = bundle.said(found)
+    return (f"its manifest says: exported from {came['exported_from'] or 'an unknown host'} at "
+            f"{_when(came['exported_at'])} by dfsbench {came['exported_by'] or '(not said)'}")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from harness.results import bundle
+
+    with bundle.opened(args.file, args.expect, _reads) as found:
+        shown = files.printable(args.file)
+        if found.problems:
+            print(f"{shown}: does NOT verify ({len(found.problems)} "
+                  f"{'difference' if len(found.problems) == 1 else 'differences'}):")
+            for problem in found.problems:
+                print(f"  - {_shown(problem)}")
+            return 1
+        assert found.store is not None
+        info = found.store.run(found.run_id)
+        n = len(found.store.records_with_cells(found.run_id))
+        if args.expect:
+            print(f"{shown}: verified: its SHA-256 is the one expected, every member is what its manifest says, "
+                  "and its run reads as a stored one (tables and report)")
+        else:
+            print(f"{shown}: consistent: every member is what its manifest says, and its run reads as a stored "
+                  "one (tables and report); that it is the bundle its maker exported, only their published "
+                  "SHA-256 tells (--expect)")
+        print(f"  run {info.id} ({info.status}), {n:,} records, {len(found.raw):,} raw outputs")
+        print(f"  {_shown(_said(found))}")
+        print(f"  sha256 {found.sha256}")
+    return 0
+
+
+def _when(t: Any) -> str:
+    import time as _time
+
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e11:
+        return "an unknown time"
+    return _time.strftime("%Y-%m-%d %H:%M:%S UTC", _time.gmtime(t))
+
+
+def _import_bundle(args: argparse.Namespace) -> int:
+    from harness.results import bundle
+
+    path = Path(args.tool)
+    if args.backend is not None or args.variant != "default" or args.label is not None:
+        raise BadInput("--backend, --variant and --label are for a tool output (import TOOL FILE): a bundle's "
+                       "run keeps its own")
+    with bundle.opened(path, args.expect, _reads) as found:
+        bundle.must_verify(found, path)  # (before the store is opened: a refused bundle makes no store)
+        store = _store(args)
+        try:
+            run_id, n = bundle.import_into(found, store, path)
+        finally:
+            store.close()
+        told = _said(found)
+    print(f"imported run {run_id} from {files.printable(path)}: {n:,} records, {len(found.raw):,} raw outputs; "
+          + _shown(told))
+    print(f"sha256 {found.sha256}" + (" (the one expected)" if args.expect else
+                                      " (not set against a published one: --expect)"))
+    print(f"run id: {run_id}")
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     import hashlib
     from dataclasses import replace
 
     from harness.results.store import new_run_id
 
+    if args.file is None:
+        return _import_bundle(args)
+    if args.expect is not None:
+        raise BadInput("--expect is for a bundle (import BUNDLE): a tool output has no manifest")
+    if args.backend is None:
+        raise BadInput("import TOOL FILE needs --backend: the system the output was measured on")
     records, data = _parsed(args.tool, args.file)
     store = _store(args)
     try:
@@ -557,14 +762,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
-            cv_threshold: float | None = None, series: bool = False, reference: str | None = None) -> str:
+            cv_threshold: float | None = None, series: bool = False, reference: str | None = None,
+            apart: bool = False) -> str:
     from harness.report import summary
     from harness.report.render import csv_text, json_document, markdown, terminal
     from harness.report.view import build_view
 
     # (a record's figure over time is read only where it is exported: JSON, or CSV with --series)
     view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json" and not series,
-                      series=fmt == "json" or series, reference=reference)
+                      series=fmt == "json" or series, reference=reference, apart=apart)
     if series:  # (one row per point of every series: harness.report.timelines)
         from harness.report.timelines import csv_text as series_csv, entries
 
@@ -590,7 +796,8 @@ def _shown(line: str) -> str:
 
 
 COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,
-            "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import, "report": cmd_report}
+            "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import, "report": cmd_report,
+            "export": cmd_export, "verify": cmd_verify}
 
 
 if __name__ == "__main__":

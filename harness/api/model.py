@@ -211,3 +211,27 @@ def bytes_bound(value: int) -> int:
     if value > MAX_BYTES:
         raise ValueError(f"{size(value)} is more than any disk holds (the most is {size(MAX_BYTES)})")
     return value
+
+
+# a field whose value names something of the site a config ran on — a path, a device, a
+# host — rather than the work: ``Field(..., json_schema_extra=SITE)``. A config run again on
+# another site (``run --like``) must not carry one (:func:`site_values`).
+SITE: dict[str, Any] = {"site": True}
+
+
+def site_values(model: Any, where: str) -> list[str]:
+    """Where ``model`` (and the models in it) sets a :data:`SITE` field to other than its
+    default: 'WHERE.FIELD = VALUE' each."""
+    found: list[str] = []
+    if not isinstance(model, BaseModel):
+        return found
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name, None)
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("site") and value != info.get_default(call_default_factory=True):
+            found.append(f"{where}.{name} = {value if not isinstance(value, list) else ', '.join(map(str, value))}")
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, BaseModel):
+                found += site_values(item, f"{where}.{name}")
+    return found
+

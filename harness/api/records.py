@@ -59,7 +59,7 @@ FLAGS: dict[str, Flag] = {
                          "(largefile) or a close (smallfile).", "client buffer"),
     "unstable": Flag("U", "the repeats vary more than the CV threshold; the median is not a firm "
                      "figure. Add repeats or find the source of the noise before comparing."),
-    "not-comparable": Flag("X", "the runs pooled here differ in parameters or topology (listed "
+    "not-comparable": Flag("X", "the runs shown together (pooled, or --apart) differ in what they measured (listed "
                            "above); the difference may come from that, not from the systems.",
                            "setups differ"),
     "degraded": Flag("G", "measured while part of the cluster was down or recovering.",

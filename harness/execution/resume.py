@@ -20,6 +20,9 @@ def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
     """The stored run ``ref`` made ready to go on: the same config (else what changed),
     not still running, stored with its cells; its successful cells are left alone."""
     info = store.run(ref)
+    if isinstance(info.host.get("bundle"), dict):  # (its cells were measured on another site's cluster)
+        raise BadInput(f"run {ref} was made elsewhere and imported from a bundle: it cannot go on here",
+                       hint="'dfsbench run --like BUNDLE' runs its work anew on this site")
     if info.config_hash != plan.config_hash:
         changed = differences(info.config, redact_json(plan.config.model_dump(mode="json")))
         raise BadInput(f"run {ref} was made with another config; a resumed run must be the same run. "

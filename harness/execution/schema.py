@@ -150,3 +150,21 @@ class Config(_Strict):
             raise ValueError(f"{points} points (the product of its lists): at most {MAX_POINTS}, each runs "
                              "every cell again; sweep fewer values, or in several runs")
         return v
+
+
+def as_written(stored: Any) -> Any:
+    """A config as a run stores it (every key, after defaults) as a config file has it, to
+    be read again: a key whose value is null left out (its default), and a workload entry's
+    ``variant`` (the runner's, which a config may not give) too."""
+    def written(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: written(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [written(v) for v in value]
+        return value
+    found = written(stored)
+    if isinstance(found, dict) and isinstance(found.get("workloads"), list):
+        found["workloads"] = [{k: v for k, v in w.items() if k != "variant"} if isinstance(w, dict) else w
+                              for w in found["workloads"]]
+    return found
+

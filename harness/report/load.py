@@ -99,7 +99,8 @@ class Curve:
     figure: str
     system: SystemKey
     points: dict[tuple[str, float], Point] = field(default_factory=dict)  # by the cell's rate or share
-    closed_loop: float | None = None  # the same figure's rate run as fast as it can (op/s)
+    closed_loop: float | None = None  # the same figure's rate run as fast as it can (op/s): the median
+    closed_loops: tuple[float, ...] = ()  # each time it was measured (a share's: before each point)
     ceiling: float | None = None  # the path's ceiling in I/Os per second
 
     def ordered(self) -> list[Point]:
@@ -214,7 +215,8 @@ def curves(records: list[Measurement]) -> list[Curve]:
         curve.points[at] = point
     for (figure, system), curve in found.items():
         if closed.get((figure, system)):
-            curve.closed_loop = statistics.median(closed[(figure, system)])
+            curve.closed_loops = tuple(sorted(closed[(figure, system)]))
+            curve.closed_loop = statistics.median(curve.closed_loops)
         if ceilings.get((figure, system)):
             curve.ceiling = min(ceilings[(figure, system)])
     return [c for c in found.values() if any(p.achieved is not None for p in c.points.values())]
@@ -335,6 +337,15 @@ def needs_series(records: list[Measurement]) -> bool:
     return any(m.workload == FAULT and any(k in m.params for k in POINT) for m in records)
 
 
+def _closed_loop(c: Curve) -> str:
+    """The closed-loop maximum as measured: once, its figure; several times, their median and
+    range (the points of a share are shares of each its own)."""
+    if len(c.closed_loops) < 2:
+        return _rate(c.closed_loop)
+    return (f"{_rate(c.closed_loop)} (median of {len(c.closed_loops)}: {_rate(c.closed_loops[0])}–"
+            f"{_rate(c.closed_loops[-1])})")
+
+
 def _rate(v: float | None) -> str:
     return "—" if v is None else f"{v:,.0f} op/s"
 
@@ -354,7 +365,7 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
         row = [_title(c.figure), name(c.system),
                (f"{_rate(knee.offered)} offered, {_rate(knee.achieved)} done, p99 "
                 f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags & set(FLAGS) - {'saturated'})} ({why})")
-               if knee else f"none ({why})", _rate(c.closed_loop), _rate(c.ceiling)]
+               if knee else f"none ({why})", _closed_loop(c), _rate(c.ceiling)]
         seen.update(f for p in c.points.values() for f in p.flags if f in FLAGS)
         for percentile, target in slo.items():
             held, why = c.within(percentile, target)
@@ -373,8 +384,9 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
              f"at most {KNEE_P99_FACTOR:g} times the lowest load's (in brackets: what stopped it at the next "
              "load); 'within' an SLO likewise, with the percentile at or under its target (total latency, of "
              "every client's I/Os: their merged histograms)",
-             "closed-loop max: the same figure run as fast as it can, where the run has it; path's ceiling: the "
-             "network path's bound for its placement (B/s) in I/Os of its block size"]
+             "closed-loop max: the same figure run as fast as it can, where the run has it (measured several "
+             "times — before each point of a fraction_of_max load —: the median, and the lowest and highest); "
+             "path's ceiling: the network path's bound for its placement (B/s) in I/Os of its block size"]
     if slo and faults:
         notes.append("through the fault: at the fixed offered load, the whole seconds whose middle falls from the "
                      "injection to the restore: 'held while down' where each had the clients' percentile at or "

@@ -4,9 +4,11 @@ with the runs' context); JSON lines of plain records for ``dfsbench parse``."""
 from __future__ import annotations
 
 import io
+import json
+import math
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.box import HEAVY_HEAD
 from rich.cells import cell_len
@@ -160,6 +162,40 @@ def csv_text(tables: list[Table]) -> str:
             for row in t.rows:
                 yield [t.title, *row]
             yield []
+    return outputs.csv_text(rows())
+
+
+RECORD_COLUMNS = ("run", "system", "variant", "workload", "test", "metric", "value", "unit", "flags", "repeat")
+
+
+def records_csv(records: list[Measurement]) -> str:
+    """One row per record, for a program: its value a number (empty where it has none) with
+    its unit in a column of its own, its flags joined by ';', and each of the records'
+    params a column (named as it is; ``param_NAME`` where the name is one of the columns
+    before it), a number as a number, text as text, a list or an object as JSON."""
+    keys = sorted({k for m in records for k in m.params}, key=str)
+    names = [f"param_{k}" if k in RECORD_COLUMNS or k.startswith("param_") else k for k in keys]
+
+    def param(v: Any) -> object:
+        if v is None:
+            return ""
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, float):
+            return v if math.isfinite(v) else ""
+        if isinstance(v, (dict, list)):
+            try:
+                return json.dumps(v, allow_nan=False, default=str, sort_keys=True)
+            except ValueError:  # (a number in it that JSON has not: as an unknown)
+                return ""
+        return v
+
+    def rows() -> Iterable[list[object]]:
+        yield [*RECORD_COLUMNS, *names]
+        for m in records:
+            yield [m.run_id, m.backend, m.variant, m.workload, m.test, m.metric,
+                   "" if m.value is None else m.value, m.unit, ";".join(m.flags), m.repeat,
+                   *(param(m.params.get(k)) for k in keys)]
     return outputs.csv_text(rows())
 
 

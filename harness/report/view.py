@@ -5,6 +5,7 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,7 +18,8 @@ from harness.report.limits import annotate, describe
 from harness.results.catalogue import Catalogue
 from harness.results.store import RunInfo
 from harness.system import files
-from harness.units import size
+from harness.system.names import is_name
+from harness.units import rate, size
 
 
 @dataclass
@@ -48,24 +50,30 @@ class View:
 
 def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
                cv_threshold: float | None = None, with_tables: bool = True, series: bool = True,
-               reference: str | None = None) -> View:
+               reference: str | None = None, apart: bool = False) -> View:
     """``series``: read the records' figures over time (for what draws or exports them);
     ``reference``: the system (``backend`` or ``backend/variant``) every other is compared
-    with (default: the first shown)."""
+    with (default: the first shown); ``apart``: each run's systems on their own, named by
+    the run (its label, else its id), instead of pooled cell by cell — two sites' runs of
+    one work side by side."""
     raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
     if with_tables and not series and load.needs_series(raw):  # (a fault's seconds above an SLO: their series)
         raw = [m for run_id in ids for m in catalogue.measurements(run_id, True)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
     systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
+    differing = comparability(list(infos.values()), systems)  # (of the runs as they are, apart or not)
+    marked = differing
+    if apart:
+        raw, infos, marked = _apart(raw, infos, differing)
+        systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
     systems = replace(systems, reference=reference_of(reference, raw, systems))
-    differing = comparability(list(infos.values()), systems)
     header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
     header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
-    header += [f"  not comparable: {note}" for note, _ in differing]
+    header += [f"  {'not comparable' if who is not None else 'measured apart'}: {note}" for note, who in differing]
     records = annotate(raw, infos)
-    records = _mark_not_comparable(records, {who for _, who in differing})
+    records = _mark_not_comparable(records, {who for _, who in marked if who is not None})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
     found = sweeps.curves(records, sweeps.swept(infos), systems,
                           CV_THRESHOLD if cv_threshold is None else cv_threshold)
@@ -87,6 +95,37 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     return view
 
 
+def run_names(infos: dict[str, RunInfo]) -> dict[str, str]:
+    """Each run's name where runs are shown apart: its label, where it is a name no other
+    run shown has, else its id."""
+    labels = [info.label for info in infos.values()]
+    return {run_id: str(info.label) if is_name(info.label) and labels.count(info.label) == 1 else run_id
+            for run_id, info in infos.items()}
+
+
+def _apart(raw: list[Measurement], infos: dict[str, RunInfo], differing: list[tuple[str, Any]]) \
+        -> tuple[list[Measurement], dict[str, RunInfo], list[tuple[str, Any]]]:
+    """The runs' systems told apart by run: a system's variant becomes the run's name (or
+    'VARIANT@RUN'), in its records and its run's targets; what was not comparable of a
+    system is so of it in every run."""
+    names = run_names(infos)
+
+    def key(k: tuple[str, str], run_id: str) -> tuple[str, str]:
+        return (k[0], names[run_id] if k[1] == "default" else f"{k[1]}@{names[run_id]}")
+
+    records = [replace(m, variant=key((m.backend, m.variant), m.run_id)[1]) if m.run_id in names else m for m in raw]
+    apart = {run_id: replace(info, targets={key(k, run_id): d for k, d in info.targets.items()},
+                             systems={key(k, run_id): f for k, f in info.systems.items()})
+             for run_id, info in infos.items()}
+    notes = []
+    for note, who in differing:
+        if who is None or who == "*":
+            notes.append((note, who))
+        else:
+            notes += [(note, key(who, run_id)) for run_id in infos]
+    return records, apart, notes
+
+
 def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Measurement]:
     """Records of a system whose setup differs between the pooled runs (or of every
     system, when the runs differ as a whole) carry 'not-comparable'."""
@@ -98,12 +137,26 @@ def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Meas
             for m in records]
 
 
+def _when(t: Any) -> str:
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e11:
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+
+
 def _header(info: RunInfo, systems: Systems) -> list[str]:
     lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
     host = info.host
     facts = [f"kernel {host['kernel']}" if host.get("kernel") else "",
              f"{host['cpus']} CPUs" if host.get("cpus") else "",
              f"{size(host['memory'])} RAM" if host.get("memory") else ""]
+    came = host.get("bundle")
+    if isinstance(came, dict):  # (a run imported from a bundle: made elsewhere)
+        checked = "set against its published sum" if came.get("checked_against_published_sum") is True \
+            else "not set against a published sum"
+        lines.append(f"  from elsewhere: imported {_when(came.get('imported_at'))} from bundle sha256 "
+                     f"{came.get('bundle_sha256')} ({checked}), which says it was exported from "
+                     f"{came.get('exported_from') or 'an unknown host'} at {_when(came.get('exported_at'))} "
+                     f"by dfsbench {came.get('exported_by') or '(not said)'}")
     remote = _client_hosts(info)
     lines.append(f"  {'harness' if remote else 'client'}: "
                  f"{host.get('hostname') or host.get('imported_from') or 'unknown'}"
@@ -159,7 +212,10 @@ def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
 def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:
     """What differs between runs in ways that change the numbers, each with whom it
     concerns: a system (backend, variant), or '*' for every system (scale, workload
-    options, the client machine)."""
+    options, the client machine) — or None for what is only said: the kind of environment
+    each ran in (a run made with ``run --like`` elsewhere is the same work on another
+    cluster, which is the comparison asked for; its link, its client hosts and the systems'
+    replicas, which change what was measured, are not comparable)."""
     systems = systems or Systems()
     notes: list[tuple[str, Any]] = []
     first = infos[0]
@@ -168,18 +224,24 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
         a, b = first.config.get("scale"), other.config.get("scale")
         if a and b and a != b:
             notes.append((f"{pair}: scale {a} vs {b}", "*"))
-        wa = {w.get("name"): w.get("options") for w in first.config.get("workloads") or [] if isinstance(w, dict)}
-        wb = {w.get("name"): w.get("options") for w in other.config.get("workloads") or [] if isinstance(w, dict)}
+        wa, wb = _workload_entries(first), _workload_entries(other)
         for name in sorted(set(wa) & set(wb), key=str):
-            if wa[name] != wb[name]:
-                notes.append((f"{pair}: workload {name} options differ", "*"))
+            differ = [k for k in ("options", "clients", "fault") if wa[name].get(k) != wb[name].get(k)]
+            if differ:
+                notes.append((f"{pair}: workload {name} {', '.join(differ)} differ", "*"))
+        sa, sb = _section(first, "sweep"), _section(other, "sweep")
+        if (sa or None) != (sb or None):
+            notes.append((f"{pair}: sweep {_stated(sa or None)} vs {_stated(sb or None)}", "*"))
+        notes += _environments(first, other, pair)
         for target in sorted(set(first.targets) & set(other.targets)):
             da, db = first.targets[target], other.targets[target]
             fa, fb = (info.systems.get(target) or systems.of(target) for info in (first, other))
             for key in dict.fromkeys((*TOPOLOGY, *fa.topology, *fb.topology)):
+                if key == "environment" and _section(first, "environment") != _section(other, "environment"):
+                    continue  # (said of the runs, below)
                 if da.get(key) != db.get(key):
-                    notes.append((f"{pair}: {systems.name(target)} {key} {da.get(key)} vs {db.get(key)}",
-                                  target))
+                    notes.append((f"{pair}: {systems.name(target)} {key} {_stated(da.get(key), key)} vs "
+                                  f"{_stated(db.get(key), key)}", None if key == "environment" else target))
             if fa.layout != fb.layout:
                 notes.append((f"{pair}: {systems.name(target)} layout {fa.layout} vs {fb.layout}", target))
         ca, cb = _client_hosts(first), _client_hosts(other)
@@ -187,12 +249,56 @@ def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[
             for key in ("cpus", "memory", "kernel"):
                 va, vb = sorted(str(f.get(key)) for f in ca.values()), sorted(str(f.get(key)) for f in cb.values())
                 if va != vb:
-                    notes.append((f"{pair}: client hosts' {key} {', '.join(va)} vs {', '.join(vb)}", "*"))
+                    notes.append((f"{pair}: client hosts' {key} {', '.join(va) or 'none (the harness host)'} vs "
+                                  f"{', '.join(vb) or 'none (the harness host)'}", "*"))
         else:
             for key in ("cpus", "memory", "kernel"):
                 if first.host.get(key) != other.host.get(key):
                     notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
     return notes
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _section(info: RunInfo, key: str) -> Any:
+    return info.config.get(key) if isinstance(info.config, dict) else None
+
+
+def _workload_entries(info: RunInfo) -> dict[str, dict[str, Any]]:
+    """A run's workload entries by name, as it stored them (a stored config is a stranger's:
+    an entry that is not an object, or whose name is not text, names no workload)."""
+    entries = _section(info, "workloads")
+    return {w["name"]: w for w in entries if isinstance(w, dict) and isinstance(w.get("name"), str)} \
+        if isinstance(entries, list) else {}
+
+
+ENVIRONMENT_MEASURED = ("clients", "link", "client_links")  # (what of an environment's options changes a figure)
+
+
+def _environments(first: RunInfo, other: RunInfo, pair: str) -> list[tuple[str, Any]]:
+    """Of two runs' environments: of one kind, its client hosts and links, which change
+    what is measured (every system's); of two kinds, or one site and another, only said."""
+    ea: dict[str, Any] = _object(_section(first, "environment"))
+    eb: dict[str, Any] = _object(_section(other, "environment"))
+    if ea == eb:
+        return []
+    if ea.get("kind") != eb.get("kind"):
+        return [(f"{pair}: environment {_stated(ea.get('kind'))} vs {_stated(eb.get('kind'))}", None)]
+    oa, ob = _object(ea.get("options")), _object(eb.get("options"))
+    notes: list[tuple[str, Any]] = [(f"{pair}: environment {key} {_stated(oa.get(key))} vs {_stated(ob.get(key))}", "*")
+                                    for key in ENVIRONMENT_MEASURED if oa.get(key) != ob.get(key)]
+    rest = sorted(k for k in set(oa) | set(ob) if k not in ENVIRONMENT_MEASURED and oa.get(k) != ob.get(k))
+    if rest:
+        notes.append((f"{pair}: environment {_stated(ea.get('kind'))} options {', '.join(map(str, rest))} differ", None))
+    return notes
+
+
+def _stated(value: Any, key: str = "") -> str:
+    if key == "link" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return rate(value)
+    return "not stated" if value is None or value == "" else str(value)
 
 
 def reference_of(named: str | None, records: list[Measurement], systems: Systems) -> SystemKey | None:

@@ -166,13 +166,15 @@ _KIND_NAMES = {str: "a text", int: "a whole number", NUMBER: "a number", dict: "
 def wrong_kind(found: dict[str, Any], kinds: dict[str, Any], finite: bool = False) -> str | None:
     """Which of ``kinds`` (key: its type) ``found`` holds as another type (a bool is no
     number; with ``finite``, nor is NaN or an infinity), said as 'KEY is VALUE, not A
-    KIND'; None where each is right or absent (null)."""
+    KIND'; None where each is right or absent (null). A whole number beyond 64 bits is no
+    number either: SQLite holds none, and one beyond a double's range is no measurement."""
     for key, kind in kinds.items():
         value = found.get(key)
         if value is None:
             continue
         if not isinstance(value, kind) or isinstance(value, bool) \
-                or (finite and isinstance(value, float) and not math.isfinite(value)):
+                or (finite and isinstance(value, float) and not math.isfinite(value)) \
+                or (isinstance(value, int) and not -(1 << 63) <= value < 1 << 63):  # (SQLite's, and a double's range)
             return f"'{printable(key, 60)}' is {printable(repr(value), 60)}, not {_KIND_NAMES[kind]}"
     return None
 
@@ -485,6 +487,50 @@ class Store:
                             (run_id, cell))
             moved = self.db.execute("DELETE FROM measurements WHERE run_id=? AND cell=?", (run_id, cell)).rowcount
         return int(moved)
+
+    def cell_rows(self, run_id: str) -> list[tuple[str, str, float]]:
+        """Each cell's (cell, status, finished), as stored (a bundle carries them)."""
+        rows = list(self.db.execute("SELECT cell, status, finished FROM cells WHERE run_id=? ORDER BY cell",
+                                    (run_id,)))
+        for c, status, finished in rows:
+            if not isinstance(c, str) or not isinstance(status, str) or not isinstance(finished, NUMBER):
+                raise self._damaged(f"cells row {printable(c, 80)}", "a column holds another type")
+        return [(c, status, float(finished)) for c, status, finished in rows]
+
+    @_writes
+    def adopt_cell(self, run_id: str, cell: str, status: str, finished: float) -> None:
+        """A cell's outcome as another store had it (an imported run's)."""
+        self.db.execute("INSERT OR REPLACE INTO cells VALUES (?,?,?,?)", (run_id, cell, status, finished))
+
+    @_writes
+    def adopt_run(self, info: RunInfo) -> None:
+        """A run made elsewhere, as it was stored there (its times, status and source;
+        its records follow by :meth:`add`)."""
+        self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+                        (info.id, info.started, info.finished, info.status, info.label, info.source,
+                         json.dumps(redact_json(info.config), allow_nan=False), info.config_hash,
+                         json.dumps(redact_json(info.host), allow_nan=False)))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Writes that are stored all together or not at all (an import's)."""
+        with self.writing():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def records_with_cells(self, run_id: str) -> list[tuple[Measurement, str | None]]:
+        """The run's records with their series (:meth:`measurements`), each with its cell."""
+        records = self.measurements(run_id)
+        cells = [c for (c,) in self.db.execute("SELECT cell FROM measurements WHERE run_id=? ORDER BY seq",
+                                               (run_id,))]
+        if len(cells) != len(records) or not all(isinstance(c, (str, type(None))) for c in cells):
+            raise self._damaged(f"the measurements of run {run_id}", "their cells are not what dfsbench writes")
+        return list(zip(records, cells))
 
     def knows_cells(self, run_id: str) -> bool:
         """Whether the run was stored by a dfsbench that records cells (so it can resume)."""

@@ -63,7 +63,7 @@ def test_the_help_of_lab_run_parse_and_import_names_what_is_installed(unwrapped)
     tools = sorted(registry.tools())
     assert tools
     for command in ("parse", "import"):
-        line = option_help(command, "TOOL ")
+        line = option_help(command, "TOOL " if command == "parse" else "TOOL|BUNDLE ")
         assert [tool for tool in tools if not named(tool, line)] == [], line
 
 

@@ -141,3 +141,12 @@ def test_a_rate_set_by_the_offered_load_names_no_winner_unless_a_system_fell_beh
     # both did their most, and that compares
     both_behind = [v for v in iops if v.reason != "offered" and v.winner is not None]
     assert any(v.winner == ("glusterfs", "default") and v.text == "GlusterFS 2.9× faster (n=1)" for v in both_behind)
+
+
+def test_a_closed_loop_maximum_measured_before_each_point_is_shown_as_measured():
+    from harness.report.load import Curve, _closed_loop
+
+    once = Curve("f", ("glusterfs", "default"), closed_loop=6583.0, closed_loops=(6583.0,))
+    assert _closed_loop(once) == "6,583 op/s"
+    several = Curve("f", ("glusterfs", "default"), closed_loop=6583.0, closed_loops=(6462.0, 6583.0, 7982.0))
+    assert _closed_loop(several) == "6,583 op/s (median of 3: 6,462 op/s–7,982 op/s)"

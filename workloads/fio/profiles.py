@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from harness.api.contracts import JOB_SYNTAX, NAME_PATTERN, Bytes, Name, Options, host_address, host_key
-from harness.api.model import ConfigModel, twice
+from harness.api.model import SITE, ConfigModel, twice
 from harness.errors import BadInput
 from harness.system import files
 
@@ -98,7 +98,7 @@ class FioOptions(Options):
     profiles: str | list[Profile] = Field("seed000", description="a named set (seed000, seed002) "
                                           "or a list of {name, rw, bs, iodepth, numjobs, rwmixread}")
     job_file: Path | None = Field(None, description="a .fio job file run as-is instead of profiles; "
-                                  "its filename/directory lines are kept")
+                                  "its filename/directory lines are kept", json_schema_extra=SITE)
     size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
     runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
     # the engines that do I/O to a file or a device (not null, which measures no storage, nor
@@ -107,7 +107,7 @@ class FioOptions(Options):
         "libaio", description="for files and block devices; RBD images use 'rbd' whatever this says")
     direct: bool = True
     servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
-                               "mode; they must be running 'fio --server' already")
+                               "mode; they must be running 'fio --server' already", json_schema_extra=SITE)
     local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "
                                "host's loopback addresses and run in client/server mode (each "
                                "stands for one load-generating host)")

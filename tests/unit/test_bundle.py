@@ -1,0 +1,486 @@
+"""A run that travels (harness.results.bundle): a real run's store exported, verified and
+imported into another store whole; and bundles from a stranger — a record changed, a raw
+output changed, a manifest that lies, members that are links, devices or '../x', a
+decompression bomb, JSON that is not strict — each refused, saying what, with nothing
+written outside a temporary directory and nothing of it in the store."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.unit.builders import stored_with_series
+from harness import cli
+from harness.results import bundle
+from harness.results.store import Store
+
+RAW = b'{"fio version": "fio-3.33", "jobs": []}\n'
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """The container run of offered load (tests/data/docker-run-load*), with a raw output,
+    exported: (the bundle, the run id, the sum export printed); its store is 'a' beside it."""
+    tmp_path = tmp_path_factory.mktemp("exported")
+    run_id = stored_with_series(tmp_path / "a", "docker-run-load")
+    raw = tmp_path / "a" / "raw" / run_id / "fio-randread-r0" / "client1"
+    raw.mkdir(parents=True)
+    (raw / "fio.json").write_bytes(RAW)
+    store = Store(tmp_path / "a")
+    try:
+        digest, counts = bundle.export(store, run_id, tmp_path / "run.tar.gz", {})
+    finally:
+        store.close()
+    assert counts == {"records": 1934, "raw": 1}
+    return tmp_path / "run.tar.gz", run_id, digest
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path, "r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar if m.isreg()}  # type: ignore[union-attr]
+
+
+def _info(name: str, size: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    return info
+
+
+def pack(path: Path, found: dict[str, bytes], extra: list[tarfile.TarInfo] = (), data: list[bytes] = ()) -> Path:
+    """A gzip'd tar of ``found`` (name: bytes), then of ``extra`` (headers as given; their
+    bytes from ``data`` or x's)."""
+    with gzip.open(path, "wb") as gz, tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        for name, content in found.items():
+            tar.addfile(_info(name, len(content)), io.BytesIO(content))
+        for i, info in enumerate(extra):
+            content = data[i] if i < len(data) else b"x" * info.size
+            tar.addfile(info, io.BytesIO(content) if info.size else None)
+    return path
+
+
+def resummed(found: dict[str, bytes]) -> dict[str, bytes]:
+    """The members with a manifest made again to match them: a forger's bundle."""
+    manifest = json.loads(found[bundle.MANIFEST])
+    manifest["members"] = [{"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+                           for n, d in found.items() if n != bundle.MANIFEST]
+    manifest["sha256"] = bundle.whole_sum(manifest)
+    return {**found, bundle.MANIFEST: bundle.canonical(manifest)}
+
+
+def problems(path: Path, expect: str | None = None) -> list[str]:
+    with bundle.opened(path, expect) as found:
+        return found.problems
+
+
+def run_cli(*argv: str) -> int:
+    return cli.main([*argv])
+
+
+def test_a_run_exported_verifies_and_imports_whole_into_another_store(exported, tmp_path, capsys):
+    path, run_id, digest = exported
+    assert run_cli("verify", str(path), "--expect", digest) == 0
+    said = capsys.readouterr().out
+    assert "verified: its SHA-256 is the one expected" in said and f"sha256 {digest}" in said \
+        and "1,934 records, 1 raw outputs" in said
+    assert run_cli("verify", str(path)) == 0  # (without the published sum: consistent, and no more)
+    assert ": consistent: " in capsys.readouterr().out
+    assert run_cli("import", str(path), "--results", str(tmp_path / "b"), "--expect", digest) == 0
+    a, b = Store(path.parent / "a", readonly=True), Store(tmp_path / "b", readonly=True)
+    try:
+        got, want = b.records_with_cells(run_id), a.records_with_cells(run_id)
+        assert [(m.to_dict(), c) for m, c in got] == [(m.to_dict(), c) for m, c in want]
+        assert [m.series for m, _ in got] == [m.series for m, _ in want] and any(m.series for m, _ in got)
+        ia, ib = a.run(run_id), b.run(run_id)
+        assert (ib.started, ib.finished, ib.status, ib.config, ib.config_hash) == \
+            (ia.started, ia.finished, ia.status, ia.config, ia.config_hash)
+        assert ib.targets == ia.targets and ib.source == f"bundle sha256:{digest}"
+        assert ib.host["bundle"]["bundle_sha256"] == digest and ib.host["hostname"] == ia.host["hostname"]
+        assert ib.host["bundle"]["checked_against_published_sum"] is True
+    finally:
+        a.close()
+        b.close()
+    assert (tmp_path / "b" / "raw" / run_id / "fio-randread-r0" / "client1" / "fio.json").read_bytes() == RAW
+    capsys.readouterr()
+    assert run_cli("compare", run_id, "--results", str(tmp_path / "b")) == 0
+    assert f"  from elsewhere: imported {time.strftime('%Y-%m-%d', time.gmtime())}" in capsys.readouterr().out
+    # the same run twice: refused, the first kept whole
+    assert run_cli("import", str(path), "--results", str(tmp_path / "b")) == 2
+    assert "is stored already" in capsys.readouterr().err
+    b = Store(tmp_path / "b", readonly=True)
+    assert len(b.measurements(run_id, series=False)) == 1934
+    b.close()
+
+
+def test_an_import_set_against_another_published_sum_is_refused(exported, tmp_path, capsys):
+    path, _, _ = exported
+    assert run_cli("import", str(path), "--results", str(tmp_path / "b"), "--expect", "0" * 64) == 2
+    assert "does not verify: its SHA-256 is" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # (a refused bundle makes no store)
+
+
+def test_a_record_or_a_raw_output_changed_is_named_and_nothing_is_imported(exported, tmp_path, capsys):
+    path, run_id, digest = exported
+    found = members(path)
+    lines = found[bundle.RECORDS].split(b"\n")
+    record = json.loads(lines[5])
+    record["record"]["value"] = record["record"]["value"] * 2  # a figure made better
+    lines[5] = bundle.canonical(record)
+    changed = pack(tmp_path / "changed.tar.gz", {**found, bundle.RECORDS: b"\n".join(lines),
+                                                 "raw/fio-randread-r0/client1/fio.json": RAW + b" "})
+    said = problems(changed)
+    assert len(said) == 2 and all("differs from what the manifest says" in p for p in said)
+    assert {p.split("'")[1] for p in said} == {bundle.RECORDS, "raw/fio-randread-r0/client1/fio.json"}
+    assert run_cli("verify", str(changed)) == 1
+    assert "does NOT verify (2 differences)" in capsys.readouterr().out
+    assert run_cli("import", str(changed), "--results", str(tmp_path / "b")) == 2
+    assert "does not verify" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()  # (a refused bundle makes no store)
+    # the forger's bundle (its manifest made again): consistent, so only the published sum tells
+    forged = pack(tmp_path / "forged.tar.gz", resummed({**found, bundle.RECORDS: b"\n".join(lines)}))
+    assert problems(forged) == []
+    said = problems(forged, expect=digest)
+    assert len(said) == 1 and said[0].endswith(f"not the {digest} expected")
+
+
+def test_a_manifest_that_lies_is_named(exported, tmp_path):
+    path, _, _ = exported
+    found = members(path)
+    manifest = json.loads(found[bundle.MANIFEST])
+    manifest["members"].append({"name": "raw/gone.json", "sha256": "0" * 64, "bytes": 1})
+    lied = pack(tmp_path / "lied.tar.gz", {**found, bundle.MANIFEST: bundle.canonical(manifest),
+                                           "raw/extra.json": b"{}"})
+    said = problems(lied)
+    assert any("the manifest was changed after export" in p for p in said)
+    assert any("'raw/gone.json' is in the manifest but not in the bundle" in p for p in said)
+    assert any("'raw/extra.json' is in the bundle but not in its manifest" in p for p in said)
+    other = json.loads(found[bundle.MANIFEST])
+    other["format"] = "something-else"
+    assert "is not a dfsbench-bundle" in problems(pack(tmp_path / "f.tar.gz", {**found, bundle.MANIFEST:
+                                                                               bundle.canonical(other)}))[0]
+
+
+@pytest.mark.parametrize("kind, name, said", [
+    (tarfile.REGTYPE, "../x", "not one of"),
+    (tarfile.REGTYPE, "/etc/x", "not one of"),
+    (tarfile.REGTYPE, "raw/../../x", "its part '..' is not a name"),
+    (tarfile.REGTYPE, "raw/-rf", "its part '-rf' is not a name"),
+    (tarfile.REGTYPE, "raw/a/" + "/".join(["d"] * 9) + "/x", "deeper than 8"),
+    (tarfile.SYMTYPE, "raw/link", "is a symbolic link"),
+    (tarfile.LNKTYPE, "raw/hard", "is a hard link"),
+    (tarfile.CHRTYPE, "raw/dev", "is a device"),
+    (tarfile.DIRTYPE, "raw/dir", "is a directory"),
+    (tarfile.FIFOTYPE, "raw/fifo", "is a FIFO"),
+])
+def test_a_member_that_is_not_a_plain_file_of_a_plain_name_is_refused_before_anything_is_read(
+        exported, tmp_path, monkeypatch, kind, name, said):
+    path, _, _ = exported
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    if kind == tarfile.SYMTYPE or kind == tarfile.LNKTYPE:
+        info.linkname = "/etc/passwd"
+    info.size = 1 if kind == tarfile.REGTYPE else 0
+    hostile = pack(tmp_path / "hostile.tar.gz", {}, [info])
+    whole = members(path)  # (the hostile member first, a whole bundle after it)
+    hostile = pack(tmp_path / "hostile.tar.gz", {}, [info, *(_info(n, len(d)) for n, d in whole.items())],
+                   data=[b"x" * info.size, *whole.values()])
+    work, temp = tmp_path / "work", tmp_path / "temp"
+    work.mkdir()
+    temp.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    with pytest.raises(bundle.BadInput) as caught:
+        with bundle.opened(hostile):
+            pass
+    assert said in caught.value.message
+    assert not (tmp_path / "x").exists() and list(work.iterdir()) == [] and list(temp.iterdir()) == []
+    assert run_cli("import", str(hostile), "--results", str(tmp_path / "b")) == 2
+    assert not (tmp_path / "b").exists()
+
+
+def test_what_the_archive_reader_holds_is_bounded_headers_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(bundle, "MAX_TOTAL", 1 << 20)
+    # a PAX header of 900 KiB (no member: the reader holds it whole) and a member of 200 KiB:
+    # the members' sizes are within the whole, what was unpacked is not
+    header = tmp_path / "header.tar.gz"
+    with gzip.open(header, "wb") as gz, tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        info = _info("raw/a", 200 << 10)
+        info.pax_headers = {"comment": "x" * (900 << 10)}
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    with pytest.raises(bundle.BadInput, match="unpacks to more than 1 MiB"):
+        with bundle.opened(header):
+            pass
+    # a header larger than any bundle's: refused before it is read
+    monkeypatch.setattr(bundle, "MAX_TOTAL", 64 << 20)
+    with gzip.open(header, "wb") as gz, tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+        info = _info("raw/a", 1)
+        info.pax_headers = {"comment": "x" * (3 << 20)}
+        tar.addfile(info, io.BytesIO(b"x"))
+    with pytest.raises(bundle.BadInput, match="PAX header of 3.0 MiB"):
+        with bundle.opened(header):
+            pass
+
+
+def test_a_decompression_bomb_stops_at_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(bundle, "MAX_TOTAL", 1 << 20)
+    bomb = tmp_path / "bomb.tar.gz"
+    with gzip.open(bomb, "wb") as gz, tarfile.open(fileobj=gz, mode="w|") as tar:
+        info = tarfile.TarInfo("raw/zeros")
+        info.size = 8 << 20
+        tar.addfile(info, io.BytesIO(bytes(info.size)))
+    assert bomb.stat().st_size < 64 << 10  # (8 MiB of zeros packs to a few KiB)
+    with pytest.raises(bundle.BadInput, match="more than a bundle's member|unpacks to more than"):
+        with bundle.opened(bomb):
+            pass
+    # a member whose header says little, in a stream that goes on past the limit
+    big = tmp_path / "many.tar.gz"
+    with gzip.open(big, "wb") as gz, tarfile.open(fileobj=gz, mode="w|") as tar:
+        for i in range(12):
+            info = tarfile.TarInfo(f"raw/z{i}")
+            info.size = 200 << 10
+            tar.addfile(info, io.BytesIO(bytes(info.size)))
+    with pytest.raises(bundle.BadInput, match="more than"):
+        with bundle.opened(big):
+            pass
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda r: r.replace(b'"value":', b'"value":NaN,"x":', 1), "is not strict JSON"),
+    (lambda r: r.replace(b'"unit":"', b'"unit":"furlongs', 1), "unit"),
+    (lambda r: r.replace(b'"repeat":0', b'"repeat":"0"', 1), "repeat"),
+    (lambda r: r.replace(b'"run_id":"', b'"run_id":"x', 1), "its record is of run"),
+    (lambda r: r.replace(b'"workload":"', b'"workload":"a","workload":"', 1), "is there twice"),
+])
+def test_records_that_no_dfsbench_wrote_are_refused_naming_the_line(exported, tmp_path, change, said):
+    path, _, _ = exported
+    found = members(path)
+    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, bundle.RECORDS: change(found[bundle.RECORDS])}))
+    got = problems(hostile)
+    assert len(got) == 1 and "its run cannot be taken" in got[0] and said in got[0] and "line 1" in got[0], got
+
+
+def test_a_series_outside_its_record_or_a_run_id_that_is_a_path_is_refused(exported, tmp_path):
+    path, run_id, _ = exported
+    found = members(path)
+    lines = [json.loads(x) for x in found[bundle.RECORDS].splitlines()]
+    n = next(i for i, x in enumerate(lines) if x["series"])
+    lines[n]["series"]["points"][0][0] -= 3600  # an hour before its record began
+    text = b"\n".join(bundle.canonical(x) for x in lines)
+    got = problems(pack(tmp_path / "s.tar.gz", resummed({**found, bundle.RECORDS: text})))
+    assert len(got) == 1 and "series row" in got[0], got
+    run = json.loads(found[bundle.RUN])
+    run["id"] = "../../etc"
+    got = problems(pack(tmp_path / "r.tar.gz", resummed({**found, bundle.RUN: bundle.canonical(run)})))
+    assert len(got) == 1 and "is not a name" in got[0], got
+
+
+def test_not_a_bundle_is_a_clear_error(tmp_path, capsys):
+    for name, data in [("empty.tar.gz", b""), ("text.tar.gz", b"hello\n"),
+                       ("plain.tar.gz", gzip.compress(b"not a tar"))]:
+        (tmp_path / name).write_bytes(data)
+        assert run_cli("verify", str(tmp_path / name)) == 2
+        assert "cannot be read" in capsys.readouterr().err
+    os.mkfifo(tmp_path / "fifo")
+    assert run_cli("verify", str(tmp_path / "fifo")) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_records_as_csv_are_numbers_a_program_reads_without_parsing(exported, capsys):
+    import csv
+
+    path, run_id, _ = exported
+    assert run_cli("compare", run_id, "--results", str(path.parent / "a"), "--format", "csv", "--records") == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    store = Store(path.parent / "a", readonly=True)
+    records = store.measurements(run_id, series=False)
+    store.close()
+    assert len(rows) == len(records) == 1934
+    for row, m in zip(rows, records):
+        assert (row["run"], row["system"], row["workload"], row["metric"], row["unit"]) == \
+            (run_id, m.backend, m.workload, m.metric, m.unit)
+        assert (float(row["value"]) == m.value) if m.value is not None else row["value"] == ""
+        assert set(row["flags"].split(";")) - {""} >= set(m.flags)  # (and the limit flags the tables add)
+    p99 = next(r for r in rows if r["metric"] == "lat_p99" and r["offered_iops"])
+    assert float(p99["offered_iops"]) > 0 and p99["test"].startswith("rand") and float(p99["started"]) > 1.7e9
+    assert run_cli("compare", run_id, "--results", str(path.parent / "a"), "--records") == 2
+    assert "--records is for --format csv" in capsys.readouterr().err
+
+
+def test_a_member_that_is_a_file_and_a_directory_is_refused(exported, tmp_path):
+    path, _, _ = exported
+    hostile = pack(tmp_path / "h.tar.gz", {**members(path), "raw/a": b"1", "raw/a/b": b"2"})
+    with pytest.raises(bundle.BadInput, match="'raw/a' is a file and a directory of others"):
+        with bundle.opened(hostile):
+            pass
+
+
+def test_an_imported_run_does_not_go_on_here(exported, tmp_path, capsys):
+    path, run_id, _ = exported
+    assert run_cli("import", str(path), "--results", str(tmp_path / "b")) == 0
+    from harness.execution.progress import Progress
+    from harness.execution.resume import resumable
+
+    store = Store(tmp_path / "b")
+    try:
+        with pytest.raises(bundle.BadInput, match="made elsewhere and imported from a bundle"):
+            resumable(None, store, run_id, Progress())  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
+def _deep(n: int) -> dict:
+    d: dict = {}
+    for _ in range(n):
+        d = {"a": d}
+    return d
+
+
+@pytest.mark.parametrize("member, change", [
+    (bundle.RUN, {"finished": "x"}), (bundle.RUN, {"label": 5}), (bundle.RUN, {"source": 5}),
+    (bundle.RUN, {"targets": {}}), (bundle.RUN, {"targets": None}), (bundle.RUN, {"cells": None}),
+    (bundle.RUN, {"started": None}), (bundle.RUN, {"started": 10 ** 20}), (bundle.RUN, {"started": True}),
+    (bundle.RUN, {"config": _deep(700)}), (bundle.RUN, {"host": {"memory": 10 ** 30}}),
+    (bundle.RUN, {"targets": [["glusterfs", "default", 10 ** 20, {}]]}),
+    (bundle.RECORDS, {"value": "x"}), (bundle.RECORDS, {"flags": {}}), (bundle.RECORDS, {"flags": None}),
+    (bundle.RECORDS, {"repeat": 10 ** 20}), (bundle.RECORDS, {"params": _deep(700)}),
+    (bundle.RECORDS, {"workload": None}), (bundle.RECORDS, None),
+])
+def test_a_run_no_dfsbench_wrote_is_a_problem_of_the_bundle_never_a_traceback(exported, tmp_path, capsys,
+                                                                           member, change):
+    path, _, _ = exported
+    found = members(path)
+    if member == bundle.RUN:
+        run = json.loads(found[bundle.RUN])
+        run.update(change)
+        text = json.dumps(run).encode()
+    else:
+        lines = found[bundle.RECORDS].split(b"\n")
+        first = json.loads(lines[0])
+        first["record"] = {} if change is None else {**first["record"], **change}
+        lines[0] = json.dumps(first).encode()
+        text = b"\n".join(lines)
+    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, member: text}))
+    assert run_cli("verify", str(hostile)) == 1
+    said = capsys.readouterr().out
+    assert "its run cannot be taken" in said and "Traceback" not in said and "dfsbench-bundle-" not in said, said
+    assert run_cli("import", str(hostile), "--results", str(tmp_path / "b")) == 2
+    assert not (tmp_path / "b").exists()  # (a refused bundle makes no store)
+
+
+def test_numbers_beyond_what_a_double_or_sqlite_holds_are_not_strict_json():
+    for text in ('{"a": 1e400}', '{"a": -1e400}', '{"a": 100000000000000000000}', '{"a": NaN}', '{"a": 1, "a": 2}'):
+        with pytest.raises(ValueError):
+            bundle.strict_decode(text)
+    assert bundle.strict_decode('{"a": 9223372036854775807, "b": 1.5e300}') == {"a": (1 << 63) - 1, "b": 1.5e300}
+
+
+def test_a_line_of_records_longer_than_any_record_is_refused(exported, tmp_path, monkeypatch):
+    path, _, _ = exported
+    monkeypatch.setattr(bundle, "MAX_LINE", 1 << 10)
+    got = problems(path)
+    assert len(got) == 1 and "longer than 1 KiB" in got[0], got
+
+
+def test_raw_outputs_whose_names_are_not_names_travel_escaped(tmp_path):
+    run_id = stored_with_series(tmp_path / "a", "docker-run-load")
+    raw = tmp_path / "a" / "raw" / run_id / "fio"
+    raw.mkdir(parents=True)
+    (raw / "fd00::5-fio-server-1.log").write_bytes(b"a")
+    (raw / "my job.fio").write_bytes(b"b")
+    store = Store(tmp_path / "a")
+    try:
+        bundle.export(store, run_id, tmp_path / "r.tar.gz", {})
+    finally:
+        store.close()
+    assert sorted(n for n in members(tmp_path / "r.tar.gz") if n.startswith("raw/")) == \
+        ["raw/fio/fd00_3a_3a5-fio-server-1.log", "raw/fio/my_20job.fio"]
+    assert problems(tmp_path / "r.tar.gz") == []
+
+
+def test_records_csv_names_a_param_beside_a_column_and_writes_lists_as_json(capsys):
+    from harness.api.records import Measurement
+    from harness.report.render import records_csv
+    import csv
+
+    m = Measurement("fio", "rr", "iops", 5.0, "op/s", {"value": 3, "hosts": ["c1", "c2"], "cache": "=cmd()"},
+                    "glusterfs", "default", "r1", 0, ("saturated",))
+    rows = list(csv.DictReader(io.StringIO(records_csv([m]))))
+    assert rows == [{"run": "r1", "system": "glusterfs", "variant": "default", "workload": "fio", "test": "rr",
+                     "metric": "iops", "value": "5.0", "unit": "op/s", "flags": "saturated", "repeat": "0",
+                     "cache": "'=cmd()", "hosts": '["c1", "c2"]', "param_value": "3"}]
+
+
+def test_two_runs_are_compared_whatever_a_stored_config_holds_for_a_workload():
+    from harness.report.view import comparability
+    from harness.results.store import RunInfo
+
+    def run(i: str, workloads: object) -> RunInfo:
+        return RunInfo(i, 0.0, None, "complete", None, None, {"workloads": workloads}, "h", {}, {})
+    assert comparability([run("a", [{"name": {"x": 1}}, 5]), run("b", "x")]) == []
+    assert comparability([run("a", [{"name": "fio", "options": {"size": 1}}]),
+                          run("b", [{"name": "fio", "options": {"size": 2}}])]) == \
+        [("a vs b: workload fio options differ", "*")]
+
+
+def test_runs_that_measured_other_things_are_named_not_comparable_and_other_sites_only_said():
+    from harness.report.view import comparability
+    from harness.results.store import RunInfo
+
+    def run(i: str, environment: dict, clients: object = None, fault: object = None, sweep: object = None) -> RunInfo:
+        config = {"environment": environment, "sweep": sweep,
+                  "workloads": [{"name": "fio", "options": {"size": 1}, "clients": clients, "fault": fault}]}
+        return RunInfo(i, 0.0, None, "complete", None, None, config, "h", {}, {})
+    docker = {"kind": "docker", "options": {"clients": 2, "link": {"rate": "1Gbit"}, "sample_every_s": 4}}
+    narrower = {"kind": "docker", "options": {"clients": 1, "link": {"rate": "250Mbit"}, "sample_every_s": 2}}
+    assert comparability([run("a", docker), run("b", narrower, "all", {"action": "kill"}, {"clients": [1, 2]})]) == [
+        ("a vs b: workload fio clients, fault differ", "*"),
+        ("a vs b: sweep not stated vs {'clients': [1, 2]}", "*"),
+        ("a vs b: environment clients 2 vs 1", "*"),
+        ("a vs b: environment link {'rate': '1Gbit'} vs {'rate': '250Mbit'}", "*"),
+        ("a vs b: environment docker options sample_every_s differ", None)]
+    # the same work in a local lab and in containers: said, not refused
+    assert comparability([run("a", {"kind": "local"}), run("b", docker)]) == \
+        [("a vs b: environment local vs docker", None)]
+
+
+def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
+    from harness.api.records import Measurement
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    store = Store(tmp_path)
+    config = {"environment": {"kind": "local"}, "workloads": [{"name": "largefile", "options": {"sizes": [1 << 20]}}]}
+    for run_id, label, rates in (("20270101-000000-aaaaaa", "site-a", (100e6, 80e6)),
+                                 ("20270101-000001-bbbbbb", "site-b", (50e6, 60e6))):
+        store.begin_run(run_id, config, "h", {"hostname": label}, "run", label)
+        for backend, value in zip(("glusterfs", "cephfs"), rates):
+            store.add_target(run_id, backend, "default", {"system": backend})
+            for repeat in (0, 1):
+                store.add(Measurement("largefile", "write", "throughput", value * (1 + repeat / 100), "B/s",
+                                      {"file_size": 1 << 20}, backend, "default", run_id, repeat))
+        store.finish_run(run_id, "complete")
+    store.close()
+    catalogue = Catalogue(tmp_path)
+    ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
+    pooled = build_view(catalogue, ids)
+    assert {(m.backend, m.variant) for m in pooled.records} == {("glusterfs", "default"), ("cephfs", "default")}
+    apart = build_view(catalogue, ids, apart=True)
+    assert {(m.backend, m.variant, m.run_id[-6:]) for m in apart.records} == {
+        ("glusterfs", "site-a", "aaaaaa"), ("cephfs", "site-a", "aaaaaa"),
+        ("glusterfs", "site-b", "bbbbbb"), ("cephfs", "site-b", "bbbbbb")}
+    table = next(t for t in apart.tables if t.title.startswith("Large files"))
+    columns = " | ".join(table.columns)
+    assert "GlusterFS/site-a" in columns and "CephFS/site-b" in columns, columns
+    # like against like within each run: CephFS of each site against GlusterFS of that site
+    said = "\n".join(map(str, apart.summary))
+    assert "GlusterFS/site-a vs CephFS/site-a" in said and "GlusterFS/site-b vs CephFS/site-b" in said, said
+    assert "site-a vs" not in said.replace("GlusterFS/site-a vs CephFS/site-a", ""), said  # (no verdict across runs)
+    assert not any("not-comparable" in m.flags for m in apart.records)
