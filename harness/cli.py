@@ -369,7 +369,7 @@ def _plan_like(args: argparse.Namespace, overrides: dict[str, Any]) -> Plan:
             raise BadInput(f"{files.printable(args.config)}: with --like only its environment and limits are read, "
                            f"and it has {', '.join(files.printable(k, 40) for k in other)} too",
                            hint="give a config of only 'environment:' and 'limits:' (the bundle's config is the rest)")
-    with bundle.opened(args.like, args.expect) as found:
+    with bundle.opened(args.like, args.expect, _reads) as found:
         bundle.must_verify(found, args.like, "nothing was run")
         assert found.store is not None
         info = found.store.run(found.run_id)
@@ -640,9 +640,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _reads(store: Store, run_id: str) -> None:
     """What the outputs read of a stored run, read of a bundle's before it is taken: the
-    tables (terminal and JSON) and the HTML report, built and thrown away."""
+    comparability check, the tables (terminal, pooled and --apart), the JSON document, the
+    CSV of its records and the HTML report, built and thrown away."""
     from harness.report.html import render
-    from harness.report.render import json_document, terminal
+    from harness.report.render import json_document, records_csv, terminal
     from harness.report.view import build_view, comparability
     from harness.results.catalogue import Catalogue
 
@@ -651,7 +652,10 @@ def _reads(store: Store, run_id: str) -> None:
     comparability([info, info])  # (what compare reads of it beside another run)
     view = build_view(catalogue, [run_id])
     terminal(view.tables, view.header)
+    apart = build_view(catalogue, [run_id], apart=True)
+    terminal(apart.tables, apart.header)
     json_document(build_view(catalogue, [run_id], with_tables=False, series=True))
+    records_csv(build_view(catalogue, [run_id], with_tables=False, series=False).records)
     render(view)
 
 
@@ -680,11 +684,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         n = len(found.store.records_with_cells(found.run_id))
         if args.expect:
             print(f"{shown}: verified: its SHA-256 is the one expected, every member is what its manifest says, "
-                  "and its run reads as a stored one (tables and report)")
+                  "and its run reads as a stored one (its tables, JSON, CSV and HTML report build)")
         else:
             print(f"{shown}: consistent: every member is what its manifest says, and its run reads as a stored "
-                  "one (tables and report); that it is the bundle its maker exported, only their published "
-                  "SHA-256 tells (--expect)")
+                  "one (its tables, JSON, CSV and HTML report build); that it is the bundle its maker exported, "
+                  "only their published SHA-256 tells (--expect)")
         print(f"  run {info.id} ({info.status}), {n:,} records, {len(found.raw):,} raw outputs")
         print(f"  {_shown(_said(found))}")
         print(f"  sha256 {found.sha256}")

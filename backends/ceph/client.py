@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from pydantic import Field, ValidationInfo
 
 from harness.api.contracts import Backend, Cluster, Name, Options
+from harness.api.model import SITE
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Access, Target
 from harness.errors import BadInput, DfsbenchError
@@ -133,7 +134,7 @@ class CephBackend(Backend):
 
 class PoolOptions(Options):
     pool: Name | None = Field(None, description="use this existing pool (never deleted) instead of "
-                             "creating one")
+                             "creating one", json_schema_extra=SITE)
     replicas: int | None = Field(None, ge=1, le=12, description="size of the pool dfsbench creates "
                                  "(default: the cluster's)")
     pg_num: int = Field(16, ge=1, le=4096)

@@ -92,6 +92,9 @@ class Systems:
     # the system every other is compared with (--reference), where one is named; else the
     # first one shown
     reference: SystemKey | None = None
+    # runs shown apart (compare --apart): each system's run; a system is judged only
+    # against one of its own run
+    runs: dict[SystemKey, str] = field(default_factory=dict)
 
     def first(self, compared: list[SystemKey]) -> list[SystemKey]:
         """The systems compared, the reference (where it is among them) first."""
@@ -286,7 +289,8 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
         return None
     compared = systems.first([s for s in cells.systems if not systems.control(s)])
     # each system against its reference (the first shown, or --reference; like variant with like)
-    pairs = [(ref, s) for s, ref in references(compared).items()] if len(compared) >= 2 and spec.verdict else []
+    pairs = [(ref, s) for s, ref in references(compared, systems.runs).items()] \
+        if len(compared) >= 2 and spec.verdict else []
     seen: set[str] = set()
     out: list[list[str]] = []
     verdicts: list[Verdict] = []
@@ -298,7 +302,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
 
     if len(spec.row_header) + len(cells.systems) * len(columns) + max(1, len(pairs)) > WIDE_COLUMNS:
         header = [*spec.row_header, "system", *[c.label for c in columns]]
-        against = references(compared)
+        against = references(compared, systems.runs)
         one = set(against.values())
         if spec.verdict:
             header.append(f"vs {systems.name(next(iter(one)))}" if len(one) == 1 else "verdict")
@@ -338,10 +342,17 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     return table
 
 
-def references(compared: list[SystemKey]) -> dict[SystemKey, SystemKey]:
+def references(compared: list[SystemKey], runs: dict[SystemKey, str] | None = None) -> dict[SystemKey, SystemKey]:
     """Whom each system (not the control) is judged against: where systems share a variant
     name on different backends (``glusterfs/ec21``, ``cephfs/ec21``), the first of its name
-    — like against like; any other, the first system shown."""
+    — like against like; any other, the first system shown. Runs shown apart (``runs``:
+    each system's run): within each run, as if it were shown alone; a system alone in its
+    run is judged against none."""
+    if runs:
+        found: dict[SystemKey, SystemKey] = {}
+        for run in dict.fromkeys(runs.get(s, "") for s in compared):
+            found.update(references([s for s in compared if runs.get(s, "") == run]))
+        return found
     first: dict[str, SystemKey] = {}
     for s in compared:
         first.setdefault(s[1], s)

@@ -261,15 +261,15 @@ class Through:
         first, last = math.ceil(at["injected"] - 0.5), math.ceil(at[until] - 0.5)  # (seconds [first, last))
         values = {t: v for t, v in self.series if _number(v) is not None}  # (not a number: not known)
         stalls = set(self.stalled)
-        above = within = unknown = 0
-        for second in range(first, last):
-            if second in stalls or (second in values and values[second] > target):
+        above = within = 0
+        for second in stalls | set(values):  # (what was measured; the rest of the window is not known —
+            if not first <= second < last:  # counted, not walked: a stored time may be anything)
+                continue
+            if second in stalls or values[second] > target:
                 above += 1
-            elif second in values:
-                within += 1
             else:
-                unknown += 1
-        return Tally(above, within, unknown)
+                within += 1
+        return Tally(above, within, max(0, last - first) - above - within)
 
     def verdict(self, target: float) -> str:
         down = self.seconds_above(target, "restored")

@@ -175,7 +175,7 @@ def _pairs(present: list[SystemKey], systems: Systems) -> list[tuple[SystemKey, 
     """The systems compared at each point, as the tables compare them
     (:func:`harness.report.compare.references`: like variant against like)."""
     compared = systems.first([s for s in present if not systems.control(s)])
-    return [(ref, s) for s, ref in references(compared).items()]
+    return [(ref, s) for s, ref in references(compared, systems.runs).items()]
 
 
 def curve_tables(found: list[Curve], systems: Systems) -> list[Table]:

@@ -65,13 +65,17 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     marked = differing
     if apart:
         raw, infos, marked = _apart(raw, infos, differing)
-        systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
+        systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
+                          runs={k: run_id for run_id, info in infos.items() for k in info.targets})
+    else:  # (pooled, two sites' runs are not repeats of one: what is only said apart is not comparable here)
+        marked = [(note, "*" if who is None else who) for note, who in differing]
     systems = replace(systems, reference=reference_of(reference, raw, systems))
     header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
     header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
-    header += [f"  {'not comparable' if who is not None else 'measured apart'}: {note}" for note, who in differing]
+    said = differing if apart else marked  # (apart: each note once, as the runs differ)
+    header += [f"  {'not comparable' if who is not None else 'measured apart'}: {note}" for note, who in said]
     records = annotate(raw, infos)
     records = _mark_not_comparable(records, {who for _, who in marked if who is not None})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
@@ -99,8 +103,8 @@ def run_names(infos: dict[str, RunInfo]) -> dict[str, str]:
     """Each run's name where runs are shown apart: its label, where it is a name no other
     run shown has, else its id."""
     labels = [info.label for info in infos.values()]
-    return {run_id: str(info.label) if is_name(info.label) and labels.count(info.label) == 1 else run_id
-            for run_id, info in infos.items()}
+    return {run_id: str(info.label) if is_name(info.label) and labels.count(info.label) == 1
+            and info.label not in infos else run_id for run_id, info in infos.items()}
 
 
 def _apart(raw: list[Measurement], infos: dict[str, RunInfo], differing: list[tuple[str, Any]]) \
@@ -270,8 +274,12 @@ def _workload_entries(info: RunInfo) -> dict[str, dict[str, Any]]:
     """A run's workload entries by name, as it stored them (a stored config is a stranger's:
     an entry that is not an object, or whose name is not text, names no workload)."""
     entries = _section(info, "workloads")
-    return {w["name"]: w for w in entries if isinstance(w, dict) and isinstance(w.get("name"), str)} \
-        if isinstance(entries, list) else {}
+    found: dict[str, dict[str, Any]] = {}
+    for w in entries if isinstance(entries, list) else []:
+        if isinstance(w, dict) and isinstance(w.get("name"), str):
+            n = sum(1 for k in found if k == w["name"] or k.startswith(w["name"] + " #"))
+            found[w["name"] if n == 0 else f"{w['name']} #{n + 1}"] = w  # (a second entry of one workload)
+    return found
 
 
 ENVIRONMENT_MEASURED = ("clients", "link", "client_links")  # (what of an environment's options changes a figure)
@@ -287,8 +295,11 @@ def _environments(first: RunInfo, other: RunInfo, pair: str) -> list[tuple[str, 
     if ea.get("kind") != eb.get("kind"):
         return [(f"{pair}: environment {_stated(ea.get('kind'))} vs {_stated(eb.get('kind'))}", None)]
     oa, ob = _object(ea.get("options")), _object(eb.get("options"))
-    notes: list[tuple[str, Any]] = [(f"{pair}: environment {key} {_stated(oa.get(key))} vs {_stated(ob.get(key))}", "*")
-                                    for key in ENVIRONMENT_MEASURED if oa.get(key) != ob.get(key)]
+    def measured(value: Any) -> Any:  # (a site's client hosts: how many, not which — nor their keys' paths)
+        return f"{len(value)} client hosts" if isinstance(value, list) else value
+    notes: list[tuple[str, Any]] = [
+        (f"{pair}: environment {key} {_stated(measured(oa.get(key)))} vs {_stated(measured(ob.get(key)))}", "*")
+        for key in ENVIRONMENT_MEASURED if measured(oa.get(key)) != measured(ob.get(key))]
     rest = sorted(k for k in set(oa) | set(ob) if k not in ENVIRONMENT_MEASURED and oa.get(k) != ob.get(k))
     if rest:
         notes.append((f"{pair}: environment {_stated(ea.get('kind'))} options {', '.join(map(str, rest))} differ", None))

@@ -34,6 +34,7 @@ import io
 import json
 import math
 import os
+import secrets
 import shutil
 import sqlite3
 import tarfile
@@ -48,10 +49,11 @@ from harness import __version__
 from harness.api.records import Measurement
 from harness.api.series import SOURCES, Series
 from harness.errors import BadInput, DfsbenchError
+from harness.results import reference
 from harness.results.store import DB_NAME, RunInfo, Store
 from harness.system import files
 from harness.system.files import printable
-from harness.system.names import RULE, host_part, is_name, named_path
+from harness.system.names import RULE, is_name, named_path
 from harness.units import size as size_text
 
 FORMAT = "dfsbench-bundle"
@@ -59,9 +61,9 @@ VERSION = 1
 MANIFEST, RUN, RECORDS, RAW = "manifest.json", "run.json", "records.jsonl", "raw"
 MAX_MEMBER = 512 << 20  # a raw output (fio's json+ of a long run is tens of MiB)
 MAX_TOTAL = 4 << 30  # unpacked, headers and padding included
-MAX_MEMBERS = 100_000
+MAX_MEMBERS = 20_000
 MAX_DEPTH = 8  # parts of a raw output's path under raw/
-MAX_JSON = 64 << 20  # run.json and the manifest
+MAX_JSON = 8 << 20  # run.json and the manifest (what they decode to is held whole: some 25× as much)
 MAX_LINE = 16 << 20  # a line of records.jsonl: a record and its series (a day of seconds is some 3 MiB)
 MAX_HEADER = 1 << 20  # an archive's own header (a long name, PAX attributes), which the reader holds whole
 PART_RULE = "letters, digits, '_', '.' and '-', at most 255, not starting with '.' or '-'"
@@ -128,6 +130,7 @@ def _raw_files(store: Store, run_id: str) -> list[tuple[str, Path]]:
     carries is refused, saying which."""
     top = named_path(store.root / "raw", run_id)
     found: list[tuple[str, Path]] = []
+    taken: dict[str, Path] = {}
     total = 0
     for here, dirs, names in os.walk(top):
         dirs.sort()
@@ -135,9 +138,12 @@ def _raw_files(store: Store, run_id: str) -> list[tuple[str, Path]]:
             path = Path(here) / name
             if not path.is_file() or path.is_symlink():
                 continue
-            parts = [p if member_name_flaw(f"{RAW}/{p}") == "" else host_part(p)[:255]
-                     for p in path.relative_to(top).parts]
+            parts = [p if member_name_flaw(f"{RAW}/{p}") == "" else _escaped(p) for p in path.relative_to(top).parts]
             member = "/".join((RAW, *parts))
+            if member in taken:
+                raise BadInput(f"run {run_id}: its raw outputs {printable(path)} and {printable(taken[member])} "
+                               f"would travel under one name ({printable(member)})", hint="nothing was written")
+            taken[member] = path
             bytes_ = path.stat().st_size
             total += bytes_
             if member_name_flaw(member) or bytes_ > MAX_MEMBER or total > MAX_TOTAL or len(found) >= MAX_MEMBERS:
@@ -147,6 +153,16 @@ def _raw_files(store: Store, run_id: str) -> list[tuple[str, Path]]:
                                hint="nothing was written")
             found.append((member, path))
     return found
+
+
+def _escaped(part: str) -> str:
+    """A file name as a name: its bytes (as the file system has them, UTF-8 or not) kept
+    where they are a DNS name's, any other as '_' and two hex digits (:func:`host_part`'s
+    rule), cut to 255."""
+    raw = os.fsencode(part)
+    kept = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-"
+    return "".join(chr(b) if b in kept and (i or chr(b) not in ".-") else f"_{b:02x}"
+                   for i, b in enumerate(raw))[:255]
 
 
 def export(store: Store, run_id: str, out: Path, refused: dict[Path, str]) -> tuple[str, dict[str, int]]:
@@ -473,7 +489,7 @@ def load_run(opened: Opened, tmp: Path, shown: str, check: Callable[[Store, str]
     except DfsbenchError as exc:
         opened.problems.append("its run cannot be taken: "
                                + exc.message.replace(printable(temporary / DB_NAME), "its run"))
-    except (ValueError, TypeError, KeyError, OverflowError, RecursionError, sqlite3.Error, UnicodeError) as exc:
+    except Exception as exc:  # (whatever a stranger's run makes the readers do: its problem, said as such)
         opened.problems.append(f"its run cannot be taken: reading it failed ({type(exc).__name__}: "
                                f"{printable(str(exc), 160)})")
     else:
@@ -490,6 +506,10 @@ def _load(opened: Opened, temporary: Path) -> Store:
         raise BadInput(f"{RUN}: {why}")
     if not is_name(run["id"]):
         raise BadInput(f"{RUN}: its run id '{printable(run['id'], 80)}' is not a name ({RULE})")
+    if run["id"] in reference.names():
+        raise BadInput(f"{RUN}: its run id {run['id']} is the name of a reference run dfsbench ships")
+    if run["started"] > time.time() + 86400:  # ('latest' is the run started last)
+        raise BadInput(f"{RUN}: it says it started at {run['started']:.0f}, in the future")
     if opened.manifest.get("run_id") != run["id"]:
         raise BadInput(f"{RUN}: its run id {run['id']} is not the manifest's "
                        f"({printable(repr(opened.manifest.get('run_id')), 80)})")
@@ -617,11 +637,13 @@ def import_into(found: Opened, store: Store, path: Path) -> tuple[str, int]:
     came = {**said(found), "bundle_sha256": found.sha256, "checked_against_published_sum": found.expected,
             "imported_at": time.time()}
     records = found.store.records_with_cells(run_id)
-    staging = named_path(store.root / "raw", f"{run_id}.import-{os.getpid()}")
+    staging = named_path(store.root / "raw", f"{run_id}.import-{os.getpid()}-{secrets.token_hex(6)}")
     moved = False
     try:
         for member in found.raw:
             parts = member.name.split("/")[1:]
+            if not staging.exists():
+                staging.mkdir(parents=True)  # (new: never one another import left)
             directory = named_path(staging, *parts[:-1])
             directory.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(member.path, named_path(directory, parts[-1]))

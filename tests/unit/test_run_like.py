@@ -42,9 +42,10 @@ def stored(data: dict) -> dict:
       for name in ("docker-run-load-run.json", "docker-run-cost-run.json")),
 ])
 def test_a_stored_config_reads_back_as_itself(config):
-    first = stored(as_written(config))  # (a config as given, or one a run stored)
-    again = stored(as_written(first))
-    assert again == first
+    first = stored(as_written(config))  # (a config as given, or one an older dfsbench stored)
+    assert stored(as_written(first)) == first  # (what this dfsbench stores reads back as itself)
+    if "variant" not in json.dumps(config):  # (a config as given: its stored form is the same config)
+        assert first == stored(config)
 
 
 def like(tmp_path: Path, *argv: str) -> object:
