@@ -64,7 +64,7 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     differing = comparability(list(infos.values()), systems)  # (of the runs as they are, apart or not)
     marked = differing
     if apart:
-        raw, infos, marked = _apart(raw, infos, differing)
+        raw, infos = _apart(raw, infos)
         systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
                           runs={k: run_id for run_id, info in infos.items() for k in info.targets})
     else:  # (pooled, two sites' runs are not repeats of one: what is only said apart is not comparable here)
@@ -74,8 +74,12 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     header += describe(infos, raw)
     header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
-    said = differing if apart else marked  # (apart: each note once, as the runs differ)
-    header += [f"  {'not comparable' if who is not None else 'measured apart'}: {note}" for note, who in said]
+    if apart:  # (each note once; no verdict crosses two runs, so none is marked by how the runs differ)
+        header += [f"  {'not comparable between the runs' if who is not None else 'measured apart'}: {note}"
+                   for note, who in differing]
+        marked = []
+    else:
+        header += [f"  not comparable: {note}" for note, _ in marked]
     records = annotate(raw, infos)
     records = _mark_not_comparable(records, {who for _, who in marked if who is not None})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
@@ -107,11 +111,9 @@ def run_names(infos: dict[str, RunInfo]) -> dict[str, str]:
             and info.label not in infos else run_id for run_id, info in infos.items()}
 
 
-def _apart(raw: list[Measurement], infos: dict[str, RunInfo], differing: list[tuple[str, Any]]) \
-        -> tuple[list[Measurement], dict[str, RunInfo], list[tuple[str, Any]]]:
+def _apart(raw: list[Measurement], infos: dict[str, RunInfo]) -> tuple[list[Measurement], dict[str, RunInfo]]:
     """The runs' systems told apart by run: a system's variant becomes the run's name (or
-    'VARIANT@RUN'), in its records and its run's targets; what was not comparable of a
-    system is so of it in every run."""
+    'VARIANT@RUN'), in its records and its run's targets."""
     names = run_names(infos)
 
     def key(k: tuple[str, str], run_id: str) -> tuple[str, str]:
@@ -121,13 +123,7 @@ def _apart(raw: list[Measurement], infos: dict[str, RunInfo], differing: list[tu
     apart = {run_id: replace(info, targets={key(k, run_id): d for k, d in info.targets.items()},
                              systems={key(k, run_id): f for k, f in info.systems.items()})
              for run_id, info in infos.items()}
-    notes = []
-    for note, who in differing:
-        if who is None or who == "*":
-            notes.append((note, who))
-        else:
-            notes += [(note, key(who, run_id)) for run_id in infos]
-    return records, apart, notes
+    return records, apart
 
 
 def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Measurement]:
