@@ -654,8 +654,9 @@ def _reads(store: Store, run_id: str) -> None:
     terminal(view.tables, view.header)
     apart = build_view(catalogue, [run_id], apart=True)
     terminal(apart.tables, apart.header)
-    json_document(build_view(catalogue, [run_id], with_tables=False, series=True))
-    records_csv(build_view(catalogue, [run_id], with_tables=False, series=False).records)
+    whole = build_view(catalogue, [run_id], with_tables=False, series=True)
+    json_document(whole)
+    records_csv(whole.records)
     render(view)
 
 
@@ -663,9 +664,11 @@ def _said(found: Any) -> str:
     """Where and when the bundle says it was exported, as its word."""
     from harness.results import bundle
 
+    from harness.units import moment
+
     came = bundle.said(found)
     return (f"its manifest says: exported from {came['exported_from'] or 'an unknown host'} at "
-            f"{_when(came['exported_at'])} by dfsbench {came['exported_by'] or '(not said)'}")
+            f"{moment(came['exported_at'])} by dfsbench {came['exported_by'] or '(not said)'}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -693,14 +696,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"  {_shown(_said(found))}")
         print(f"  sha256 {found.sha256}")
     return 0
-
-
-def _when(t: Any) -> str:
-    import time as _time
-
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e11:
-        return "an unknown time"
-    return _time.strftime("%Y-%m-%d %H:%M:%S UTC", _time.gmtime(t))
 
 
 def _import_bundle(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 
 # (ASCII digits and blanks only: Python's \d, int() and float() also take '１' and '٣', and
 # \s and $ a line break; a number in a config is written in ASCII, on one line)
@@ -99,6 +100,14 @@ def duration(s: float) -> str:
     if minutes == 0 and seconds < 10:
         return f"0'{math.floor(seconds * 10) / 10:.1f}\""
     return f"{int(minutes)}'{int(seconds)}\""
+
+
+def moment(t: object, seconds: bool = True) -> str:
+    """A time on this machine's clock (seconds since the epoch) as UTC; one that is not a
+    plausible time (a stored or a stranger's value) as 'an unknown time'."""
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e11:
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC", time.gmtime(t))
 
 
 def count_rate(v: float, unit: str) -> str:

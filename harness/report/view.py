@@ -5,7 +5,6 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,7 +18,7 @@ from harness.results.catalogue import Catalogue
 from harness.results.store import RunInfo
 from harness.system import files
 from harness.system.names import is_name
-from harness.units import rate, size
+from harness.units import moment, rate, size
 
 
 @dataclass
@@ -137,12 +136,6 @@ def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Meas
             for m in records]
 
 
-def _when(t: Any) -> str:
-    if not isinstance(t, (int, float)) or isinstance(t, bool) or not 0 < t < 1e11:
-        return "an unknown time"
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
-
-
 def _header(info: RunInfo, systems: Systems) -> list[str]:
     lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
     host = info.host
@@ -153,9 +146,9 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     if isinstance(came, dict):  # (a run imported from a bundle: made elsewhere)
         checked = "set against its published sum" if came.get("checked_against_published_sum") is True \
             else "not set against a published sum"
-        lines.append(f"  from elsewhere: imported {_when(came.get('imported_at'))} from bundle sha256 "
+        lines.append(f"  from elsewhere: imported {moment(came.get('imported_at'), seconds=False)} from bundle sha256 "
                      f"{came.get('bundle_sha256')} ({checked}), which says it was exported from "
-                     f"{came.get('exported_from') or 'an unknown host'} at {_when(came.get('exported_at'))} "
+                     f"{came.get('exported_from') or 'an unknown host'} at {moment(came.get('exported_at'), seconds=False)} "
                      f"by dfsbench {came.get('exported_by') or '(not said)'}")
     remote = _client_hosts(info)
     lines.append(f"  {'harness' if remote else 'client'}: "

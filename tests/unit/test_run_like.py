@@ -48,14 +48,19 @@ def test_a_stored_config_reads_back_as_itself(config):
         assert first == stored(config)
 
 
-def like(tmp_path: Path, *argv: str) -> object:
-    run_id = stored_with_series(tmp_path / "a", "docker-run-load")
-    store = Store(tmp_path / "a")
+def exported(tmp_path: Path, name: str) -> Path:
+    """The container run of offered load, stored in ``tmp_path/name`` and exported beside it."""
+    run_id = stored_with_series(tmp_path / name, "docker-run-load")
+    store = Store(tmp_path / name)
     try:
-        bundle.export(store, run_id, tmp_path / "r.tar.gz", {})
+        bundle.export(store, run_id, tmp_path / f"{name}.tar.gz", {})
     finally:
         store.close()
-    args = cli.build_parser().parse_args(["run", *argv, "--like", str(tmp_path / "r.tar.gz")])
+    return tmp_path / f"{name}.tar.gz"
+
+
+def like(tmp_path: Path, *argv: str) -> object:
+    args = cli.build_parser().parse_args(["run", *argv, "--like", str(exported(tmp_path, "a"))])
     overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads}
     return cli._plan_like(args, overrides)
@@ -120,13 +125,7 @@ def test_like_refuses_a_bundle_that_does_not_verify(tmp_path):
     args = cli.build_parser().parse_args(["run", "--like", str(tmp_path / "r.tar.gz")])
     with pytest.raises(BadInput, match="cannot be read"):
         cli._plan_like(args, {})
-    run_id = stored_with_series(tmp_path / "b", "docker-run-load")
-    store = Store(tmp_path / "b")
-    try:
-        bundle.export(store, run_id, tmp_path / "b.tar.gz", {})
-    finally:
-        store.close()
-    args = cli.build_parser().parse_args(["run", "--like", str(tmp_path / "b.tar.gz"), "--env", "docker",
+    args = cli.build_parser().parse_args(["run", "--like", str(exported(tmp_path, "b")), "--env", "docker",
                                           "--expect", "0" * 64])
     with pytest.raises(BadInput, match="does not verify: its SHA-256 is"):
         cli._plan_like(args, {})
