@@ -244,7 +244,7 @@ class Cell:
         kept: list[Written] = []  # what the cell wrote, kept for the check after the fault
         try:  # (the fault's clock starts with the cell's measured work, not with its set-up)
             during_ok = self._once("during", timeline.start, kept)
-            left = timeline.left_down_s()
+            left = timeline.work_ended()
             if left > 0:  # (the node is down as long as asked, however short the work was)
                 with progress.step(f"the work ended: {system} stays down {left:.1f} s more, to "
                                    f"restore_after_s {spec.restore_after_s:g} s as asked"):

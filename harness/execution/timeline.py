@@ -69,6 +69,7 @@ class Timeline:
     _watcher: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
+    _ended: bool = False  # the cell's work ended (:meth:`work_ended`): no fault is done after it
 
     def start(self) -> None:
         """The cell's measured work begins: the fault's clock starts."""
@@ -81,7 +82,7 @@ class Timeline:
         if self.clock.wait(self._done, max(0.0, self.started_at + self.spec.after_s - self.clock.now())):
             return
         with self._lock:
-            if self._done.is_set():  # the cell ended meanwhile: never leave a node down for the next
+            if self._done.is_set() or self._ended:  # the cell ended meanwhile: never leave a node down for the next
                 return
             try:
                 self.injected = self.faults.inject(self.system, self.spec)
@@ -136,6 +137,13 @@ class Timeline:
             self.clock.sleep(NOTICE_POLL_S)
         self.unnoticed = True
         self.notice = self.notice or f"not noticed before it was undone (it said: {said})"
+
+    def work_ended(self) -> float:
+        """The cell's work ended: no fault is done from now on (the timer may be about to);
+        the seconds the node is still to stay down as asked (:meth:`left_down_s`)."""
+        with self._lock:
+            self._ended = True
+        return self.left_down_s()
 
     def left_down_s(self) -> float:
         """Seconds the node is still to stay down as asked (0: no fault was done, none holds

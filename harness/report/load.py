@@ -263,8 +263,8 @@ class Through:
         stalls = set(self.stalled)
         above = within = 0
         for second in stalls | set(values):  # (what was measured; the rest of the window is not known —
-            if not first <= second < last:  # counted, not walked: a stored time may be anything)
-                continue
+            if not first <= second < last or second != math.floor(second):  # counted, not walked: a stored
+                continue  # time may be anything; one not on a whole second is none of the window's seconds)
             if second in stalls or values[second] > target:
                 above += 1
             else:

@@ -150,3 +150,18 @@ def test_a_closed_loop_maximum_measured_before_each_point_is_shown_as_measured()
     assert _closed_loop(once) == "6,583 op/s"
     several = Curve("f", ("glusterfs", "default"), closed_loop=6583.0, closed_loops=(6462.0, 6583.0, 7982.0))
     assert _closed_loop(several) == "6,583 op/s (median of 3: 6,462 op/s–7,982 op/s)"
+
+
+def test_through_a_fault_only_whole_seconds_of_the_window_count_and_the_rest_is_not_known():
+    from harness.api.records import Measurement
+    from harness.report.load import Through
+
+    fault = Measurement("fault", "kill", "recovery", 1.0, "s", {"injected": 100.0, "restored": 102.0,
+                                                                "healthy": 103.0}, "glusterfs")
+    # 100 within, 101 a stall; 100.5 is no whole second; 1e12 is far outside
+    t = Through(("glusterfs", "default"), "f", 200.0, fault, [(100.0, 0.005), (100.5, 0.5), (1e12, 0.5)],
+                [101.0], "p99")
+    got = t.seconds_above(0.02, "restored")
+    assert (got.above, got.within, got.unknown) == (1, 1, 0)
+    got = t.seconds_above(0.02, "healthy")
+    assert (got.above, got.within, got.unknown) == (1, 1, 1)
