@@ -66,11 +66,11 @@ def load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def timed(argv: list[str]) -> tuple[list[float], list[float]]:
-    """Wall and CPU (user + system) seconds of each run: on a shared machine the wall time
-    is what the command waited for the CPU too; its CPU time less so."""
+def timed(argv: list[str], runs: int = RUNS) -> tuple[list[float], list[float]]:
+    """Wall and CPU (user + system) seconds of each of ``runs`` runs: on a shared machine the
+    wall time is what the command waited for the CPU too; its CPU time less so."""
     times, cpus = [], []
-    for _ in range(RUNS):
+    for _ in range(runs):
         t0, r0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(argv, check=True, capture_output=True)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)

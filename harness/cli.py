@@ -189,7 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "instead of the tables (--format json always has them, under 'series')")
     cmp_.add_argument("--apart", action="store_true",
                       help="each run's systems on their own, named by the run (its label, else its id), instead "
-                           "of pooled cell by cell: two sites' runs of one work side by side")
+                           "of pooled cell by cell: two sites' runs of one work side by side, each system also judged "
+                           "against itself in the first run where nothing measured differs")
     cmp_.add_argument("--records", action="store_true",
                       help="with --format csv: one row per record (value a number, its unit a column, each "
                            "param a column), instead of the tables")
@@ -382,16 +383,8 @@ def _plan_like(args: argparse.Namespace, overrides: dict[str, Any]) -> Plan:
     data.pop("limits", None)  # (the other site's hardware: its link, its clients' memory)
     if "limits" in site:
         data["limits"] = site["limits"]
-    plan = build_plan(data, source=f"like run {info.id} (bundle sha256 {digest})", overrides=env)
-    from harness.api.model import site_values
-
-    named = [v for i, p in enumerate(plan.backends) for v in site_values(p.options, f"backends[{i}].options")] \
-        + [v for i, w in enumerate(plan.workloads) for v in site_values(w.options, f"workloads[{i}].options")]
-    if named:
-        raise BadInput(f"bundle {files.printable(args.like)}: its config names its own site's hosts, paths or "
-                       "devices, which are not this site's: " + "; ".join(files.printable(v, 120) for v in named[:5]),
-                       hint="--like runs work that names no site; write a config of your own from the bundle's "
-                            "run.json, with this site's")
+    plan = build_plan(data, source=f"like run {info.id} (bundle sha256 {digest})", overrides=env,
+                      elsewhere=f"bundle {files.printable(args.like)}")
     print(f"running the work of run {info.id} (bundle sha256 {digest[:16]}…) on environment "
           f"'{plan.config.environment.kind}'")
     return plan

@@ -215,23 +215,58 @@ def bytes_bound(value: int) -> int:
 
 # a field whose value names something of the site a config ran on — a path, a device, a
 # host — rather than the work: ``Field(..., json_schema_extra=SITE)``. A config run again on
-# another site (``run --like``) must not carry one (:func:`site_values`).
+# another site (``run --like``) must not carry one (:func:`site_given`).
 SITE: dict[str, Any] = {"site": True}
 
 
-def site_values(model: Any, where: str) -> list[str]:
-    """Where ``model`` (and the models in it) sets a :data:`SITE` field to other than its
-    default: 'WHERE.FIELD = VALUE' each."""
+def site_given(cls: type[BaseModel], data: Any, where: str) -> list[str]:
+    """Where the raw ``data`` a model of ``cls`` would be read from (a stranger's, not yet
+    validated: a validator may read a file a field names) sets a :data:`SITE` field, by
+    any name the field is read by, and the models in it (alone, in a list, or as a
+    mapping's values): 'WHERE.FIELD = VALUE' each (the value as JSON, which escapes what is
+    not printable, cut short; nothing else is done with it)."""
     found: list[str] = []
-    if not isinstance(model, BaseModel):
+    if not isinstance(data, dict):
         return found
-    for name, info in type(model).model_fields.items():
-        value = getattr(model, name, None)
-        extra = info.json_schema_extra
-        if isinstance(extra, dict) and extra.get("site") and value != info.get_default(call_default_factory=True):
-            found.append(f"{where}.{name} = {value if not isinstance(value, list) else ', '.join(map(str, value))}")
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, BaseModel):
-                found += site_values(item, f"{where}.{name}")
-    return found
+    for name, info in cls.model_fields.items():
+        for key in (k for k in _read_as(name, info) if k in data):
+            value = data[key]
+            extra = info.json_schema_extra
+            if isinstance(extra, dict) and extra.get("site") and value is not None \
+                    and value != info.get_default(call_default_factory=True):
+                found.append(f"{where}.{name} = {_shown(value)}")
+            items = [*(value if isinstance(value, list) else [value]),
+                     *(value.values() if isinstance(value, dict) and _mapping(info.annotation) else [])]
+            for inner in _models_in(info.annotation):
+                for item in items:
+                    found += site_given(inner, item, f"{where}.{name}")
+    return list(dict.fromkeys(found))
 
+
+def _read_as(name: str, info: Any) -> list[str]:
+    """Every key a field is read by: its name, its alias, its validation aliases."""
+    keys = [name, info.alias]
+    chosen = info.validation_alias
+    keys += [c for c in getattr(chosen, "choices", [chosen]) if isinstance(c, str)]
+    return [k for k in dict.fromkeys(keys) if isinstance(k, str)]
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value, default=str)
+    except (ValueError, TypeError, RecursionError):
+        text = f"(a {type(value).__name__})"
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _mapping(annotation: Any) -> bool:
+    """Whether a field's type is (or may be) a mapping, whose values are read as models."""
+    return get_origin(annotation) is dict or any(_mapping(arg) for arg in get_args(annotation))
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The model classes a field's type names (itself, in a list or a mapping, optional, or
+    one of a union)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return list(dict.fromkeys(m for arg in get_args(annotation) for m in _models_in(arg)))

@@ -21,7 +21,7 @@ from harness.api import registry
 from harness.api.contracts import Backend, Environment, Workload, reaches_past
 from harness.api.faults import FaultSpec
 from harness.api.records import describe_cell
-from harness.api.model import shown, twice
+from harness.api.model import shown, site_given, twice
 from harness.errors import BadInput
 from harness.execution.loader import load_yaml
 from harness.execution.schema import DEFAULT_ENVIRONMENT, ENV_SWEEPS, Config, WorkloadSpec, as_spec
@@ -177,8 +177,11 @@ def _same_kind(configured: Any, chosen: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_plan(data: dict[str, Any], *, source: str = "built-in default",
-               overrides: dict[str, Any] | None = None) -> Plan:
-    """Validate a config mapping (plus CLI overrides) into a Plan, or raise BadInput."""
+               overrides: dict[str, Any] | None = None, elsewhere: str | None = None) -> Plan:
+    """Validate a config mapping (plus CLI overrides) into a Plan, or raise BadInput.
+    ``elsewhere``: the config was written on another site (``run --like``: what it came
+    from): one that names that site's paths, devices or hosts is refused before any
+    plugin reads its options (:func:`_no_site_fields`)."""
     data = dict(data)
     for key, value in (overrides or {}).items():
         if value is None:
@@ -207,6 +210,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     except ValidationError as exc:
         raise BadInput(_explain(exc).message,
                        hint=f"the config's keys are: {', '.join(Config.model_fields)}") from exc
+    if elsewhere is not None:
+        _no_site_fields(config, elsewhere)
 
     environment = _environment(config)
     backends = _backends(config)
@@ -472,6 +477,31 @@ def _no_shared_cells(workloads: list[Workload]) -> None:
                                hint="list the workload once, with every value it should run in its lists; "
                                     "entries that differ only in options their records do not carry "
                                     "(such as fio's direct) belong in two configs")
+
+
+def _no_site_fields(config: Config, elsewhere: str) -> None:
+    """Refuse a config from another site that sets a :data:`harness.api.model.SITE` field
+    (a directory, a device, a pool, fio servers or a job file of that site), in a backend's
+    or a workload's options or in the sweep: from the config as given, before a validator
+    reads a file it names."""
+    named = [f for i, spec in enumerate(config.backends)
+             for f in site_given(_plugin("backend", spec.name, f"backends[{i}].name").Options, spec.options,
+                                 f"backends[{i}].options")]
+    for i, w in enumerate(config.workloads or []):
+        named += site_given(_plugin("workload", w.name, f"workloads[{i}].name").Options, w.options,
+                            f"workloads[{i}].options")
+    # a sweep's option is any workload's that has it: those named, or the suite's, or the
+    # environment's own (every installed one is asked, not only those the config names)
+    every = [cls.Options for cls in _installed("workload", None, "")]
+    named += [f for key, values in config.sweep.items() for cls in every for value in values
+              for f in site_given(cls, {key: value}, "sweep")]
+    named = list(dict.fromkeys(named))
+    if named:
+        more = f"; and {len(named) - 5} more" if len(named) > 5 else ""
+        raise BadInput(f"{elsewhere}: its config names its own site's hosts, paths or devices, which are not "
+                       "this site's: " + "; ".join(named[:5]) + more,
+                       hint="--like runs work that names no site; write a config of your own from the bundle's "
+                            "run.json, with this site's")
 
 
 def _plugin(kind: str, name: str, where: str) -> Any:

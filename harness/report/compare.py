@@ -92,9 +92,18 @@ class Systems:
     # the system every other is compared with (--reference), where one is named; else the
     # first one shown
     reference: SystemKey | None = None
-    # runs shown apart (compare --apart): each system's run; a system is judged only
-    # against one of its own run
+    # runs shown apart (compare --apart): each system's run; a system is judged against
+    # one of its own run (:func:`references`)
     runs: dict[SystemKey, str] = field(default_factory=dict)
+    # and across them: a system of a later run judged against itself in the first run shown,
+    # where nothing that changes what was measured differs between the two runs for it
+    across: dict[SystemKey, SystemKey] = field(default_factory=dict)
+
+    def pairs(self, compared: list[SystemKey]) -> list[tuple[SystemKey, SystemKey]]:
+        """Each verdict a table draws among ``compared``, as (reference, system): each system
+        against its reference (:func:`references`), then against itself in the first run."""
+        return [*((ref, s) for s, ref in references(compared, self.runs).items()),
+                *((self.across[s], s) for s in compared if self.across.get(s) in compared)]
 
     def first(self, compared: list[SystemKey]) -> list[SystemKey]:
         """The systems compared, the reference (where it is among them) first."""
@@ -289,8 +298,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
         return None
     compared = systems.first([s for s in cells.systems if not systems.control(s)])
     # each system against its reference (the first shown, or --reference; like variant with like)
-    pairs = [(ref, s) for s, ref in references(compared, systems.runs).items()] \
-        if len(compared) >= 2 and spec.verdict else []
+    pairs = systems.pairs(compared) if len(compared) >= 2 and spec.verdict else []
     seen: set[str] = set()
     out: list[list[str]] = []
     verdicts: list[Verdict] = []
@@ -302,8 +310,10 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
 
     if len(spec.row_header) + len(cells.systems) * len(columns) + max(1, len(pairs)) > WIDE_COLUMNS:
         header = [*spec.row_header, "system", *[c.label for c in columns]]
-        against = references(compared, systems.runs)
-        one = set(against.values())
+        against: dict[SystemKey, list[SystemKey]] = {}
+        for ref, s in pairs:
+            against.setdefault(s, []).append(ref)
+        one = {ref for ref, _ in pairs}
         if spec.verdict:
             header.append(f"vs {systems.name(next(iter(one)))}" if len(one) == 1 else "verdict")
         previous = None
@@ -316,10 +326,9 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 previous = (group, label)
                 line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
                 if spec.verdict:
-                    ref = against.get(s)
-                    line.append("" if ref is None else (f"vs {systems.name(ref)}: " if len(one) > 1 else "")
-                                + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
-                                       f"{group} {label}".strip()))
+                    line.append("; ".join((f"vs {systems.name(ref)}: " if len(one) > 1 else "")
+                                          + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
+                                                 f"{group} {label}".strip()) for ref in against.get(s, [])))
                 out.append(line)
     else:
         header = list(spec.row_header)

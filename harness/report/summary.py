@@ -85,22 +85,29 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
     """'largefile (throughput), CephFS vs GlusterFS: CephFS faster in 3 of 4 comparable
     cells, GlusterFS in 1; CephFS 1.62× as fast as GlusterFS (median; range 0.85×–2.40×). No verdict
     in 2 cells: 1 degraded, 1 n=1 (…).'"""
-    lead, other = (p.a, p.b) if p.wins(p.a) >= p.wins(p.b) else (p.b, p.a)
     comparable = p.comparable()
+    lead, other = (p.a, p.b) if p.wins(p.a) > p.wins(p.b) else (p.b, p.a)
+    if p.wins(p.a) == p.wins(p.b):  # (no more wins either side: led by the faster median, so '1.04×', not '0.96×')
+        ratios = [v.ratio for v in comparable if v.ratio]
+        lead, other = (p.b, p.a) if ratios and median(ratios) < 1 else (p.a, p.b)
     head = f"{p.workload} ({p.metric}), {name(lead)} vs {name(other)}: "
     if comparable:
         ratios = [v.ratio if lead == p.a else 1 / v.ratio for v in comparable if v.ratio]
         wins = p.wins(lead)
         cells = f"{len(comparable)} comparable cell{'s' if len(comparable) != 1 else ''}"
-        text = f"{name(lead)} faster in {wins} of {cells}"
-        if p.wins(other):
-            text += f", {name(other)} in {p.wins(other)}"
+        if wins:
+            text = f"{name(lead)} faster in {wins} of {cells}"
+            if p.wins(other):
+                text += f", {name(other)} in {p.wins(other)}"
+        else:  # (a ratio no cell's verdict rests on is said as such, never as who is faster)
+            text = f"neither faster in any of {'the ' if len(comparable) > 1 else ''}{cells}"
         single = sum(1 for v in p.verdicts if v.winner is not None and min(v.n) < 2)
         if single:
             text += f" ({single} of these verdicts from one run a side)"
         # (a ratio of speeds, whatever the metric: for a time it is the other's over its own)
-        text += (f"; {name(lead)} {_times(median(ratios))} as fast as {name(other)}"
-                 + (f" (median; range {_times(min(ratios))}–{_times(max(ratios))})" if len(ratios) > 1 else ""))
+        text += ("; " if wins else "; their ratio, on which no verdict rests: ") \
+            + (f"{name(lead)} {_times(median(ratios))} as fast as {name(other)}"
+               + (f" (median; range {_times(min(ratios))}–{_times(max(ratios))})" if len(ratios) > 1 else ""))
     else:
         text = "no comparable cell"
     missing = p.no_verdict()

@@ -20,7 +20,7 @@ from typing import Any
 from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, describe_cell, flag_marks, flag_notes
 from harness.api import registry
 from harness.api.tables import MatrixSpec, TableSpec
-from harness.report.compare import Cells, Systems, SystemKey, Table, presentations, references
+from harness.report.compare import Cells, Systems, SystemKey, Table, presentations
 from harness.results.store import RunInfo
 from harness.units import rate
 
@@ -173,9 +173,8 @@ def _hashable(v: Any) -> Any:
 
 def _pairs(present: list[SystemKey], systems: Systems) -> list[tuple[SystemKey, SystemKey]]:
     """The systems compared at each point, as the tables compare them
-    (:func:`harness.report.compare.references`: like variant against like)."""
-    compared = systems.first([s for s in present if not systems.control(s)])
-    return [(ref, s) for s, ref in references(compared, systems.runs).items()]
+    (:meth:`harness.report.compare.Systems.pairs`: like variant against like)."""
+    return systems.pairs(systems.first([s for s in present if not systems.control(s)]))
 
 
 def curve_tables(found: list[Curve], systems: Systems) -> list[Table]:

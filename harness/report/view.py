@@ -63,9 +63,10 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     differing = comparability(list(infos.values()), systems)  # (of the runs as they are, apart or not)
     marked = differing
     if apart:
+        across, not_across = _across(infos, systems)
         raw, infos = _apart(raw, infos)
         systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
-                          runs={k: run_id for run_id, info in infos.items() for k in info.targets})
+                          runs={k: run_id for run_id, info in infos.items() for k in info.targets}, across=across)
     else:  # (pooled, two sites' runs are not repeats of one: what is only said apart is not comparable here)
         marked = [(note, "*" if who is None else who) for note, who in differing]
     systems = replace(systems, reference=reference_of(reference, raw, systems))
@@ -73,9 +74,10 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     header += describe(infos, raw)
     header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
-    if apart:  # (each note once; no verdict crosses two runs, so none is marked by how the runs differ)
+    if apart:  # (each note once; a verdict crosses two runs only where nothing measured differs, so none is marked)
         header += [f"  {'not comparable between the runs' if who is not None else 'measured apart'}: {note}"
                    for note, who in differing]
+        header += not_across
         marked = []
     else:
         header += [f"  not comparable: {note}" for note, _ in marked]
@@ -90,6 +92,8 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     held = load.tables(records, load.slo_of(infos), systems.name) if with_tables else []
     if held:  # (what each system holds first: the answer's evidence)
         built[0:0] = held
+    if apart:
+        header += _judged_across(built, systems)
     if with_tables and not built:
         header.append(f"({len(raw)} measurements stored, none of which a table shows: see --format json)"
                       if raw else "(no measurements stored for this run)")
@@ -110,13 +114,83 @@ def run_names(infos: dict[str, RunInfo]) -> dict[str, str]:
             and info.label not in infos else run_id for run_id, info in infos.items()}
 
 
+def _apart_key(k: SystemKey, name: str) -> SystemKey:
+    """A system of the run named ``name``, shown apart: its variant becomes the run's name
+    (or 'VARIANT@RUN')."""
+    return (k[0], name if k[1] == "default" else f"{k[1]}@{name}")
+
+
+def _across(infos: dict[str, RunInfo], systems: Systems) -> tuple[dict[SystemKey, SystemKey], list[str]]:
+    """Runs shown apart: each system of a later run (as shown apart) against itself in the
+    first run — where the two runs did the same work (:func:`_same_work`) and nothing that
+    changes what was measured differs between them, for every system or for it
+    (:func:`comparability`) — and, for each later run, why any system of it is not. What is
+    only said — the kind of environment each ran in — does not stop it: the same work on
+    another cluster is the comparison ``run --like`` is for."""
+    ids = list(infos)
+    names = run_names(infos)
+    first = infos[ids[0]]
+    found: dict[SystemKey, SystemKey] = {}
+    why_not: list[str] = []
+    for run_id in ids[1:]:
+        other = infos[run_id]
+        differ = {who for _, who in _differ(first, other, systems)}
+        unlike = _same_work(first, other) + (["what was measured differs (above)"] if "*" in differ else [])
+        if unlike:
+            why_not.append(f"no system of run {run_id} is judged against the first run's: {'; '.join(unlike)}")
+            continue
+        for k in sorted(k for k in first.targets.keys() & other.targets.keys() if not systems.control(k)):
+            if k in differ:
+                why_not.append(f"{systems.name(_apart_key(k, names[run_id]))} is not judged against "
+                               f"{systems.name(_apart_key(k, names[ids[0]]))}: its setup differs (above)")
+            else:
+                found[_apart_key(k, names[run_id])] = _apart_key(k, names[ids[0]])
+    return found, [f"  across the runs: {line}" for line in why_not]
+
+
+# what of a stored config is not the work: where and how many times it ran, and what the
+# report judges it by
+NOT_THE_WORK = ("environment", "limits", "repeat", "slo")
+
+
+def _same_work(first: RunInfo, other: RunInfo) -> list[str]:
+    """How two runs' work differs, positively: their configs (but :data:`NOT_THE_WORK`) key
+    by key — a key one has and the other has not differs too (a config that names no
+    workloads runs every one, with its defaults) — and the dfsbench and the tools that ran
+    it (another version's default is other work). Empty: the same work."""
+    ca, cb = (info.config if isinstance(info.config, dict) else {} for info in (first, other))
+    keys = sorted(str(k) for k in set(ca) | set(cb) if k not in NOT_THE_WORK and ca.get(k) != cb.get(k))
+    out = [f"their configs differ in {', '.join(keys)}"] if keys else []
+    for key in ("dfsbench", "tools"):
+        va, vb = first.host.get(key), other.host.get(key)
+        if va is None or va != vb:
+            out.append(f"{key} {_stated(_tools(va))} vs {_stated(_tools(vb))}")
+    return out
+
+
+def _tools(value: Any) -> Any:
+    return ", ".join(f"{k} {v}" for k, v in sorted(value.items())) if isinstance(value, dict) else value
+
+
+def _judged_across(built: list[Table], systems: Systems) -> list[str]:
+    """The pairs the tables judged across two runs shown apart (a system of a later run
+    against itself in the first), as the header says them: only those a verdict was
+    drawn for."""
+    pairs = dict.fromkeys(pair for t in built for v in t.verdicts
+                          for pair in ((v.a, v.b), (v.b, v.a)) if systems.across.get(pair[0]) == pair[1])
+    if not pairs:
+        return []
+    return ["  across the runs, judged against itself in the first run (the same work, and nothing measured "
+            "differs): " + ", ".join(f"{systems.name(s)} against {systems.name(ref)}" for s, ref in pairs)]
+
+
 def _apart(raw: list[Measurement], infos: dict[str, RunInfo]) -> tuple[list[Measurement], dict[str, RunInfo]]:
-    """The runs' systems told apart by run: a system's variant becomes the run's name (or
-    'VARIANT@RUN'), in its records and its run's targets."""
+    """The runs' systems told apart by run (:func:`_apart_key`), in its records and its
+    run's targets."""
     names = run_names(infos)
 
-    def key(k: tuple[str, str], run_id: str) -> tuple[str, str]:
-        return (k[0], names[run_id] if k[1] == "default" else f"{k[1]}@{names[run_id]}")
+    def key(k: SystemKey, run_id: str) -> SystemKey:
+        return _apart_key(k, names[run_id])
 
     records = [replace(m, variant=key((m.backend, m.variant), m.run_id)[1]) if m.run_id in names else m for m in raw]
     apart = {run_id: replace(info, targets={key(k, run_id): d for k, d in info.targets.items()},
@@ -203,52 +277,90 @@ def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
 
 
 def comparability(infos: list[RunInfo], systems: Systems | None = None) -> list[tuple[str, Any]]:
-    """What differs between runs in ways that change the numbers, each with whom it
+    """What differs between the first run and each other in ways that change the numbers
+    (the first is what the others are pooled with, or judged against apart), each with whom it
     concerns: a system (backend, variant), or '*' for every system (scale, workload
     options, the client machine) — or None for what is only said: the kind of environment
     each ran in (a run made with ``run --like`` elsewhere is the same work on another
     cluster, which is the comparison asked for; its link, its client hosts and the systems'
     replicas, which change what was measured, are not comparable)."""
     systems = systems or Systems()
+    return [note for other in infos[1:] for note in _differ(infos[0], other, systems)]
+
+
+def _differ(first: RunInfo, other: RunInfo, systems: Systems) -> list[tuple[str, Any]]:
+    """What differs between two runs (:func:`comparability`)."""
     notes: list[tuple[str, Any]] = []
-    first = infos[0]
-    for other in infos[1:]:
-        pair = f"{first.id} vs {other.id}"
-        a, b = first.config.get("scale"), other.config.get("scale")
-        if a and b and a != b:
-            notes.append((f"{pair}: scale {a} vs {b}", "*"))
-        wa, wb = _workload_entries(first), _workload_entries(other)
-        for name in sorted(set(wa) & set(wb), key=str):
-            differ = [k for k in ("options", "clients", "fault") if wa[name].get(k) != wb[name].get(k)]
-            if differ:
-                notes.append((f"{pair}: workload {name} {', '.join(differ)} differ", "*"))
-        sa, sb = _section(first, "sweep"), _section(other, "sweep")
-        if (sa or None) != (sb or None):
-            notes.append((f"{pair}: sweep {_stated(sa or None)} vs {_stated(sb or None)}", "*"))
-        notes += _environments(first, other, pair)
-        for target in sorted(set(first.targets) & set(other.targets)):
-            da, db = first.targets[target], other.targets[target]
-            fa, fb = (info.systems.get(target) or systems.of(target) for info in (first, other))
-            for key in dict.fromkeys((*TOPOLOGY, *fa.topology, *fb.topology)):
-                if key == "environment" and _section(first, "environment") != _section(other, "environment"):
-                    continue  # (said of the runs, below)
-                if da.get(key) != db.get(key):
-                    notes.append((f"{pair}: {systems.name(target)} {key} {_stated(da.get(key), key)} vs "
-                                  f"{_stated(db.get(key), key)}", None if key == "environment" else target))
-            if fa.layout != fb.layout:
-                notes.append((f"{pair}: {systems.name(target)} layout {fa.layout} vs {fb.layout}", target))
-        ca, cb = _client_hosts(first), _client_hosts(other)
-        if ca or cb:  # the client hosts are what the numbers were measured from
-            for key in ("cpus", "memory", "kernel"):
-                va, vb = sorted(str(f.get(key)) for f in ca.values()), sorted(str(f.get(key)) for f in cb.values())
-                if va != vb:
-                    notes.append((f"{pair}: client hosts' {key} {', '.join(va) or 'none (the harness host)'} vs "
-                                  f"{', '.join(vb) or 'none (the harness host)'}", "*"))
-        else:
-            for key in ("cpus", "memory", "kernel"):
-                if first.host.get(key) != other.host.get(key):
-                    notes.append((f"{pair}: client {key} {first.host.get(key)} vs {other.host.get(key)}", "*"))
+    pair = f"{first.id} vs {other.id}"
+    a, b = first.config.get("scale"), other.config.get("scale")
+    if a and b and a != b:
+        notes.append((f"{pair}: scale {a} vs {b}", "*"))
+    wa, wb = _workload_entries(first), _workload_entries(other)
+    for name in sorted(set(wa) & set(wb), key=str):
+        differ = [k for k in ("options", "clients", "fault") if wa[name].get(k) != wb[name].get(k)]
+        if differ:
+            notes.append((f"{pair}: workload {name} {', '.join(differ)} differ", "*"))
+    sa, sb = _section(first, "sweep"), _section(other, "sweep")
+    if (sa or None) != (sb or None):
+        notes.append((f"{pair}: sweep {_stated(sa or None)} vs {_stated(sb or None)}", "*"))
+    notes += _environments(first, other, pair)
+    for target in sorted(set(first.targets) & set(other.targets)):
+        da, db = first.targets[target], other.targets[target]
+        fa, fb = (info.systems.get(target) or systems.of(target) for info in (first, other))
+        for key in dict.fromkeys((*TOPOLOGY, *fa.topology, *fb.topology)):
+            if key == "environment" and _section(first, "environment") != _section(other, "environment"):
+                continue  # (said of the runs, below)
+            if da.get(key) != db.get(key):
+                notes.append((f"{pair}: {systems.name(target)} {key} {_stated(da.get(key), key)} vs "
+                              f"{_stated(db.get(key), key)}", None if key == "environment" else target))
+        if fa.layout != fb.layout:
+            notes.append((f"{pair}: {systems.name(target)} layout {fa.layout} vs {fb.layout}", target))
+    ca, cb = _client_hosts(first), _client_hosts(other)
+    if ca or cb:  # the client hosts are what the numbers were measured from
+        for key in ("cpus", "memory", "kernel"):
+            va, vb = ([f.get(key) for f in hosts.values()] for hosts in (ca, cb))
+            if not _same_facts(va, vb, key):
+                notes.append((f"{pair}: client hosts' {key} {_facts(va, key) or 'none (the harness host)'} vs "
+                              f"{_facts(vb, key) or 'none (the harness host)'}", "*"))
+    else:
+        for key in ("cpus", "memory", "kernel"):
+            one, two = [first.host.get(key)], [other.host.get(key)]
+            if not _same_facts(one, two, key):
+                notes.append((f"{pair}: client {key} {_facts(one, key)} vs {_facts(two, key)}", "*"))
     return notes
+
+
+# two hosts' memory within this share of each other is one size of machine: a kernel keeps
+# a little more or less of the same RAM (what MemTotal says differs by MiB between twins)
+MEMORY_SAME = 0.02
+
+
+def _ordered(values: list[Any]) -> list[Any]:
+    """Hosts' facts in order: numbers by value, then the rest by their text."""
+    numbers = sorted(v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return [*numbers, *sorted((v for v in values if v not in numbers), key=str)]
+
+
+def _same_facts(a: list[Any], b: list[Any], key: str) -> bool:
+    """Whether two sets of hosts' facts are alike: as many, each the same — but memory,
+    alike within :data:`MEMORY_SAME` of the larger."""
+    a, b = _ordered(a), _ordered(b)
+    if len(a) != len(b):
+        return False
+    def alike(x: Any, y: Any) -> bool:
+        if key == "memory" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y)):
+            return abs(x - y) <= MEMORY_SAME * max(abs(x), abs(y))
+        return bool(x == y)
+    return all(alike(x, y) for x, y in zip(a, b))
+
+
+def _facts(values: list[Any], key: str) -> str:
+    """Hosts' facts as a person reads them, in order: memory in binary units."""
+    def one(v: Any) -> str:
+        if key == "memory" and isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            return size(v)
+        return str(v)
+    return ", ".join(one(v) for v in _ordered(values))
 
 
 def _object(value: Any) -> dict[str, Any]:

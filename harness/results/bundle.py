@@ -515,6 +515,15 @@ def _load(opened: Opened, temporary: Path) -> Store:
                        f"({printable(repr(opened.manifest.get('run_id')), 80)})")
     opened.run_id = run["id"]
     store = opened.store = Store(temporary)
+    with store.transaction():  # (one commit for all of it, not one a row: a temporary store)
+        _adopt(opened, store, run)
+    store.run(run["id"])  # (read back: every check a stored run gets)
+    store.records_with_cells(run["id"])
+    return store
+
+
+def _adopt(opened: Opened, store: Store, run: dict[str, Any]) -> None:
+    """The run of ``run.json`` and its records, written by the store's own writer."""
     store.adopt_run(RunInfo(run["id"], run["started"], run["finished"], run["status"], run["label"],
                             run["source"], run["config"], run["config_hash"], run["host"], {}))
     for i, t in enumerate(run["targets"]):
@@ -528,9 +537,6 @@ def _load(opened: Opened, temporary: Path) -> Store:
             raise BadInput(f"{RUN}: cell {i + 1} is not [cell, status, finished]")
         store.adopt_cell(run["id"], c[0], c[1], c[2])
     _load_records(opened, store, run["id"])
-    store.run(run["id"])  # (read back: every check a stored run gets)
-    store.records_with_cells(run["id"])
-    return store
 
 
 def _load_records(opened: Opened, store: Store, run_id: str) -> None:

@@ -466,12 +466,14 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     config = {"environment": {"kind": "local"}, "workloads": [{"name": "largefile", "options": {"sizes": [1 << 20]}}]}
     for run_id, label, rates in (("20270101-000000-aaaaaa", "site-a", (100e6, 80e6)),
                                  ("20270101-000001-bbbbbb", "site-b", (50e6, 60e6))):
-        store.begin_run(run_id, config, "h", {"hostname": label}, "run", label)
+        store.begin_run(run_id, config, "h", {"hostname": label, **SAME_TOOLS}, "run", label)
         for backend, value in zip(("glusterfs", "cephfs"), rates):
             store.add_target(run_id, backend, "default", {"system": backend})
             for repeat in (0, 1):
                 store.add(Measurement("largefile", "write", "throughput", value * (1 + repeat / 100), "B/s",
                                       {"file_size": 1 << 20}, backend, "default", run_id, repeat))
+                store.add(Measurement("largefile", "write", "elapsed", (1 << 20) / (value * (1 + repeat / 100)),
+                                      "s", {"file_size": 1 << 20}, backend, "default", run_id, repeat))
         store.finish_run(run_id, "complete")
     store.close()
     catalogue = Catalogue(tmp_path)
@@ -483,13 +485,75 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
         ("glusterfs", "site-a", "aaaaaa"), ("cephfs", "site-a", "aaaaaa"),
         ("glusterfs", "site-b", "bbbbbb"), ("cephfs", "site-b", "bbbbbb")}
     table = next(t for t in apart.tables if t.title.startswith("Large files"))
-    columns = " | ".join(table.columns)
-    assert "GlusterFS/site-a" in columns and "CephFS/site-b" in columns, columns
+    shown = " | ".join(table.columns) + "\n" + "\n".join(" | ".join(row) for row in table.rows)
+    assert "GlusterFS/site-a" in shown and "CephFS/site-b" in shown, shown
+    # a system with two references has both verdicts in its line: its own run's, then its first run's
+    line = next(row for row in table.rows if "CephFS/site-b" in row)
+    assert "vs GlusterFS/site-b: " in line[-1] and "; vs CephFS/site-a: " in line[-1], line
     # like against like within each run: CephFS of each site against GlusterFS of that site
     said = "\n".join(map(str, apart.summary))
-    assert "GlusterFS/site-a vs CephFS/site-a" in said and "GlusterFS/site-b vs CephFS/site-b" in said, said
-    assert "site-a vs" not in said.replace("GlusterFS/site-a vs CephFS/site-a", ""), said  # (no verdict across runs)
-    assert not any("not-comparable" in m.flags for m in apart.records)
+    assert "GlusterFS/site-a vs CephFS/site-a" in said and "CephFS/site-b vs GlusterFS/site-b" in said, said
+    # nothing measured differs between the runs: each system of site-b against itself at site-a
+    assert "GlusterFS/site-a vs GlusterFS/site-b" in said and "CephFS/site-a vs CephFS/site-b" in said, said
+    assert "GlusterFS/site-a vs CephFS/site-b" not in said and "CephFS/site-a vs GlusterFS/site-b" not in said, said
+    faster = {(v.winner, v.b if v.winner == v.a else v.a): v.ratio if v.winner == v.a else 1 / v.ratio
+              for t in apart.tables for v in t.verdicts if v.winner}
+    assert faster[(("glusterfs", "site-a"), ("glusterfs", "site-b"))] == pytest.approx(2.0)
+    assert faster[(("cephfs", "site-a"), ("cephfs", "site-b"))] == pytest.approx(80 / 60)
+    assert any("across the runs, judged against itself in the first run" in line
+               and "GlusterFS/site-b against GlusterFS/site-a" in line for line in apart.header), apart.header
+
+
+SAME_TOOLS = {"dfsbench": "0.1.0", "tools": {"fio": "fio-3.33"}}  # (what ran two runs of one work)
+
+
+def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_and_nothing_measured_differs(tmp_path):
+    """Against site a: site b's CephFS went over another link (its GlusterFS is judged, its
+    CephFS not); site c ran another scale; site d's config names no workloads (every one,
+    with its defaults: other work, though nothing it names differs); site e ran another
+    dfsbench. Pooled, each would be a repeat; the naive pairing (same system, any run)
+    would judge them all. A system with no records (site b's SeaweedFS) is judged by no
+    table, and the header does not say it is."""
+    from harness.api.records import Measurement
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    store = Store(tmp_path)
+    work = {"scale": "quick", "backends": [{"name": "glusterfs"}, {"name": "cephfs"}],
+            "workloads": [{"name": "largefile", "options": {"sizes": [1 << 20]}}]}
+    runs = (("20270101-000000-aaaaaa", "site-a", {"environment": {"kind": "local"}, **work}, None, SAME_TOOLS),
+            ("20270101-000001-bbbbbb", "site-b", {"environment": {"kind": "docker"}, **work, "repeat": 3}, 125e6,
+             SAME_TOOLS),
+            ("20270101-000002-cccccc", "site-c", {**work, "scale": "report"}, None, SAME_TOOLS),
+            ("20270101-000003-dddddd", "site-d", {**work, "workloads": None}, None, SAME_TOOLS),
+            ("20270101-000004-eeeeee", "site-e", work, None, {**SAME_TOOLS, "dfsbench": "0.2.0"}))
+    for run_id, label, config, link, tools in runs:
+        store.begin_run(run_id, config, "h", {"hostname": label, **tools}, "run", label)
+        for backend in ("glusterfs", "cephfs", "seaweedfs"):
+            store.add_target(run_id, backend, "default",
+                             {"system": backend, **({"link": link} if backend == "cephfs" and link else {})})
+            for repeat in (0, 1) if backend != "seaweedfs" else ():
+                store.add(Measurement("largefile", "write", "elapsed", 0.01 * (1 + repeat / 100), "s",
+                                      {"file_size": 1 << 20}, backend, "default", run_id, repeat))
+        store.finish_run(run_id, "complete")
+    store.close()
+    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    crossed = {frozenset((v.a, v.b)) for t in apart.tables for v in t.verdicts if v.a[1] != v.b[1]}
+    assert crossed == {frozenset({("glusterfs", "site-a"), ("glusterfs", "site-b")})}, crossed
+    header = "\n".join(apart.header)
+    assert "measured apart: 20270101-000000-aaaaaa vs 20270101-000001-bbbbbb: environment local vs docker" in header
+    assert "not comparable between the runs: 20270101-000000-aaaaaa vs 20270101-000001-bbbbbb: CephFS link " \
+           "not stated vs 119.2 MiB/s" in header
+    assert "across the runs: CephFS/site-b is not judged against CephFS/site-a: its setup differs (above)" in header
+    assert "across the runs: no system of run 20270101-000002-cccccc is judged against the first run's: their " \
+           "configs differ in scale; what was measured differs (above)" in header
+    assert "across the runs: no system of run 20270101-000003-dddddd is judged against the first run's: their " \
+           "configs differ in workloads" in header
+    assert "across the runs: no system of run 20270101-000004-eeeeee is judged against the first run's: " \
+           "dfsbench 0.1.0 vs 0.2.0" in header
+    judged = [line for line in apart.header if "judged against itself" in line]
+    assert judged == ["  across the runs, judged against itself in the first run (the same work, and nothing measured "
+                      "differs): GlusterFS/site-b against GlusterFS/site-a"], judged
 
 
 def test_a_fault_whose_times_are_far_apart_is_counted_not_walked(exported, tmp_path):
@@ -537,7 +601,7 @@ def test_an_import_that_stops_half_way_leaves_nothing_and_takes_nothing_of_anoth
     store.close()
 
 
-def test_apart_no_verdict_crosses_runs_and_names_never_collide(tmp_path):
+def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide(tmp_path):
     from harness.api.records import Measurement
     from harness.report.view import build_view, run_names
     from harness.results.catalogue import Catalogue
@@ -580,3 +644,24 @@ def test_whatever_reading_a_bundles_run_raises_is_a_problem_of_the_bundle(export
         return 1 / 0  # (a reader that a stranger's run makes fail as no test foresaw)
     with bundle.opened(path, check=reader) as found:
         assert len(found.problems) == 1 and "reading it failed (ZeroDivisionError" in found.problems[0]
+
+
+def test_a_difference_in_the_clients_memory_is_said_in_units_a_person_reads():
+    from harness.report.view import comparability
+    from harness.results.store import RunInfo
+
+    def run(i, host, clients=None):
+        targets = {("glusterfs", "default"): {"client_facts": clients}} if clients else {}
+        return RunInfo(i, 0.0, None, "complete", None, None, {}, "h", host, targets)
+    assert comparability([run("a", {"memory": 25276502016}), run("b", {"memory": 8 << 30})]) == [
+        ("a vs b: client memory 23.5 GiB vs 8 GiB", "*")]
+    assert comparability([run("a", {}, {"c1": {"memory": 4 << 30}}), run("b", {}, {"c1": {"memory": 2 << 30}})]) == [
+        ("a vs b: client hosts' memory 4 GiB vs 2 GiB", "*")]
+    # twins whose kernels keep a few MiB apart are one size of machine, in either branch
+    twins = (16 << 30) - (10 << 20)
+    assert comparability([run("a", {"memory": 16 << 30}), run("b", {"memory": twins})]) == []
+    assert comparability([run("a", {}, {"c1": {"memory": 16 << 30}}), run("b", {}, {"c1": {"memory": twins}})]) == []
+    # several hosts in order of size, not of their text ('16 GiB' before '8 GiB')
+    hosts = {"c1": {"memory": 16 << 30}, "c2": {"memory": 8 << 30}}
+    assert comparability([run("a", {}, hosts), run("b", {}, {**hosts, "c2": {"memory": 32 << 30}})]) == [
+        ("a vs b: client hosts' memory 8 GiB, 16 GiB vs 16 GiB, 32 GiB", "*")]

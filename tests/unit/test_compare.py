@@ -398,3 +398,17 @@ def test_each_system_gets_its_verdict_column_against_the_reference(quick_run):
     assert all(len(row) == len(cephfs_first.columns) for row in cephfs_first.rows)
     assert {(v.a, v.b) for v in cephfs_first.verdicts} == {(("cephfs", "default"), ("glusterfs", "default")),
                                                            (("cephfs", "default"), ("blockdev", "default"))}
+
+
+def test_a_table_of_a_system_per_line_names_the_reference_its_verdicts_are_against():
+    """Two systems in a table of one line per system (fio's percentiles): the verdict column
+    is headed by the reference — the first shown — whose own line has none, and the other's
+    line has its verdict (a header naming the other system was a bug once)."""
+    records = [Measurement("fio", "rr", f"lat_{p}", value * (1 + repeat / 50) * (3 if backend == "cephfs" else 1),
+                           "s", {"job": "rr", "direction": "read"}, backend, "default", "r", repeat)
+               for backend in ("glusterfs", "cephfs") for repeat in range(3)
+               for p, value in (("p50", 1e-3), ("p90", 2e-3), ("p99", 3e-3), ("p99.9", 6e-3))]
+    table = next(t for t in tables(records, Systems()) if t.title.startswith("fio total latency percentiles"))
+    assert table.columns[2] == "system" and table.columns[-1] == "vs GlusterFS", table.columns
+    lines = {row[2]: row[-1] for row in table.rows}
+    assert lines["GlusterFS"] == "" and "GlusterFS" in lines["CephFS"] and "faster" in lines["CephFS"], lines

@@ -106,8 +106,74 @@ def test_like_refuses_a_config_that_names_its_own_sites_hosts_or_paths(tmp_path)
     with pytest.raises(BadInput) as caught:
         cli._plan_like(args, {})
     assert "its config names its own site's hosts, paths or devices" in caught.value.message
-    assert "backends[0].options.path = /srv/x" in caught.value.message
-    assert "workloads[0].options.servers = 203.0.113.5,8765, client.example.org" in caught.value.message
+    assert 'backends[0].options.path = "/srv/x"' in caught.value.message
+    assert 'workloads[0].options.servers = ["203.0.113.5,8765", "client.example.org"]' in caught.value.message
+
+
+def bundle_of(tmp_path: Path, config: dict) -> Path:
+    """A bundle of a run that stored ``config`` as it is (a stranger's: never validated here)."""
+    store = Store(tmp_path / "a")
+    try:
+        store.begin_run("20270101-000000-abcdef", config, "0" * 64, {"hostname": "vendor"}, "run")
+        store.finish_run("20270101-000000-abcdef", "complete")
+        bundle.export(store, "20270101-000000-abcdef", tmp_path / "r.tar.gz", {})
+    finally:
+        store.close()
+    return tmp_path / "r.tar.gz"
+
+
+def test_like_refuses_a_site_field_before_any_plugin_reads_the_file_it_names(tmp_path, monkeypatch):
+    (tmp_path / "vendor.fio").write_text("[job]\nrw=read\nsize=1m\n")  # (a job file that exists here too)
+    read: list[object] = []
+    import workloads.fio.profiles as profiles
+    monkeypatch.setattr(profiles, "checked_job_file", lambda path: read.append(path) or "")
+    config = {"environment": {"kind": "local"}, "backends": [{"name": "localdir"}],
+              "workloads": [{"name": "fio", "options": {"job_file": str(tmp_path / "vendor.fio")}},
+                            {"name": "smallfile"}],
+              "sweep": {"servers": [["198.51.100.7"]]}}
+    args = cli.build_parser().parse_args(["run", "--like", str(bundle_of(tmp_path, config))])
+    with pytest.raises(BadInput) as caught:
+        cli._plan_like(args, {})
+    assert read == []  # (refused from the config as given: the job file was never opened)
+    assert 'workloads[0].options.job_file = "/' in caught.value.message
+    assert 'sweep.servers = ["198.51.100.7"]' in caught.value.message
+    # the same config from this site reads its job file (the check is what stopped it)
+    build_plan({k: v for k, v in config.items() if k != "sweep"})
+    assert read
+    # a sweep's option is checked against every workload, not only those the config names
+    # (none named: every installed one runs, fio among them)
+    read.clear()
+    bare = {"environment": {"kind": "local"}, "backends": [{"name": "blockdev"}],
+            "sweep": {"job_file": [str(tmp_path / "vendor.fio")]}}
+    args = cli.build_parser().parse_args(["run", "--like", str(bundle_of(tmp_path / "bare", bare))])
+    with pytest.raises(BadInput, match=r"sweep\.job_file = "):
+        cli._plan_like(args, {})
+    assert read == []
+
+
+def test_a_site_field_is_found_in_a_model_within_a_model_and_its_value_shown_escaped():
+    from pydantic import AliasChoices, BaseModel, Field
+
+    from harness.api.model import SITE, site_given
+
+    class Inner(BaseModel):
+        host: str | None = Field(None, json_schema_extra=SITE)
+        size: int = 1
+
+    class Outer(BaseModel):
+        one: Inner | None = None
+        many: list[Inner] = []
+        named: dict[str, Inner] | None = None
+        other: str | None = Field(None, json_schema_extra=SITE, validation_alias=AliasChoices("other", "elsewhere"))
+        aliased: str | None = Field(None, json_schema_extra=SITE, alias="the-host")
+
+    found = site_given(Outer, {"one": {"host": "a\u202eb"}, "many": [{"size": 2}, {"host": None}, {"host": "c" * 200}]},
+                       "x")
+    assert found == ['x.one.host = "a\\u202eb"', f'x.many.host = "{"c" * 158}…']
+    assert site_given(Outer, {"one": "not an object", "many": 5}, "x") == []
+    # a field read by another name, and a model as a mapping's value, are found too
+    assert site_given(Outer, {"elsewhere": "h1", "the-host": "h2", "named": {"a": {"host": "h3"}}}, "x") == [
+        'x.named.host = "h3"', 'x.other = "h1"', 'x.aliased = "h2"']
 
 
 

@@ -40,3 +40,22 @@ def test_a_lab_run_on_a_saturated_host_says_why_no_cell_has_a_verdict(tmp_path):
     gluster = next(s for s in view.summary if s.startswith("GlusterFS — "))
     assert "bottleneck: the busiest was a client's network out" in gluster
     assert re.search(r"A GiB moved cost largefile [\d.]+ CPU-s/GiB on the clients, [\d.]+ on the servers", gluster)
+
+
+def test_with_no_more_wins_either_side_the_line_is_led_by_the_faster_median():
+    """No cell has a winner (none significant): the line says so, and gives the ratio as
+    one no verdict rests on, from the side whose median is the faster ('1.25× as fast',
+    never '0.80× as fast as' the slower one, nor 'faster in 0 of 3')."""
+    from harness.report.compare import Verdict
+
+    a, b = ("glusterfs", "default"), ("cephfs", "default")
+    p = summary.Pairing("largefile", "elapsed", a, b, [
+        Verdict(a, b, "elapsed", "", None, ratio, "not significant", (), (2, 2)) for ratio in (0.7, 0.8, 1.1)])
+    line = summary.pairing_line(p, lambda k: k[0])
+    assert line == ("largefile (elapsed), cephfs vs glusterfs: neither faster in any of the 3 comparable cells; their "
+                    "ratio, on which no verdict rests: cephfs 1.25× as fast as glusterfs (median; range 0.91×–1.43×). "
+                    "No verdict in 3 cells: 3 no significant difference."), line
+    # more wins lead, whatever the median says (the counts come first, and the ratio is as measured)
+    p.verdicts[2] = Verdict(a, b, "elapsed", "", a, 1.1, None, (), (2, 2))
+    assert summary.pairing_line(p, lambda k: k[0]).startswith("largefile (elapsed), glusterfs vs cephfs: glusterfs "
+                                                              "faster in 1 of 3 comparable cells; glusterfs 0.80×")
