@@ -57,6 +57,14 @@ def cells(root: Path, n: int) -> None:
         store.close()
 
 
+def has_cells(root: Path) -> bool:
+    store = Store(root)
+    try:
+        return bool(store.cell_rows(RUN_ID))
+    finally:
+        store.close()
+
+
 def run_bytes(root: Path) -> int:
     """The run's share of the store: its database, and its raw outputs' directory."""
     raw = root / "raw" / RUN_ID
@@ -73,6 +81,7 @@ def main() -> int:
             root = (keep or Path(tmp)) / f"n{n}"
             if not (root / DB_NAME).exists():
                 fill(root, n)
+            if not has_cells(root):  # (nor cells)
                 cells(root, n)
             if not (root / "raw" / RUN_ID).is_dir():  # (a store --keep kept from bench/compare_speed has none)
                 raw_outputs(root, n)

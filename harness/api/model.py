@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import types
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
@@ -235,8 +235,7 @@ def site_given(cls: type[BaseModel], data: Any, where: str) -> list[str]:
             if isinstance(extra, dict) and extra.get("site") and value is not None \
                     and value != info.get_default(call_default_factory=True):
                 found.append(f"{where}.{name} = {_shown(value)}")
-            items = [*(value if isinstance(value, list) else [value]),
-                     *(value.values() if isinstance(value, dict) and _mapping(info.annotation) else [])]
+            items = list(_objects(value, _mapping(info.annotation)))
             for inner in _models_in(info.annotation):
                 for item in items:
                     found += site_given(inner, item, f"{where}.{name}")
@@ -257,6 +256,21 @@ def _shown(value: Any) -> str:
     except (ValueError, TypeError, RecursionError):
         text = f"(a {type(value).__name__})"
     return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _objects(value: Any, mapping: bool, depth: int = 0) -> Iterator[dict[str, Any]]:
+    """The objects a value holds that a model may be read from: itself, those in its lists,
+    and (``mapping``: a field whose type is or holds a mapping) its values — at any depth."""
+    if depth > 16:  # (no config nests deeper; a stranger's may)
+        return
+    if isinstance(value, dict):
+        yield value
+        if mapping:
+            for v in value.values():
+                yield from _objects(v, mapping, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _objects(v, mapping, depth + 1)
 
 
 def _mapping(annotation: Any) -> bool:

@@ -95,17 +95,20 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
         ratios = [v.ratio if lead == p.a else 1 / v.ratio for v in comparable if v.ratio]
         wins = p.wins(lead)
         cells = f"{len(comparable)} comparable cell{'s' if len(comparable) != 1 else ''}"
-        if wins:
+        tie = wins == p.wins(other)
+        if not wins:
+            text = f"neither faster in any of {'the ' if len(comparable) > 1 else ''}{cells}"
+        else:
             text = f"{name(lead)} faster in {wins} of {cells}"
             if p.wins(other):
                 text += f", {name(other)} in {p.wins(other)}"
-        else:  # (a ratio no cell's verdict rests on is said as such, never as who is faster)
-            text = f"neither faster in any of {'the ' if len(comparable) > 1 else ''}{cells}"
         single = sum(1 for v in p.verdicts if v.winner is not None and min(v.n) < 2)
         if single:
             text += f" ({single} of these verdicts from one run a side)"
-        # (a ratio of speeds, whatever the metric: for a time it is the other's over its own)
-        text += ("; " if wins else "; their ratio, on which no verdict rests: ") \
+        # (a ratio of speeds, whatever the metric: for a time it is the other's over its own;
+        # where the verdicts name no side, it is said as a ratio that names none either)
+        text += ("; their ratio, on which no verdict rests: " if not wins else
+                 "; their ratio, which names no side (as many verdicts each): " if tie else "; ") \
             + (f"{name(lead)} {_times(median(ratios))} as fast as {name(other)}"
                + (f" (median; range {_times(min(ratios))}–{_times(max(ratios))})" if len(ratios) > 1 else ""))
     else:

@@ -5,6 +5,7 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -97,13 +98,19 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     if with_tables and not built:
         header.append(f"({len(raw)} measurements stored, none of which a table shows: see --format json)"
                       if raw else "(no measurements stored for this run)")
+    # (a stored run is a stranger's: no text of it makes a second line, or one without end)
+    header = [files.printable(line, HEADER_MOST) for line in header]
     view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
     # the costs per GiB of the cells, and the answer the outputs open with
     view.records, view.summary = summary.complete(view.records, view.tables, systems, with_tables)
     # (the answer's order: the verdicts, what each holds, then bottlenecks and costs)
     at = min(len(summary.pairings(view.tables)), len(view.summary)) if view.summary else 0
     view.summary[at:at] = [line for t in held for line in load.summary_lines(t)]
+    view.summary = [files.printable(line, HEADER_MOST) for line in view.summary]
     return view
+
+
+HEADER_MOST = 4000  # characters of one line of a header or of the answer
 
 
 def run_names(infos: dict[str, RunInfo]) -> dict[str, str]:
@@ -148,6 +155,8 @@ def _across(infos: dict[str, RunInfo], systems: Systems) -> tuple[dict[SystemKey
     return found, [f"  across the runs: {line}" for line in why_not]
 
 
+_ABSENT = object()  # (a key a config has not, which no value it has equals: not even null)
+
 # what of a stored config is not the work: where and how many times it ran, and what the
 # report judges it by
 NOT_THE_WORK = ("environment", "limits", "repeat", "slo")
@@ -159,8 +168,10 @@ def _same_work(first: RunInfo, other: RunInfo) -> list[str]:
     workloads runs every one, with its defaults) — and the dfsbench and the tools that ran
     it (another version's default is other work). Empty: the same work."""
     ca, cb = (info.config if isinstance(info.config, dict) else {} for info in (first, other))
-    keys = sorted(str(k) for k in set(ca) | set(cb) if k not in NOT_THE_WORK and ca.get(k) != cb.get(k))
-    out = [f"their configs differ in {', '.join(keys)}"] if keys else []
+    keys = sorted(str(k) for k in set(ca) | set(cb)
+                  if k not in NOT_THE_WORK and ca.get(k, _ABSENT) != cb.get(k, _ABSENT))
+    more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
+    out = [f"their configs differ in {', '.join(keys[:10])}{more}"] if keys else []
     for key in ("dfsbench", "tools"):
         va, vb = first.host.get(key), other.host.get(key)
         if va is None or va != vb:
@@ -174,9 +185,11 @@ def _tools(value: Any) -> Any:
 
 def _judged_across(built: list[Table], systems: Systems) -> list[str]:
     """The pairs the tables judged across two runs shown apart (a system of a later run
-    against itself in the first), as the header says them: only those a verdict was
-    drawn for."""
-    pairs = dict.fromkeys(pair for t in built for v in t.verdicts
+    against itself in the first), as the header says them: only those of a cell both sides
+    measured fit to compare (a winner, or no significant difference) — as the answer counts
+    comparable cells (:meth:`harness.report.summary.Pairing.comparable`)."""
+    pairs = dict.fromkeys(pair for t in built for v in t.verdicts if v.reason not in ("flags", "missing")
+                          and v.ratio is not None  # (a cell both sides measured fit to compare)
                           for pair in ((v.a, v.b), (v.b, v.a)) if systems.across.get(pair[0]) == pair[1])
     if not pairs:
         return []
@@ -265,7 +278,9 @@ def _settings(d: dict[str, Any], facts: SystemFacts) -> dict[str, Any]:
 
 
 # description keys that change the numbers of every system (each system's facts add its own)
-TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "client", "fs_type", "version", "mounted_by")
+# (and the tools that ran on client hosts other than this one, per target)
+TOPOLOGY = ("environment", "link", "client_hosts", "replicas", "client", "fs_type", "version", "mounted_by",
+            "tools", "tools_by_host")
 
 
 def _client_hosts(info: RunInfo) -> dict[str, dict[str, Any]]:
@@ -320,13 +335,15 @@ def _differ(first: RunInfo, other: RunInfo, systems: Systems) -> list[tuple[str,
         for key in ("cpus", "memory", "kernel"):
             va, vb = ([f.get(key) for f in hosts.values()] for hosts in (ca, cb))
             if not _same_facts(va, vb, key):
-                notes.append((f"{pair}: client hosts' {key} {_facts(va, key) or 'none (the harness host)'} vs "
-                              f"{_facts(vb, key) or 'none (the harness host)'}", "*"))
+                ta, tb = _two_facts(va, vb, key)
+                notes.append((f"{pair}: client hosts' {key} {ta or 'none (the harness host)'} vs "
+                              f"{tb or 'none (the harness host)'}", "*"))
     else:
         for key in ("cpus", "memory", "kernel"):
             one, two = [first.host.get(key)], [other.host.get(key)]
             if not _same_facts(one, two, key):
-                notes.append((f"{pair}: client {key} {_facts(one, key)} vs {_facts(two, key)}", "*"))
+                ta, tb = _two_facts(one, two, key)
+                notes.append((f"{pair}: client {key} {ta} vs {tb}", "*"))
     return notes
 
 
@@ -354,13 +371,22 @@ def _same_facts(a: list[Any], b: list[Any], key: str) -> bool:
     return all(alike(x, y) for x, y in zip(a, b))
 
 
-def _facts(values: list[Any], key: str) -> str:
-    """Hosts' facts as a person reads them, in order: memory in binary units."""
+def _facts(values: list[Any], key: str, exact: bool = False) -> str:
+    """Hosts' facts as a person reads them, in order: memory in binary units (``exact``:
+    in MiB, where two that differ would read alike)."""
     def one(v: Any) -> str:
-        if key == "memory" and isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-            return size(v)
+        if key == "memory" and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1 << 80:
+            return f"{v / (1 << 20):,.0f} MiB" if exact else size(int(v))
         return str(v)
     return ", ".join(one(v) for v in _ordered(values))
+
+
+def _two_facts(a: list[Any], b: list[Any], key: str) -> tuple[str, str]:
+    """Two hosts' facts found to differ, as a person tells them apart."""
+    ta, tb = _facts(a, key), _facts(b, key)
+    def read(text: str) -> str:  # ('2 GiB' and '2.0 GiB' read alike)
+        return re.sub(r"\d+(?:\.\d+)?", lambda m: str(float(m.group())), text)
+    return (ta, tb) if read(ta) != read(tb) else (_facts(a, key, exact=True), _facts(b, key, exact=True))
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -164,7 +164,7 @@ def measured_on_the_client_nodes(lab_dir: Path, env: dict[str, str], tmp_path: P
 environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}, sample_every_s: 4}}
 backends: [glusterfs, cephfs, seaweedfs]
 workloads:
-  - {name: largefile, options: {sizes: [128MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 5}}
+  - {name: largefile, options: {sizes: [128MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 9}}
   - {name: smallfile, clients: all, options: {files: [64], file_size: 4KiB, threads: 2}}
   - {name: iperf3, options: {seconds: 2}}
   - {name: fio, options: {all_clients: true, size: 32MiB, runtime_s: 3,
@@ -236,7 +236,8 @@ workloads:
         assert p["injected"] - p["measured_from"] >= 0.5, p
         # (the lab's failure detection: Ceph marks an OSD down within 4 s of its last
         # heartbeat, GlusterFS takes a brick offline within 5 s, SeaweedFS's master drops a
-        # volume server whose stream to it broke)
+        # volume server whose stream to it broke — so the node stays down 8 s: with 4 s, under
+        # a loaded host, a system once had not noticed before the node was back)
         assert p["injected"] < p["noticed"] <= p["restored"] and p["noticed"] - p["injected"] < 8, p
         assert fault["value"] == pytest.approx(p["healthy"] - p["restored"])
         assert p["verified"].startswith("yes") and "read on client2" in p["verified"], p

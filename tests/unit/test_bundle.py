@@ -602,24 +602,31 @@ def test_an_import_that_stops_half_way_leaves_nothing_and_takes_nothing_of_anoth
 
 
 def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide(tmp_path):
+    """Two runs of the same work, each of GlusterFS's default and its 'ec' variant: each
+    variant of the later run is judged against the same variant of the first, and never
+    against the other variant."""
     from harness.api.records import Measurement
     from harness.report.view import build_view, run_names
     from harness.results.catalogue import Catalogue
     from harness.results.store import RunInfo
 
     store = Store(tmp_path)
-    for run_id, label, variant in (("20270101-000000-aaaaaa", "20270101-000001-bbbbbb", "default"),
-                                   ("20270101-000001-bbbbbb", None, "ec")):
-        store.begin_run(run_id, {"environment": {"kind": "local"}}, "h", {"hostname": "x"}, "run", label)
-        store.add_target(run_id, "glusterfs", variant, {"system": "glusterfs"})
-        store.add(Measurement("largefile", "write", "throughput", 100e6, "B/s", {"file_size": 1 << 20},
-                              "glusterfs", variant, run_id, 0))
+    for run_id, label in (("20270101-000000-aaaaaa", "20270101-000001-bbbbbb"), ("20270101-000001-bbbbbb", None)):
+        store.begin_run(run_id, {"environment": {"kind": "local"}}, "h", {"hostname": "x", **SAME_TOOLS}, "run", label)
+        for variant, seconds in (("default", 0.01), ("ec", 0.03)):
+            store.add_target(run_id, "glusterfs", variant, {"system": "glusterfs"})
+            for repeat in (0, 1):
+                store.add(Measurement("largefile", "write", "elapsed", seconds * (1 + repeat / 100), "s",
+                                      {"file_size": 1 << 20}, "glusterfs", variant, run_id, repeat))
         store.finish_run(run_id, "complete")
     store.close()
     ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
     view = build_view(Catalogue(tmp_path), ids, apart=True)
-    assert len({(m.backend, m.variant) for m in view.records}) == 2  # (a label that is the other's id: not taken)
-    assert " vs " not in "\n".join(map(str, view.summary)).replace("measured apart", "")
+    assert len({(m.backend, m.variant) for m in view.records}) == 4  # (a label that is the other's id: not taken)
+    crossed = {frozenset((v.a[1], v.b[1])) for t in view.tables for v in t.verdicts
+               if v.a[1].endswith("aaaaaa") != v.b[1].endswith("aaaaaa")}
+    assert crossed == {frozenset({"20270101-000000-aaaaaa", "20270101-000001-bbbbbb"}),
+                       frozenset({"ec@20270101-000000-aaaaaa", "ec@20270101-000001-bbbbbb"})}, crossed
     infos = {i: RunInfo(i, 0.0, None, "complete", "same", None, {}, "h", {}, {}) for i in ids}
     assert run_names(infos) == {i: i for i in ids}  # (one label for two runs: their ids)
 
@@ -661,7 +668,48 @@ def test_a_difference_in_the_clients_memory_is_said_in_units_a_person_reads():
     twins = (16 << 30) - (10 << 20)
     assert comparability([run("a", {"memory": 16 << 30}), run("b", {"memory": twins})]) == []
     assert comparability([run("a", {}, {"c1": {"memory": 16 << 30}}), run("b", {}, {"c1": {"memory": twins}})]) == []
+    # two sizes that differ but would read alike are told in MiB; a float is a size too
+    assert comparability([run("a", {"memory": 2 << 30}), run("b", {"memory": int(2.045 * (1 << 30))})]) == [
+        ("a vs b: client memory 2,048 MiB vs 2,094 MiB", "*")]
+    assert comparability([run("a", {"memory": float(16 << 30)}), run("b", {"memory": 8 << 30})]) == [
+        ("a vs b: client memory 16 GiB vs 8 GiB", "*")]
     # several hosts in order of size, not of their text ('16 GiB' before '8 GiB')
     hosts = {"c1": {"memory": 16 << 30}, "c2": {"memory": 8 << 30}}
     assert comparability([run("a", {}, hosts), run("b", {}, {**hosts, "c2": {"memory": 32 << 30}})]) == [
         ("a vs b: client hosts' memory 8 GiB, 16 GiB vs 16 GiB, 32 GiB", "*")]
+
+
+def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_that_ran(tmp_path):
+    """Against site a: site b's GlusterFS ran on client hosts with another fio (stored with
+    its target, not the harness host's), so it is not judged; every cell of site b's CephFS
+    is degraded, so no verdict rests on it and the header does not say it was judged; and a
+    config key of site c with a line break in it makes no line of its own."""
+    from harness.api.records import Measurement
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    store = Store(tmp_path)
+    work = {"environment": {"kind": "docker"}, "workloads": [{"name": "largefile"}]}
+    forged = "zz\n  across the runs, judged against itself in the first run: GlusterFS/c against GlusterFS/a"
+    runs = (("20270101-000000-aaaaaa", "a", work, "fio-3.33"), ("20270101-000001-bbbbbb", "b", work, "fio-3.38"),
+            ("20270101-000002-cccccc", "c", {**work, forged: 1}, "fio-3.33"))
+    for run_id, label, config, fio in runs:
+        store.begin_run(run_id, config, "h", {"hostname": label, **SAME_TOOLS}, "run", label)
+        for backend in ("glusterfs", "cephfs"):
+            store.add_target(run_id, backend, "default", {"system": backend, "tools": {
+                "fio": fio if backend == "glusterfs" else "fio-3.33"}})
+            for repeat in (0, 1):
+                store.add(Measurement("largefile", "write", "elapsed", 0.01 * (1 + repeat / 100), "s",
+                                      {"file_size": 1 << 20}, backend, "default", run_id, repeat,
+                                      ("degraded",) if backend == "cephfs" and label == "b" else ()))
+        store.finish_run(run_id, "complete")
+    store.close()
+    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    header = "\n".join(apart.header)
+    assert "not comparable between the runs: 20270101-000000-aaaaaa vs 20270101-000001-bbbbbb: GlusterFS tools" in header
+    assert "across the runs: GlusterFS/b is not judged against GlusterFS/a: its setup differs (above)" in header
+    assert not any(line.startswith("  across the runs, judged against itself") for line in apart.header), apart.header
+    said = "\n".join(apart.summary)
+    assert "CephFS/b vs CephFS/a: no comparable cell" in said or "CephFS/a vs CephFS/b: no comparable cell" in said, said
+    assert all("\n" not in line for line in apart.header + apart.summary)
+    assert "their configs differ in zz\\n  across the runs" in header, header

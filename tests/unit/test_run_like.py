@@ -175,6 +175,12 @@ def test_a_site_field_is_found_in_a_model_within_a_model_and_its_value_shown_esc
     assert site_given(Outer, {"elsewhere": "h1", "the-host": "h2", "named": {"a": {"host": "h3"}}}, "x") == [
         'x.named.host = "h3"', 'x.other = "h1"', 'x.aliased = "h2"']
 
+    class Deeper(BaseModel):  # (models in a mapping of lists, and in a list of lists)
+        groups: dict[str, list[Inner]] = {}
+        rows: list[list[Inner]] = []
+    assert site_given(Deeper, {"groups": {"a": [{"host": "h4"}]}, "rows": [[{"size": 1}, {"host": "h5"}]]}, "x") == [
+        'x.groups.host = "h4"', 'x.rows.host = "h5"']
+
 
 
 def test_like_refuses_what_would_change_the_work(tmp_path):

@@ -55,6 +55,12 @@ def test_with_no_more_wins_either_side_the_line_is_led_by_the_faster_median():
     assert line == ("largefile (elapsed), cephfs vs glusterfs: neither faster in any of the 3 comparable cells; their "
                     "ratio, on which no verdict rests: cephfs 1.25× as fast as glusterfs (median; range 0.91×–1.43×). "
                     "No verdict in 3 cells: 3 no significant difference."), line
+    # as many wins each: the ratio names no side either
+    p.verdicts[0] = Verdict(a, b, "elapsed", "", b, 0.7, None, (), (2, 2))
+    p.verdicts[2] = Verdict(a, b, "elapsed", "", a, 1.1, None, (), (2, 2))
+    assert "cephfs faster in 1 of 3 comparable cells, glusterfs in 1; their ratio, which names no side (as many " \
+           "verdicts each): cephfs 1.25× as fast as glusterfs" in summary.pairing_line(p, lambda k: k[0])
+    p.verdicts[0] = Verdict(a, b, "elapsed", "", None, 0.7, "not significant", (), (2, 2))
     # more wins lead, whatever the median says (the counts come first, and the ratio is as measured)
     p.verdicts[2] = Verdict(a, b, "elapsed", "", a, 1.1, None, (), (2, 2))
     assert summary.pairing_line(p, lambda k: k[0]).startswith("largefile (elapsed), glusterfs vs cephfs: glusterfs "
