@@ -165,18 +165,18 @@ NOT_THE_WORK = ("environment", "limits", "repeat", "slo")
 def _same_work(first: RunInfo, other: RunInfo) -> list[str]:
     """How two runs' work differs, positively: their configs (but :data:`NOT_THE_WORK`) key
     by key — a key one has and the other has not differs too (a config that names no
-    workloads runs every one, with its defaults) — and the dfsbench and the tools that ran
-    it (another version's default is other work). Empty: the same work."""
+    workloads runs every one, with its defaults) — and the dfsbench that ran it (another
+    version's default is other work; the tools that ran are each system's, compared by
+    :func:`_differ`). Empty: the same work."""
     ca, cb = (info.config if isinstance(info.config, dict) else {} for info in (first, other))
     keys = sorted(str(k) for k in set(ca) | set(cb)
                   if k not in NOT_THE_WORK and ca.get(k, _ABSENT) != cb.get(k, _ABSENT))
     more = f" and {len(keys) - 10} more" if len(keys) > 10 else ""
     out = [f"their configs differ in {', '.join(keys[:10])}{more}"] if keys else []
-    for key in ("dfsbench", "tools"):
-        va, vb = first.host.get(key), other.host.get(key)
-        if va is None or va != vb:
-            out.append(f"{key} {_stated(_tools(va))} vs {_stated(_tools(vb))}")
-    return out
+    va, vb = first.host.get("dfsbench"), other.host.get("dfsbench")
+    if va is None or va != vb:
+        out.append(f"dfsbench {_stated(va)} vs {_stated(vb)}")
+    return out  # (the tools that ran: each system's, :func:`_described`)
 
 
 def _tools(value: Any) -> Any:
@@ -325,9 +325,10 @@ def _differ(first: RunInfo, other: RunInfo, systems: Systems) -> list[tuple[str,
         for key in dict.fromkeys((*TOPOLOGY, *fa.topology, *fb.topology)):
             if key == "environment" and _section(first, "environment") != _section(other, "environment"):
                 continue  # (said of the runs, below)
-            if da.get(key) != db.get(key):
-                notes.append((f"{pair}: {systems.name(target)} {key} {_stated(da.get(key), key)} vs "
-                              f"{_stated(db.get(key), key)}", None if key == "environment" else target))
+            va, vb = _described(first, da, key), _described(other, db, key)
+            if va != vb:
+                notes.append((f"{pair}: {systems.name(target)} {key} {_stated(va, key)} vs "
+                              f"{_stated(vb, key)}", None if key == "environment" else target))
         if fa.layout != fb.layout:
             notes.append((f"{pair}: {systems.name(target)} layout {fa.layout} vs {fb.layout}", target))
     ca, cb = _client_hosts(first), _client_hosts(other)
@@ -369,6 +370,14 @@ def _same_facts(a: list[Any], b: list[Any], key: str) -> bool:
             return abs(x - y) <= MEMORY_SAME * max(abs(x), abs(y))
         return bool(x == y)
     return all(alike(x, y) for x, y in zip(a, b))
+
+
+def _described(info: RunInfo, d: dict[str, Any], key: str) -> Any:
+    """What a run's attachment says of ``key``: the tools that ran are its client hosts'
+    where it had others, else this run's host's (a local client's)."""
+    if key == "tools" and d.get(key) is None:
+        return info.host.get("tools")
+    return d.get(key)
 
 
 def _facts(values: list[Any], key: str, exact: bool = False) -> str:
@@ -436,6 +445,8 @@ def _environments(first: RunInfo, other: RunInfo, pair: str) -> list[tuple[str, 
 def _stated(value: Any, key: str = "") -> str:
     if key == "link" and isinstance(value, (int, float)) and not isinstance(value, bool):
         return rate(value)
+    if key.startswith("tools") and isinstance(value, dict):
+        return _tools(value) or "none"
     return "not stated" if value is None or value == "" else str(value)
 
 

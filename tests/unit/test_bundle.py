@@ -713,3 +713,20 @@ def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_t
     assert "CephFS/b vs CephFS/a: no comparable cell" in said or "CephFS/a vs CephFS/b: no comparable cell" in said, said
     assert all("\n" not in line for line in apart.header + apart.summary)
     assert "their configs differ in zz\\n  across the runs" in header, header
+
+
+def test_the_tools_a_local_client_ran_are_the_hosts_and_match_a_client_hosts_same_tools():
+    """A local run's attachments say no tools (its client was the harness host, whose tools
+    ran); a container run's say its client hosts'. The same fio on both is no difference;
+    another is, for that system, said as a person reads it."""
+    from harness.report.view import comparability
+    from harness.results.store import RunInfo
+
+    def run(i, host_tools, target_tools):
+        d = {"system": "glusterfs", **({"tools": target_tools} if target_tools else {})}
+        return RunInfo(i, 0.0, None, "complete", None, None, {}, "h", {"tools": host_tools},
+                       {("glusterfs", "default"): d})
+    local = run("a", {"fio": "fio-3.33"}, None)
+    assert comparability([local, run("b", {"fio": "not installed"}, {"fio": "fio-3.33"})]) == []
+    assert comparability([local, run("c", {"fio": "fio-3.33"}, {"fio": "fio-3.38"})]) == [
+        ("a vs c: GlusterFS tools fio fio-3.33 vs fio fio-3.38", ("glusterfs", "default"))]
