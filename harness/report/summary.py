@@ -97,7 +97,8 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
         cells = f"{len(comparable)} comparable cell{'s' if len(comparable) != 1 else ''}"
         tie = wins == p.wins(other)
         if not wins:
-            text = f"neither faster in any of {'the ' if len(comparable) > 1 else ''}{cells}"
+            text = f"neither faster in any of the {cells}" if len(comparable) > 1 else \
+                "neither faster in the one comparable cell"
         else:
             text = f"{name(lead)} faster in {wins} of {cells}"
             if p.wins(other):

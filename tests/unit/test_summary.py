@@ -55,6 +55,10 @@ def test_with_no_more_wins_either_side_the_line_is_led_by_the_faster_median():
     assert line == ("largefile (elapsed), cephfs vs glusterfs: neither faster in any of the 3 comparable cells; their "
                     "ratio, on which no verdict rests: cephfs 1.25× as fast as glusterfs (median; range 0.91×–1.43×). "
                     "No verdict in 3 cells: 3 no significant difference."), line
+    one = summary.Pairing("fio", "iops", a, b, [Verdict(a, b, "iops", "", None, 1.2, "n=1", (), (1, 1))])
+    assert summary.pairing_line(one, lambda k: k[0]).startswith(
+        "fio (iops), glusterfs vs cephfs: neither faster in the one comparable cell; their ratio, on which no verdict "
+        "rests: glusterfs 1.20× as fast as cephfs. No verdict in 1 cell")
     # as many wins each: the ratio names no side either
     p.verdicts[0] = Verdict(a, b, "elapsed", "", b, 0.7, None, (), (2, 2))
     p.verdicts[2] = Verdict(a, b, "elapsed", "", a, 1.1, None, (), (2, 2))
