@@ -148,7 +148,8 @@ def start(tmp_path: Path, config: str) -> Watched:
     """``dfsbench run`` of ``config`` on a local lab of its own, watched."""
     (tmp_path / "run.yaml").write_text(config)
     lab, results = tmp_path / "lab", tmp_path / "results"
-    env = {**os.environ, "DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(results)}
+    env = {**os.environ, "DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(results),
+           "PYTHONFAULTHANDLER": "1"}  # (a run that hangs shows its stacks: see finish)
     child = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(tmp_path / "run.yaml")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                              start_new_session=True)
@@ -158,12 +159,44 @@ def start(tmp_path: Path, config: str) -> Watched:
     return watched
 
 
+def descendants(pid: int) -> list[str]:
+    """The processes under ``pid`` now, each 'PID COMMAND LINE' (what a hung run waits on)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        except (ValueError, OSError, IndexError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        at = todo.pop()
+        for child, parent in parents.items():
+            if parent == at:
+                todo.append(child)
+                try:
+                    argv = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                except OSError:
+                    argv = "?"
+                found.append(f"{child} {argv.strip()[:200]}")
+    return found
+
+
 def finish(w: Watched, timeout: float = 180) -> int:
-    """The run's exit code, once it ended and its output is read."""
+    """The run's exit code, once it ended and its output is read. A run that has not ended
+    by ``timeout`` fails the test with what it was waiting on: its processes, and each of
+    its threads' Python stack (faulthandler's, on SIGABRT)."""
     try:
         code = w.child.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        w.child.kill()
-        raise AssertionError(f"dfsbench did not stop within {timeout} s:\n{''.join(w.lines)}")
+        waiting = descendants(w.child.pid)
+        os.kill(w.child.pid, signal.SIGABRT)  # (PYTHONFAULTHANDLER: its stacks, to stderr)
+        try:
+            w.child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            w.child.kill()
+        w.done.wait(10)
+        raise AssertionError(f"dfsbench did not stop within {timeout} s; its processes:\n  " + "\n  ".join(waiting)
+                             + f"\nits output:\n{''.join(w.lines)}")
     w.done.wait(10)
     return code
