@@ -61,10 +61,12 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
         raw = [m for run_id in ids for m in catalogue.measurements(run_id, True)]
     infos = {run_id: catalogue.run(run_id) for run_id in ids}
     systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()})
-    differing = comparability(list(infos.values()), systems)  # (of the runs as they are, apart or not)
+    first = next(iter(infos.values()))  # (of the runs as they are, apart or not)
+    by_run = {run_id: _differ(first, other, systems) for run_id, other in list(infos.items())[1:]}
+    differing = [note for notes in by_run.values() for note in notes]  # (:func:`comparability`)
     marked = differing
     if apart:
-        across, not_across = _across(infos, systems)
+        across, not_across = _across(infos, systems, by_run)
         raw, infos = _apart(raw, infos)
         systems = Systems({k: f for info in infos.values() for k, f in info.systems.items()},
                           runs={k: run_id for run_id, info in infos.items() for k in info.targets}, across=across)
@@ -127,11 +129,13 @@ def _apart_key(k: SystemKey, name: str) -> SystemKey:
     return (k[0], name if k[1] == "default" else f"{k[1]}@{name}")
 
 
-def _across(infos: dict[str, RunInfo], systems: Systems) -> tuple[dict[SystemKey, SystemKey], list[str]]:
+def _across(infos: dict[str, RunInfo], systems: Systems,
+            by_run: dict[str, list[tuple[str, Any]]]) -> tuple[dict[SystemKey, SystemKey], list[str]]:
     """Runs shown apart: each system of a later run (as shown apart) against itself in the
     first run — where the two runs did the same work (:func:`_same_work`) and nothing that
-    changes what was measured differs between them, for every system or for it
-    (:func:`comparability`) — and, for each later run, why any system of it is not. What is
+    changes what was measured differs between them, for every system or for it (``by_run``:
+    each later run's differences from the first, :func:`_differ`) — and, for each later
+    run, why any system of it is not. What is
     only said — the kind of environment each ran in — does not stop it: the same work on
     another cluster is the comparison ``run --like`` is for."""
     ids = list(infos)
@@ -141,7 +145,7 @@ def _across(infos: dict[str, RunInfo], systems: Systems) -> tuple[dict[SystemKey
     why_not: list[str] = []
     for run_id in ids[1:]:
         other = infos[run_id]
-        differ = {who for _, who in _differ(first, other, systems)}
+        differ = {who for _, who in by_run[run_id]}
         unlike = _same_work(first, other) + (["what was measured differs (above)"] if "*" in differ else [])
         if unlike:
             why_not.append(f"no system of run {run_id} is judged against the first run's: {'; '.join(unlike)}")
@@ -250,7 +254,7 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
         lines.append(f"  {note}")
     tools = host.get("tools") or {}
     if tools:
-        lines.append("  tools: " + ", ".join(f"{k} {v}" for k, v in sorted(tools.items())))
+        lines.append(f"  tools: {_tools(tools)}")
     for key, d in sorted(info.targets.items()):
         system = info.systems.get(key) or systems.of(key)
         lines.append(f"  {systems.name(key)}: " + ", ".join(system.summary))
