@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -50,20 +51,19 @@ class _Parser(argparse.ArgumentParser):
 
 def _installed(kind: str) -> Callable[[], str]:
     """Every installed plugin of the kind, by name (from the entry points: none is imported)."""
-    return lambda: ", ".join(registry.names(kind)) or "(none installed)"
+    return lambda: ", ".join(files.printable(n, 80) for n in registry.names(kind)) or "(none installed)"
 
 
 def _environments() -> str:
-    shown = [f"{name} (where the config names none)" if name == DEFAULT_ENVIRONMENT else name
+    shown = [f"{name} (where the config names none)" if name == DEFAULT_ENVIRONMENT else files.printable(name, 80)
              for name in registry.names("environment")]
     return ", ".join(shown) or "(none installed)"
 
 
 def _tools() -> str:
-    try:
-        return ", ".join(sorted(registry.tools()))
-    except registry.PluginError as exc:  # (a help that fails helps nobody: it says why it has no list)
-        return f"(not listed: {exc.message}; see 'dfsbench list')"
+    broken = registry.broken("workload")  # (a help that fails helps nobody: it says what it left out)
+    left = f" (and none of {len(broken)} broken workload plugins: see 'dfsbench list')" if broken else ""
+    return ", ".join(sorted(registry.tools())) + left
 
 
 def _members(name: str) -> str:
@@ -243,6 +243,55 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # SIGTERM (e.g. a CI time limit) unwinds like Ctrl-C, so labs and mounts are undone
     signals.install()
+    # whatever a command prints on stdout passes the one escaping rule, line by line: a
+    # stored or imported string (a status, a label, a plugin's words) reaches no terminal raw
+    escaped = _Escaped(sys.stdout)
+    try:
+        with redirect_stdout(escaped):
+            return _main(argv)
+    finally:
+        escaped.flush()
+
+
+class _Escaped(io.TextIOBase):
+    """A text stream that writes each line to ``raw`` as :func:`_shown` shows it: its
+    control characters escaped, a line break kept, and a '\r' only where it ends a line
+    (a CSV line's). Nothing of a line is held back but a last '\r', until what follows it
+    says whether it ends the line."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self._held = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        whole = self._held + text
+        self._held = ""
+        if whole.endswith("\r"):
+            whole, self._held = whole[:-1], "\r"
+        self.raw.write("\n".join(_shown(line) for line in whole.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._held:
+            self.raw.write(_shown(self._held))
+            self._held = ""
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.raw.isatty())
+
+    def fileno(self) -> int:
+        return int(self.raw.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.raw, "encoding", "utf-8"))
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
@@ -257,8 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(_shown(line) for line in f"dfsbench: error: {exc}".split("\n")), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        print(f"dfsbench: interrupted ({exc}); nothing it created is left running, and everything "
-              "measured is stored", file=sys.stderr)
+        print(_shown(f"dfsbench: interrupted ({exc}); nothing it created is left running, and everything "
+                     "measured is stored"), file=sys.stderr)
         return exc.exit_code if isinstance(exc, signals.Interrupted) else 130
     except sqlite3.DatabaseError as exc:  # a store damaged past its header, or locked
         if "locked" in str(exc) or "busy" in str(exc):
@@ -266,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                   "that process (another dfsbench?) to finish, or give another --results directory",
                   file=sys.stderr)
             return 2
-        print(f"dfsbench: error: the results store cannot be read: {exc}\n  hint: it is left as it "
+        print(_shown(f"dfsbench: error: the results store cannot be read: {exc}") + "\n  hint: it is left as it "
               "is; restore it from a copy, or give another --results directory", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. 'dfsbench list | head': the reader went away, not an error
@@ -276,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:  # a path of the user's that is not what it should be, met late
         where = f": {files.printable(exc.filename)}" if exc.filename else ""
-        print(f"dfsbench: error: {exc.strerror or exc}{where}\n  hint: what was measured before is "
+        print(_shown(f"dfsbench: error: {exc.strerror or exc}{where}") + "\n  hint: what was measured before is "
               "stored; check that path", file=sys.stderr)
         return 2
 
@@ -455,24 +504,42 @@ def _print_status(status: LabStatus) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """Every plugin registered, a line each, its name and what it says of itself escaped
+    (a plugin is a stranger's code); one that cannot be used is named BROKEN with why, and
+    the others are listed all the same. Exit 1 where one is broken."""
     broken = 0
-    for kind in ("environment", "backend", "workload"):
+    for kind in ("environment", "backend", "workload", "system"):
         print(f"{kind}s:")
         for name in registry.names(kind):
+            shown = files.printable(name, 80)
             try:
                 cls = registry.load(kind, name)
-            except registry.PluginError as exc:
-                print(f"  {name:<12} BROKEN: {exc.message}")
+            except DfsbenchError as exc:
+                print(f"  {shown:<12} BROKEN: {files.printable(exc.message, 1000)}")
                 broken += 1
                 continue
-            doc = (cls.__module__ and sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
-            print(f"  {name:<12} {doc[0] if doc else ''}")
+            print(f"  {shown:<12} {files.printable(_about(cls), 200)}")
     return 1 if broken else 0
 
 
+def _about(cls: type) -> str:
+    """The first line of what a plugin's module says of itself."""
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    doc = getattr(module, "__doc__", None)
+    lines = doc.strip().splitlines() if isinstance(doc, str) else []
+    return lines[0] if lines else ""
+
+
 def _say_notes(plan: Plan) -> None:
-    for note in plan.notes:
-        print(f"dfsbench: note: {note}", file=sys.stderr)
+    """What the user should hear before the plan runs: its notes, and every installed plugin
+    that cannot be used (a line each: a config that does not name it goes on without it)."""
+    notes = list(plan.notes)
+    for kind in registry.GROUPS:
+        for message in registry.broken(kind).values():
+            if not any(message in note for note in notes):
+                notes.append(f"{message}; left out (a config that names it is refused)")
+    for note in notes:
+        print(_shown(f"dfsbench: note: {note}"), file=sys.stderr)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -595,12 +662,10 @@ MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms
 def _parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
     """The records of a tool's output file, and its bytes as read (once: the file may be a
     pipe, or change)."""
-    parsers = registry.tools()
-    if tool not in parsers:
-        raise BadInput(f"unknown tool '{files.printable(tool)}'; dfsbench parses: {', '.join(sorted(parsers))}")
+    parser = registry.parser(tool)
     data = files.read_bytes(file, f"{tool} output", MAX_TOOL_OUTPUT)
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    records = parsers[tool].parse(text, str(file))
+    records = parser.parse(text, str(file))
     if not records:
         raise BadInput(f"{files.printable(file)}: no {tool} results found in it")
     return records, data

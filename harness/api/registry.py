@@ -1,18 +1,30 @@
 """Plugins found through entry points; built-ins register exactly as a third party would.
 
-An unknown name fails with the list of valid ones; a plugin that breaks its contract
-fails at load time with an error naming the plugin and its entry point.
+A plugin is installed code from someone else: broken, hostile or just old. Whatever it
+does when it is imported, checked or asked for its options, it is named in one line (its
+distribution and entry point) and the others go on; only a config that names it stops.
+An unknown name fails with the list of valid ones; a plugin that breaks its contract fails
+at load time with an error naming the plugin and its entry point. A plugin never replaces
+another silently: two entry points of one name in one group are both refused, naming both
+distributions. A plugin's name is a name by :data:`harness.system.names.RULE`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Literal, overload
+from typing import Any, Literal, overload
+
+from pydantic import ValidationError
 
 from harness.api.contracts import Backend, Environment, Options, Workload
 from harness.api.systems import System
 from harness.errors import BadInput, DfsbenchError
+from harness.system import signals
+from harness.system.files import printable
+from harness.system.names import RULE, is_name
 
 GROUPS = {
     "environment": ("dfsbench.environments", Environment),
@@ -20,6 +32,8 @@ GROUPS = {
     "workload": ("dfsbench.workloads", Workload),
     "system": ("dfsbench.systems", System),
 }
+SCALES = ("quick", "report")  # what a workload's defaults() is asked for (harness.execution.plan)
+SAID_MOST = 300  # what a plugin's own words (an exception's text) may take of a line
 
 
 class PluginError(DfsbenchError):
@@ -27,19 +41,80 @@ class PluginError(DfsbenchError):
 
 
 @cache
-def _entry_points(kind: str) -> dict[str, EntryPoint]:
+def _entry_points(kind: str) -> dict[str, tuple[EntryPoint, ...]]:
     return _all_entry_points().get(GROUPS[kind][0], {})
 
 
 @cache
-def _all_entry_points() -> dict[str, dict[str, EntryPoint]]:
-    """Every group's entry points, from one reading of the installed distributions."""
+def _all_entry_points() -> dict[str, dict[str, tuple[EntryPoint, ...]]]:
+    """Every group's entry points by name, from one reading of the installed distributions:
+    a name registered more than once (by two distributions, or twice by one) keeps every
+    registration, so that none of them is used (:func:`load`)."""
     every = entry_points()
-    return {group: {ep.name: ep for ep in every.select(group=group)} for group, _ in GROUPS.values()}
+    found: dict[str, dict[str, tuple[EntryPoint, ...]]] = {}
+    for group, _ in GROUPS.values():
+        by_name: dict[str, tuple[EntryPoint, ...]] = {}
+        for ep in every.select(group=group):
+            by_name[ep.name] = (*by_name.get(ep.name, ()), ep)
+        found[group] = by_name
+    return found
 
 
 def names(kind: str) -> list[str]:
+    """Every name registered in the kind's group, loadable or not (``list`` says which is
+    broken); as registered: show them with :func:`harness.system.files.printable`."""
     return sorted(_entry_points(kind))
+
+
+def distribution(ep: EntryPoint) -> str:
+    """The distribution an entry point comes from, and where in it, as shown."""
+    dist = getattr(ep, "dist", None)
+    name = None
+    if dist is not None:
+        try:
+            name = dist.metadata["Name"]
+        except Exception:  # (a distribution's metadata is its maker's: unreadable is said, not raised)
+            name = None
+    return f"distribution '{printable(name or 'unknown', 80)}', {printable(ep.value, 120)}"
+
+
+def _plugin(kind: str, name: str, ep: EntryPoint | None = None) -> str:
+    """How an error names a plugin: its kind, name, distribution and entry point."""
+    where = f" ({distribution(ep)})" if ep is not None else ""
+    return f"{kind} plugin '{printable(name, 80)}'{where}"
+
+
+def _genuine(exc: BaseException) -> bool:
+    """A Ctrl-C or SIGTERM that reached dfsbench (not one a plugin raised of itself)."""
+    return isinstance(exc, signals.Interrupted) or signals.cancelled.is_set()
+
+
+def _said(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except BaseException:  # (a plugin's exception whose str() raises says only its type)
+        text = ""
+    return f"{type(exc).__name__}: {printable(text, SAID_MOST)}" if text else type(exc).__name__
+
+
+@contextmanager
+def blamed(kind: str, name: str, doing: str, failed: str = "is broken") -> Iterator[None]:
+    """Run a plugin's own code (its options model, a validator, ``defaults()``, its
+    constructor): whatever it raises but a refusal of the input (pydantic's
+    ValidationError, a DfsbenchError) or a Ctrl-C that reached dfsbench becomes a
+    :class:`PluginError` naming the plugin and what it was doing — an exception of any
+    kind, ``SystemExit`` and ``KeyboardInterrupt`` raised by the plugin included."""
+    try:
+        yield
+    except (ValidationError, DfsbenchError):
+        raise
+    except BaseException as exc:
+        if _genuine(exc):
+            raise
+        eps = _entry_points(kind).get(name, ())
+        raise PluginError(f"{_plugin(kind, name, eps[0] if len(eps) == 1 else None)} {failed}: "
+                          f"{doing} raised {_said(exc)}",
+                          hint="fix or uninstall that plugin; a config that does not name it runs") from None
 
 
 @overload
@@ -55,49 +130,144 @@ def load(kind: str, name: str) -> type: ...
 
 
 def load(kind: str, name: str) -> type:
-    return _load(kind, name)
+    """The plugin class registered as ``name`` in the group of ``kind``; BadInput for a
+    name not registered, PluginError for one that cannot be used (the same error each
+    time it is asked: a plugin is imported once)."""
+    found = _load(kind, name)
+    if isinstance(found, BaseException):
+        raise found
+    return found
 
 
 @cache
-def _load(kind: str, name: str) -> type:
-    """The plugin class registered as ``name`` in the group of ``kind``."""
+def _load(kind: str, name: str) -> type | DfsbenchError:
     eps = _entry_points(kind)
     if name not in eps:
-        valid = ", ".join(sorted(eps)) or "(none: is dfsbench installed? run 'make demo')"
-        raise BadInput(f"unknown {kind} '{name}'; valid {kind}s: {valid}")
-    ep = eps[name]
+        valid = ", ".join(printable(n, 80) for n in sorted(eps)) or "(none: is dfsbench installed? run 'make demo')"
+        return BadInput(f"unknown {kind} '{printable(name, 80)}'; valid {kind}s: {valid}")
+    registered = eps[name]
+    if len(registered) > 1:
+        return PluginError(f"{kind} plugin '{printable(name, 80)}' is registered {len(registered)} times, by "
+                           + " and by ".join(distribution(ep) for ep in registered)
+                           + ": neither is used, since which one is meant is not known",
+                           hint="uninstall the one you do not want (a plugin never replaces another)")
+    ep = registered[0]
+    if not is_name(name):
+        return PluginError(f"{_plugin(kind, name, ep)}: its name is not a name ({RULE}), and a plugin's name "
+                           "becomes part of paths and records", hint="ask its maker to rename it, or uninstall it")
     try:
-        cls = ep.load()
-    except Exception as exc:
-        raise PluginError(f"{kind} plugin '{name}' ({ep.value}) failed to load: {exc}") from exc
-    base = GROUPS[kind][1]
-    problems = []
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        problems.append(f"is not a subclass of {base.__module__}.{base.__name__}")
-    else:
-        if getattr(cls, "name", None) != name:
-            problems.append(f"declares name '{getattr(cls, 'name', None)}' but is registered as '{name}'")
-        opts = getattr(cls, "Options", None)
-        if not (isinstance(opts, type) and issubclass(opts, Options)):
-            problems.append("has an Options attribute that is not a harness.api.contracts.Options model")
-        abstract = sorted(getattr(cls, "__abstractmethods__", ()))
-        if abstract:
-            problems.append(f"does not implement {', '.join(abstract)}")
+        with blamed(kind, name, "importing it", "failed to load"):
+            cls = ep.load()
+        problems = _contract(kind, name, cls)
+        if not problems:
+            _probe(kind, name, cls)
+    except PluginError as exc:
+        return exc
     if problems:
-        raise PluginError(f"{kind} plugin '{name}' ({ep.value}) breaks its contract: "
-                          + "; ".join(problems))
+        return PluginError(f"{_plugin(kind, name, ep)} breaks its contract: " + "; ".join(problems),
+                           hint="fix or uninstall that plugin; a config that does not name it runs")
     found: type = cls
     return found
 
 
-def tools() -> dict[str, type[Workload]]:
-    """``dfsbench parse`` tools: the workloads that read a tool's output, by tool name."""
-    found: dict[str, type[Workload]] = {}
-    for name in names("workload"):
-        cls = load("workload", name)
-        if cls.tool:
-            found[cls.tool] = cls
+def _contract(kind: str, name: str, cls: Any) -> list[str]:
+    """What the class a plugin registered lacks of its kind's contract."""
+    base = GROUPS[kind][1]
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        return [f"is not a subclass of {base.__module__}.{base.__name__}"]
+    problems = []
+    declared = getattr(cls, "name", None)
+    if declared != name:
+        problems.append(f"declares name '{printable(declared, 80)}' but is registered as '{printable(name, 80)}'")
+    opts = getattr(cls, "Options", None)
+    if not (isinstance(opts, type) and issubclass(opts, Options)):
+        problems.append("has an Options attribute that is not a harness.api.contracts.Options model")
+    abstract = sorted(getattr(cls, "__abstractmethods__", ()))
+    if abstract:
+        problems.append(f"does not implement {', '.join(printable(a, 80) for a in abstract)}")
+    display = getattr(cls, "display", None)
+    if display is not None and not (isinstance(display, str) and display.isprintable() and len(display) <= 64):
+        problems.append("declares a display name that is not one line of at most 64 printable characters")
+    suites = getattr(cls, "suites", {})
+    if not (isinstance(suites, dict) and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                             for k, v in suites.items())):
+        problems.append("declares suites that are not a mapping of suite names to places (whole numbers)")
+    tool = getattr(cls, "tool", None) if kind == "workload" else None
+    if tool is not None and not is_name(tool):
+        problems.append(f"declares a tool whose name is not a name ({RULE})")
+    return problems
+
+
+def _probe(kind: str, name: str, cls: Any) -> None:
+    """Ask the plugin what every run asks it first — its defaults at each scale, its options
+    model validating them (a workload's), or nothing given (the others') — so that one whose
+    own code raises is found broken at load, not half-way through a config. A refusal of
+    the values (a required option) is the model's answer, not a fault."""
+    if kind == "workload":
+        for scale in SCALES:
+            with blamed(kind, name, f"its defaults('{scale}')"):
+                given = cls.defaults(scale)
+            if not isinstance(given, dict):
+                raise PluginError(f"{_plugin(kind, name)} is broken: its defaults('{scale}') is not a mapping "
+                                  "of options", hint="fix or uninstall that plugin")
+            _validates(kind, name, cls.Options, given)
+    elif kind != "system":
+        _validates(kind, name, cls.Options, {})
+
+
+def _validates(kind: str, name: str, model: Any, given: dict[str, Any]) -> None:
+    try:
+        with blamed(kind, name, "its options' validation"):
+            model.model_validate(given)
+    except ValidationError:
+        pass
+
+
+def broken(kind: str) -> dict[str, str]:
+    """Every registered plugin of the kind that cannot be used, and why (one line each)."""
+    found = {}
+    for name in names(kind):
+        outcome = _load(kind, name)
+        if isinstance(outcome, DfsbenchError):
+            found[name] = outcome.message
     return found
+
+
+def usable(kind: str) -> dict[str, type]:
+    """Every registered plugin of the kind that loads, by name (the broken ones: :func:`broken`)."""
+    return {name: c for name in names(kind) if isinstance(c := _load(kind, name), type)}
+
+
+def tools() -> dict[str, type[Workload]]:
+    """``dfsbench parse`` tools: the workloads that read a tool's output, by tool name. A
+    tool two workloads claim is neither's (:func:`parser`)."""
+    claimed = _claims()
+    return {tool: by[0] for tool, by in claimed.items() if len(by) == 1}
+
+
+def _claims() -> dict[str, list[type[Workload]]]:
+    claimed: dict[str, list[type[Workload]]] = {}
+    for cls in usable("workload").values():
+        assert issubclass(cls, Workload)  # (what _contract checked)
+        if cls.tool:
+            claimed.setdefault(cls.tool, []).append(cls)
+    return claimed
+
+
+def parser(tool: str) -> type[Workload]:
+    """The workload that reads ``tool``'s output, or an error that says why there is none."""
+    claimed = _claims().get(tool, [])
+    if len(claimed) > 1:
+        raise PluginError(f"the tool '{printable(tool, 80)}' is claimed by the workloads "
+                          + " and ".join(f"'{c.name}' ({distribution(_entry_points('workload')[c.name][0])})"
+                                         for c in claimed)
+                          + ": neither's parser is used, since which one is meant is not known",
+                          hint="uninstall the plugin you do not want")
+    if not claimed:
+        why = "".join(f"; {message}" for message in broken("workload").values())
+        raise BadInput(f"unknown tool '{printable(tool, 80)}'; dfsbench parses: "
+                       f"{', '.join(sorted(tools())) or '(none)'}{why}")
+    return claimed[0]
 
 
 @overload
@@ -109,14 +279,15 @@ def find(kind: str, name: str) -> type | None: ...
 
 
 def find(kind: str, name: str) -> type | None:
-    """The plugin class, or None when no plugin of that name is installed (stored runs and
-    imports may name plugins this installation lacks: they are shown generically)."""
-    try:
-        return load(kind, name)
-    except BadInput:
-        return None
+    """The plugin class, or None when no usable plugin of that name is installed (stored
+    runs and imports may name plugins this installation lacks, or has broken: they are
+    shown generically)."""
+    outcome = _load(kind, name)
+    return outcome if isinstance(outcome, type) else None
 
 
 def systems() -> dict[str, type[System]]:
-    """Every installed storage system, by name."""
-    return {name: load("system", name) for name in names("system")}
+    """Every installed storage system that loads, by name: one that does not is left out
+    (:func:`broken` says why), so that it stops no environment, and no run but one of a
+    backend that needs it."""
+    return usable("system")

@@ -22,10 +22,11 @@ from harness.api.contracts import Backend, Environment, Workload, reaches_past
 from harness.api.faults import FaultSpec
 from harness.api.records import describe_cell
 from harness.api.model import shown, site_given, twice
-from harness.errors import BadInput
+from harness.errors import BadInput, DfsbenchError
 from harness.execution.loader import load_yaml
 from harness.execution.schema import DEFAULT_ENVIRONMENT, ENV_SWEEPS, Config, WorkloadSpec, as_spec
 from harness.system import files
+from harness.system.files import printable
 from harness.units import rate, size
 
 SCALES = ("quick", "report")
@@ -215,6 +216,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
 
     environment = _environment(config)
     backends = _backends(config)
+    _attachable(environment, backends)
     kinds = {b.kind for b in backends}
     specs = config.workloads
     if report_suite and specs is not None:  # e.g. fio from every client node of a lab
@@ -224,7 +226,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         specs = [WorkloadSpec(name=cls.name) for cls in every if cls.accepts & kinds]
     workloads = [_workload(i, spec, config, environment, backends) for i, spec in enumerate(specs)]
     _no_shared_cells(workloads)
-    environment.check_plan(backends, workloads)
+    with registry.blamed("environment", environment.name, "checking the plan"):
+        environment.check_plan(backends, workloads)
     points = _points(config, environment, specs, workloads, backends)
     return Plan(config, environment, backends, workloads, source, notes=tuple(skipped), points=points)
 
@@ -232,8 +235,15 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
 def _workload(i: int, spec: WorkloadSpec, config: Config, environment: Environment, backends: list[Backend],
               swept: dict[str, Any] | None = None) -> Workload:
     """The workload of the config's entry ``i`` (with ``swept``: one option set otherwise,
-    for a point of a sweep)."""
+    for a point of a sweep); what its own code raises on the way is its fault, said as such
+    (harness.api.registry.blamed)."""
     wcls = _plugin("workload", spec.name, f"workloads[{i}].name")
+    with registry.blamed("workload", spec.name, f"checking workloads[{i}]"):
+        return _configured(wcls, i, spec, config, environment, backends, swept)
+
+
+def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environment: Environment,
+                backends: list[Backend], swept: dict[str, Any] | None) -> Workload:
     if not wcls.accepts & {b.kind for b in backends}:
         raise BadInput(f"workloads[{i}]: '{spec.name}' runs on {sorted(wcls.accepts)} targets, "
                        f"and none of the backends provides one")
@@ -319,7 +329,8 @@ def _backends(config: Config) -> list[Backend]:
                            hint="give each configuration of a backend its own variant name")
         seen.add((spec.name, spec.variant))
         try:
-            backends.append(cls(cls.Options.model_validate(spec.options), spec.variant))
+            with registry.blamed("backend", spec.name, f"checking backends[{i}]"):
+                backends.append(cls(cls.Options.model_validate(spec.options), spec.variant))
         except ValidationError as exc:
             raise _options_error(exc, f"backends[{i}].options", cls.Options) from exc
     if not backends:
@@ -505,15 +516,37 @@ def _no_site_fields(config: Config, elsewhere: str) -> None:
 
 
 def _plugin(kind: str, name: str, where: str) -> Any:
-    """The plugin a config names, or an error that says which key named the unknown one."""
+    """The plugin a config names, or an error that says which key named the unknown or
+    broken one."""
     try:
         return registry.load(kind, name)
-    except BadInput as exc:
-        raise BadInput(f"{where}: {exc.message}", exc.hint) from None
+    except DfsbenchError as exc:
+        raise type(exc)(f"{where}: {exc.message}", exc.hint) from None
+
+
+def _attachable(environment: Environment, backends: list[Backend]) -> None:
+    """Refuse a backend whose services the environment does not provide (a storage system
+    whose plugin is broken, or that the environment does not bring up), naming the key."""
+    for j, b in enumerate(backends):
+        missing = sorted(set(b.requires) - set(environment.provides))
+        if not missing:
+            continue
+        broken = registry.broken("system")
+        why = "; ".join(broken[m] for m in missing if m in broken)
+        raise BadInput(f"backends[{j}] ({b.name}/{b.variant}) needs {', '.join(printable(m) for m in missing)}, "
+                       f"which environment '{environment.name}' does not provide"
+                       + (f": {why}" if why else f" (it provides {', '.join(sorted(environment.provides)) or 'none'})"),
+                       hint="fix or install that storage system's plugin" if why else
+                            "run it in an environment that provides it, or leave the backend out")
 
 
 def _environment(config: Config) -> Environment:
     env_cls = _plugin("environment", config.environment.kind, "environment.kind")
+    with registry.blamed("environment", config.environment.kind, "checking the environment"):
+        return _environment_of(env_cls, config)
+
+
+def _environment_of(env_cls: Any, config: Config) -> Environment:
     options = config.environment.options
     try:
         given = env_cls.Options.model_validate(options)

@@ -12,7 +12,14 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from harness.system.files import printable
 from harness.system.secret import redact
+
+
+def _shown(text: str) -> str:
+    """A note as shown: secrets redacted, and each line's control characters escaped (a note
+    names a stranger's strings: a job, a host, a label); its line breaks kept."""
+    return "\n".join(printable(line, 1 << 20) for line in redact(text).split("\n"))
 
 
 class Progress:
@@ -31,7 +38,7 @@ class Progress:
     def note(self, text: str) -> None:
         if not self.quiet:
             # one line per note: a log is read (and grepped) by line, whatever its width
-            self.console.print(f"{self._stamp()} {redact(text)}", soft_wrap=True)
+            self.console.print(f"{self._stamp()} {_shown(text)}", soft_wrap=True)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
@@ -39,7 +46,7 @@ class Progress:
         start = time.monotonic()
         try:
             if self.live:
-                with self.console.status(Text(f"{redact(text)} …"), spinner="dots"):  # (a str is markup there)
+                with self.console.status(Text(f"{_shown(text)} …"), spinner="dots"):  # (a str is markup there)
                     yield
             else:
                 self.note(f"{text} …")

@@ -730,3 +730,35 @@ def test_the_tools_a_local_client_ran_are_the_hosts_and_match_a_client_hosts_sam
     assert comparability([local, run("b", {"fio": "not installed"}, {"fio": "fio-3.33"})]) == []
     assert comparability([local, run("c", {"fio": "fio-3.33"}, {"fio": "fio-3.38"})]) == [
         ("a vs c: GlusterFS tools fio fio-3.33 vs fio fio-3.38", ("glusterfs", "default"))]
+
+
+def test_every_stored_string_a_command_prints_is_escaped(exported, tmp_path, capsys):
+    """A bundle's run whose stored strings hold escapes (its status, its label, the host it
+    says it came from): no command prints one raw — verify, import, compare in every format,
+    export — since everything on stdout passes one escaping rule, a field no one thought of
+    included."""
+    path, _, _ = exported
+    found = members(path)
+    run = json.loads(found[bundle.RUN])
+    run.update({"status": "complete\x1b[2J\x1b]0;owned\x07", "label": "site\x1b[31m-a\r"})
+    manifest = json.loads(found[bundle.MANIFEST])
+    manifest["exported"]["host"] = "host\x1b[5m\x9b"
+    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, bundle.RUN: json.dumps(run).encode(),
+                                                    bundle.MANIFEST: json.dumps(manifest).encode()}))
+    results = str(tmp_path / "b")
+    said = []
+    for argv in (("verify", str(hostile)), ("import", str(hostile), "--results", results),
+                 *(("compare", "latest", "--results", results, "--format", f) for f in
+                   ("table", "markdown", "csv", "json")),
+                 ("compare", "latest", "--results", results, "--format", "csv", "--records"),
+                 ("export", "latest", "--results", results, "-o", str(tmp_path / "again.tar.gz"))):
+        code = run_cli(*argv)
+        out, err = capsys.readouterr()
+        said.append((argv[0], code, out, err))
+    assert [code for _, code, _, _ in said] == [0] * len(said), said
+    for command, _, out, err in said:
+        for c in "\x1b\x07\x9b":
+            assert c not in out and c not in err, (command, out[:2000], err)
+    verified = said[0][2]
+    assert "(complete\\x1b[2J\\x1b]0;owned\\x07)" in verified, verified
+    assert "exported from host\\x1b[5m\\x9b" in verified, verified
