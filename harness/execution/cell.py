@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from harness.api import registry
 from harness.api.contracts import Backend, Cluster, Workload
 from harness.api.records import Measurement, describe_cell
 from harness.api.sampler import CLIENT, Sampler
@@ -136,8 +137,9 @@ class Cell:
                     sampler.start()
                     sampling = True
                 host_before = self._host_before()
-                for m in self._workload_records(spread, raw_dir, on_start, kept):
-                    keep(m)
+                with registry.blamed("workload", workload.name, f"running {what}"):  # (a plugin's own
+                    for m in self._workload_records(spread, raw_dir, on_start, kept):  # fault fails its cell)
+                        keep(m)
                 sampling = False  # (_spent stops it)
                 for m in self._spent(sampler, spread, host_before, phase):
                     keep(m)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.api import registry
 from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
@@ -230,7 +231,8 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
     tag = run.tag(point, backend.name, backend.variant)
     with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
-            target = stack.enter_context(backend.attach(cluster, workdir / tag))
+            with registry.blamed("backend", backend.name, f"attaching {backend.name}/{backend.variant}"):
+                target = stack.enter_context(backend.attach(cluster, workdir / tag))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         attach = cell_key(backend, rep, "attach", point.values)
         if store.supersede(run.id, attach):  # an earlier session could not attach it

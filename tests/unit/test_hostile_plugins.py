@@ -82,6 +82,19 @@ class FioImpostor(Workload):
         yield from ()
 
 
+class Crashing(Workload):
+    name = "crashing"
+
+    def cells(self):
+        return [{"n": 1}, {"n": 2}]
+
+    def run(self, target, cell, scratch, raw_dir):
+        if cell["n"] == 1:
+            raise SystemExit("a plugin's exit in its run")
+        raise TypeError("a plugin's bug in its run")
+        yield
+
+
 class Pathy(Backend):
     name = "pathy"
 
@@ -244,3 +257,20 @@ def test_a_broken_storage_system_stops_no_environment_only_a_backend_that_needs_
     assert named.returncode == 2, named.stdout + named.stderr
     assert "backends[0] (needsghost/default) needs ghost, which environment 'local' does not provide: system " \
            "plugin 'ghost'" in named.stderr, named.stderr
+
+
+def test_a_plugin_that_raises_in_its_run_fails_its_cell_and_the_run_goes_on(tmp_path, hostile):
+    env = hostile("dfsbench-crash", {"dfsbench.workloads": {"crashing": "hostile_kinds:Crashing"}})
+    config = _config(tmp_path, "backends: [localdir]\nworkloads:\n  - crashing\n"
+                               "  - {name: largefile, options: {sizes: [1MiB]}}\n")
+    run = dfsbench("run", config, "--format", "json", env=env, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    import json
+    records = json.loads(run.stdout)["records"]
+    failed = [r for r in records if r["workload"] == "crashing"]
+    assert [(r["params"]["n"], r["flags"], r["value"]) for r in failed] == [(1, ["failed"], None), (2, ["failed"], None)]
+    assert "workload plugin 'crashing' (distribution 'dfsbench-crash', hostile_kinds:Crashing) is broken: running " \
+           "crashing" in failed[0]["params"]["error"] and "raised SystemExit: a plugin's exit in its run" in \
+           failed[0]["params"]["error"], failed[0]
+    assert "raised TypeError: a plugin's bug in its run" in failed[1]["params"]["error"]
+    assert {r["test"] for r in records if r["workload"] == "largefile" and r["value"] is not None} == {"write", "read"}
