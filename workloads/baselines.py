@@ -193,6 +193,13 @@ class Ioping(Workload):
     def cells(self) -> list[dict[str, Any]]:
         return [{"count": self.options.count, "request_size": 4096}]
 
+    def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        # (ioping waits interval_s between its requests: the least the cell takes)
+        return "count", cell["count"] * self.options.interval_s
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
+
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("ioping", "ioping")
