@@ -42,6 +42,12 @@ def fault(restore_after_s, deadline_s=60):
                            "fault": {**PAUSED, "restore_after_s": restore_after_s}}]}
 
 
+def rados_fault(restore_after_s):
+    return {"environment": "docker", "backends": ["rados"],
+            "workloads": [{"name": "rados-bench", "options": {"seconds": 5},
+                           "fault": {"action": "kill", "after_s": 2, "restore_after_s": restore_after_s}}]}
+
+
 def site(tmp_path, backend, workload=None):
     key = tmp_path / "id"
     key.write_text("k")
@@ -100,6 +106,9 @@ REFUSED = {
     "more jobs than fio runs": (
         fio(profiles=[{**WRITE, "numjobs": 4097}]), "workloads[0].options.profiles[0].numjobs",
         "4097 jobs are more than fio runs at once (4096)", fio(profiles=[{**WRITE, "numjobs": 4096}], size="1MiB")),
+    "raw disk block larger than its size": (
+        one("rawdisk", size="1MiB", block_size="4MiB"), "workloads[0].options.block_size",
+        "4 MiB is more than size (1 MiB)", one("rawdisk", size="4MiB", block_size="4MiB")),
     "1 TiB small files": (
         one("smallfile", files=[4], file_size="1TiB"), "workloads[0].options.file_size",
         "held whole in memory by each of 4 threads", one("smallfile", files=[4], file_size="1MiB")),
@@ -131,6 +140,9 @@ REFUSED = {
     "a fault restored after the cell's deadline": (
         fault(120), "workloads[0].fault.restore_after_s",
         "120 s into the cell's timed phase is past its deadline (60 s, as deadline_s makes it)", fault(30)),
+    "a fault restored after rados bench's deadline": (
+        rados_fault(200), "workloads[0].fault.restore_after_s", "past its deadline (135 s, as seconds makes it)",
+        rados_fault(100)),
 }
 
 
