@@ -324,7 +324,10 @@ def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: d
             continue
         cannot = workload.unrunnable(b.kind)
         if cannot is not None:
-            raise BadInput(f"{key(cannot[0])}: {cannot[1]}", hint=cannot[2] or None)
+            where = key(cannot[0])
+            at = "" if not swept or where.startswith("sweep.") else " (at the sweep's " + ", ".join(
+                f"{k} {files.printable(json.dumps(v, default=str))}" for k, v in swept.items()) + ")"
+            raise BadInput(f"{where}: {cannot[1]}{at}", hint=cannot[2] or None)
         refused = workload.refuses(b.kind)
         if refused is not None:
             raise BadInput(f"{key(refused[0])}: backends[{j}] ({b.name}/{b.variant}) hands out '{b.kind}' targets: "

@@ -250,3 +250,12 @@ def test_an_attachment_only_a_client_here_reaches_is_refused_on_another_by_the_s
                                             "other machines, and access 'filesystem'"):
         with on_image.attach(cluster, tmp_path):
             pass
+
+
+def test_a_swept_value_the_run_would_refuse_is_refused_naming_the_sweep(tmp_path):
+    code, err = check(tmp_path, {**fio(ioengine="io_uring"), "sweep": {"iodepth": [1, 40000]}})
+    assert code == 2 and "error: sweep.iodepth: " in err and "deeper than io_uring's ring" in err
+    code, err = check(tmp_path, {**fio(profiles=[WRITE], load={"iops": [2]}), "sweep": {"numjobs": [1, 4]}})
+    assert code == 2 and "error: workloads[0].options.load.iops[0]: " in err and "(at the sweep's numjobs 4)" in err
+    code, err = check(tmp_path, {**fio(profiles=[WRITE], load={"iops": [4]}), "sweep": {"numjobs": [1, 4]}})
+    assert code == 0, err
