@@ -66,6 +66,11 @@ class Blockdev(Backend):
         found = _device_size(self.options.device)  # (a device named is one of this machine's)
         return ("device", found) if found else None
 
+    def this_host(self) -> tuple[str, str] | None:
+        if self.options.device is not None:
+            return "options.device", f"{self.options.device} is a device of this machine"
+        return "name", "its loop device is one this machine makes"
+
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         o = self.options
         description: dict[str, Any] = {"system": "block device", "environment": cluster.environment}

@@ -37,6 +37,12 @@ class LocalDir(Backend):
     Options = LocalDirOptions
     options: LocalDirOptions
 
+    def this_host(self) -> tuple[str, str] | None:
+        return "name", "its directory is on this machine's disk"
+
+    def directory(self) -> Path | None:
+        return self.options.path
+
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         base = self.options.path or workdir / "localdir"
         try:

@@ -122,6 +122,7 @@ class DockerEnvironment(LabEnvironment):
     Options = DockerOptions
     options: Any
     client_nodes = True
+    host_targets = False  # (a directory or a device of the host its nodes share is none of theirs)
     can_fault = True
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     # the report's suite, plus fio loading the target from every client node at once

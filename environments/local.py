@@ -85,6 +85,9 @@ class LocalEnvironment(LabEnvironment):
         for i, w in enumerate(workloads):
             most, biggest = biggest_cell(w)
             for b in backends:
+                if not b.requires and b.kind == "path" and w.accepts & {b.kind}:
+                    # (a directory of this host's: its own, or one in the run's, under the lab's)
+                    self._room_here(i, w, b, most, biggest)
                 for system in sorted(b.requires & set(self.systems)):
                     if not w.accepts & {b.kind}:
                         continue
@@ -94,6 +97,19 @@ class LocalEnvironment(LabEnvironment):
                                        f"{describe_cell(biggest)} writes {size(most)}, and {b.name}/{b.variant} on "
                                        f"the local lab holds at most {size(room.bytes)} ({room.why})",
                                        hint=room.hint)
+
+    def _room_here(self, i: int, w: Workload, b: Backend, most: int, biggest: dict[str, Any]) -> None:
+        """A cell that writes more than the disk of a system-less backend's directory has
+        free (what each cell is checked for before it runs, harness.execution.checks.room_for)."""
+        place = b.directory() or self.lab_dir
+        while not place.exists() and place != place.parent:
+            place = place.parent
+        free = LOCAL.free_bytes(place)
+        if most > free:
+            raise BadInput(f"workloads[{i}].options{_which(w, biggest)}: the {w.name} cell {describe_cell(biggest)} "
+                           f"writes {size(most)}, and {b.name}/{b.variant} has {size(free)} free under "
+                           f"{printable(place, 80)}", hint="give the workload smaller sizes, or the backend a "
+                                                             "directory with more room")
 
     def _room_for_sockets(self, backends: list[Backend]) -> None:
         """The daemons' unix sockets live under the lab directory: its path leaves room for

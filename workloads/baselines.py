@@ -26,6 +26,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL
+from harness.units import size
 from workloads.fio.json_output import parse as parse_fio
 
 
@@ -57,6 +58,16 @@ class RawDisk(Workload):
     def cells(self) -> list[dict[str, Any]]:
         return [{"rw": rw, "size": self.options.size, "block_size": self.options.block_size}
                 for rw in ("write", "read")]
+
+    def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
+        o = self.options
+        if o.block_size > o.size:  # (fio 3.33: 'size too small, must not be less than minimum block size')
+            return "block_size", (f"{size(o.block_size)} is more than size ({size(o.size)}): fio refuses a job whose "
+                                  "size is less than its block size"), f"give block_size at most {size(o.size)}"
+        return None
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
@@ -192,6 +203,13 @@ class Ioping(Workload):
 
     def cells(self) -> list[dict[str, Any]]:
         return [{"count": self.options.count, "request_size": 4096}]
+
+    def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        # (ioping waits interval_s between its requests: the least the cell takes)
+        return "count", cell["count"] * self.options.interval_s
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:

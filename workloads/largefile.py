@@ -90,6 +90,9 @@ class LargeFile(Workload):
     def writes(self, cell: dict[str, Any]) -> int:
         return int(cell["file_size"])
 
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
+
     def verification(self) -> str:
         return "blake2b digest of the copy read back" if self.options.verify else ""
 

@@ -197,6 +197,13 @@ class RadosBench(Workload):
         # objects written run out)
         return "seconds", float(self.options.seconds * len(self.options.modes))
 
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "seconds", self.deadline()
+
+    def deadline(self) -> float:
+        """How long each mode's run may take (reads stop when the written objects run out)."""
+        return float(self.options.seconds * 3 + 120)
+
     def cells(self) -> list[dict[str, Any]]:
         o = self.options
         return [{"block_size": o.block_size, "threads": o.threads, "seconds": o.seconds}]
@@ -207,7 +214,7 @@ class RadosBench(Workload):
         ceph = target.reach(CephAccess)
         base = ["rados", *ceph.args, "-p", ceph.pool]
         o = self.options
-        deadline = o.seconds * 3 + 120  # reads stop when the written objects run out
+        deadline = self.deadline()
         try:
             for mode in o.modes:
                 argv = [*base, "bench", str(o.seconds), mode, "-t", str(o.threads)]

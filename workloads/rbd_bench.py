@@ -222,6 +222,16 @@ class RbdBench(Workload):
                  "io_total": o.io_total}
                 for t in o.io_types for s in o.io_sizes for p in o.io_patterns]
 
+    def reaches(self, cell: dict[str, Any]) -> tuple[str, int] | None:
+        # rbd bench keeps its offsets within the image (a sequential pattern starts over at its
+        # end), and refuses an io_size larger than the image
+        if int(cell["io_size"]) > int(cell["io_total"]):
+            return "io_sizes", int(cell["io_size"])
+        return "io_total", int(cell["io_total"])
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
+
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:
         target.host.require("rbd", "ceph-common")

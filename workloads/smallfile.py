@@ -29,6 +29,8 @@ from harness.system.hosts import Host
 from harness.units import size
 from workloads import ENGINES
 
+# what the threads of a cell may hold of the client's memory together, one file each
+HELD_MOST = 4 << 30
 MAX_FILES = 100_000_000  # 10^8 files: far more than a benchmark makes, and than a file system lists in a day
 
 OPERATIONS = ("create", "ls-l", "read")
@@ -217,6 +219,21 @@ class SmallFile(Workload):
 
     def writes(self, cell: dict[str, Any]) -> int:
         return int(cell["files"]) * int(cell["file_size"])
+
+    def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
+        """Files its engine cannot hold: each of a cell's threads holds one file whole in
+        memory (workloads.engines: the bytes it writes, os.urandom(file_size))."""
+        threads = max(cell["threads"] for cell in self.cells())
+        held = threads * self.options.file_size
+        if held > HELD_MOST:
+            return ("file_size", f"a file of {size(self.options.file_size)}, held whole in memory by each of {threads} "
+                    f"threads at once, is {size(held)} of the client's memory (at most {size(HELD_MOST)}): small files "
+                    "are written from one buffer each", f"give file_size at most {size(HELD_MOST // threads)} (a "
+                    "large file is the largefile workload's, which copies it in blocks), or fewer threads")
+        return None
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.options.deadline_s
 
     def run(self, target: Target, cell: dict[str, Any], scratch: Path,
             raw_dir: Path) -> Iterator[Measurement]:

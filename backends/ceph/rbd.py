@@ -82,6 +82,15 @@ class Rbd(CephBackend):
         # (a file system on the image: its free space is checked before each cell)
         return ("image_size", self.options.image_size) if self.options.access == "librbd" else None
 
+    def only_here(self) -> tuple[str, str] | None:
+        # (Backend.attach refuses it where the cluster's client is another machine: a container
+        # has no loop devices, and an SSH client host's are not dfsbench's to make)
+        if self.options.access == "filesystem":
+            return "options.access", ("access 'filesystem' puts the file system on the image through rbd-fuse and a "
+                                      "loop device, which only a client on this machine makes; 'access: librbd' "
+                                      "needs neither")
+        return None
+
     def creates(self) -> str:
         return ("a pool and " if self.options.pool is None else "") + \
             ("an erasure-code profile, an erasure-coded pool and " if self.options.ec is not None else "") + \
@@ -91,10 +100,6 @@ class Rbd(CephBackend):
         cli = CephCli.of(cluster, self.name,
                          {} if self.options.client_cache else {"rbd_cache": "false"})
         cli.host.require("rbd", "ceph-common")
-        if self.options.access == "filesystem" and not cli.host.local:
-            raise DfsbenchError(f"rbd access 'filesystem' needs loop devices on the client, and the "
-                                f"client {cli.host.name} is a container without them",
-                                hint="use 'access: librbd' in this environment")
         pool = Pool(cli, self.options, "rbd", "rbd")
         pool.create()
         image = f"dfsbench-{secrets.token_hex(3)}"

@@ -259,6 +259,10 @@ class Environment(ABC):
     # where a workload's config does not say 'clients': the first client host, or all of them
     default_clients: ClassVar[str] = "first"
 
+    # it may measure a target of this machine's own (Backend.this_host) beside its systems: the
+    # container lab may not, whose client and storage nodes stand for machines of their own
+    host_targets: ClassVar[bool] = True
+
     # what a sweep may vary between its points on a cluster that stays up (besides the number
     # of client hosts used, which every environment can): e.g. 'link' (Cluster.reshape)
     sweeps: ClassVar[frozenset[str]] = frozenset()
@@ -391,6 +395,29 @@ class Backend(ABC):
         attached. The attached target says the same as ``Target.holds``."""
         return None
 
+    def only_here(self) -> tuple[str, str] | None:
+        """The key of its entry that, so configured, makes its target one that only a client
+        on this machine reaches (``options.access``: a file system an image is given through a
+        loop device of the client), and why; None: a client host anywhere reaches it. An
+        environment whose client hosts are other machines (:attr:`Environment.clients_elsewhere`)
+        cannot attach it: check refuses it from the plan, and the attachment by the same rule
+        where its client is not this machine (:func:`attachable`)."""
+        return None
+
+    def this_host(self) -> tuple[str, str] | None:
+        """The key of its entry that, so configured, makes its target this machine's own (a
+        directory, a device of this host: ``name`` for the backend itself, ``options.device``),
+        measured from this machine whatever the environment's client hosts, and what it is;
+        None: a cluster's. An environment that measures targets of its own nodes only
+        (:attr:`Environment.host_targets` false) refuses it."""
+        return None
+
+    def directory(self) -> Path | None:
+        """The directory of this machine its target is, where its options name one (what a
+        cell writes must fit there); None: none named (a place in the run's own directory,
+        or a cluster's)."""
+        return None
+
     def creates(self) -> str:
         """What this backend, so configured, creates in the cluster for its attachment (e.g.
         "a pool"), '' for nothing: an ``existing`` cluster refuses it without allow_create."""
@@ -403,7 +430,13 @@ class Backend(ABC):
 
     @contextmanager
     def attach(self, cluster: Cluster, workdir: Path) -> Iterator[Target]:
-        """``open`` for the length of a ``with`` block."""
+        """``open`` for the length of a ``with`` block (refused at once where its target is
+        one only this machine's client reaches, and the cluster's client is not this machine:
+        :func:`attachable`)."""
+        found = attachable(self, not cluster.clients or cluster.clients[0].local,
+                           f"environment '{cluster.environment}'")
+        if found is not None:
+            raise DfsbenchError(found[1], hint=ATTACH_HINT)
         target = self.open(cluster, workdir)
         try:
             yield target
@@ -508,6 +541,22 @@ class Workload(ABC):
         (:meth:`FaultSpec.too_late`)."""
         return None
 
+    def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
+        """What of its options, so configured, it cannot run as its config says on a target
+        of this kind, before its first I/O (a rate its jobs cannot split into whole I/Os, a
+        record larger than its file, a queue deeper than its tool takes): the key under its
+        options (``load.iops[0]``), why, and what would work; None: nothing. One rule for check
+        (asked of every backend of the plan) and the run (asked of the target before each
+        cell, harness.execution.checks.room_for)."""
+        return None
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        """How long one run of the cell's tool may take before it is stopped as hung, and the
+        option that says so (``("deadline_s", 1800.0)``); None: no bound of its own. Check
+        refuses a bound shorter than the cell lasts (:meth:`lasts`), and a fault restored after
+        it (the tool, waiting on the node, would be stopped before it is back)."""
+        return None
+
     def refuses(self, kind: str) -> tuple[str, str] | None:
         """The option that, so configured, keeps it off a target of this kind, and why
         (None: it runs there as on any kind it accepts) — asked at check, of every backend
@@ -559,3 +608,20 @@ def reaches_past(workload: Workload, cell: dict[str, Any], holds: int, device: s
     return key, (f"{size(far)} is more than {device} holds ({size(holds)}): {workload.name} would keep its "
                  f"I/O within its {size(holds)}, and measure a smaller working set than the {size(far)} "
                  "its config says")
+
+
+ATTACH_HINT = ("leave it out here, or measure it where this machine is the client: the local lab, or an existing "
+               "site that names no client hosts")
+
+
+def attachable(backend: Backend, client_here: bool, where: str) -> tuple[str, str] | None:
+    """Why ``backend``, so configured, cannot be attached from a client host that is not
+    this machine (``client_here`` false), by its key (:meth:`Backend.only_here`); None: it
+    can. One rule for check (an environment whose clients are other machines) and the
+    attachment (its client host); ``where`` names the client side in the message."""
+    found = backend.only_here()
+    if found is None or client_here:
+        return None
+    key, why = found
+    return key, (f"{backend.name}/{backend.variant}: {where} measures from client hosts that are other machines, "
+                 f"and {why}")

@@ -67,6 +67,17 @@ class FaultSpec(ConfigModel):
                 f"{lasts[0]} makes it): the fault would never be done, and its 'during' run would measure the "
                 "healthy cluster again")
 
+    def held_past(self, bound: tuple[str, float] | None) -> str:
+        """Why the fault would still hold when the cell's tool is stopped as hung, in a cell
+        whose tool may run as long as ``bound`` says (the option that sets it, and its seconds:
+        ``Workload.bound``): '' where it is restored before, or no bound is known. (At the run,
+        a tool that waits on the node down — a paused one answers nothing — is killed at its
+        deadline, and the cell is recorded hung for a fault it was asked to wait out.)"""
+        if bound is None or self.restore_after_s is None or self.restore_after_s < bound[1]:
+            return ""
+        return (f"{self.restore_after_s:g} s into the cell's timed phase is past its deadline ({bound[1]:g} s, as "
+                f"{bound[0]} makes it): a tool that waits for the node would be stopped as hung before it is back")
+
 
 class Injected(ABC):
     """A fault that was done (to node ``node``: one that stores data, or another, such as a

@@ -41,7 +41,12 @@ def room_for(workload: Workload, cell: dict[str, Any], target: Target, cluster: 
     a lab whose systems all keep their data on one disk of this host, more than that disk
     has free for every copy (``copies``: replicas, or (k+m)/k) the systems keep. A cell run
     on ``clients`` at once writes what one writes, that many times. On a block device or an
-    RBD image: a cell whose I/O would reach past its end (check refuses it from the plan)."""
+    RBD image: a cell whose I/O would reach past its end (check refuses it from the plan).
+    And what of its options the workload cannot run on the target's kind (Workload.unrunnable,
+    which check asks of the plan too)."""
+    cannot = workload.unrunnable(target.kind)
+    if cannot is not None:
+        raise DfsbenchError(f"{workload.name}'s {cannot[0]}: {cannot[1]}", hint=cannot[2] or None)
     if target.holds is not None:
         past = reaches_past(workload, cell, target.holds, f"the {target.kind} target of {target.key}")
         if past is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from harness.api import registry
-from harness.api.contracts import Backend, Environment, Workload, reaches_past
+from harness.api.contracts import ATTACH_HINT, Backend, Environment, Workload, attachable, reaches_past
 from harness.api.faults import FaultSpec
 from harness.api.records import describe_cell
 from harness.api.model import shown, site_given, twice
@@ -200,7 +201,8 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     chosen = named if isinstance(named, str) and named in SUITES else "report"  # (else refused below)
     report_suite = False
     skipped: list[str] = []
-    if not data.get("backends"):
+    suite_backends = not data.get("backends")
+    if suite_backends:
         data["backends"] = suite("backend", chosen, skipped)
         if data.get("workloads") is None and chosen == "report":
             data["workloads"] = suite("workload", "report", skipped)
@@ -216,7 +218,14 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
 
     environment = _environment(config)
     backends = _backends(config)
-    _attachable(environment, backends)
+    _provided(environment, backends)
+    kept = _attachable(config, environment, backends, suite_backends, skipped)
+    if len(kept) < len(backends):  # (a suite's backend this environment cannot attach: left out, said)
+        config = config.model_copy(update={"backends": [config.backends[j] for j in kept]})
+        backends = [backends[j] for j in kept]
+        if not backends:
+            raise BadInput("no backends to run: " + "; ".join(skipped), hint="name backends that this environment "
+                           "attaches")
     kinds = {b.kind for b in backends}
     specs = config.workloads
     if report_suite and specs is not None:  # e.g. fio from every client node of a lab
@@ -271,6 +280,7 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
                        f"environment '{config.environment.kind}' mounts its targets on other client hosts",
                        hint="leave it out (fio: 'all_clients: true' loads a target from every client node)")
     _fits_backends(i, workload, backends, swept)
+    _within_bounds(i, workload, swept)
     workload.clients = given or environment.default_clients
     workload.clients_given = given is not None
     if spec.fault is not None:
@@ -287,21 +297,47 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
             if late and lasts is not None:
                 raise BadInput(f"workloads[{i}].fault.after_s: {late}", hint=f"give after_s less than "
                                f"{lasts[1]:g} s, or the workload a larger {lasts[0]}")
+            bound = workload.bound(cell)
+            held = workload.fault.held_past(bound)
+            if held and bound is not None:
+                raise BadInput(f"workloads[{i}].fault.restore_after_s: {held}", hint=f"give restore_after_s less "
+                               f"than {bound[1]:g} s, or the workload a larger {bound[0]}")
     return workload
+
+
+def _within_bounds(i: int, workload: Workload, swept: dict[str, Any] | None) -> None:
+    """Refuse a workload's deadline shorter than the work it bounds, as its options fix both
+    (Workload.bound, Workload.lasts): every cell would be stopped as hung before its time."""
+    for cell in workload.cells():
+        bound, lasts = workload.bound(cell), workload.lasts(cell)
+        if bound is None or lasts is None or bound[1] >= lasts[1]:
+            continue
+        key = f"sweep.{bound[0]}" if swept and bound[0] in swept else f"workloads[{i}].options.{bound[0]}"
+        raise BadInput(f"{key}: {bound[1]:g} s is shorter than {lasts[0]} makes the cell's timed work "
+                       f"({lasts[1]:g} s): {workload.name} would be stopped as hung before its time is up",
+                       hint=f"give {bound[0]} more than {lasts[1]:g} s, or the workload less to do")
 
 
 def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: dict[str, Any] | None) -> None:
     """Refuse, naming the workload's option and the backend, what the run would refuse (or
     measure other than it says) on a backend's target: an option that keeps the workload off
     its kind (fio's all_clients on an image), I/O that reaches past the end of a device or an
-    image whose size the plan fixes — by the rules the run asks too (Workload.refuses in the
-    workload's run, reaches_past before each cell)."""
+    image whose size the plan fixes, options it cannot run as they say on that kind of
+    target — by the rules the run asks too (Workload.refuses in the workload's run,
+    reaches_past and Workload.unrunnable before each cell)."""
     def key(option: str) -> str:
-        return f"sweep.{option}" if swept and option in swept else f"workloads[{i}].options.{option}"
+        top = re.split(r"[.\[]", option, maxsplit=1)[0]
+        return f"sweep.{top}" if swept and top in swept else f"workloads[{i}].options.{option}"
 
     for j, b in enumerate(backends):
         if b.kind not in workload.accepts:
             continue
+        cannot = workload.unrunnable(b.kind)
+        if cannot is not None:
+            where = key(cannot[0])
+            at = "" if not swept or where.startswith("sweep.") else " (at the sweep's " + ", ".join(
+                f"{k} {files.printable(json.dumps(v, default=str))}" for k, v in swept.items()) + ")"
+            raise BadInput(f"{where}: {cannot[1]}{at}", hint=cannot[2] or None)
         refused = workload.refuses(b.kind)
         if refused is not None:
             raise BadInput(f"{key(refused[0])}: backends[{j}] ({b.name}/{b.variant}) hands out '{b.kind}' targets: "
@@ -316,6 +352,32 @@ def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: d
             if past is not None:
                 raise BadInput(f"{key(past[0])}: {past[1]}",
                                hint=f"give {past[0]} at most {size(held[1])}, or a larger {held[0]}")
+
+
+def _attachable(config: Config, environment: Environment, backends: list[Backend], suite_chosen: bool,
+                skipped: list[str]) -> list[int]:
+    """The indexes of the backends the environment can attach. One whose target only a client
+    on this machine reaches (Backend.only_here), in an environment whose client hosts are other
+    machines — by the rule the attachment asks too (contracts.attachable) — or whose target is
+    this machine's own (Backend.this_host: a directory, a device), in an environment that
+    measures targets of its own nodes only, is refused naming its key; where a suite chose it,
+    left out and said (``skipped``)."""
+    kept = []
+    for j, b in enumerate(backends):
+        found, hint = attachable(b, not environment.clients_elsewhere, f"environment '{config.environment.kind}'"), \
+            ATTACH_HINT
+        own = b.this_host() if not environment.host_targets else None
+        if own is not None:
+            found = own[0], (f"{b.name}/{b.variant}: {own[1]}, and environment '{config.environment.kind}' measures "
+                             "targets of its own nodes only, which this machine is none of")
+            hint = "leave it out here, or measure it in the local lab or on an existing site"
+        if found is None:
+            kept.append(j)
+        elif suite_chosen:
+            skipped.append(f"{found[1]}; left out of the suite")
+        else:
+            raise BadInput(f"backends[{j}].{found[0]}: {found[1]}", hint=hint)
+    return kept
 
 
 def _backends(config: Config) -> list[Backend]:
@@ -524,7 +586,7 @@ def _plugin(kind: str, name: str, where: str) -> Any:
         raise type(exc)(f"{where}: {exc.message}", exc.hint) from None
 
 
-def _attachable(environment: Environment, backends: list[Backend]) -> None:
+def _provided(environment: Environment, backends: list[Backend]) -> None:
     """Refuse a backend whose services the environment does not provide (a storage system
     whose plugin is broken, or that the environment does not bring up), naming the key."""
     for j, b in enumerate(backends):

@@ -23,7 +23,7 @@ class Profile(ConfigModel):
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
                 "randtrim"]
     bs: Bytes
-    iodepth: PositiveInt = 1
+    iodepth: PositiveInt = 1  # (how deep an engine takes, and how many jobs fio runs: Fio.unrunnable)
     numjobs: PositiveInt = 1
     rwmixread: int | None = Field(None, ge=0, le=100)
 
@@ -127,10 +127,6 @@ class FioOptions(Options):
     def _one_kind_of_servers(self) -> FioOptions:
         if sum(map(bool, (self.servers, self.local_servers, self.all_clients))) > 1:
             raise ValueError("give one of 'servers', 'local_servers' and 'all_clients'")
-        if self.deadline_s is not None and self.deadline_s < self.runtime_s:
-            raise ValueError(f"deadline_s: {self.deadline_s:g} s is shorter than runtime_s ({self.runtime_s} s): "
-                             "every profile would be stopped as hung before its time is up; give a deadline "
-                             "longer than the runtime (or leave it out: runtime + 120 s + the layout)")
         if self.job_file is not None and self.load is not None:
             raise ValueError("load sets the rate of the profiles' jobs, and a job_file is run as it is: give "
                              "its rate in the job file (rate_iops)")

@@ -32,6 +32,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
+from harness.units import size
 from workloads.fio.json_output import interval_histograms, parse, timed
 from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
@@ -47,7 +48,21 @@ MIXED = ("rw", "readwrite", "randrw")
 def offered_per_direction(profile: Profile, offered: int) -> dict[str, int]:
     """I/Os per second a client host offers in each direction: all of it in the profile's
     one direction, or split by its read share where it mixes (fio's default: half); each
-    part a whole number and a whole number per job (fio's rate_iops is per job)."""
+    part a whole number and a whole number per job (fio's rate_iops is per job). BadInput
+    naming the nearest rates that split, else."""
+    parts = _split(profile, offered)
+    if parts is None:
+        near = sorted({r for r in (_dividing(profile, offered, -1), _dividing(profile, offered, 1)) if r})
+        raise BadInput(f"fio profile {files.printable(profile.name)}: {offered} I/Os per second cannot be split "
+                       f"in whole I/Os per second over its {profile.numjobs} job(s)"
+                       + (" and its read/write mix" if profile.rw in MIXED else ""),
+                       hint="give load rates that divide evenly" + (f", e.g. {' or '.join(map(str, near))}"
+                                                                     if near else ""))
+    return parts
+
+
+def _split(profile: Profile, offered: int) -> dict[str, int] | None:
+    """(:func:`offered_per_direction`'s parts, or None where they are not whole.)"""
     if profile.rw in MIXED:
         mix = 50 if profile.rwmixread is None else profile.rwmixread
         parts = {"read": offered * mix // 100, "write": offered - offered * mix // 100}
@@ -55,12 +70,44 @@ def offered_per_direction(profile: Profile, offered: int) -> dict[str, int]:
     else:
         parts = {"read" if "read" in profile.rw else "trim" if "trim" in profile.rw else "write": offered}
         whole = True
-    if not whole or any(v % profile.numjobs for v in parts.values()):
-        raise BadInput(f"fio profile {files.printable(profile.name)}: {offered} I/Os per second cannot be split "
-                       f"in whole I/Os per second over its {profile.numjobs} job(s)"
-                       + (" and its read/write mix" if profile.rw in MIXED else ""),
-                       hint="give load rates that divide evenly")
-    return parts
+    return parts if whole and not any(v % profile.numjobs for v in parts.values()) else None
+
+
+def _dividing(profile: Profile, offered: int, step: int) -> int | None:
+    """The nearest rate from ``offered`` in the direction of ``step`` that the profile's jobs
+    and read/write mix divide (every span of a hundred rates per job holds one)."""
+    for rate in range(offered + step, offered + step * (profile.numjobs * 100 + 1), step):
+        if rate < 1:
+            return None
+        if _split(profile, rate) is not None:
+            return rate
+    return None
+
+
+# the deepest queue each engine sets up (measured with fio 3.33 on Linux 6.18, 4 KiB random
+# reads): io_uring's ring holds at most 32768 entries (IORING_MAX_ENTRIES; 32769: 'io_queue_init
+# ... Invalid argument'); libaio's contexts of all jobs on a host together at most the
+# kernel's fs.aio-max-nr, 65536 by default (iodepth 65537, or 2 jobs of 40000: 'Resource
+# temporarily unavailable'); the synchronous engines take any depth and keep one in flight
+IO_URING_DEEPEST = 32768
+FIO_MOST_JOBS = 4096  # (fio 3.33, numjobs=4097: 'error: maximum number of jobs reached')
+AIO_MAX_NR = 65536
+
+
+def _too_deep(profile: Profile, engine: str, local_servers: int) -> str:
+    """Why fio's engine would refuse the profile's queue ('' : it takes it). libaio's limit
+    is of the host: every job of the profile (on each of ``local_servers`` fio servers of this
+    host) holds a context of its depth."""
+    if engine == "io_uring" and profile.iodepth > IO_URING_DEEPEST:
+        return (f"iodepth {profile.iodepth} is deeper than io_uring's ring takes ({IO_URING_DEEPEST}): fio's "
+                "io_queue_init fails")
+    together = profile.iodepth * profile.numjobs * max(1, local_servers)
+    if engine == "libaio" and together > AIO_MAX_NR:
+        return (f"iodepth {profile.iodepth}" + (f" × numjobs {profile.numjobs}" if profile.numjobs > 1 else "")
+                + (f" × {local_servers} local servers" if local_servers > 1 else "")
+                + f" is {together} asynchronous I/Os in flight on one host, more than libaio takes there "
+                f"(fs.aio-max-nr, {AIO_MAX_NR} by default): fio's io_queue_init fails")
+    return ""
 
 
 def load_point(cell: dict[str, Any]) -> dict[str, Any]:
@@ -77,11 +124,7 @@ def whole_rate(profile: Profile, wanted: float) -> int:
     divide into whole I/Os per second (:func:`offered_per_direction`); the least such rate
     where ``wanted`` is under it."""
     def divides(rate: int) -> bool:
-        try:
-            offered_per_direction(profile, rate)
-            return True
-        except BadInput:
-            return False
+        return _split(profile, rate) is not None
 
     most = profile.numjobs * 100  # (every mix and number of jobs divides this one)
     rate = max(1, int(wanted))
@@ -209,6 +252,42 @@ class Fio(Workload):
 
     def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
         return ("runtime_s", float(self.options.runtime_s)) if "profile" in cell else None  # (time_based)
+
+    def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
+        """A profile's block larger than the size its jobs work on (fio refuses the job), a
+        queue deeper than the engine's ceiling, or an offered rate its jobs and read/write mix
+        cannot split into whole I/Os per second (:func:`offered_per_direction`, asked again as
+        the job file is written)."""
+        o = self.options
+        if o.job_file is not None:
+            return None  # (run as it is: fio says what it refuses of it)
+        given = o.profiles if isinstance(o.profiles, list) else profile_set(o.profiles)
+        for k, q in enumerate(given):
+            where = f"profiles[{k}]" if isinstance(o.profiles, list) else "profiles"
+            p = q.model_copy(update={key: v for key, v in (("iodepth", o.iodepth), ("numjobs", o.numjobs)) if v})
+            if p.bs > o.size:
+                key = f"{where}.bs" if isinstance(o.profiles, list) else "size"
+                return key, (f"profile {files.printable(p.name)}'s bs ({size(p.bs)}) is more than size "
+                             f"({size(o.size)}): fio refuses a job whose size is less than its block size"), \
+                    f"give size at least {size(p.bs)}, or the profile a smaller bs"
+            if p.numjobs > FIO_MOST_JOBS:
+                return f"{where}.numjobs", (f"profile {files.printable(p.name)}: {p.numjobs} jobs are more than fio "
+                                            f"runs at once ({FIO_MOST_JOBS})"), f"give numjobs at most {FIO_MOST_JOBS}"
+            deep = _too_deep(p, o.ioengine if kind != "rbd" else "rbd", o.local_servers)
+            if deep:
+                key = "iodepth" if o.iodepth else ("numjobs" if o.numjobs and "numjobs" in deep else
+                                                   f"{where}.iodepth")
+                return key, f"profile {files.printable(p.name)}: {deep}", \
+                    "give a shallower queue (or fewer jobs), or another ioengine"
+            for j, rate in enumerate(o.load.iops or () if o.load is not None else ()):
+                try:
+                    offered_per_direction(p, rate)
+                except BadInput as exc:
+                    return f"load.iops[{j}]", exc.message, exc.hint or ""
+        return None
+
+    def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        return "deadline_s", self.deadline()
 
     def refuses(self, kind: str) -> tuple[str, str] | None:
         if self.options.all_clients and kind != "path":
