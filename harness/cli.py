@@ -6,7 +6,7 @@ import argparse
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("config", nargs="?", type=Path)
     lab.help_later(lab.add_argument("--env", default=None, help="the environment, over the config's"),
                    _environments)
+    lab.add_argument("--force", action="store_true",
+                     help="with down: take the lab down even while a run holds its lease (that run then fails)")
 
     sub.add_parser("list", parents=[results], help="environments, backends and workloads found")
 
@@ -401,10 +403,12 @@ def cmd_lab(args: argparse.Namespace) -> int:
     from harness.execution.progress import Progress
 
     progress = Progress()
+    if args.force and args.action != "down":
+        raise BadInput(f"--force is for 'lab down', not 'lab {args.action}'")
     if args.action == "up":
         plan = _env_for_lab(args)
         env = plan.environment
-        with progress.step(f"lab up ({env.name}) in {env.where}"):
+        with env.lease("lab up", progress.note), progress.step(f"lab up ({env.name}) in {env.where}"):
             cluster = env.start(plan.services() or set(env.provides), progress=progress.note)
             try:
                 if not env.client_nodes:
@@ -414,18 +418,53 @@ def cmd_lab(args: argparse.Namespace) -> int:
                     env.stop()  # half a lab is no lab: undo everything, then report why
                 raise
         _print_status(env.status())
+        _print_lease(env)
         return 0
     env = environment_from_file(args.config, args.env)
     if args.action == "down":
-        with progress.step(f"lab down ({env.name}) in {env.where}"), signals.shielded():
-            problems = env.stop()
+        with ExitStack() as leased:
+            _lease_to_take_down(env, leased, args.force, progress)
+            with progress.step(f"lab down ({env.name}) in {env.where}"), signals.shielded():
+                problems = env.stop()
         if problems:
             raise DfsbenchError("some lab resources could not be removed:\n  " + "\n  ".join(problems),
                                 hint="fix what is named above and run 'dfsbench lab down' again")
         return 0
     status = env.status()
     _print_status(status)
+    _print_lease(env)
     return 0 if status.healthy else 1
+
+
+def _lease_to_take_down(env: Any, leased: ExitStack, force: bool, progress: Progress) -> None:
+    """The lab's lease for 'lab down' (a stale one is taken over); where a run holds it,
+    refused — or, with ``force``, the lab is taken down under that run, which is said."""
+    from harness.api.lab import LabBusy
+
+    try:
+        leased.enter_context(env.lease("lab down", progress.note))
+    except LabBusy as busy:
+        who = str(busy.holder) if busy.holder is not None else "another dfsbench process"
+        if not force:
+            raise DfsbenchError(f"{busy.message}; taking the lab down would pull it from under that run",
+                                hint="wait for that run to end, or add --force to take the lab down all the same "
+                                     "(that run's cells then fail)") from None
+        progress.note(f"--force: taking the lab down under {who}, which holds its lease (its cells will fail)")
+
+
+def _print_lease(env: Any) -> None:
+    """Who holds the lab's lease, where the environment keeps a lab that is up."""
+    from harness.api.lab import LabEnvironment
+
+    if not isinstance(env, LabEnvironment) or not env.ledger_path.exists():
+        return
+    held, alive = env.holder()
+    if held is None:
+        print("  lease: free (no run holds the lab)")
+    elif alive:
+        print(_shown(f"  lease: held by {held}"))
+    else:
+        print(_shown(f"  lease: stale — {held} is gone; the next run or 'lab down' takes it over"))
 
 
 def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
