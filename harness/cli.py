@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --like: the bundle's SHA-256 as its maker published it")
     run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     run.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
+    run.add_argument("--wait", metavar="SECONDS", type=float, default=0.0,
+                     help="where another run holds the lab, wait for it to let go, at most SECONDS; without it, "
+                          "such a run is refused at once")
 
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
     lab.add_argument("action", choices=["up", "down", "status"])
@@ -307,6 +310,8 @@ def _catalogue(args: argparse.Namespace) -> Catalogue:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat must be at least 1, not {args.repeat}")
+    if not 0 <= args.wait <= 7 * 86400:  # (nan fails both)
+        raise BadInput(f"--wait {args.wait:g}: give the seconds to wait for the lab, from 0 to a week (604800)")
     overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads,
                  "environment": {"kind": args.env} if args.env else None}
@@ -339,7 +344,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     store = _store(args)
     progress = Progress()
     try:
-        run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
+        run_id, ok = execute(plan, store, progress, label=args.label, resume=resume, wait=args.wait)
     finally:
         store.close()
     print(_render(_catalogue(args), [run_id], args.format, reference=args.reference))

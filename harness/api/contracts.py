@@ -307,11 +307,12 @@ class Environment(ABC):
         """Bring up (or reuse) the services; undo exactly what was created on exit.
         ``progress`` hears of long steps (an image build, each phase of a bring-up)."""
 
-    def lease(self, what: str, note: Callable[[str], None] | None = None) -> AbstractContextManager[object]:
+    def lease(self, what: str, note: Callable[[str], None] | None = None,
+              wait: float = 0) -> AbstractContextManager[object]:
         """Hold the lab for the block, so that no other process brings it up, uses it or
         takes it down meanwhile (``what``: who holds it, as another's refusal names it: ``run
-        <id>``); refused (DfsbenchError) where another holds it. An environment that keeps no
-        lab has nothing to hold."""
+        <id>``); refused (DfsbenchError) where another holds it, after waiting up to ``wait``
+        seconds for it to be let go. An environment that keeps no lab has nothing to hold."""
         return nullcontext()
 
     def check_lab(self, services: set[str]) -> None:

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -39,6 +40,8 @@ Note = Callable[[str], None]
 
 LEDGER = "ledger.json"
 LEASE = "lease"  # the lock file of the lab's lease (harness.system.lease), beside its ledger
+LEASE_POLL_S = 1.0  # how often a process that waits for a lease tries to take it
+LEASE_NOTE_S = 30.0  # how often it says that it still waits
 DEFAULT_ROOT = Path("/var/tmp")  # where labs live unless told otherwise
 
 
@@ -170,39 +173,58 @@ class LabEnvironment(Environment):
         return held, held is not None and held.alive()
 
     @contextmanager
-    def lease(self, what: str, note: Note | None = None) -> Iterator[Holder]:
+    def lease(self, what: str, note: Note | None = None, wait: float = 0) -> Iterator[Holder]:
         """Hold the lab's lease for the block (``what``: who holds it, as a refusal names it:
         ``run <id>``, ``lab up``): no other process brings this lab up, uses it or takes it
-        down meanwhile. Refused (:class:`LabBusy`) where another holds it, naming the holder;
-        a lease whose holder's process is gone is stale: said so (``note``) and taken over.
+        down meanwhile. Where another holds it, refused (:class:`LabBusy`) naming the holder
+        — after waiting up to ``wait`` seconds for it to be let go, said now and then
+        (``note``). A lease whose holder's process is gone is stale: said so and taken over.
         Let go at the end of the block, however it ends."""
         say = note or (lambda _: None)
         if self._lease is not None:
             raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} is leased twice by one process")
-        self.lab_dir.mkdir(parents=True, exist_ok=True)
-        lock = LeaseLock(self.lab_dir / LEASE)
-        me = Holder.me(what)
-        if not lock.take():
-            raise self._busy(self.holder()[0])
-        try:
-            held, alive = self.holder()
-            if held is not None and alive and (held.pid, held.start) != (me.pid, me.start):
-                raise self._busy(held)  # (its lock file is not the one it took: it was removed by hand)
-            if held is not None:
-                say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; taken over")
-            ledger = self.saved()
-            if ledger is not None:
-                ledger.data["lease"] = me.saved()
-                ledger.save()
-        except BaseException:
-            lock.release()
-            raise
+        me, lock = self._take(what, say, wait)
         self._lease = me
         try:
             yield me
         finally:
             with signals.shielded():
                 self._let_go(me, lock)
+
+    def _take(self, what: str, say: Note, wait: float) -> tuple[Holder, LeaseLock]:
+        """The lease taken (its holder in the ledger, where there is a lab), waiting up to
+        ``wait`` seconds for another holder to let go; else LabBusy."""
+        began = told = time.monotonic()
+        while True:
+            self.lab_dir.mkdir(parents=True, exist_ok=True)
+            lock = LeaseLock(self.lab_dir / LEASE)
+            if lock.take():
+                try:
+                    me = Holder.me(what)
+                    held, alive = self.holder()
+                    if held is None or not alive or (held.pid, held.start) == (me.pid, me.start):
+                        if held is not None and not alive:
+                            say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; "
+                                "taken over")
+                        ledger = self.saved()
+                        if ledger is not None:
+                            ledger.data["lease"] = me.saved()
+                            ledger.save()
+                        return me, lock
+                except BaseException:
+                    lock.release()
+                    raise
+                lock.release()  # (a holder that runs, whose lock file is not this one: removed by hand)
+            else:
+                held = self.holder()[0]
+            waited = time.monotonic() - began
+            if waited >= wait:
+                raise self._busy(held, waited if wait else None)
+            if time.monotonic() - told >= LEASE_NOTE_S or told == began:
+                say(f"waiting for the lease on the {self.name} lab, held by "
+                    f"{held or 'another dfsbench process'} ({waited:.0f} s of at most {wait:.0f} s)")
+                told = time.monotonic()
+            time.sleep(min(LEASE_POLL_S, max(0.0, wait - waited)))
 
     def _let_go(self, me: Holder, lock: LeaseLock) -> None:
         """The lease off the ledger (where the lab is still there), the lock let go, and the
@@ -225,11 +247,12 @@ class LabEnvironment(Environment):
         """The lease for a caller that did not take one itself (a run takes its own first)."""
         return nullcontext() if self._lease is not None else self.lease("a dfsbench process", note)
 
-    def _busy(self, holder: Holder | None) -> LabBusy:
+    def _busy(self, holder: Holder | None, waited: float | None = None) -> LabBusy:
         who = f"{holder} holds its lease" if holder is not None else "another dfsbench process holds its lease"
-        return LabBusy(f"the {self.name} lab in {files.printable(self.lab_dir)} is in use: {who}", holder,
-                       hint=f"wait for it to end, or give this one a lab of its own (environment.options.lab_dir, "
-                            f"or ${lab_variable(self.name)})")
+        after = f" (still, after waiting {waited:.0f} s)" if waited is not None else ""
+        return LabBusy(f"the {self.name} lab in {files.printable(self.lab_dir)} is in use: {who}{after}", holder,
+                       hint=f"wait for it to end ('dfsbench run --wait SECONDS' waits for it), or give this one "
+                            f"a lab of its own (environment.options.lab_dir, or ${lab_variable(self.name)})")
 
     # ---------------------------------------------------------------- what the lab was made with
 

@@ -72,14 +72,15 @@ def unwinding(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None,
-            resume: str | None = None) -> tuple[str, bool]:
+            resume: str | None = None, wait: float = 0) -> tuple[str, bool]:
     """Run the plan, or (``resume``: a run's id) the cells of that run that are missing
-    or failed; returns (run id, whether every cell succeeded)."""
+    or failed, once the lab's lease is taken (``wait``: seconds to wait for another run to
+    let go of it); returns (run id, whether every cell succeeded)."""
     store.room()
     run_id = new_run_id() if resume is None else resume
     # the lab's lease, before anything is stored: a run refused a lab another run holds
     # leaves no run behind; held to the end of the run, its teardown included
-    with plan.environment.lease(f"run {run_id}", progress.note):
+    with plan.environment.lease(f"run {run_id}", progress.note, wait):
         plan.environment.check_lab(plan.services())
         return _execute(plan, store, progress, run_id, label, resume)
 

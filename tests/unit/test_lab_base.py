@@ -156,8 +156,8 @@ def test_what_a_ledger_says_of_its_options_is_shown_escaped_and_a_key_one_side_h
     del ledger.data["options"]["ceph_replicas"]
     ledger.save()
     run = LocalEnvironment(LocalOptions(lab_dir=tmp_path))
-    assert run.differences(ledger, {"ceph"}) == [("ceph_later_key", {"a": 1}, lab.MISSING), ("ceph_osds", "4\x1b[2J\n", 3),
-                                                 ("ceph_replicas", lab.MISSING, 3)]
+    assert run.differences(ledger, {"ceph"}) == [("ceph_later_key", {"a": 1}, lab.MISSING),
+                                                 ("ceph_osds", "4\x1b[2J\n", 3), ("ceph_replicas", lab.MISSING, 3)]
     with pytest.raises(DfsbenchError) as refused:
         run.check_lab({"ceph"})
     said = refused.value.message.splitlines()[1:]

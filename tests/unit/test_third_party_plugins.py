@@ -294,3 +294,40 @@ def test_a_lab_brought_up_with_other_options_is_not_reused(tmp_path, toys):
     finally:
         down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
     assert down.returncode == 0 and not lab.exists(), down.stderr
+
+
+def test_a_run_told_to_wait_waits_for_the_lease_within_its_bound(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    assert dfsbench("lab", "up", short, env=toys, timeout=300).returncode == 0
+    first = _running(long, toys)
+    waiting = None
+    try:
+        lease = _lease_of(lab, first)
+        holder = f"{lease['what']} (pid {first.pid}"
+        began = time.monotonic()
+        bounded = dfsbench("run", short, "--wait", "2", env=toys, timeout=300)
+        assert bounded.returncode == 1 and time.monotonic() - began >= 2, bounded.stderr
+        assert f"is in use: {holder}" in bounded.stderr and "(still, after waiting 2 s)" in bounded.stderr
+        assert "waiting for the lease on the toybox lab, held by " + holder in bounded.stderr
+
+        waiting = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", short, "--wait", "600"],
+                                   env={**os.environ, **toys}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert waiting.stderr is not None
+        said = ""
+        while "waiting for the lease" not in said:  # (it says so before it waits)
+            line = waiting.stderr.readline()
+            assert line, said
+            said += line
+        code, err = _ended(first, signal.SIGTERM)
+        assert code == 128 + signal.SIGTERM, err
+        code, err = _ended(waiting)
+        assert code == 0 and "reusing the running lab" in err, said + err
+    finally:
+        for p in (first, waiting):
+            if p is not None:
+                p.kill()
+                p.communicate()
+        down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+    assert down.returncode == 0 and not lab.exists(), down.stderr
