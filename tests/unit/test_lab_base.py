@@ -4,6 +4,7 @@ paths it refuses, the ceph.conf writer's own refusal, and labs set up by earlier
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,51 @@ def test_what_a_ledger_says_of_its_options_is_shown_escaped_and_a_key_one_side_h
     ledger.save()
     with pytest.raises(DfsbenchError, match="did not record the options"):
         run.check_lab(set())
+
+
+HOLD_LEASE = """
+import sys, time
+from pathlib import Path
+from environments.{module} import {cls} as Env
+env = Env(Env.Options.model_validate({{"lab_dir": sys.argv[1]}}))
+with env.lease("run 20261128-000000-aaaaaa"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("module, cls", [("local", "LocalEnvironment"), ("docker", "DockerEnvironment"),
+                                         ("existing", "ExistingEnvironment")])
+def test_every_lab_is_leased_by_one_process_and_a_dead_holder_is_stale(module, cls, tmp_path):
+    """The lease is the base's: the local lab, the container lab and an existing site's
+    ledger alike; a holder killed with -9 leaves its lease in the ledger, stale."""
+    import subprocess
+    import sys
+
+    from harness.api.lab import LabBusy
+
+    lab_dir = tmp_path / "lab"
+    Ledger(lab_dir / "ledger.json").save()  # (a lab, whose ledger each holder writes itself in)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LEASE.format(module=module, cls=cls), str(lab_dir)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        kind = {"local": LocalEnvironment, "docker": DockerEnvironment, "existing": ExistingEnvironment}[module]
+        env = kind(kind.Options.model_validate({"lab_dir": str(lab_dir)}))
+        with pytest.raises(LabBusy) as busy:
+            with env.lease("run 20261128-000000-bbbbbb"):
+                pass
+        assert busy.value.holder is not None and busy.value.holder.pid == holder.pid
+        assert f"is in use: run 20261128-000000-aaaaaa (pid {holder.pid}, since " in busy.value.message
+        holder.kill()
+        holder.wait()
+        assert env.holder() == (busy.value.holder, False)  # (stale: its process is gone)
+        said: list[str] = []
+        with env.lease("run 20261128-000000-bbbbbb", said.append) as mine:
+            assert env.holder() == (mine, True) and mine.pid == os.getpid()
+        assert len(said) == 1 and said[0].startswith(f"the lease of run 20261128-000000-aaaaaa (pid {holder.pid}, ")
+        assert said[0].endswith(f"on the {module} lab is stale: its process is gone; taken over")
+        assert "lease" not in Ledger.open(lab_dir / "ledger.json").data and not (lab_dir / "lease").exists()
+    finally:
+        holder.kill()
+        holder.wait()
