@@ -270,7 +270,9 @@ class LabEnvironment(Environment):
         and the sizing keys of the systems in ``services``) whose value the lab was brought
         up with is not the one this run's config asks for; a value of a key one side has not
         is :data:`MISSING`. Nested options are compared key by key (``link.rate``)."""
-        others = set().union(*(keys for name, keys in self.system_keys().items() if name not in services))
+        keys = self.system_keys()
+        used = set().union(*(k for name, k in keys.items() if name in services))
+        others = set().union(*(k for name, k in keys.items() if name not in services)) - used
         recorded = ledger.data.get("options")
         lab = recorded if isinstance(recorded, dict) else {}
         mine = self.lab_options()

@@ -149,6 +149,12 @@ def test_a_lab_of_other_options_is_refused_naming_each_difference(tmp_path):
     same = LocalEnvironment(LocalOptions(lab_dir=tmp_path, ceph_osds=4, gluster_bricks=6, ready_timeout_s=5))
     assert same.differences(ledger, {"ceph", "gluster"}) == []
 
+    class Sharing(LocalEnvironment):  # (a key two systems size by: one the run uses is enough to compare it)
+        def system_keys(self):
+            return {"ceph": frozenset({"ceph_osds"}), "gluster": frozenset({"ceph_osds", "gluster_bricks"})}
+
+    assert Sharing(LocalOptions(lab_dir=tmp_path)).differences(ledger, {"ceph"}) == [("ceph_osds", 4, 3)]
+
 
 def test_what_a_ledger_says_of_its_options_is_shown_escaped_and_a_key_one_side_has_not_is_named(tmp_path):
     _, ledger = _up_with(tmp_path)
