@@ -443,9 +443,12 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 def _lease_to_take_down(env: Any, leased: ExitStack, force: bool, progress: Progress) -> None:
     """The lab's lease for 'lab down' (a stale one is taken over); where a run holds it,
-    refused — or, with ``force``, the lab is taken down under that run, which is said."""
-    from harness.api.lab import LabBusy
+    refused — or, with ``force``, the lab is taken down under that run, which is said.
+    (No lab directory: nothing to take down, and none is made for a lease.)"""
+    from harness.api.lab import LabBusy, LabEnvironment
 
+    if isinstance(env, LabEnvironment) and not env.lab_dir.exists():
+        return
     try:
         leased.enter_context(env.lease("lab down", progress.note))
     except LabBusy as busy:

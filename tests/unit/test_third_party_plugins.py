@@ -104,6 +104,10 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toy
     assert not lab.exists() and not proc.ProcessId(daemon["pid"], daemon["start"]).alive()
     gone = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
     assert gone.returncode == 1 and "lab: none" in gone.stdout
+    # no lab, nothing to take down: no directory is made for its lease either
+    nowhere = {**toys, "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "not-made" / "lab")}
+    assert dfsbench("lab", "down", "--env", "toybox", env=nowhere, timeout=300).returncode == 0
+    assert not (tmp_path / "not-made").exists()
 
 
 def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path, toys):
