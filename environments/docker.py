@@ -128,9 +128,14 @@ class DockerEnvironment(LabEnvironment):
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
+    run_only = LabEnvironment.run_only | {"ready_timeout_s", "sample_every_s"}
+
     @property
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
+
+    def system_keys(self) -> dict[str, frozenset[str]]:
+        return {name: frozenset(type(s).ContainerOptions.model_fields) for name, s in self.systems.items()}
 
     sweeps = frozenset({"link"})  # (tc replaces a node's shaping in place: no new lab)
 

@@ -116,6 +116,7 @@ class ExistingEnvironment(LabEnvironment):
     # a lab is one run's (or one 'lab up' check's): what it did on the client hosts is undone
     # at its end, and a ledger found is what a crashed run left
     stays_up = False
+    run_only = LabEnvironment.run_only | {"connect_timeout_s"}
     provides = {name: s.Service for name, s in SYSTEMS.items() if s.Site is not None}
     former_places = (("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"),)
     # every workload on every client host at once (fio in its client/server mode), unless

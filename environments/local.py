@@ -64,10 +64,14 @@ class LocalEnvironment(LabEnvironment):
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     teardown_grace = 0.5
     former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
+    run_only = LabEnvironment.run_only | {"ready_timeout_s"}
 
     def __init__(self, options: Any) -> None:
         super().__init__(options)
         self.systems: dict[str, System] = {name: s(options) for name, s in SYSTEMS.items()}
+
+    def system_keys(self) -> dict[str, frozenset[str]]:
+        return {name: frozenset(type(s).LocalOptions.model_fields) for name, s in self.systems.items()}
 
     def check_plan(self, backends: list[Backend], workloads: list[Workload]) -> None:
         """What this lab's sizes say before it starts: what a system refuses of a backend (a

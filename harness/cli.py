@@ -7,7 +7,7 @@ import io
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, redirect_stdout
+from contextlib import ExitStack, contextmanager, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -169,12 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --like: the bundle's SHA-256 as its maker published it")
     run.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     run.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
+    run.add_argument("--wait", metavar="SECONDS", type=float, default=0.0,
+                     help="where another run holds the lab, wait for it to let go, at most SECONDS; without it, "
+                          "such a run is refused at once")
 
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
     lab.add_argument("action", choices=["up", "down", "status"])
     lab.add_argument("config", nargs="?", type=Path)
     lab.help_later(lab.add_argument("--env", default=None, help="the environment, over the config's"),
                    _environments)
+    lab.add_argument("--force", action="store_true",
+                     help="with down: take the lab down even while a run holds its lease (that run then fails)")
 
     sub.add_parser("list", parents=[results], help="environments, backends and workloads found")
 
@@ -354,6 +359,8 @@ def _catalogue(args: argparse.Namespace) -> Catalogue:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.repeat is not None and args.repeat < 1:
         raise BadInput(f"--repeat must be at least 1, not {args.repeat}")
+    if not 0 <= args.wait <= 7 * 86400:  # (nan fails both)
+        raise BadInput(f"--wait {args.wait:g}: give the seconds to wait for the lab, from 0 to a week (604800)")
     overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads,
                  "environment": {"kind": args.env} if args.env else None}
@@ -386,7 +393,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     store = _store(args)
     progress = Progress()
     try:
-        run_id, ok = execute(plan, store, progress, label=args.label, resume=resume)
+        run_id, ok = execute(plan, store, progress, label=args.label, resume=resume, wait=args.wait)
     finally:
         store.close()
     print(_render(_catalogue(args), [run_id], args.format, reference=args.reference))
@@ -450,10 +457,12 @@ def cmd_lab(args: argparse.Namespace) -> int:
     from harness.execution.progress import Progress
 
     progress = Progress()
+    if args.force and args.action != "down":
+        raise BadInput(f"--force is for 'lab down', not 'lab {args.action}'")
     if args.action == "up":
         plan = _env_for_lab(args)
         env = plan.environment
-        with progress.step(f"lab up ({env.name}) in {env.where}"):
+        with env.lease("lab up", progress.note), progress.step(f"lab up ({env.name}) in {env.where}"):
             cluster = env.start(plan.services() or set(env.provides), progress=progress.note)
             try:
                 if not env.client_nodes:
@@ -463,18 +472,56 @@ def cmd_lab(args: argparse.Namespace) -> int:
                     env.stop()  # half a lab is no lab: undo everything, then report why
                 raise
         _print_status(env.status())
+        _print_lease(env)
         return 0
     env = environment_from_file(args.config, args.env)
     if args.action == "down":
-        with progress.step(f"lab down ({env.name}) in {env.where}"), signals.shielded():
-            problems = env.stop()
+        with ExitStack() as leased:
+            _lease_to_take_down(env, leased, args.force, progress)
+            with progress.step(f"lab down ({env.name}) in {env.where}"), signals.shielded():
+                problems = env.stop()
         if problems:
             raise DfsbenchError("some lab resources could not be removed:\n  " + "\n  ".join(problems),
                                 hint="fix what is named above and run 'dfsbench lab down' again")
         return 0
     status = env.status()
     _print_status(status)
+    _print_lease(env)
     return 0 if status.healthy else 1
+
+
+def _lease_to_take_down(env: Any, leased: ExitStack, force: bool, progress: Progress) -> None:
+    """The lab's lease for 'lab down' (a stale one is taken over); where a run holds it,
+    refused — or, with ``force``, the lab is taken down under that run, which is said.
+    (No lab directory: nothing to take down, and none is made for a lease.)"""
+    from harness.api.lab import LabBusy, LabEnvironment
+
+    if isinstance(env, LabEnvironment) and not env.lab_dir.exists():
+        return
+    try:
+        leased.enter_context(env.lease("lab down", progress.note))
+    except LabBusy as busy:
+        who = str(busy.holder) if busy.holder is not None else "another dfsbench process"
+        if not force:
+            raise DfsbenchError(f"{busy.message}; taking the lab down would pull it from under that run",
+                                hint="wait for that run to end, or add --force to take the lab down all the same "
+                                     "(that run's cells then fail)") from None
+        progress.note(f"--force: taking the lab down under {who}, which holds its lease (its cells will fail)")
+
+
+def _print_lease(env: Any) -> None:
+    """Who holds the lab's lease, where the environment keeps a lab that is up."""
+    from harness.api.lab import LabEnvironment
+
+    if not isinstance(env, LabEnvironment) or not env.ledger_path.exists():
+        return
+    held, alive = env.holder()
+    if held is None:
+        print("  lease: free (no run holds the lab)")
+    elif alive:
+        print(_shown(f"  lease: held by {held}"))
+    else:
+        print(_shown(f"  lease: stale — {held} is gone; the next run or 'lab down' takes it over"))
 
 
 def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:

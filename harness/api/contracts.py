@@ -10,7 +10,7 @@ import ipaddress
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
@@ -310,6 +310,19 @@ class Environment(ABC):
            progress: Callable[[str], None] | None = None) -> AbstractContextManager[Cluster]:
         """Bring up (or reuse) the services; undo exactly what was created on exit.
         ``progress`` hears of long steps (an image build, each phase of a bring-up)."""
+
+    def lease(self, what: str, note: Callable[[str], None] | None = None,
+              wait: float = 0) -> AbstractContextManager[object]:
+        """Hold the lab for the block, so that no other process brings it up, uses it or
+        takes it down meanwhile (``what``: who holds it, as another's refusal names it: ``run
+        <id>``); refused (DfsbenchError) where another holds it, after waiting up to ``wait``
+        seconds for it to be let go. An environment that keeps no lab has nothing to hold."""
+        return nullcontext()
+
+    def check_lab(self, services: set[str]) -> None:
+        """Refuse (DfsbenchError), before a run begins, a lab that is up and that a run needing
+        ``services`` could not use (another's options, services it has not); under the run's
+        :meth:`lease`."""
 
     @abstractmethod
     def start(self, services: set[str], progress: Callable[[str], None] | None = None) -> Cluster:

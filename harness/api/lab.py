@@ -4,36 +4,44 @@ lab down`` or a later invocation after a crash undoes exactly that.
 
 The base owns what every such environment does the same way — where the lab lives (the
 ``lab_dir`` option, else ``$DFSBENCH_<NAME>_LAB_DIR``, else
-``/var/tmp/dfsbench-<name>-lab``), its ledger, the refusal to start a second lab over
-one, the undo of a partial bring-up, ``up`` (reuse a lab that stays up, else start one
-for the run and stop it after) and ``stop``. An environment keeps what is its own: how
+``/var/tmp/dfsbench-<name>-lab``), its ledger, its lease (one process at a time uses,
+brings up or takes down a lab: :meth:`LabEnvironment.lease`), the refusal to start a
+second lab over one, the undo of a partial bring-up, ``up`` (reuse a lab that stays up —
+only one brought up with the options the run asks for — else start one for the run and
+stop it after) and ``stop``. An environment keeps what is its own: how
 its services come up (:meth:`LabEnvironment.bring_up`), what backends get of a lab that
 is up (:meth:`LabEnvironment.cluster`), and its status.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from harness.api.contracts import Cluster, Environment, Options
+from harness.api.contracts import Cluster, Environment, Options, PluginOptions
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, signals
+from harness.system.lease import Holder, LeaseLock
 from harness.system.ledger import Ledger
 
 Note = Callable[[str], None]
 
 
 LEDGER = "ledger.json"
+LEASE = "lease"  # the lock file of the lab's lease (harness.system.lease), beside its ledger
+LEASE_POLL_S = 1.0  # how often a process that waits for a lease tries to take it
+LEASE_NOTE_S = 30.0  # how often it says that it still waits
 DEFAULT_ROOT = Path("/var/tmp")  # where labs live unless told otherwise
 
 
@@ -89,6 +97,18 @@ class LabOptions(Options):
         return v
 
 
+class LabBusy(DfsbenchError):
+    """Another process holds the lease on the lab: ``holder`` (None: it has not said who
+    it is yet)."""
+
+    def __init__(self, message: str, holder: Holder | None, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.holder = holder
+
+
+MISSING = object()  # a key one side of a comparison of options has not
+
+
 class LabEnvironment(Environment):
     """An environment whose lab is recorded in a ledger in its lab directory."""
 
@@ -103,6 +123,15 @@ class LabEnvironment(Environment):
     # (variable, default directory) under which earlier versions of dfsbench kept this
     # environment's lab: the variable is still read, and a lab found there still undone
     former_places: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # the options that do not change the lab, only how a run uses it (how long it waits, how
+    # often it samples): a lab brought up with other values of these is reused all the same.
+    # Every other option — the lab's own and each system's sizing keys — must be what the lab
+    # was brought up with (:meth:`differences`)
+    run_only: ClassVar[frozenset[str]] = frozenset({"lab_dir"})
+
+    def __init__(self, options: PluginOptions) -> None:
+        super().__init__(options)
+        self._lease: Holder | None = None  # the lease this object holds on its lab
 
     @property
     def lab_dir(self) -> Path:
@@ -133,6 +162,127 @@ class LabEnvironment(Environment):
         """The ledger of the lab that is up (or that a crash left), if there is one."""
         return Ledger.open(self.ledger_path) if self.ledger_path.exists() else None
 
+    # ---------------------------------------------------------------- the lease
+
+    def holder(self) -> tuple[Holder | None, bool]:
+        """Who the lab's ledger says holds its lease (None: nobody), and whether that
+        holder's process still runs (False: the lease is stale, left by a process that is
+        gone)."""
+        ledger = self.saved()
+        held = Holder.read(ledger.data.get("lease")) if ledger is not None else None
+        return held, held is not None and held.alive()
+
+    @contextmanager
+    def lease(self, what: str, note: Note | None = None, wait: float = 0) -> Iterator[Holder]:
+        """Hold the lab's lease for the block (``what``: who holds it, as a refusal names it:
+        ``run <id>``, ``lab up``): no other process brings this lab up, uses it or takes it
+        down meanwhile. Where another holds it, refused (:class:`LabBusy`) naming the holder
+        — after waiting up to ``wait`` seconds for it to be let go, said now and then
+        (``note``). A lease whose holder's process is gone is stale: said so and taken over.
+        Let go at the end of the block, however it ends."""
+        say = note or (lambda _: None)
+        if self._lease is not None:
+            raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} is leased twice by one process")
+        me, lock = self._take(what, say, wait)
+        self._lease = me
+        try:
+            yield me
+        finally:
+            with signals.shielded():
+                self._let_go(me, lock)
+
+    def _take(self, what: str, say: Note, wait: float) -> tuple[Holder, LeaseLock]:
+        """The lease taken (its holder in the ledger, where there is a lab), waiting up to
+        ``wait`` seconds for another holder to let go; else LabBusy."""
+        began = told = time.monotonic()
+        while True:
+            self.lab_dir.mkdir(parents=True, exist_ok=True)
+            lock = LeaseLock(self.lab_dir / LEASE)
+            if lock.take():
+                try:
+                    me = Holder.me(what)
+                    held, alive = self.holder()
+                    if held is None or not alive or (held.pid, held.start) == (me.pid, me.start):
+                        if held is not None and not alive:
+                            say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; "
+                                "taken over")
+                        ledger = self.saved()
+                        if ledger is not None:
+                            ledger.data["lease"] = me.saved()
+                            ledger.save()
+                        return me, lock
+                except BaseException:
+                    lock.release()
+                    raise
+                lock.release()  # (a holder that runs, whose lock file is not this one: removed by hand)
+            else:
+                held = self.holder()[0]
+            waited = time.monotonic() - began
+            if waited >= wait:
+                raise self._busy(held, waited if wait else None)
+            if time.monotonic() - told >= LEASE_NOTE_S or told == began:
+                say(f"waiting for the lease on the {self.name} lab, held by "
+                    f"{held or 'another dfsbench process'} ({waited:.0f} s of at most {wait:.0f} s)")
+                told = time.monotonic()
+            time.sleep(min(LEASE_POLL_S, max(0.0, wait - waited)))
+
+    def _let_go(self, me: Holder, lock: LeaseLock) -> None:
+        """The lease off the ledger (where the lab is still there), the lock let go, and the
+        lab's directory removed where the lease made it and no lab is in it."""
+        self._lease = None
+        try:
+            ledger = self.saved()
+            if ledger is not None and Holder.read(ledger.data.get("lease")) == me:
+                del ledger.data["lease"]
+                ledger.save()
+        finally:
+            lock.release()
+            if not self.ledger_path.exists():
+                try:
+                    self.lab_dir.rmdir()
+                except OSError:  # (not empty, or already gone)
+                    pass
+
+    def _leased(self, note: Note | None) -> AbstractContextManager[object]:
+        """The lease for a caller that did not take one itself (a run takes its own first)."""
+        return nullcontext() if self._lease is not None else self.lease("a dfsbench process", note)
+
+    def _busy(self, holder: Holder | None, waited: float | None = None) -> LabBusy:
+        who = f"{holder} holds its lease" if holder is not None else "another dfsbench process holds its lease"
+        after = f" (still, after waiting {waited:.0f} s)" if waited is not None else ""
+        return LabBusy(f"the {self.name} lab in {files.printable(self.lab_dir)} is in use: {who}{after}", holder,
+                       hint=f"wait for it to end ('dfsbench run --wait SECONDS' waits for it), or give this one "
+                            f"a lab of its own (environment.options.lab_dir, or ${lab_variable(self.name)})")
+
+    # ---------------------------------------------------------------- what the lab was made with
+
+    def system_keys(self) -> dict[str, frozenset[str]]:
+        """Each system's sizing keys among the options, by system (none: the options are the
+        lab's own): a system the run does not use is not compared."""
+        return {}
+
+    def lab_options(self) -> dict[str, Any]:
+        """The options that shape the lab, as recorded in its ledger when it is made."""
+        return {k: v for k, v in self.options.model_dump(mode="json").items() if k not in self.run_only}
+
+    def differences(self, ledger: Ledger, services: set[str]) -> list[tuple[str, Any, Any]]:
+        """(key, the lab's value, this run's) for each option that shapes the lab (the lab's own
+        and the sizing keys of the systems in ``services``) whose value the lab was brought
+        up with is not the one this run's config asks for; a value of a key one side has not
+        is :data:`MISSING`. Nested options are compared key by key (``link.rate``)."""
+        keys = self.system_keys()
+        used = set().union(*(k for name, k in keys.items() if name in services))
+        others = set().union(*(k for name, k in keys.items() if name not in services)) - used
+        recorded = ledger.data.get("options")
+        lab = recorded if isinstance(recorded, dict) else {}
+        mine = self.lab_options()
+        found: list[tuple[str, Any, Any]] = []
+        for key in sorted(set(lab) | set(mine)):
+            if key in self.run_only or key in others:
+                continue
+            found += _differ(key, lab.get(key, MISSING), mine.get(key, MISSING))
+        return found
+
     # ---------------------------------------------------------------- each environment's own
 
     @abstractmethod
@@ -162,26 +312,30 @@ class LabEnvironment(Environment):
 
     @contextmanager
     def up(self, services: set[str], progress: Note | None = None) -> Iterator[Cluster]:
-        ledger = self.saved()
-        if ledger is not None:
-            yield self.reuse(ledger, services)
-            return
-        cluster = self.open(services, progress or (lambda _: None))
-        try:
-            yield cluster
-        finally:
-            problems = self.stop()
-            if problems:
-                raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
-                                    hint=f"run '{self.down_command}' to retry")
+        """The lab for a run, under its lease (the run's, where it took one first): the lab
+        that is up, reused — it stays up — or one brought up for the run, torn down at its end."""
+        with self._leased(progress):
+            ledger = self.saved()
+            if ledger is not None:
+                yield self.reuse(ledger, services)
+                return
+            cluster = self.open(services, progress or (lambda _: None))
+            try:
+                yield cluster
+            finally:
+                problems = self.stop()
+                if problems:
+                    raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
+                                        hint=f"run '{self.down_command}' to retry")
 
     def start(self, services: set[str], progress: Note | None = None) -> Cluster:
-        cluster = self.open(services, progress or (lambda _: None))
-        if not self.stays_up:  # brought up to be checked, and let go again
-            problems = self.stop()
-            if problems:
-                raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
-                                    hint=f"run '{self.down_command}' to retry")
+        with self._leased(progress):
+            cluster = self.open(services, progress or (lambda _: None))
+            if not self.stays_up:  # brought up to be checked, and let go again
+                problems = self.stop()
+                if problems:
+                    raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
+                                        hint=f"run '{self.down_command}' to retry")
         return cluster
 
     def open(self, services: set[str], note: Note) -> Cluster:
@@ -193,11 +347,15 @@ class LabEnvironment(Environment):
                                 f"{', '.join(sorted(self.provides)) or 'none'}")
         if self.ledger_path.exists():
             raise self._found_ledger()
-        if self.lab_dir.exists() and any(self.lab_dir.iterdir()):
+        if self.lab_dir.exists() and any(p.name != LEASE for p in self.lab_dir.iterdir()):
             raise DfsbenchError(f"{self.lab_dir} exists and is not empty, but holds no lab ledger",
                                 hint=f"choose another lab_dir (or {lab_variable(self.name)}), or remove "
                                      "that directory yourself")
         ledger = Ledger(self.ledger_path)
+        if self._lease is not None:  # (from the start: no other run joins a lab on its way up)
+            ledger.data["lease"] = self._lease.saved()
+        if self.stays_up:  # what a later run compares its own with before it reuses the lab
+            ledger.data["options"] = self.lab_options()
         ledger.tree(self.lab_dir, background=True)  # (made by dfsbench: it goes whole)
         try:
             found = self.bring_up(ledger, services, note)
@@ -212,17 +370,46 @@ class LabEnvironment(Environment):
                 note("undoing the partial lab left: " + "; ".join(problems))
             raise
 
+    def check_lab(self, services: set[str]) -> None:
+        """Refuse, before a run begins, the lab that is up where the run could not use it
+        (:meth:`reuse` refuses the same)."""
+        ledger = self.saved()
+        if ledger is not None:
+            self._usable(ledger, services)
+
     def reuse(self, ledger: Ledger, services: set[str]) -> Cluster:
         """The lab that is up, for a run that needs ``services``."""
+        return self.cluster(ledger, self._usable(ledger, services), reused=True)
+
+    def _usable(self, ledger: Ledger, services: set[str]) -> dict[str, Any]:
+        """The services of the lab that is up, where a run that needs ``services`` may use
+        it: one that stays up, alive, brought up with the options the run's config asks for,
+        with those services."""
         if not self.stays_up:
             raise self._found_ledger()
         self.check_alive(ledger)
+        if not isinstance(ledger.data.get("options"), dict):
+            raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} was set up by an earlier version of "
+                                "dfsbench, which did not record the options it was brought up with: whether it "
+                                "is the lab this run's config asks for cannot be told",
+                                hint=f"run '{self.down_command}' and let the run start its own lab")
+        differ = self.differences(ledger, services)
+        if differ:
+            raise DfsbenchError(
+                f"the running {self.name} lab in {files.printable(self.lab_dir)} was brought up with other options "
+                "than this run's config asks for; measured on it, the run would be stored with options its lab "
+                "did not have:\n  " + "\n  ".join(
+                    f"environment.options.{files.printable(key, 80)}: the lab has {_shown(lab, 'no value recorded')}, "
+                    f"the config asks for {_shown(mine, 'none: no such option here')}" for key, lab, mine in differ),
+                hint=f"run with the options the lab was brought up with, or give this run a lab of its own "
+                     f"(environment.options.lab_dir, or ${lab_variable(self.name)}), or take this one down "
+                     f"('{self.down_command}') and let the run bring up its own")
         found = self.services_of(ledger)
         if not services <= set(found):
             raise DfsbenchError(f"the running {self.name} lab in {self.lab_dir} has "
                                 f"{sorted(found) or 'no services'}, this run needs {sorted(services)}",
                                 hint=f"run '{self.down_command}' and let the run start its own lab")
-        return self.cluster(ledger, found, reused=True)
+        return found
 
     def services_of(self, ledger: Ledger) -> dict[str, Any]:
         """The typed facts of the services the ledger names (keys a later or earlier
@@ -263,3 +450,19 @@ class LabEnvironment(Environment):
                                  hint=f"use it, or run '{down}' first")
         return DfsbenchError(f"an earlier run left things to undo (ledger {self.ledger_path})",
                              hint=f"run '{down} CONFIG' first")
+
+
+def _differ(key: str, lab: Any, mine: Any) -> list[tuple[str, Any, Any]]:
+    """(key, lab's, mine) where the two values of an option differ; two mappings key by key."""
+    if isinstance(lab, dict) and isinstance(mine, dict):
+        return [found for k in sorted(set(lab) | set(mine), key=str)
+                for found in _differ(f"{key}.{k}", lab.get(k, MISSING), mine.get(k, MISSING))]
+    same = lab is not MISSING and mine is not MISSING and type(lab) is type(mine) and lab == mine
+    return [] if same else [(key, lab, mine)]
+
+
+def _shown(value: Any, missing: str) -> str:
+    """An option's value in a message, as JSON, escaped (a config's or a ledger's text)."""
+    if value is MISSING:
+        return f"({missing})"
+    return files.printable(json.dumps(value, sort_keys=True, ensure_ascii=False), 120)

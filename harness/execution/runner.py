@@ -73,12 +73,23 @@ def unwinding(exc: BaseException) -> KeyboardInterrupt | None:
 
 
 def execute(plan: Plan, store: Store, progress: Progress, label: str | None = None,
-            resume: str | None = None) -> tuple[str, bool]:
+            resume: str | None = None, wait: float = 0) -> tuple[str, bool]:
     """Run the plan, or (``resume``: a run's id) the cells of that run that are missing
-    or failed; returns (run id, whether every cell succeeded)."""
+    or failed, once the lab's lease is taken (``wait``: seconds to wait for another run to
+    let go of it); returns (run id, whether every cell succeeded)."""
     store.room()
+    run_id = new_run_id() if resume is None else resume
+    # the lab's lease, before anything is stored: a run refused a lab another run holds
+    # leaves no run behind; held to the end of the run, its teardown included
+    with plan.environment.lease(f"run {run_id}", progress.note, wait):
+        plan.environment.check_lab(plan.services())
+        return _execute(plan, store, progress, run_id, label, resume)
+
+
+def _execute(plan: Plan, store: Store, progress: Progress, run_id: str, label: str | None,
+             resume: str | None) -> tuple[str, bool]:
     if resume is None:
-        run = _begin(plan, store, progress, label)
+        run = _begin(plan, store, progress, run_id, label)
     else:
         run = resumable(plan, store, resume, progress)
         if not any(pending(run, b, rep, point) for point in run.points() for rep in range(plan.config.repeat)
@@ -105,9 +116,9 @@ def execute(plan: Plan, store: Store, progress: Progress, label: str | None = No
     return run.id, ok
 
 
-def _begin(plan: Plan, store: Store, progress: Progress, label: str | None) -> Run:
+def _begin(plan: Plan, store: Store, progress: Progress, run_id: str, label: str | None) -> Run:
     """A new run of the plan, stored as begun with this machine's facts and its tools'."""
-    run = Run(plan, store, progress, new_run_id())
+    run = Run(plan, store, progress, run_id)
     store.begin_run(run.id, plan.config.model_dump(mode="json"), plan.config_hash,
                     {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
     progress.note(f"run {run.id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "

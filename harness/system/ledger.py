@@ -30,6 +30,8 @@ class Ledger:
     data: dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _thread: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    # it is (or was) a file: read from one, or written once
+    _on_disk: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
@@ -41,15 +43,22 @@ class Ledger:
                 argv = entry.get("argv") if isinstance(entry, dict) else None
                 if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
                     argv[2] = "harness.system.ssh"
-            return cls(path, entries, saved.get("data", {}))
+            return cls(path, entries, saved.get("data", {}), _on_disk=True)
         return cls(path)
 
-    def save(self) -> None:
+    def save(self, revive: bool = False) -> None:
+        """Write the ledger. One that was a file and is gone — its lab taken down by another
+        process ('lab down --force' under a run) — is not written again (its directory made
+        anew, a lab that is no more in it), unless ``revive``: an undo of the whole ledger
+        that left something behind keeps it for the next 'lab down'."""
         with self._lock:
+            if self._on_disk and not revive and not self.path.exists():
+                return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps({"entries": self.entries, "data": self.data}, indent=1))
             os.replace(tmp, self.path)
+            self._on_disk = True
 
     def _add(self, entry: dict[str, Any]) -> str:
         entry["id"] = uuid.uuid4().hex[:12]
@@ -198,7 +207,7 @@ class Ledger:
         self.entries = [e for e in self.entries
                         if any(e is r for r in remaining) or not any(e is c for c in chosen)]
         if self.entries or only is not None:
-            self.save()
+            self.save(revive=only is None)
         elif self.path.exists():
             self.path.unlink()
         return problems

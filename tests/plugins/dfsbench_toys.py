@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
-from harness.api.lab import LabEnvironment, Note
+from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
 from harness.api.target import Target
@@ -67,18 +67,32 @@ class ToySpace:
     directory: str
 
 
+class ToyLink(Options):
+    rate: str = "1Gbit"
+
+
+class ToyBoxOptions(LabOptions):
+    daemons: int = Field(1, ge=1, le=4, description="how many daemons stand for its servers")
+    link: ToyLink = Field(default_factory=ToyLink, description="a link it only records")
+    ready_timeout_s: float = Field(10, gt=0, description="changes how long a run waits, not the lab")
+
+
 class ToyBox(LabEnvironment):
-    """A lab of one directory and one daemon (a sleep) that stands for its server."""
+    """A lab of one directory and its daemons (sleeps) that stand for its servers."""
 
     name = "toybox"
+    Options = ToyBoxOptions
+    options: ToyBoxOptions
     provides = {"toyspace": ToySpace}
+    run_only = LabEnvironment.run_only | {"ready_timeout_s"}
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, object]:
         space = self.lab_dir / "space"
         space.mkdir(parents=True)
-        daemon = proc.spawn(["sleep", "3600"], self.lab_dir / "daemon.log")
-        started = ledger.process(daemon.pid, "toy daemon", grace=1)
-        note(f"toy space ready, its daemon pid {started.pid} started at tick {started.start_ticks}")
+        for _ in range(self.options.daemons):
+            daemon = proc.spawn(["sleep", "3600"], self.lab_dir / "daemon.log")
+            started = ledger.process(daemon.pid, "toy daemon", grace=1)
+            note(f"toy space ready, its daemon pid {started.pid} started at tick {started.start_ticks}")
         return {"toyspace": ToySpace(str(space))}
 
     def cluster(self, ledger: Ledger, services: dict[str, object], reused: bool) -> Cluster:

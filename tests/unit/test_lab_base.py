@@ -4,6 +4,7 @@ paths it refuses, the ceph.conf writer's own refusal, and labs set up by earlier
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,106 @@ def test_a_docker_lab_of_an_earlier_version_is_refused_for_reuse_not_half_used(t
     with pytest.raises(DfsbenchError, match="earlier version of dfsbench") as err:
         env.check_alive(ledger)
     assert "lab down --env docker" in (err.value.hint or "")
+
+
+def _up_with(tmp_path: Path, **options: object) -> tuple[LocalEnvironment, Ledger]:
+    """A local lab's ledger as a lab brought up with ``options`` records them (its
+    processes: none, so it reads as alive), and the environment that made it."""
+    made = LocalEnvironment(LocalOptions(lab_dir=tmp_path, **options))
+    ledger = Ledger(tmp_path / "ledger.json")
+    ledger.data["options"] = made.lab_options()
+    ledger.save()
+    return made, ledger
+
+
+def test_a_lab_of_other_options_is_refused_naming_each_difference(tmp_path):
+    _, ledger = _up_with(tmp_path, ceph_osds=4, gluster_bricks=6, ready_timeout_s=30)
+    run = LocalEnvironment(LocalOptions(lab_dir=tmp_path))  # (the defaults: 3 OSDs, 3 bricks, 180 s)
+    assert run.differences(ledger, {"ceph", "gluster"}) == [("ceph_osds", 4, 3), ("gluster_bricks", 6, 3)]
+    # a system the run does not use is not compared; a timeout changes no lab
+    assert run.differences(ledger, {"ceph"}) == [("ceph_osds", 4, 3)]
+    assert run.differences(ledger, set()) == []
+    with pytest.raises(DfsbenchError, match="other options than this run's config") as refused:
+        run.check_lab({"ceph"})
+    assert "environment.options.ceph_osds: the lab has 4, the config asks for 3" in refused.value.message
+    assert "ready_timeout_s" not in refused.value.message and "gluster" not in refused.value.message
+    assert "DFSBENCH_LOCAL_LAB_DIR" in (refused.value.hint or "")
+    same = LocalEnvironment(LocalOptions(lab_dir=tmp_path, ceph_osds=4, gluster_bricks=6, ready_timeout_s=5))
+    assert same.differences(ledger, {"ceph", "gluster"}) == []
+
+    class Sharing(LocalEnvironment):  # (a key two systems size by: one the run uses is enough to compare it)
+        def system_keys(self):
+            return {"ceph": frozenset({"ceph_osds"}), "gluster": frozenset({"ceph_osds", "gluster_bricks"})}
+
+    assert Sharing(LocalOptions(lab_dir=tmp_path)).differences(ledger, {"ceph"}) == [("ceph_osds", 4, 3)]
+
+
+def test_what_a_ledger_says_of_its_options_is_shown_escaped_and_a_key_one_side_has_not_is_named(tmp_path):
+    _, ledger = _up_with(tmp_path)
+    ledger.data["options"]["ceph_osds"] = "4\x1b[2J\n"
+    ledger.data["options"]["ceph_later_key"] = {"a": 1}  # (a later dfsbench's option, of a system in the run)
+    del ledger.data["options"]["ceph_replicas"]
+    ledger.save()
+    run = LocalEnvironment(LocalOptions(lab_dir=tmp_path))
+    assert run.differences(ledger, {"ceph"}) == [("ceph_later_key", {"a": 1}, lab.MISSING),
+                                                 ("ceph_osds", "4\x1b[2J\n", 3), ("ceph_replicas", lab.MISSING, 3)]
+    with pytest.raises(DfsbenchError) as refused:
+        run.check_lab({"ceph"})
+    said = refused.value.message.splitlines()[1:]
+    assert said == ['  environment.options.ceph_later_key: the lab has {"a": 1}, the config asks for (none: no such '
+                    'option here)',
+                    '  environment.options.ceph_osds: the lab has "4\\u001b[2J\\n", the config asks for 3',
+                    "  environment.options.ceph_replicas: the lab has (no value recorded), the config asks for 3"]
+    # a lab brought up before the options were recorded: which it is cannot be told
+    del ledger.data["options"]
+    ledger.save()
+    with pytest.raises(DfsbenchError, match="did not record the options"):
+        run.check_lab(set())
+
+
+HOLD_LEASE = """
+import sys, time
+from pathlib import Path
+from environments.{module} import {cls} as Env
+env = Env(Env.Options.model_validate({{"lab_dir": sys.argv[1]}}))
+with env.lease("run 20261128-000000-aaaaaa"):
+    print("held", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("module, cls", [("local", "LocalEnvironment"), ("docker", "DockerEnvironment"),
+                                         ("existing", "ExistingEnvironment")])
+def test_every_lab_is_leased_by_one_process_and_a_dead_holder_is_stale(module, cls, tmp_path):
+    """The lease is the base's: the local lab, the container lab and an existing site's
+    ledger alike; a holder killed with -9 leaves its lease in the ledger, stale."""
+    import subprocess
+    import sys
+
+    from harness.api.lab import LabBusy
+
+    lab_dir = tmp_path / "lab"
+    Ledger(lab_dir / "ledger.json").save()  # (a lab, whose ledger each holder writes itself in)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LEASE.format(module=module, cls=cls), str(lab_dir)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        kind = {"local": LocalEnvironment, "docker": DockerEnvironment, "existing": ExistingEnvironment}[module]
+        env = kind(kind.Options.model_validate({"lab_dir": str(lab_dir)}))
+        with pytest.raises(LabBusy) as busy:
+            with env.lease("run 20261128-000000-bbbbbb"):
+                pass
+        assert busy.value.holder is not None and busy.value.holder.pid == holder.pid
+        assert f"is in use: run 20261128-000000-aaaaaa (pid {holder.pid}, since " in busy.value.message
+        holder.kill()
+        holder.wait()
+        assert env.holder() == (busy.value.holder, False)  # (stale: its process is gone)
+        said: list[str] = []
+        with env.lease("run 20261128-000000-bbbbbb", said.append) as mine:
+            assert env.holder() == (mine, True) and mine.pid == os.getpid()
+        assert len(said) == 1 and said[0].startswith(f"the lease of run 20261128-000000-aaaaaa (pid {holder.pid}, ")
+        assert said[0].endswith(f"on the {module} lab is stale: its process is gone; taken over")
+        assert "lease" not in Ledger.open(lab_dir / "ledger.json").data and not (lab_dir / "lease").exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -118,3 +118,36 @@ def test_a_process_that_exits_while_its_proc_files_are_read_is_gone(monkeypatch)
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_ledger_another_process_removed_is_not_written_again(tmp_path):
+    """'lab down --force' under a run removes the lab and its ledger: what that run still
+    writes of its ledger (its own files undone at its end) does not bring the lab's ledger
+    back, the lab's directory with it."""
+    lab = tmp_path / "lab"
+    first = Ledger(lab / "ledger.json")
+    first.tree(lab)  # (a lab: its directory goes whole)
+    first.data["services"] = {"x": {}}
+    first.save()
+    run = Ledger.open(first.path)  # (the run's copy, read while the lab was up)
+    mine = tmp_path / "run-files"
+    mine.mkdir()
+    before = run.ids()
+    run.tree(mine)
+    assert Ledger.open(first.path).ids() == run.ids()  # (while the lab is there, written at once)
+    down = Ledger.open(first.path)
+    assert down.undo() == [] and not first.path.exists()  # (the other process takes the lab down)
+    assert run.undo(only=run.ids() - before) == []
+    assert not mine.exists() and not first.path.exists() and not lab.exists()
+    run.command(["true"], "later")
+    assert not first.path.exists()
+
+
+def test_a_whole_undo_that_left_something_keeps_it_for_the_next(tmp_path):
+    lab = tmp_path / "lab"
+    ledger = Ledger(lab / "ledger.json")
+    ledger.tree(lab)  # (the lab's directory, removed in the undo: the ledger with it)
+    ledger.command([sys.executable, "-c", "raise SystemExit('still busy')"], "volume v1")
+    problems = ledger.undo()
+    assert problems == ["volume v1: could not be removed (still busy)"]
+    assert [e["what"] for e in Ledger.open(ledger.path).entries] == ["volume v1"]

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -100,6 +104,10 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toy
     assert not lab.exists() and not proc.ProcessId(daemon["pid"], daemon["start"]).alive()
     gone = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
     assert gone.returncode == 1 and "lab: none" in gone.stdout
+    # no lab, nothing to take down: no directory is made for its lease either
+    nowhere = {**toys, "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "not-made" / "lab")}
+    assert dfsbench("lab", "down", "--env", "toybox", env=nowhere, timeout=300).returncode == 0
+    assert not (tmp_path / "not-made").exists()
 
 
 def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path, toys):
@@ -122,3 +130,208 @@ def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_pat
     named.write_text("backends: [halfdone]\n")
     refused = dfsbench("check", str(named), env=toys, timeout=300)
     assert refused.returncode != 0 and "halfdone" in refused.stderr and "failed to load" in refused.stderr
+
+
+# ---------------------------------------------------------------- one lab, one run at a time
+
+TOY_RUN = "environment: toybox\nbackends: [toyfs]\nworkloads:\n  - {{name: statfs, options: {{calls: {calls}}}}}\n"
+LONG = 10 ** 10  # statvfs calls: a run that lasts until the test stops it
+
+
+def _configs(tmp_path: Path) -> tuple[str, str]:
+    """A config whose run ends at once, and one whose run goes on until it is stopped."""
+    short, long = tmp_path / "short.yaml", tmp_path / "long.yaml"
+    short.write_text(TOY_RUN.format(calls=500))
+    long.write_text(TOY_RUN.format(calls=LONG))
+    return str(short), str(long)
+
+
+def _running(config: str, toys: dict[str, str]) -> subprocess.Popen[str]:
+    """``dfsbench run CONFIG`` in the background, as in a second terminal."""
+    return subprocess.Popen([sys.executable, "-m", "harness.cli", "run", config], env={**os.environ, **toys},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _lease_of(lab: Path, process: subprocess.Popen[str], within: float = 120) -> dict[str, object]:
+    """The lease a run took on the lab, as its ledger says, once it says so."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            lease = json.loads((lab / "ledger.json").read_text())["data"].get("lease")
+        except (FileNotFoundError, json.JSONDecodeError):
+            lease = None
+        if isinstance(lease, dict) and str(lease["what"]).startswith("run "):
+            return lease
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.1)
+    raise AssertionError(f"no run took the lease of {lab} within {within} s")
+
+
+def _daemons(lab: Path) -> list[proc.ProcessId]:
+    ledger = json.loads((lab / "ledger.json").read_text())
+    return [proc.ProcessId(e["pid"], e["start"]) for e in ledger["entries"] if e["kind"] == "process"]
+
+
+def _ended(process: subprocess.Popen[str], sig: int | None = None) -> tuple[int, str]:
+    if sig is not None:
+        process.send_signal(sig)
+    _, err = process.communicate(timeout=300)
+    return process.returncode, err
+
+
+def test_a_second_run_is_refused_while_a_run_holds_the_lab(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    assert dfsbench("lab", "up", short, env=toys, timeout=300).returncode == 0
+    daemons = _daemons(lab)
+    first = _running(long, toys)
+    try:
+        lease = _lease_of(lab, first)
+        holder = f"{lease['what']} (pid {first.pid}"
+        assert lease["pid"] == first.pid
+        second = dfsbench("run", short, env=toys, timeout=300)
+        assert second.returncode == 1, second.stdout + second.stderr
+        assert f"the toybox lab in {lab} is in use: {holder}" in second.stderr
+        assert "lab_dir" in second.stderr and "$DFSBENCH_TOYBOX_LAB_DIR" in second.stderr
+        assert "run id:" not in second.stdout and "backends toyfs" not in second.stderr  # (no run begun)
+        status = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
+        assert f"lease: held by {holder}" in status.stdout, status.stdout
+        down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+        assert down.returncode == 1 and holder in down.stderr and "--force" in down.stderr, down.stderr
+        assert all(d.alive() for d in daemons)  # (refused: nothing undone)
+
+        code, err = _ended(first, signal.SIGTERM)  # its end lets go of the lease, and leaves the lab up
+        assert code == 128 + signal.SIGTERM and "leaving the lab running" in err, err
+        assert "lease" not in json.loads((lab / "ledger.json").read_text())["data"]
+        assert not (lab / "lease").exists() and all(d.alive() for d in daemons)
+        again = dfsbench("run", short, env=toys, timeout=300)
+        assert again.returncode == 0 and "reusing the running lab" in again.stderr, again.stderr
+        assert "lease: free" in dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300).stdout
+    finally:
+        first.kill()
+        first.communicate()
+        dfsbench("lab", "down", "--env", "toybox", "--force", env=toys, timeout=300)
+    assert not lab.exists() and not any(d.alive() for d in daemons)
+
+
+def test_a_run_holds_the_lab_it_brings_up_itself_from_the_start(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    first = _running(long, toys)
+    try:
+        lease = _lease_of(lab, first)
+        daemons = _daemons(lab)
+        second = dfsbench("run", short, env=toys, timeout=300)
+        assert second.returncode == 1 and f"is in use: {lease['what']} (pid {first.pid}" in second.stderr
+        code, err = _ended(first, signal.SIGTERM)
+        assert code == 128 + signal.SIGTERM and "tearing the environment down" in err, err
+    finally:
+        first.kill()
+        first.communicate()
+    assert not lab.exists() and daemons and not any(d.alive() for d in daemons)
+
+
+def test_a_stale_lease_is_said_so_and_taken_over(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    assert dfsbench("lab", "up", short, env=toys, timeout=300).returncode == 0
+    first = _running(long, toys)
+    try:
+        lease = _lease_of(lab, first)
+        _ended(first, signal.SIGKILL)  # (nothing of its own runs at its end: its lease stays in the ledger)
+        holder = f"{lease['what']} (pid {first.pid}"
+        status = dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300)
+        assert f"lease: stale — {holder}" in status.stdout and "is gone" in status.stdout, status.stdout
+        second = dfsbench("run", short, env=toys, timeout=300)
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert f"the lease of {holder}" in second.stderr and "is stale: its process is gone" in second.stderr
+        assert "lease: free" in dfsbench("lab", "status", "--env", "toybox", env=toys, timeout=300).stdout
+    finally:
+        first.kill()
+        first.communicate()
+        down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+    assert down.returncode == 0 and not lab.exists(), down.stderr
+
+
+def test_lab_down_of_a_leased_lab_asks_for_force_and_then_takes_it_down(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    assert dfsbench("lab", "up", short, env=toys, timeout=300).returncode == 0
+    daemons = _daemons(lab)
+    first = _running(long, toys)
+    try:
+        lease = _lease_of(lab, first)
+        holder = f"{lease['what']} (pid {first.pid}"
+        refused = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+        assert refused.returncode == 1 and f"is in use: {holder}" in refused.stderr, refused.stderr
+        assert "add --force" in refused.stderr and lab.exists() and all(d.alive() for d in daemons)
+        forced = dfsbench("lab", "down", "--env", "toybox", "--force", env=toys, timeout=300)
+        assert forced.returncode == 0, forced.stderr
+        assert f"--force: taking the lab down under {holder}" in forced.stderr
+        assert not lab.exists() and not any(d.alive() for d in daemons)
+        _ended(first)  # (its cell fails, and it ends: what it writes at its end makes no lab again)
+    finally:
+        first.kill()
+        first.communicate()
+    assert not lab.exists()
+
+
+def test_a_lab_brought_up_with_other_options_is_not_reused(tmp_path, toys):
+    short, _ = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    other = tmp_path / "other.yaml"
+    other.write_text(TOY_RUN.format(calls=500).replace("environment: toybox", "environment: {kind: toybox, options: "
+                                                       "{daemons: 2, link: {rate: 100Mbit}, ready_timeout_s: 30}}"))
+    assert dfsbench("lab", "up", str(other), env=toys, timeout=300).returncode == 0
+    try:
+        refused = dfsbench("run", short, env=toys, timeout=300)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        said = refused.stderr.split("did not have:\n")[1].split("\n  hint:")[0].splitlines()
+        assert said == ['  environment.options.daemons: the lab has 2, the config asks for 1',
+                        '  environment.options.link.rate: the lab has "100Mbit", the config asks for "1Gbit"']
+        assert "lab_dir" in refused.stderr and "backends toyfs" not in refused.stderr  # (no run begun)
+        # what changes only how a run uses the lab (a timeout) is no difference
+        same = tmp_path / "same.yaml"
+        same.write_text(other.read_text().replace("ready_timeout_s: 30", "ready_timeout_s: 99"))
+        reused = dfsbench("run", str(same), env=toys, timeout=300)
+        assert reused.returncode == 0 and "reusing the running lab" in reused.stderr, reused.stderr
+    finally:
+        down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+    assert down.returncode == 0 and not lab.exists(), down.stderr
+
+
+def test_a_run_told_to_wait_waits_for_the_lease_within_its_bound(tmp_path, toys):
+    short, long = _configs(tmp_path)
+    lab = tmp_path / "toybox"
+    assert dfsbench("lab", "up", short, env=toys, timeout=300).returncode == 0
+    first = _running(long, toys)
+    waiting = None
+    try:
+        lease = _lease_of(lab, first)
+        holder = f"{lease['what']} (pid {first.pid}"
+        began = time.monotonic()
+        bounded = dfsbench("run", short, "--wait", "2", env=toys, timeout=300)
+        assert bounded.returncode == 1 and time.monotonic() - began >= 2, bounded.stderr
+        assert f"is in use: {holder}" in bounded.stderr and "(still, after waiting 2 s)" in bounded.stderr
+        assert "waiting for the lease on the toybox lab, held by " + holder in bounded.stderr
+
+        waiting = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", short, "--wait", "600"],
+                                   env={**os.environ, **toys}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        assert waiting.stderr is not None
+        said = ""
+        while "waiting for the lease" not in said:  # (it says so before it waits)
+            line = waiting.stderr.readline()
+            assert line, said
+            said += line
+        code, err = _ended(first, signal.SIGTERM)
+        assert code == 128 + signal.SIGTERM, err
+        code, err = _ended(waiting)
+        assert code == 0 and "reusing the running lab" in err, said + err
+    finally:
+        for p in (first, waiting):
+            if p is not None:
+                p.kill()
+                p.communicate()
+        down = dfsbench("lab", "down", "--env", "toybox", env=toys, timeout=300)
+    assert down.returncode == 0 and not lab.exists(), down.stderr
