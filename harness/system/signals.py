@@ -4,8 +4,9 @@ The first SIGINT or SIGTERM raises :class:`Interrupted` in the main thread and s
 :data:`cancelled`, which other threads (a bring-up in parallel, clients running at once)
 meet at their next command or poll (:func:`check`). Teardown runs :func:`shielded`: a
 signal that arrives then is reported and put off until the block ends, so a second Ctrl-C
-cannot leave half a lab behind. A shielded block that was not already unwinding raises
-the put-off signal when it ends.
+cannot leave half a lab behind. So is one that arrives while the first still unwinds
+towards its teardown (a second Ctrl-C raised on the way there would skip it). A shielded
+block that was not already unwinding raises the put-off signal when it ends.
 """
 
 from __future__ import annotations
@@ -36,7 +37,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _handler(signum: int, frame: object) -> None:
-    if _depth:
+    # (cancelled: an interrupt raised before unwinds, on its way to the teardown that
+    # undoes what was made; raised again in the 'except' that starts that teardown, before
+    # its shielded block, this one would skip it: the local lab's bring-up would undo the lab
+    # without waiting for its threads, which may still be starting daemons)
+    if _depth or cancelled.is_set():
         if not _put_off:
             sys.stderr.write(f"dfsbench: {signal.Signals(signum).name} received; still undoing what was "
                              "created, which will finish (to abandon it: kill -9, then "

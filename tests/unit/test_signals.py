@@ -134,3 +134,25 @@ def test_an_undo_that_fails_while_an_interrupt_unwinds_is_that_interrupt():
     with pytest.raises(DfsbenchError) as got:
         failed()
     assert unwinding(got.value) is None
+
+
+def test_a_second_signal_while_the_first_unwinds_is_put_off_until_the_teardown_ran(capsys):
+    """Two Ctrl-Cs close together: a second that reaches the main thread in the 'except'
+    that is to start the undo, before its shielded block, is put off too; raised there, it
+    would skip the undo (the local lab's bring-up: the wait for its threads, which may still
+    be starting daemons)."""
+    undone = []
+    with pytest.raises(Interrupted) as caught:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            wait_for_signal()
+        except Interrupted:
+            os.kill(os.getpid(), signal.SIGINT)  # (on the way to the teardown)
+            wait_for_signal()
+            with signals.shielded():
+                undone.append("lab")
+            raise
+    assert undone == ["lab"]
+    assert caught.value.exit_code == 130
+    assert "SIGINT received; still undoing" in capsys.readouterr().err
+
