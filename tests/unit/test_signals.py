@@ -156,3 +156,25 @@ def test_a_second_signal_while_the_first_unwinds_is_put_off_until_the_teardown_r
     assert caught.value.exit_code == 130
     assert "SIGINT received; still undoing" in capsys.readouterr().err
 
+
+
+def test_a_pool_of_threads_ends_its_block_once_its_threads_ended_even_through_ctrl_c():
+    """A Ctrl-C while the main thread waits at the end of a pool's block (the docker lab's
+    bring-up: its nodes' containers starting) left the threads running, and the undo of the
+    partial lab ran beside them: 'volume is in use', and the containers they recorded after
+    it left in the ledger."""
+    from harness.system.parallel import Threads
+
+    ended = []
+
+    def part() -> None:
+        time.sleep(1.0)  # (a container starting: no check on the way)
+        ended.append("part")
+
+    main = threading.main_thread().ident
+    assert main is not None
+    with pytest.raises(Interrupted):
+        with Threads(max_workers=1) as pool:
+            pool.submit(part)
+            threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT)).start()
+    assert ended == ["part"]
