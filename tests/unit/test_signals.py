@@ -178,3 +178,17 @@ def test_a_pool_of_threads_ends_its_block_once_its_threads_ended_even_through_ct
             pool.submit(part)
             threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT)).start()
     assert ended == ["part"]
+
+
+def test_a_thread_that_ends_on_an_interrupt_of_the_run_ends_without_a_word(monkeypatch):
+    """Only the main thread says the run was interrupted: the container lab's stats thread,
+    which met the interrupt at its next command, printed its traceback before that."""
+    printed: list[type[BaseException] | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: printed.append(args.exc_type))
+    signals.install()
+    signals.cancelled.set()
+    for work in (signals.check, lambda: 1 / 0):
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join(10)
+    assert printed == [ZeroDivisionError]  # (any other exception is shown as before)
