@@ -160,14 +160,16 @@ class MonSession:
     command's."""
 
     def __init__(self, conf: Path, keyring: Path, log: Path, connect_timeout: float = 60,
-                 helper: list[str] | None = None, alive: Callable[[], str | None] | None = None) -> None:
+                 helper: list[str] | None = None, alive: Callable[[], str | None] | None = None,
+                 daemon_log: Path | None = None) -> None:
         """``helper``: the command that runs the session script elsewhere (in a container
         of the docker lab); by default, this host's interpreter of the ``ceph`` CLI.
-        ``alive``: what says (a message) that the monitor this waits on died."""
+        ``alive``: what says (a message) that the monitor this waits on died, whose log
+        (``daemon_log``, of this host) the error then ends with."""
         if helper is None:
             helper = [_shebang_interpreter(Path(proc.require_tool("ceph", "ceph-common"))), str(SESSION_SCRIPT)]
         self.log = log
-        self.alive = alive
+        self.alive, self.daemon_log = alive, daemon_log
         self._errlog = open(log, "ab")
         self._proc = subprocess.Popen(
             [*helper, str(conf), str(keyring), str(connect_timeout)],
@@ -204,10 +206,14 @@ class MonSession:
                 pass
             died = self.alive() if self.alive is not None else None
             waited = time.monotonic() - start
-            if died or waited > timeout + SESSION_SLACK:
+            if died:
                 self.close()
-                raise DfsbenchError(f"no answer from Ceph after {waited:.0f} s: waited for {what}"
-                                    + (f"; {died}" if died else ""),
+                tail = proc.log_tail(self.daemon_log, 5) if self.daemon_log is not None else ""
+                raise DfsbenchError(f"{died}, while dfsbench waited {waited:.0f} s for {what}"
+                                    + (f"; the end of its log:\n{tail}" if tail else ""))
+            if waited > timeout + SESSION_SLACK:
+                self.close()
+                raise DfsbenchError(f"no answer from Ceph after {waited:.0f} s: waited for {what}",
                                     hint=f"the session's errors are in {self.log}:\n{proc.log_tail(self.log)}")
         if not line:
             self.close()
@@ -405,7 +411,7 @@ class CephLab:
         self._phase("mkfs (mon and OSDs in parallel)")
 
         with MonSession(self.conf, self.keyring, self.log_dir / "session.log",
-                        connect_timeout=self.timeout, alive=self._died) as mon:
+                        connect_timeout=self.timeout, alive=self._died, daemon_log=self.log_dir / "mon.a.log") as mon:
             self._phase("monitor answers")
             # (the monitor's own first: the others are then committed at once)
             bring_up = [*BRING_UP_SETTINGS, *((who, option, "1") for who, option in FAST_REPORTING)]

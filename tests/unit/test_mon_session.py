@@ -83,12 +83,15 @@ def test_a_command_no_one_answers_fails_at_its_deadline_and_ends_the_session(tmp
 
 def test_the_wait_for_the_monitor_ends_when_the_monitor_died(tmp_path):
     conf = tmp_path / "ceph.conf"
+    (tmp_path / "mon.a.log").write_text("unable to bind monitor to v2:127.0.0.1:52281/0\n")
     raised, thread = in_thread(lambda: MonSession(conf, conf, tmp_path / "session.log", connect_timeout=120,
                                                   helper=helper(tmp_path, hello=False),
-                                                  alive=lambda: "ceph-mon.a exited with code 1"))
+                                                  alive=lambda: "ceph-mon.a exited with code 1",
+                                                  daemon_log=tmp_path / "mon.a.log"))
     thread.join(30)
     assert not thread.is_alive(), "the session waited 120 s for a monitor that had died"
     assert isinstance(raised[0], DfsbenchError) and "ceph-mon.a exited" in raised[0].message, raised
+    assert "unable to bind monitor" in raised[0].message  # (why it died: the end of its log)
     assert ended(tmp_path)
 
 
