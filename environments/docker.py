@@ -35,7 +35,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node, running
-from harness.system.parallel import Stop
+from harness.system.parallel import Stop, Threads
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
@@ -426,7 +426,7 @@ class LabBringUp:
             f", {name}'s to {link.rate}" for name, link in sorted(self.o.client_links.items()))
         subnet = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
                         self.network, timeout=30).strip()
-        with ThreadPoolExecutor(max_workers=total + len(clients) + len(wanted) + 1) as pool:  # (one each)
+        with Threads(max_workers=total + len(clients) + len(wanted) + 1) as pool:  # (one each)
             started = {name: {w.hostname: pool.submit(self.part, self.node, network, w.hostname, w.volume_at, total,
                                                       links) for w in wishes}
                        for name, wishes in wanted.items()}

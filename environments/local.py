@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
@@ -23,8 +22,8 @@ from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.records import describe_cell
 from harness.api.systems import Processes, System, biggest_cell, refuse_plan, with_sizes
 from harness.errors import BadInput, DfsbenchError
-from harness.system import signals
 from harness.system.hosts import LOCAL
+from harness.system.parallel import Threads
 from harness.system.ledger import Ledger, read_mounts
 from harness.system.files import printable
 from harness.units import size
@@ -150,15 +149,9 @@ class LocalEnvironment(LabEnvironment):
             note(f"{name} ready in {timings[name]:.1f} s")
             return info
 
-        pool = ThreadPoolExecutor(max_workers=len(jobs) or 1)
-        try:
+        with Threads(max_workers=len(jobs) or 1) as pool:  # (after an interrupt, the others stop at their next command)
             futures = {name: pool.submit(timed, name) for name in jobs}
             found = {name: f.result() for name, f in futures.items()}
-        except BaseException:
-            with signals.shielded():
-                pool.shutdown()  # after an interrupt, the others stop at their next command
-            raise
-        pool.shutdown()
         ledger.data["timings"] = timings
         return found
 

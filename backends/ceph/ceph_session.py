@@ -45,6 +45,9 @@ def main() -> int:
         cmd = json.dumps(request["cmd"])
         timeout = int(request.get("timeout", 30))
         try:
+            # (the calls below ignore their timeout argument; librados waits as long as no
+            # monitor or manager answers, unless this is set: then it answers ETIMEDOUT)
+            cluster.conf_set("rados_mon_op_timeout", str(timeout))
             if request.get("target") == "mgr":
                 ret, out, err = cluster.mgr_command(cmd, b"", timeout=timeout)
             else:

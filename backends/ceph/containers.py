@@ -160,7 +160,7 @@ class CephNodes:
                 self.phase("mon made; mon, mgr and MDS started")
                 self.stop.check("Ceph's bring-up")
                 helper = m.wrap(["python3", "-c", SESSION_SCRIPT.read_text()], interactive=True)
-                with MonSession(Path(CONF), Path(ADMIN), self.log, self.timeout, helper) as mon:
+                with MonSession(Path(CONF), Path(ADMIN), self.log, self.timeout, helper, alive=self.stop.why) as mon:
                     self.phase("the monitor answers")
                     self.stop.check("Ceph's bring-up")
                     self.form(mon, uuids, made)

@@ -11,12 +11,16 @@ from __future__ import annotations
 import base64
 import json
 import os
+import queue
 import shutil
+import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ from typing import Any
 from backends.ceph.client import CephService, health
 from harness.api.lab import SAFE_CHARACTERS, SAFE_PATH
 from harness.errors import BadInput, DfsbenchError
-from harness.system import proc
+from harness.system import proc, signals
 from harness.system.ledger import Ledger
 
 SESSION_SCRIPT = Path(__file__).with_name("ceph_session.py")
@@ -144,43 +148,91 @@ LAB_SETTINGS = [("mgr", "mgr/devicehealth/enable_monitoring", "false")]
 
 
 class MonSession:
-    """Monitor (and manager) commands over one connection held by a helper process."""
+    """Monitor (and manager) commands over one connection held by a helper process.
+
+    Every answer is awaited with a deadline: the command's own ``timeout`` (which the
+    helper hands to librados: its call ignores the one it is given, and waits as long as a
+    monitor or a manager does not answer), the connection's ``connect_timeout``, each with
+    :data:`SESSION_SLACK` for the helper itself. A thread that is not the main one stops
+    waiting when the run is interrupted (:func:`harness.system.signals.check`), and a wait
+    ends early when ``alive`` says what it waits on has died. A session whose answer did
+    not come is ended (its helper killed): a late answer would be taken for the next
+    command's."""
 
     def __init__(self, conf: Path, keyring: Path, log: Path, connect_timeout: float = 60,
-                 helper: list[str] | None = None) -> None:
+                 helper: list[str] | None = None, alive: Callable[[], str | None] | None = None,
+                 daemon_log: Path | None = None) -> None:
         """``helper``: the command that runs the session script elsewhere (in a container
-        of the docker lab); by default, this host's interpreter of the ``ceph`` CLI."""
+        of the docker lab); by default, this host's interpreter of the ``ceph`` CLI.
+        ``alive``: what says (a message) that the monitor this waits on died, whose log
+        (``daemon_log``, of this host) the error then ends with."""
         if helper is None:
             helper = [_shebang_interpreter(Path(proc.require_tool("ceph", "ceph-common"))), str(SESSION_SCRIPT)]
         self.log = log
+        self.alive, self.daemon_log = alive, daemon_log
         self._errlog = open(log, "ab")
         self._proc = subprocess.Popen(
             [*helper, str(conf), str(keyring), str(connect_timeout)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errlog, text=True,
             start_new_session=True)
-        hello = self._read()
+        self._answers: queue.Queue[str] = queue.Queue()
+        self._awaited: str | None = None  # what an answer not yet read is to
+        threading.Thread(target=self._listen, daemon=True, name="dfsbench-ceph-session").start()
+        try:
+            hello = self._read("the Ceph monitor to accept a connection", connect_timeout)
+        except BaseException:
+            self.close()
+            raise
         if hello["ret"] != 0:
             self.close()
             raise DfsbenchError(f"cannot connect to the Ceph monitor: {hello['err']}",
                                 hint=f"see the monitor log in {log.parent}")
 
-    def _read(self) -> dict[str, Any]:
+    def _listen(self) -> None:
         assert self._proc.stdout is not None
-        line = self._proc.stdout.readline()
+        for line in self._proc.stdout:
+            self._answers.put(line)
+        self._answers.put("")  # (the helper ended)
+
+    def _read(self, what: str, timeout: float) -> dict[str, Any]:
+        self._awaited = what
+        start = time.monotonic()
+        while True:
+            signals.check()
+            try:
+                line = self._answers.get(timeout=0.25)
+                break
+            except queue.Empty:
+                pass
+            died = self.alive() if self.alive is not None else None
+            waited = time.monotonic() - start
+            if died:
+                self.close()
+                tail = proc.log_tail(self.daemon_log, 5) if self.daemon_log is not None else ""
+                raise DfsbenchError(f"{died}, while dfsbench waited {waited:.0f} s for {what}"
+                                    + (f"; the end of its log:\n{tail}" if tail else ""))
+            if waited > timeout + SESSION_SLACK:
+                self.close()
+                raise DfsbenchError(f"no answer from Ceph after {waited:.0f} s: waited for {what}",
+                                    hint=f"the session's errors are in {self.log}:\n{proc.log_tail(self.log)}")
         if not line:
-            self._proc.wait(timeout=5)
-            raise DfsbenchError("the Ceph command session ended unexpectedly",
+            self.close()
+            raise DfsbenchError(f"the Ceph command session ended unexpectedly (waiting for {what})",
                                 hint=f"its errors are in {self.log}:\n{proc.log_tail(self.log)}")
-        return json.loads(line)
+        self._awaited = None
+        return dict(json.loads(line))
 
     def command(self, prefix: str, *, target: str = "mon", check: bool = True,
                 timeout: int = 30, **args: Any) -> Any:
         """Send one command; return its parsed JSON output (or text when not JSON)."""
         assert self._proc.stdin is not None
+        if self._awaited is not None or self._proc.poll() is not None:
+            raise DfsbenchError(f"ceph command '{prefix}' not sent: the session ended "
+                                f"({self._awaited or 'its helper exited'})")
         cmd = {"prefix": prefix, "format": "json", **args}
         self._proc.stdin.write(json.dumps({"cmd": cmd, "target": target, "timeout": timeout}) + "\n")
         self._proc.stdin.flush()
-        reply = self._read()
+        reply = self._read(f"the {target}'s answer to '{prefix}'", timeout)
         if reply["ret"] != 0:
             if check:
                 raise DfsbenchError(f"ceph command '{prefix}' failed ({reply['ret']}): {reply['err']}")
@@ -194,13 +246,20 @@ class MonSession:
             return text
 
     def close(self) -> None:
+        """End the helper: at once where an answer is still awaited (it waits in librados),
+        else once it has read the end of its input."""
         if self._proc.poll() is None:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+            if self._awaited is None and self._proc.stdin:
+                try:
+                    self._proc.stdin.close()
+                    self._proc.wait(timeout=10)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            if self._proc.poll() is None:
+                try:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 self._proc.wait()
         self._errlog.close()
 
@@ -209,6 +268,12 @@ class MonSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# seconds the session's helper may take of its own beyond a command's (or the connection's)
+# timeout before its answer is given up: a Python's start and the import of Ceph's bindings
+# on a loaded host, the reply's JSON
+SESSION_SLACK = 20.0
 
 
 def _shebang_interpreter(script: Path) -> str:
@@ -346,7 +411,7 @@ class CephLab:
         self._phase("mkfs (mon and OSDs in parallel)")
 
         with MonSession(self.conf, self.keyring, self.log_dir / "session.log",
-                        connect_timeout=self.timeout) as mon:
+                        connect_timeout=self.timeout, alive=self._died, daemon_log=self.log_dir / "mon.a.log") as mon:
             self._phase("monitor answers")
             # (the monitor's own first: the others are then committed at once)
             bring_up = [*BRING_UP_SETTINGS, *((who, option, "1") for who, option in FAST_REPORTING)]

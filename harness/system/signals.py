@@ -2,10 +2,12 @@
 
 The first SIGINT or SIGTERM raises :class:`Interrupted` in the main thread and sets
 :data:`cancelled`, which other threads (a bring-up in parallel, clients running at once)
-meet at their next command or poll (:func:`check`). Teardown runs :func:`shielded`: a
-signal that arrives then is reported and put off until the block ends, so a second Ctrl-C
-cannot leave half a lab behind. A shielded block that was not already unwinding raises
-the put-off signal when it ends.
+meet at their next command or poll (:func:`check`), and end without a word. Teardown
+runs :func:`shielded`: a signal that arrives then is reported and put off until the block
+ends, so a second Ctrl-C cannot leave half a lab behind. So is one that arrives while the
+first still unwinds towards its teardown (a second Ctrl-C raised on the way there would
+skip it). A shielded block that was not already unwinding raises the put-off signal when
+it ends.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _handler(signum: int, frame: object) -> None:
-    if _depth:
+    # (cancelled: an interrupt raised before unwinds, on its way to the teardown that
+    # undoes what was made; raised again in the 'except' that starts that teardown, before
+    # its shielded block, this one would skip it: the local lab's bring-up would undo the lab
+    # without waiting for its threads, which may still be starting daemons)
+    if _depth or cancelled.is_set():
         if not _put_off:
             sys.stderr.write(f"dfsbench: {signal.Signals(signum).name} received; still undoing what was "
                              "created, which will finish (to abandon it: kill -9, then "
@@ -48,10 +54,26 @@ def _handler(signum: int, frame: object) -> None:
 
 
 def install() -> None:
-    """SIGINT and SIGTERM both unwind as :class:`Interrupted` (main thread only)."""
+    """SIGINT and SIGTERM both unwind as :class:`Interrupted` (main thread only); a thread
+    that ends on the interrupt (:func:`check`) ends quietly."""
     cancelled.clear()
     signal.signal(signal.SIGINT, _handler)
     signal.signal(signal.SIGTERM, _handler)
+    global _excepthook
+    if threading.excepthook is not _thread_ended:
+        _excepthook, threading.excepthook = threading.excepthook, _thread_ended
+
+
+_excepthook = threading.excepthook
+
+
+def _thread_ended(args: threading.ExceptHookArgs) -> None:
+    """A thread that ends on an interrupt of the run ends without a word: the main thread
+    says the run was interrupted, once. (The container lab's stats thread printed its
+    traceback before that message.) Any other exception is shown as before."""
+    if args.exc_type is not None and issubclass(args.exc_type, Interrupted) and cancelled.is_set():
+        return
+    _excepthook(args)
 
 
 def check() -> None:

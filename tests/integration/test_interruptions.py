@@ -77,6 +77,7 @@ def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(starte
     out = "".join(w.lines)
     assert code == 128 + sig, out
     assert "interrupted" in out
+    assert "Traceback" not in out, out  # (only the run's own message: no thread's traceback before it)
     assert_nothing_left(w.lab, w.processes, reaped=False, within_s=10, unledgered=True, loop_devices=True)
     assert_kept(w, "complete" if point == "comparator" else "interrupted")  # (all was measured)
     if point in ("teardown", "detach"):  # the second signal was put off, and said so

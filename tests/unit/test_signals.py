@@ -134,3 +134,61 @@ def test_an_undo_that_fails_while_an_interrupt_unwinds_is_that_interrupt():
     with pytest.raises(DfsbenchError) as got:
         failed()
     assert unwinding(got.value) is None
+
+
+def test_a_second_signal_while_the_first_unwinds_is_put_off_until_the_teardown_ran(capsys):
+    """Two Ctrl-Cs close together: a second that reaches the main thread in the 'except'
+    that is to start the undo, before its shielded block, is put off too; raised there, it
+    would skip the undo (the local lab's bring-up: the wait for its threads, which may still
+    be starting daemons)."""
+    undone = []
+    with pytest.raises(Interrupted) as caught:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            wait_for_signal()
+        except Interrupted:
+            os.kill(os.getpid(), signal.SIGINT)  # (on the way to the teardown)
+            wait_for_signal()
+            with signals.shielded():
+                undone.append("lab")
+            raise
+    assert undone == ["lab"]
+    assert caught.value.exit_code == 130
+    assert "SIGINT received; still undoing" in capsys.readouterr().err
+
+
+
+def test_a_pool_of_threads_ends_its_block_once_its_threads_ended_even_through_ctrl_c():
+    """A Ctrl-C while the main thread waits at the end of a pool's block (the docker lab's
+    bring-up: its nodes' containers starting) left the threads running, and the undo of the
+    partial lab ran beside them: 'volume is in use', and the containers they recorded after
+    it left in the ledger."""
+    from harness.system.parallel import Threads
+
+    ended = []
+
+    def part() -> None:
+        time.sleep(1.0)  # (a container starting: no check on the way)
+        ended.append("part")
+
+    main = threading.main_thread().ident
+    assert main is not None
+    with pytest.raises(Interrupted):
+        with Threads(max_workers=1) as pool:
+            pool.submit(part)
+            threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT)).start()
+    assert ended == ["part"]
+
+
+def test_a_thread_that_ends_on_an_interrupt_of_the_run_ends_without_a_word(monkeypatch):
+    """Only the main thread says the run was interrupted: the container lab's stats thread,
+    which met the interrupt at its next command, printed its traceback before that."""
+    printed: list[type[BaseException] | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: printed.append(args.exc_type))
+    signals.install()
+    signals.cancelled.set()
+    for work in (signals.check, lambda: 1 / 0):
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join(10)
+    assert printed == [ZeroDivisionError]  # (any other exception is shown as before)
