@@ -410,7 +410,8 @@ class LabBringUp:
         network = Network(docker_network_kw={"labels": self.labels})
         network.name = self.network
         network.create()
-        self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}")
+        self.ledger.command(["docker", "network", "rm", self.network], f"network {self.network}",
+                            exists=["docker", "network", "inspect", "--format", "{{.Name}}", self.network])
         wanted: dict[str, list[NodeWish]] = {name: system.container_nodes() for name, system in self.systems.items()}
         seen: dict[str, str] = {}
         for name, wishes in wanted.items():

@@ -109,7 +109,7 @@ class Ledger:
     def loop(self, device: str) -> None:
         self._add({"kind": "loop", "device": device})
 
-    def command(self, argv: list[str], what: str, when: str = "cluster") -> str:
+    def command(self, argv: list[str], what: str, when: str = "cluster", exists: list[str] | None = None) -> str:
         """Something dfsbench made and the command that removes it, undone newest first
         among those of the same ``when``:
 
@@ -119,9 +119,13 @@ class Ledger:
         - ``cluster`` (default): after the mounts and before the processes — a resource
           inside a cluster (a pool, an image, a volume), whose daemons must still be up.
 
-        Returns the entry's id."""
+        ``exists``: a command that succeeds only while the resource is there; where the
+        removal fails and it fails too, the resource is gone already (removed some other
+        way, e.g. a sweep by label), which is what the undo wanted. Returns the entry's id."""
         assert when in ("first", "unmount", "cluster"), when
-        entry = {"kind": "command", "argv": [str(a) for a in argv], "what": what, "when": when}
+        entry: dict[str, Any] = {"kind": "command", "argv": [str(a) for a in argv], "what": what, "when": when}
+        if exists is not None:
+            entry["exists"] = [str(a) for a in exists]
         self._add(entry)
         return str(entry["id"])
 
@@ -327,6 +331,9 @@ def _undo_tree(entry: dict[str, Any]) -> str | None:
 
 def _undo_command(entry: dict[str, Any]) -> str | None:
     result = proc.run(entry["argv"], check=False, timeout=600)
+    if result.returncode != 0 and isinstance(entry.get("exists"), list) and \
+            proc.run(entry["exists"], check=False, timeout=120).returncode != 0:
+        return None  # (gone already: what the undo wanted)
     if result.returncode != 0:
         tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or [f"exit code {result.returncode}"]
         return f"{entry['what']}: could not be removed ({tail[0][:300]})"

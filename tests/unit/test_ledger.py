@@ -151,3 +151,19 @@ def test_a_whole_undo_that_left_something_keeps_it_for_the_next(tmp_path):
     problems = ledger.undo()
     assert problems == ["volume v1: could not be removed (still busy)"]
     assert [e["what"] for e in Ledger.open(ledger.path).entries] == ["volume v1"]
+
+
+def test_a_removal_that_fails_because_its_resource_is_gone_already_is_done(tmp_path):
+    """A command's resource removed some other way (a container lab's network swept by its
+    label): its removal fails, and where the entry says how to tell it is there and it is
+    not, the undo is done; where it is still there, or nothing says how to tell, the
+    failure is a problem kept for the next undo."""
+    ledger = Ledger(tmp_path / "ledger.json")
+    marker = tmp_path / "there"
+    ledger.command(["false"], "gone already", exists=["test", "-e", str(tmp_path / "absent")])
+    marker.write_text("x")
+    ledger.command(["false"], "still there", exists=["test", "-e", str(marker)])
+    ledger.command(["false"], "no probe")
+    problems = ledger.undo()
+    assert [p.split(":")[0] for p in problems] == ["no probe", "still there"], problems
+    assert sorted(e["what"] for e in Ledger.open(tmp_path / "ledger.json").entries) == ["no probe", "still there"]
