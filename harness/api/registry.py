@@ -11,10 +11,12 @@ distributions. A plugin's name is a name by :data:`harness.system.names.RULE`.
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, distributions
 from typing import Any, Literal, overload
 
 from pydantic import ValidationError
@@ -47,17 +49,34 @@ def _entry_points(kind: str) -> dict[str, tuple[EntryPoint, ...]]:
 
 @cache
 def _all_entry_points() -> dict[str, dict[str, tuple[EntryPoint, ...]]]:
-    """Every group's entry points by name, from one reading of the installed distributions:
-    a name registered more than once (by two distributions, or twice by one) keeps every
-    registration, so that none of them is used (:func:`load`)."""
-    every = entry_points()
-    found: dict[str, dict[str, tuple[EntryPoint, ...]]] = {}
-    for group, _ in GROUPS.values():
-        by_name: dict[str, tuple[EntryPoint, ...]] = {}
-        for ep in every.select(group=group):
-            by_name[ep.name] = (*by_name.get(ep.name, ()), ep)
-        found[group] = by_name
+    """Every group's entry points by name, from one reading of every installed distribution
+    — each one, not only the first of a name (``importlib.metadata.entry_points`` keeps the
+    first distribution of each normalized name and drops the rest in silence, so a
+    distribution named like dfsbench, found first on the path, would stand in for it whole).
+    One registration seen twice (the same distribution found in two places of the path)
+    counts once; a name registered more than once otherwise (by two distributions, or twice
+    by one) keeps every registration, so that none of them is used (:func:`load`)."""
+    found: dict[str, dict[str, tuple[EntryPoint, ...]]] = {group: {} for group, _ in GROUPS.values()}
+    seen: set[tuple[str, str, str, str]] = set()
+    for dist in distributions():
+        try:
+            name = _normalized(dist.metadata["Name"] or "")
+            eps = list(dist.entry_points)
+        except Exception:  # (a distribution whose metadata cannot be read registers nothing here)
+            continue
+        for ep in eps:
+            if ep.group not in found:
+                continue
+            same = (ep.group, ep.name, ep.value, name)
+            if same in seen:
+                continue
+            seen.add(same)
+            found[ep.group][ep.name] = (*found[ep.group].get(ep.name, ()), ep)
     return found
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def names(kind: str) -> list[str]:
@@ -85,8 +104,9 @@ def _plugin(kind: str, name: str, ep: EntryPoint | None = None) -> str:
 
 
 def _genuine(exc: BaseException) -> bool:
-    """A Ctrl-C or SIGTERM that reached dfsbench (not one a plugin raised of itself)."""
-    return isinstance(exc, signals.Interrupted) or signals.cancelled.is_set()
+    """A Ctrl-C or SIGTERM that reached dfsbench (its handler set ``cancelled`` before it
+    raised), not an interrupt a plugin raised of itself, whatever its type."""
+    return signals.cancelled.is_set()
 
 
 def _said(exc: BaseException) -> str:
@@ -97,16 +117,21 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {printable(text, SAID_MOST)}" if text else type(exc).__name__
 
 
+REFUSALS = (ValidationError, DfsbenchError, OSError)  # what a plugin's code may raise of the input, or the host
+
+
 @contextmanager
-def blamed(kind: str, name: str, doing: str, failed: str = "is broken") -> Iterator[None]:
+def blamed(kind: str, name: str, doing: str, failed: str = "is broken",
+           allowed: tuple[type[BaseException], ...] = REFUSALS) -> Iterator[None]:
     """Run a plugin's own code (its options model, a validator, ``defaults()``, its
-    constructor): whatever it raises but a refusal of the input (pydantic's
-    ValidationError, a DfsbenchError) or a Ctrl-C that reached dfsbench becomes a
-    :class:`PluginError` naming the plugin and what it was doing — an exception of any
-    kind, ``SystemExit`` and ``KeyboardInterrupt`` raised by the plugin included."""
+    constructor, a cell): whatever it raises but what ``allowed`` names (by default a
+    refusal of the input — pydantic's ValidationError, a DfsbenchError — or the host's
+    answer, an OSError) or a Ctrl-C that reached dfsbench becomes a :class:`PluginError`
+    naming the plugin and what it was doing — an exception of any kind, ``SystemExit`` and
+    ``KeyboardInterrupt`` raised by the plugin included."""
     try:
         yield
-    except (ValidationError, DfsbenchError):
+    except allowed:
         raise
     except BaseException as exc:
         if _genuine(exc):
@@ -115,6 +140,23 @@ def blamed(kind: str, name: str, doing: str, failed: str = "is broken") -> Itera
         raise PluginError(f"{_plugin(kind, name, eps[0] if len(eps) == 1 else None)} {failed}: "
                           f"{doing} raised {_said(exc)}",
                           hint="fix or uninstall that plugin; a config that does not name it runs") from None
+
+
+@contextmanager
+def held(kind: str, name: str, doing: str, inner: AbstractContextManager[Any]) -> Iterator[Any]:
+    """``inner`` (a plugin's context manager: a backend's attachment) entered and left
+    :func:`blamed`: what its end raises (a detach) is the plugin's fault too."""
+    with blamed(kind, name, doing):
+        value = inner.__enter__()
+    try:
+        yield value
+    except BaseException:
+        with blamed(kind, name, f"the end of {doing}"):
+            if not inner.__exit__(*sys.exc_info()):
+                raise
+    else:
+        with blamed(kind, name, f"the end of {doing}"):
+            inner.__exit__(None, None, None)
 
 
 @overload
@@ -156,9 +198,10 @@ def _load(kind: str, name: str) -> type | DfsbenchError:
         return PluginError(f"{_plugin(kind, name, ep)}: its name is not a name ({RULE}), and a plugin's name "
                            "becomes part of paths and records", hint="ask its maker to rename it, or uninstall it")
     try:
-        with blamed(kind, name, "importing it", "failed to load"):
+        with blamed(kind, name, "importing it", "failed to load", allowed=()):
             cls = ep.load()
-        problems = _contract(kind, name, cls)
+        with blamed(kind, name, "checking its contract", allowed=()):
+            problems = _contract(kind, name, cls)
         if not problems:
             _probe(kind, name, cls)
     except PluginError as exc:
@@ -205,7 +248,7 @@ def _probe(kind: str, name: str, cls: Any) -> None:
     the values (a required option) is the model's answer, not a fault."""
     if kind == "workload":
         for scale in SCALES:
-            with blamed(kind, name, f"its defaults('{scale}')"):
+            with blamed(kind, name, f"its defaults('{scale}')", allowed=()):
                 given = cls.defaults(scale)
             if not isinstance(given, dict):
                 raise PluginError(f"{_plugin(kind, name)} is broken: its defaults('{scale}') is not a mapping "
@@ -217,9 +260,9 @@ def _probe(kind: str, name: str, cls: Any) -> None:
 
 def _validates(kind: str, name: str, model: Any, given: dict[str, Any]) -> None:
     try:
-        with blamed(kind, name, "its options' validation"):
+        with blamed(kind, name, "its options' validation", allowed=(ValidationError, DfsbenchError)):
             model.model_validate(given)
-    except ValidationError:
+    except (ValidationError, DfsbenchError):  # (a refusal of what no one gave: the config's to answer)
         pass
 
 

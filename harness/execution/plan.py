@@ -364,9 +364,10 @@ def _attachable(config: Config, environment: Environment, backends: list[Backend
     left out and said (``skipped``)."""
     kept = []
     for j, b in enumerate(backends):
-        found, hint = attachable(b, not environment.clients_elsewhere, f"environment '{config.environment.kind}'"), \
-            ATTACH_HINT
-        own = b.this_host() if not environment.host_targets else None
+        with registry.blamed("backend", b.name, f"checking backends[{j}]"):
+            found, hint = attachable(b, not environment.clients_elsewhere,
+                                     f"environment '{config.environment.kind}'"), ATTACH_HINT
+            own = b.this_host() if not environment.host_targets else None
         if own is not None:
             found = own[0], (f"{b.name}/{b.variant}: {own[1]}, and environment '{config.environment.kind}' measures "
                              "targets of its own nodes only, which this machine is none of")
@@ -590,7 +591,8 @@ def _provided(environment: Environment, backends: list[Backend]) -> None:
     """Refuse a backend whose services the environment does not provide (a storage system
     whose plugin is broken, or that the environment does not bring up), naming the key."""
     for j, b in enumerate(backends):
-        missing = sorted(set(b.requires) - set(environment.provides))
+        with registry.blamed("backend", b.name, f"checking backends[{j}]"):
+            missing = sorted(set(b.requires) - set(environment.provides))
         if not missing:
             continue
         broken = registry.broken("system")

@@ -242,8 +242,8 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
     tag = run.tag(point, backend.name, backend.variant)
     with signals.Teardown() as stack:
         with progress.step(f"attach {backend.name}/{backend.variant}"):
-            with registry.blamed("backend", backend.name, f"attaching {backend.name}/{backend.variant}"):
-                target = stack.enter_context(backend.attach(cluster, workdir / tag))
+            target = stack.enter_context(registry.held("backend", backend.name, f"attaching {backend.name}/"
+                                                       f"{backend.variant}", backend.attach(cluster, workdir / tag)))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         attach = cell_key(backend, rep, "attach", point.values)
         if store.supersede(run.id, attach):  # an earlier session could not attach it

@@ -20,6 +20,8 @@ MODULES = {
     "hostile_interrupt": "raise KeyboardInterrupt\n",
     "hostile_recursion": "def f():\n    return f()\nf()\n",
     "hostile_import": "import no_such_module_anywhere\n",
+    "hostile_dfserror": "from harness.errors import DfsbenchError\nraise DfsbenchError('plugin says \\x1b[31mRED')\n",
+    "hostile_sigterm": "from harness.system.signals import Interrupted\nraise Interrupted(15)\n",
     "hostile_kinds": '''"""Hostile kinds: \x1b[31mred\x1b[0m and a
 second line."""
 from pydantic import field_validator
@@ -95,6 +97,27 @@ class Crashing(Workload):
         yield
 
 
+class OnlyHere(Backend):
+    name = "onlyhere"
+
+    def only_here(self):
+        raise TypeError("only_here bug")
+
+    def open(self, cluster, workdir):
+        return Target("path", workdir, self.name, self.variant, {})
+
+
+class Detachy(Backend):
+    name = "detachy"
+
+    def open(self, cluster, workdir):
+        workdir.mkdir(parents=True, exist_ok=True)
+
+        def detach():
+            raise TypeError("detach bug")
+        return Target("path", workdir, self.name, self.variant, {}, detach=detach)
+
+
 class Pathy(Backend):
     name = "pathy"
 
@@ -149,6 +172,8 @@ def _config(tmp_path: Path, text: str) -> str:
 
 
 @pytest.mark.parametrize("module, raised", [("hostile_exit", "SystemExit: 3"),
+                                            ("hostile_dfserror", "DfsbenchError: plugin says \\x1b[31mRED"),
+                                            ("hostile_sigterm", "Interrupted: SIGTERM"),
                                             ("hostile_interrupt", "KeyboardInterrupt"),
                                             ("hostile_recursion", "RecursionError"),
                                             ("hostile_import", "ModuleNotFoundError")])
@@ -274,3 +299,31 @@ def test_a_plugin_that_raises_in_its_run_fails_its_cell_and_the_run_goes_on(tmp_
            failed[0]["params"]["error"], failed[0]
     assert "raised TypeError: a plugin's bug in its run" in failed[1]["params"]["error"]
     assert {r["test"] for r in records if r["workload"] == "largefile" and r["value"] is not None} == {"write", "read"}
+
+
+def test_a_distribution_named_like_dfsbench_replaces_nothing(tmp_path, hostile):
+    """importlib's entry_points() keeps the first distribution of a name: one called
+    'DFSBench', first on the path, would stand in for dfsbench whole (run from elsewhere
+    than the checkout, whose own metadata comes first)."""
+    env = hostile("DFSBench", {"dfsbench.backends": {"localdir": "hostile_kinds:Impostor"}})
+    listed = dfsbench("list", env=env, timeout=300, cwd=tmp_path)
+    line = next(x for x in listed.stdout.splitlines() if x.strip().startswith("localdir "))
+    assert "BROKEN" in line and "registered 2 times" in line and "hostile_kinds:Impostor" in line, line
+    for other in ("local", "fio", "largefile", "glusterfs", "ceph"):
+        line = next(x for x in listed.stdout.splitlines() if x.strip().startswith(other + " "))
+        assert "BROKEN" not in line, line
+
+
+def test_a_plugins_hooks_and_its_detach_are_its_own_fault_said_in_a_line(tmp_path, hostile):
+    env = hostile("dfsbench-hooks", {"dfsbench.backends": {"onlyhere": "hostile_kinds:OnlyHere",
+                                                           "detachy": "hostile_kinds:Detachy"}})
+    checked = dfsbench("check", _config(tmp_path, "backends: [onlyhere]\nworkloads: [largefile]\n"), env=env,
+                       timeout=300)
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert "backend plugin 'onlyhere' (distribution 'dfsbench-hooks', hostile_kinds:OnlyHere) is broken: checking " \
+           "backends[0] raised TypeError: only_here bug" in checked.stderr, checked.stderr
+    run = dfsbench("run", _config(tmp_path, "backends: [detachy]\nworkloads:\n"
+                                            "  - {name: largefile, options: {sizes: [1MiB]}}\n"), env=env, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout + run.stderr
+    assert "the end of attaching detachy/default raised TypeError: detach bug" in run.stderr, run.stderr
+    assert "Large files" in run.stdout and "detach bug" in run.stdout, run.stdout + run.stderr  # (what was measured is kept and shown)
