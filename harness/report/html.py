@@ -19,6 +19,14 @@ from harness.report import summary
 from harness.report.compare import Table
 from harness.report.timelines import moment_labels
 from harness.report.view import View
+from harness.system.files import printable
+
+
+def _text(text: str) -> str:
+    """A text of the report as HTML shows it: the one escaping rule of every output (its
+    control characters shown escaped, harness.system.files.printable), then HTML's; a
+    header's line breaks kept."""
+    return html.escape("\n".join(printable(line, 1 << 30) for line in str(text).split("\n")))
 
 Figure = dict[str, Any]
 _SCALE = {"B/s": (1 << 20, "MiB/s"), "s": (1e-3, "ms")}
@@ -175,8 +183,8 @@ def summary_html(view: View) -> str:
     """The answer the report opens with (harness.report.summary), or nothing."""
     if not view.summary:
         return ""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in view.summary)
-    return (f"<h2>{html.escape(summary.TITLE)}</h2><ul class='answer'>{items}</ul>"
+    items = "".join(f"<li>{_text(line)}</li>" for line in view.summary)
+    return (f"<h2>{_text(summary.TITLE)}</h2><ul class='answer'>{items}</ul>"
             "<p class='notes'>From the verdicts of the tables below (a cell of several clients counts once, by "
             "its aggregate); the bottleneck is each system's busiest node and resource in most of its cells, "
             "as the resource table finds it.</p>")
@@ -347,10 +355,10 @@ def cell_timelines(view: View) -> list[Figure]:
 
 
 def _table_html(t: Table) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in t.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in t.rows)
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in t.notes)
-    return (f"<section class='table'><h3>{html.escape(t.title)}</h3><table><thead><tr>{head}</tr></thead>"
+    head = "".join(f"<th>{_text(c)}</th>" for c in t.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_text(c)}</td>" for c in row) + "</tr>" for row in t.rows)
+    notes = "".join(f"<li>{_text(n)}</li>" for n in t.notes)
+    return (f"<section class='table'><h3>{_text(t.title)}</h3><table><thead><tr>{head}</tr></thead>"
             f"<tbody>{body}</tbody></table>{f'<ul class=notes>{notes}</ul>' if notes else ''}</section>")
 
 
@@ -403,10 +411,10 @@ def render(view: View) -> str:
     parts = []
     for heading, figs in sections:
         if heading and figs:
-            parts.append(f"<h2>{html.escape(heading)}</h2>")
+            parts.append(f"<h2>{_text(heading)}</h2>")
         for f in figs:
             if "note" in f:  # (a figure with a note says why it is not drawn)
-                parts.append(f"<p class='notes'>{html.escape(f['title'])}: {html.escape(f['note'])}</p>")
+                parts.append(f"<p class='notes'>{_text(f['title'])}: {_text(f['note'])}</p>")
             else:
                 parts.append(f"<div class='chart' id='chart-{len(drawn)}'></div>")
                 drawn.append(f)
@@ -414,16 +422,16 @@ def render(view: View) -> str:
     specs = json.dumps(_inert([{"data": f["data"], "layout": {**f["layout"], "title": {"text": title_lines(f["title"])},
                                                                 "margin": {"l": 160}}} for f in drawn]))
     specs = specs.replace("<", "\\u003c")  # (no text of a record can end the script: '</script>')
-    legend = "".join(f"<li>[{f.code}] {html.escape(name)}: {html.escape(f.meaning)}</li>"
+    legend = "".join(f"<li>[{f.code}] {_text(name)}: {_text(f.meaning)}</li>"
                      for name, f in FLAGS.items())
     title = "dfsbench report: " + ", ".join(view.ids)
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{_text(title)}</title>
 <style>{STYLE}</style><script>{plotly_js}</script></head>
-<body><h1>{html.escape(title)}</h1>
+<body><h1>{_text(title)}</h1>
 {summary_html(view)}{costs}
 {''.join(parts)}
-<h2>Runs, environment and topology</h2><pre class="header">{html.escape(chr(10).join(view.header))}</pre>
+<h2>Runs, environment and topology</h2><pre class="header">{_text(chr(10).join(view.header))}</pre>
 <h2>Tables</h2>{''.join(_table_html(t) for t in view.tables if kind(t) != "cost")}
 <h2>Flags</h2><ul class="notes">{legend}</ul>
 <script>

@@ -751,7 +751,8 @@ def test_every_stored_string_a_command_prints_is_escaped(exported, tmp_path, cap
                  *(("compare", "latest", "--results", results, "--format", f) for f in
                    ("table", "markdown", "csv", "json")),
                  ("compare", "latest", "--results", results, "--format", "csv", "--records"),
-                 ("export", "latest", "--results", results, "-o", str(tmp_path / "again.tar.gz"))):
+                 ("export", "latest", "--results", results, "-o", str(tmp_path / "again.tar.gz")),
+                 ("report", "latest", "--results", results, "-o", str(tmp_path / "r.html"))):
         code = run_cli(*argv)
         out, err = capsys.readouterr()
         said.append((argv[0], code, out, err))
@@ -759,6 +760,8 @@ def test_every_stored_string_a_command_prints_is_escaped(exported, tmp_path, cap
     for command, _, out, err in said:
         for c in "\x1b\x07\x9b":
             assert c not in out and c not in err, (command, out[:2000], err)
+    page = (tmp_path / "r.html").read_text()
+    assert not [c for c in "\x1b\x07\x9b\r" if c in page] and "site\\x1b[31m-a\\r" in page
     verified = said[0][2]
     assert "(complete\\x1b[2J\\x1b]0;owned\\x07)" in verified, verified
     assert "exported from host\\x1b[5m\\x9b" in verified, verified
