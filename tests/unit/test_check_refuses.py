@@ -170,6 +170,17 @@ def test_the_rate_refusal_names_rates_that_would_split(tmp_path):
     assert "e.g. 4" in err
 
 
+def test_the_rates_named_split_for_every_profile_of_the_workload(tmp_path):
+    """(101 is refused for the mix; 100 and 102, the mix's nearest, would be refused next for
+    the profile of 3 jobs; the rates named are ones both split, and pass.)"""
+    three = {"name": "three", "rw": "randread", "bs": "4KiB", "numjobs": 3}
+    code, err = check(tmp_path, fio(profiles=[MIX, three], load={"iops": [101]}))
+    assert code == 2 and "e.g. 96 or 102" in err, err
+    for rate in (96, 102):
+        code, err = check(tmp_path, fio(profiles=[MIX, three], load={"iops": [rate]}))
+        assert code == 0, err
+
+
 def test_rbd_as_a_file_system_is_refused_where_the_clients_are_other_machines(tmp_path):
     code, err = check(tmp_path, site(tmp_path, {"name": "rbd", "options": {"access": "filesystem"}}))
     assert code == 2 and "error: backends[0].options.access: " in err
