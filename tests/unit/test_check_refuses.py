@@ -56,6 +56,12 @@ def site(tmp_path, backend, workload=None):
             "backends": [backend], "workloads": [workload or {"name": "largefile", "options": {"sizes": ["64MiB"]}}]}
 
 
+@pytest.fixture(autouse=True)
+def default_aio_max_nr(monkeypatch):
+    """(This host's fs.aio-max-nr is the kernel's default here, whatever the machine's.)"""
+    monkeypatch.setattr("workloads.fio.workload.aio_max_nr", lambda: 65536)
+
+
 def check(tmp_path: Path, config: dict) -> tuple[int, str]:
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))  # (JSON is YAML)
@@ -179,6 +185,30 @@ def test_the_rates_named_split_for_every_profile_of_the_workload(tmp_path):
     for rate in (96, 102):
         code, err = check(tmp_path, fio(profiles=[MIX, three], load={"iops": [rate]}))
         assert code == 0, err
+
+
+def test_libaios_ceiling_is_this_hosts_fs_aio_max_nr(tmp_path, monkeypatch):
+    deep = fio(iodepth=1024, numjobs=65)  # (66560 I/Os in flight)
+    code, err = check(tmp_path, deep)
+    assert code == 2 and "more than libaio takes on this host (this host's fs.aio-max-nr is 65536)" in err, err
+    monkeypatch.setattr("workloads.fio.workload.aio_max_nr", lambda: 1 << 20)  # (raised by its admin)
+    code, err = check(tmp_path, deep)
+    assert code == 0, err
+
+
+def test_the_ceiling_is_read_from_proc_and_is_the_default_where_it_cannot_be(tmp_path, monkeypatch):
+    from workloads.fio import workload
+
+    monkeypatch.undo()
+    raised = tmp_path / "aio-max-nr"
+    raised.write_text("1048576\n")
+    monkeypatch.setattr(workload, "AIO_MAX_NR_FILE", raised)
+    assert workload.aio_max_nr() == 1 << 20
+    monkeypatch.setattr(workload, "AIO_MAX_NR_FILE", tmp_path / "none")
+    assert workload.aio_max_nr() == 65536
+    raised.write_text("many\n")
+    monkeypatch.setattr(workload, "AIO_MAX_NR_FILE", raised)
+    assert workload.aio_max_nr() == 65536
 
 
 def test_rbd_as_a_file_system_is_refused_where_the_clients_are_other_machines(tmp_path):

@@ -104,7 +104,17 @@ SPLIT_SEARCH = 100_000
 # temporarily unavailable'); the synchronous engines take any depth and keep one in flight
 IO_URING_DEEPEST = 32768
 FIO_MOST_JOBS = 4096  # (fio 3.33, numjobs=4097: 'error: maximum number of jobs reached')
-AIO_MAX_NR = 65536
+AIO_MAX_NR_DEFAULT = 65536
+AIO_MAX_NR_FILE = Path("/proc/sys/fs/aio-max-nr")
+
+
+def aio_max_nr() -> int:
+    """This host's fs.aio-max-nr, read when asked (an administrator may have raised it; the
+    container lab's clients share this kernel); the kernel's default where it cannot be read."""
+    try:
+        return int(AIO_MAX_NR_FILE.read_text().strip())
+    except (OSError, ValueError):
+        return AIO_MAX_NR_DEFAULT
 
 
 def _too_deep(profile: Profile, engine: str, local_servers: int) -> str:
@@ -115,11 +125,12 @@ def _too_deep(profile: Profile, engine: str, local_servers: int) -> str:
         return (f"iodepth {profile.iodepth} is deeper than io_uring's ring takes ({IO_URING_DEEPEST}): fio's "
                 "io_queue_init fails")
     together = profile.iodepth * profile.numjobs * max(1, local_servers)
-    if engine == "libaio" and together > AIO_MAX_NR:
+    most = aio_max_nr() if engine == "libaio" else together
+    if together > most:
         return (f"iodepth {profile.iodepth}" + (f" × numjobs {profile.numjobs}" if profile.numjobs > 1 else "")
                 + (f" × {local_servers} local servers" if local_servers > 1 else "")
-                + f" is {together} asynchronous I/Os in flight on one host, more than libaio takes there "
-                f"(fs.aio-max-nr, {AIO_MAX_NR} by default): fio's io_queue_init fails")
+                + f" is {together} asynchronous I/Os in flight on one host, more than libaio takes on this host "
+                f"(this host's fs.aio-max-nr is {most}): fio's io_queue_init fails")
     return ""
 
 
@@ -292,7 +303,8 @@ class Fio(Workload):
                 key = "iodepth" if o.iodepth else ("numjobs" if o.numjobs and "numjobs" in deep else
                                                    f"{where}.iodepth")
                 return key, f"profile {files.printable(p.name)}: {deep}", \
-                    "give a shallower queue (or fewer jobs), or another ioengine"
+                    "give a shallower queue (or fewer jobs), or another ioengine" + \
+                    (", or raise this host's fs.aio-max-nr (sysctl)" if "fs.aio-max-nr" in deep else "")
             for j, rate in enumerate(o.load.iops or () if o.load is not None else ()):
                 try:
                     offered_per_direction(p, rate)
