@@ -211,6 +211,13 @@ def test_the_ceiling_is_read_from_proc_and_is_the_default_where_it_cannot_be(tmp
     assert workload.aio_max_nr() == 65536
 
 
+def test_the_deadline_hint_names_the_least_deadline_accepted(tmp_path):
+    code, err = check(tmp_path, fio(runtime_s=60, deadline_s=10))
+    assert code == 2 and "hint: give deadline_s at least 60 s, or the workload less to do" in err, err
+    code, err = check(tmp_path, fio(runtime_s=60, deadline_s=60))  # (what the hint says is accepted)
+    assert code == 0, err
+
+
 def test_rbd_as_a_file_system_is_refused_where_the_clients_are_other_machines(tmp_path):
     code, err = check(tmp_path, site(tmp_path, {"name": "rbd", "options": {"access": "filesystem"}}))
     assert code == 2 and "error: backends[0].options.access: " in err
