@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SerializationInfo, ValidationError, field_serializer, field_validator, model_validator
 
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
@@ -66,6 +66,12 @@ class Link(Options):
     @classmethod
     def _rate(cls, v: str) -> str:
         return link_rate(v)
+
+    @field_serializer("rate")
+    def _as_read(self, v: str, info: SerializationInfo) -> str | int:
+        # (asked for the values as read, as a lab's options are compared: '1Gbit' and
+        # '1000Mbit' are one rate)
+        return self.bits_per_second if (info.context or {}).get("as_read") else v
 
     @field_validator("delay", "loss")
     @classmethod

@@ -1,7 +1,8 @@
 """Workload ``iozone``: the report's matrix of file sizes × record sizes × tests, cached
 and with O_DIRECT (``-I``).
 
-One cell is one iozone invocation: one mode and one file size, every record size, every
+One cell is one iozone invocation: one mode and one file size, every record size that fits
+the file (as ``iozone -a`` pairs them: a larger record has no row of that file), every
 test, with ``-R`` so the output carries iozone's labelled report. Each invocation has a
 deadline: the report's author saw ``iozone -I`` hang on one client, so a tool that passes
 it is killed with its whole process group, the rows it had finished are kept and the
@@ -288,17 +289,23 @@ class Iozone(Workload):
     def writes(self, cell: dict[str, Any]) -> int:
         return int(cell["file_size"])
 
+    def records(self, cell: dict[str, Any]) -> list[int]:
+        """The record sizes a cell measures: those that fit its file. iozone 3.489 measures no
+        record larger than the file (given alone: 'Error reading block 0'; among smaller
+        ones: that row left out, in silence), so a cell is not given one."""
+        return [r for r in self.options.record_sizes if r <= int(cell["file_size"])]
+
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
-        """A record larger than a file: iozone 3.489 measures no record of it (given alone:
-        'Error reading block 0'; among smaller ones: that row left out, in silence)."""
+        """A record larger than every file: no cell would measure it (:meth:`records`)."""
         o = self.options
-        smallest = min(o.file_sizes)
+        largest = max(o.file_sizes)
         for j, r in enumerate(o.record_sizes):
-            if r > smallest:
-                i = o.file_sizes.index(smallest)
-                return (f"record_sizes[{j}]", f"{size(r)} is larger than file_sizes[{i}] ({size(smallest)}): iozone "
-                        "reads and writes a file in whole records, and measures nothing of a record larger than "
-                        "the file", f"give record sizes of at most {size(smallest)}, or only larger files")
+            if r > largest:
+                i = o.file_sizes.index(largest)
+                return (f"record_sizes[{j}]", f"{size(r)} is larger than every file (the largest is file_sizes[{i}], "
+                        f"{size(largest)}): iozone reads and writes a file in whole records, and measures nothing "
+                        "of a record larger than the file", f"give record sizes of at most {size(largest)}, or a "
+                        "larger file")
         return None
 
     def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
@@ -307,7 +314,7 @@ class Iozone(Workload):
     def command(self, cell: dict[str, Any], path: Path) -> list[str]:
         o = self.options
         argv = ["iozone", "-R", "-s", f"{cell['file_size'] // KIB}k"]
-        for r in o.record_sizes:
+        for r in self.records(cell):
             argv += ["-r", f"{r // KIB}k"]
         for t in o.tests:
             argv += ["-i", str(t)]
@@ -332,7 +339,7 @@ class Iozone(Workload):
         for m in found:
             done.add((m.test, m.params["record_size"]))
             yield _tag(m, target, extra)
-        missing = [(test, r) for r in self.options.record_sizes for test in TEST_NAMES
+        missing = [(test, r) for r in self.records(cell) for test in TEST_NAMES
                    if TEST_NUMBERS[test] in self.options.tests and (test, r) not in done]
         if not missing:
             if not result.ok:  # every number is there, but the tool still complained
@@ -357,7 +364,8 @@ def estimate_seconds(records: list[Measurement], file_sizes: list[int], record_s
     With O_DIRECT every request waits for the storage, so a test's rate depends on the
     record size far more than on the file size: each planned cell takes file size / the
     median rate measured for that test and record size (or the nearest measured record
-    size, which overestimates for larger records)."""
+    size, which overestimates for larger records); a record larger than a file is not run
+    on it (:meth:`Iozone.records`)."""
     rates: dict[tuple[str, str, str, int], list[float]] = {}
     for m in records:
         if m.workload == "iozone" and m.value and bool(m.params.get("direct")) == direct:
@@ -374,6 +382,6 @@ def estimate_seconds(records: list[Measurement], file_sizes: list[int], record_s
                 nearest = min(measured, key=lambda x: abs(x - r))
                 values = sorted(rates[(backend, variant, test, nearest)])
                 rate = values[len(values) // 2]
-                total += sum(f / rate for f in file_sizes)
+                total += sum(f / rate for f in file_sizes if r <= f)
         out[(backend, variant)] = total
     return out

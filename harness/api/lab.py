@@ -269,18 +269,39 @@ class LabEnvironment(Environment):
         """(key, the lab's value, this run's) for each option that shapes the lab (the lab's own
         and the sizing keys of the systems in ``services``) whose value the lab was brought
         up with is not the one this run's config asks for; a value of a key one side has not
-        is :data:`MISSING`. Nested options are compared key by key (``link.rate``)."""
+        is :data:`MISSING`. Nested options are compared key by key (``link.rate``), each as the
+        option reads it: both sides are validated by the option's type and dumped with the
+        context ``{"as_read": True}``, in which an option given as a text with units dumps the
+        quantity it reads ('1Gbit' and '1000Mbit': 1000000000 bits per second); a difference
+        is named in each side's own words."""
+        from pydantic import TypeAdapter, ValidationError
+
         keys = self.system_keys()
         used = set().union(*(k for name, k in keys.items() if name in services))
         others = set().union(*(k for name, k in keys.items() if name not in services)) - used
         recorded = ledger.data.get("options")
         lab = recorded if isinstance(recorded, dict) else {}
         mine = self.lab_options()
+        fields = type(self.options).model_fields
+
+        def read(key: str, value: Any) -> Any:
+            field = fields.get(key)
+            if field is None or value is MISSING:
+                return value
+            adapter: TypeAdapter[Any] = TypeAdapter(field.rebuild_annotation())
+            try:
+                return adapter.dump_python(adapter.validate_python(value), mode="json", context={"as_read": True})
+            except ValidationError:
+                return value  # (a value this dfsbench does not take: as recorded)
+
         found: list[tuple[str, Any, Any]] = []
         for key in sorted(set(lab) | set(mine)):
             if key in self.run_only or key in others:
                 continue
-            found += _differ(key, lab.get(key, MISSING), mine.get(key, MISSING))
+            theirs, ours = lab.get(key, MISSING), mine.get(key, MISSING)
+            differ = {k for k, _, _ in _differ(key, read(key, theirs), read(key, ours))}
+            said = [d for d in _differ(key, theirs, ours) if d[0] in differ]
+            found += said or ([(key, theirs, ours)] if differ else [])  # (read, a value took another shape)
         return found
 
     # ---------------------------------------------------------------- each environment's own

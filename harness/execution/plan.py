@@ -315,7 +315,7 @@ def _within_bounds(i: int, workload: Workload, swept: dict[str, Any] | None) -> 
         key = f"sweep.{bound[0]}" if swept and bound[0] in swept else f"workloads[{i}].options.{bound[0]}"
         raise BadInput(f"{key}: {bound[1]:g} s is shorter than {lasts[0]} makes the cell's timed work "
                        f"({lasts[1]:g} s): {workload.name} would be stopped as hung before its time is up",
-                       hint=f"give {bound[0]} more than {lasts[1]:g} s, or the workload less to do")
+                       hint=f"give {bound[0]} at least {lasts[1]:g} s, or the workload less to do")
 
 
 def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: dict[str, Any] | None) -> None:

@@ -225,3 +225,24 @@ def test_every_lab_is_leased_by_one_process_and_a_dead_holder_is_stale(module, c
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_lab_is_compared_by_the_values_its_options_read_not_their_text(tmp_path):
+    """'1Gbit', '1000Mbit' and '125MB/s' are one rate: a container lab brought up with one is
+    the lab a config giving another asks for; a rate that differs is named in the config's
+    words."""
+    def up(**options: object) -> Ledger:
+        ledger = Ledger(tmp_path / "ledger.json")
+        ledger.data["options"] = DockerEnvironment(DockerEnvironment.Options(lab_dir=tmp_path, **options)).lab_options()
+        return ledger
+
+    def run(**options: object) -> DockerEnvironment:
+        return DockerEnvironment(DockerEnvironment.Options(lab_dir=tmp_path, **options))
+
+    ledger = up(link={"rate": "1Gbit"}, client_links={"client1": {"rate": "125MB/s"}})
+    assert run(link={"rate": "1000Mbit"}, client_links={"client1": {"rate": "1Gbit"}}).differences(ledger, set()) == []
+    assert run(link={"rate": "125MB/s"}, client_links={"client1": {"rate": "100Mbit"}}).differences(ledger, set()) == [
+        ("client_links.client1.rate", "125MB/s", "100Mbit")]
+    assert run(link={"rate": "100Mbit"}).differences(ledger, set()) == [
+        ("client_links.client1", {"delay": None, "loss": None, "rate": "125MB/s"}, lab.MISSING),
+        ("link.rate", "1Gbit", "100Mbit")]

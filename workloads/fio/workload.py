@@ -17,8 +17,9 @@ per host plus the aggregate (host ``all``).
 from __future__ import annotations
 
 import contextlib
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,13 +53,18 @@ def offered_per_direction(profile: Profile, offered: int) -> dict[str, int]:
     naming the nearest rates that split, else."""
     parts = _split(profile, offered)
     if parts is None:
-        near = sorted({r for r in (_dividing(profile, offered, -1), _dividing(profile, offered, 1)) if r})
         raise BadInput(f"fio profile {files.printable(profile.name)}: {offered} I/Os per second cannot be split "
                        f"in whole I/Os per second over its {profile.numjobs} job(s)"
                        + (" and its read/write mix" if profile.rw in MIXED else ""),
-                       hint="give load rates that divide evenly" + (f", e.g. {' or '.join(map(str, near))}"
-                                                                     if near else ""))
+                       hint=split_hint([profile], offered))
     return parts
+
+
+def split_hint(profiles: Sequence[Profile], offered: int) -> str:
+    """What to give instead of ``offered``: the nearest rates below and above it that every
+    one of ``profiles`` splits (:func:`offered_per_direction`), where there are any."""
+    near = sorted({r for r in (_dividing(profiles, offered, -1), _dividing(profiles, offered, 1)) if r})
+    return "give load rates that divide evenly" + (f", e.g. {' or '.join(map(str, near))}" if near else "")
 
 
 def _split(profile: Profile, offered: int) -> dict[str, int] | None:
@@ -73,15 +79,22 @@ def _split(profile: Profile, offered: int) -> dict[str, int] | None:
     return parts if whole and not any(v % profile.numjobs for v in parts.values()) else None
 
 
-def _dividing(profile: Profile, offered: int, step: int) -> int | None:
-    """The nearest rate from ``offered`` in the direction of ``step`` that the profile's jobs
-    and read/write mix divide (every span of a hundred rates per job holds one)."""
-    for rate in range(offered + step, offered + step * (profile.numjobs * 100 + 1), step):
+def _dividing(profiles: Sequence[Profile], offered: int, step: int) -> int | None:
+    """The nearest rate from ``offered`` in the direction of ``step`` that every profile's
+    jobs and read/write mix divide. Which rates a profile splits repeats every hundred rates
+    per job, so every span of the least common multiple of those periods holds one (a
+    multiple of it); past SPLIT_SEARCH rates that multiple is the answer."""
+    period = math.lcm(*(p.numjobs * 100 for p in profiles))
+    for rate in range(offered + step, offered + step * (min(period, SPLIT_SEARCH) + 1), step):
         if rate < 1:
             return None
-        if _split(profile, rate) is not None:
+        if all(_split(p, rate) is not None for p in profiles):
             return rate
-    return None
+    rate = (offered // period + (step > 0)) * period
+    return rate if rate >= 1 else None
+
+
+SPLIT_SEARCH = 100_000
 
 
 # the deepest queue each engine sets up (measured with fio 3.33 on Linux 6.18, 4 KiB random
@@ -91,7 +104,17 @@ def _dividing(profile: Profile, offered: int, step: int) -> int | None:
 # temporarily unavailable'); the synchronous engines take any depth and keep one in flight
 IO_URING_DEEPEST = 32768
 FIO_MOST_JOBS = 4096  # (fio 3.33, numjobs=4097: 'error: maximum number of jobs reached')
-AIO_MAX_NR = 65536
+AIO_MAX_NR_DEFAULT = 65536
+AIO_MAX_NR_FILE = Path("/proc/sys/fs/aio-max-nr")
+
+
+def aio_max_nr() -> int:
+    """This host's fs.aio-max-nr, read when asked (an administrator may have raised it; the
+    container lab's clients share this kernel); the kernel's default where it cannot be read."""
+    try:
+        return int(AIO_MAX_NR_FILE.read_text().strip())
+    except (OSError, ValueError):
+        return AIO_MAX_NR_DEFAULT
 
 
 def _too_deep(profile: Profile, engine: str, local_servers: int) -> str:
@@ -102,11 +125,12 @@ def _too_deep(profile: Profile, engine: str, local_servers: int) -> str:
         return (f"iodepth {profile.iodepth} is deeper than io_uring's ring takes ({IO_URING_DEEPEST}): fio's "
                 "io_queue_init fails")
     together = profile.iodepth * profile.numjobs * max(1, local_servers)
-    if engine == "libaio" and together > AIO_MAX_NR:
+    most = aio_max_nr() if engine == "libaio" else together
+    if together > most:
         return (f"iodepth {profile.iodepth}" + (f" × numjobs {profile.numjobs}" if profile.numjobs > 1 else "")
                 + (f" × {local_servers} local servers" if local_servers > 1 else "")
-                + f" is {together} asynchronous I/Os in flight on one host, more than libaio takes there "
-                f"(fs.aio-max-nr, {AIO_MAX_NR} by default): fio's io_queue_init fails")
+                + f" is {together} asynchronous I/Os in flight on one host, more than libaio takes on this host "
+                f"(this host's fs.aio-max-nr is {most}): fio's io_queue_init fails")
     return ""
 
 
@@ -262,9 +286,10 @@ class Fio(Workload):
         if o.job_file is not None:
             return None  # (run as it is: fio says what it refuses of it)
         given = o.profiles if isinstance(o.profiles, list) else profile_set(o.profiles)
-        for k, q in enumerate(given):
+        every = [q.model_copy(update={key: v for key, v in (("iodepth", o.iodepth), ("numjobs", o.numjobs)) if v})
+                 for q in given]
+        for k, p in enumerate(every):
             where = f"profiles[{k}]" if isinstance(o.profiles, list) else "profiles"
-            p = q.model_copy(update={key: v for key, v in (("iodepth", o.iodepth), ("numjobs", o.numjobs)) if v})
             if p.bs > o.size:
                 key = f"{where}.bs" if isinstance(o.profiles, list) else "size"
                 return key, (f"profile {files.printable(p.name)}'s bs ({size(p.bs)}) is more than size "
@@ -278,12 +303,13 @@ class Fio(Workload):
                 key = "iodepth" if o.iodepth else ("numjobs" if o.numjobs and "numjobs" in deep else
                                                    f"{where}.iodepth")
                 return key, f"profile {files.printable(p.name)}: {deep}", \
-                    "give a shallower queue (or fewer jobs), or another ioengine"
+                    "give a shallower queue (or fewer jobs), or another ioengine" + \
+                    (", or raise this host's fs.aio-max-nr (sysctl)" if "fs.aio-max-nr" in deep else "")
             for j, rate in enumerate(o.load.iops or () if o.load is not None else ()):
                 try:
                     offered_per_direction(p, rate)
-                except BadInput as exc:
-                    return f"load.iops[{j}]", exc.message, exc.hint or ""
+                except BadInput as exc:  # (a rate to give instead splits for every profile, not this one only)
+                    return f"load.iops[{j}]", exc.message, split_hint(every, rate)
         return None
 
     def bound(self, cell: dict[str, Any]) -> tuple[str, float] | None:
