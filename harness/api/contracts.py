@@ -354,6 +354,13 @@ class Backend(ABC):
     suites: ClassVar[dict[str, int]] = {}
     # its options where a suite, or --backends, names it and the config does not configure it
     suite_options: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def suite_options_at(cls, scale: str) -> dict[str, Any]:
+        """Its options where a suite, or --backends, names it and the config does not
+        configure it, at the run's scale ('quick' or 'report'): :attr:`suite_options` at
+        either, unless the backend says otherwise."""
+        return dict(cls.suite_options)
     # description keys of its settings, and of what else in its topology changes the
     # numbers (see SystemFacts)
     settings: ClassVar[tuple[str, ...]] = ()

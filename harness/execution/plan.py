@@ -53,14 +53,14 @@ CONFIG_SUITES = {"scaling": ConfigSuite(
     "links, and a node killed in a large-file write")}
 
 
-def suite(kind: str, name: str, skipped: list[str] | None = None) -> list[dict[str, Any]]:
+def suite(kind: str, name: str, skipped: list[str] | None = None, scale: Any = "quick") -> list[dict[str, Any]]:
     """The config entries of a built-in suite: each installed plugin of the kind that
     declares it, in the place it declares, with the options it runs with there. A plugin
     that cannot be loaded is left out, and why is added to ``skipped`` (the config named no
     plugin: a broken one that no run asks for stops none)."""
     members = [(cls.suites[name], cls.name) for cls in _installed(kind, skipped, f"the '{name}' suite")
                if name in getattr(cls, "suites", {})]
-    return [_default_entry(kind, plugin) for _, plugin in sorted(members)]
+    return [_default_entry(kind, plugin, scale) for _, plugin in sorted(members)]
 
 
 def _installed(kind: str, skipped: list[str] | None, what: str) -> list[Any]:
@@ -76,12 +76,17 @@ def _installed(kind: str, skipped: list[str] | None, what: str) -> list[Any]:
     return found
 
 
-def _default_entry(kind: str, name: str) -> dict[str, Any]:
-    """A plugin named without options: with those it declares for the suites (a name not
-    installed is left to the validation, which says so)."""
+def _default_entry(kind: str, name: str, scale: Any = "quick") -> dict[str, Any]:
+    """A plugin named without options: with those it declares for the suites at the run's
+    scale (a name not installed is left to the validation, which says so)."""
     cls = registry.find(kind, name)
-    options = getattr(cls, "suite_options", None)
-    return {"name": name, "options": dict(options)} if options else {"name": name}
+    if cls is None:
+        return {"name": name}
+    at = getattr(cls, "suite_options_at", None)
+    with registry.blamed(kind, name, "its suite options"):
+        options = at(scale if scale in SCALES else "quick") if callable(at) else getattr(cls, "suite_options", None)
+        options = dict(options) if options else {}
+    return {"name": name, "options": options} if options else {"name": name}
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,7 @@ def _options_error(exc: ValidationError, prefix: str, model: type[BaseModel]) ->
     return BadInput(_explain(exc, prefix).message, hint=_keys_hint(exc, prefix, model))
 
 
-def _select(configured: Any, names: list[str], kind: str) -> list[Any]:
+def _select(configured: Any, names: list[str], kind: str, scale: Any) -> list[Any]:
     """``--backends a,b``: keep the config's entries (with their options and variants) for
     those names, in the order given; a name the config does not mention runs as the suites
     configure it."""
@@ -166,7 +171,7 @@ def _select(configured: Any, names: list[str], kind: str) -> list[Any]:
     chosen: list[Any] = []
     for name in names:
         matching = [e for e in entries if isinstance(e, dict) and e.get("name") == name]
-        chosen += matching or [_default_entry(kind, name)]
+        chosen += matching or [_default_entry(kind, name, scale)]
     return chosen
 
 
@@ -189,7 +194,7 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
         if value is None:
             continue
         if key in ("backends", "workloads"):
-            value = _select(data.get(key), value, key[:-1])
+            value = _select(data.get(key), value, key[:-1], data.get("scale", "quick"))
         if key == "environment":
             value = _same_kind(data.get("environment"), value)
         data[key] = value
@@ -203,9 +208,9 @@ def build_plan(data: dict[str, Any], *, source: str = "built-in default",
     skipped: list[str] = []
     suite_backends = not data.get("backends")
     if suite_backends:
-        data["backends"] = suite("backend", chosen, skipped)
+        data["backends"] = suite("backend", chosen, skipped, data.get("scale", "quick"))
         if data.get("workloads") is None and chosen == "report":
-            data["workloads"] = suite("workload", "report", skipped)
+            data["workloads"] = suite("workload", "report", skipped, data.get("scale", "quick"))
             report_suite = True
     # (a config that names its backends and no workloads runs every workload they support)
     try:

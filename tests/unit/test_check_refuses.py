@@ -329,3 +329,18 @@ def test_a_swept_value_the_run_would_refuse_is_refused_naming_the_sweep(tmp_path
     assert code == 2 and "error: workloads[0].options.load.iops[0]: " in err and "(at the sweep's numjobs 4)" in err
     code, err = check(tmp_path, {**fio(profiles=[WRITE], load={"iops": [4]}), "sweep": {"numjobs": [1, 4]}})
     assert code == 0, err
+
+
+def test_the_suites_rbd_image_holds_its_rbd_bench_at_report_scale_and_no_more_at_quick(tmp_path):
+    """rbd bench fills its image once before its reads: the suites' image is as large as the
+    report's 5 GiB total at report scale, and the backend's own 2 GiB at quick scale, where a
+    larger one would be written for nothing."""
+    from harness.execution.plan import plan_from_file
+
+    sizes = {}
+    for scale in ("quick", "report"):
+        config = tmp_path / f"{scale}.yaml"
+        config.write_text(f"suite: full\nscale: {scale}\n")
+        [rbd] = [b for b in plan_from_file(config).backends if b.name == "rbd"]
+        sizes[scale] = rbd.options.image_size
+    assert sizes == {"quick": 2 << 30, "report": 5 << 30}
