@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.system import proc
+from harness.errors import DfsbenchError
+from harness.system import files, proc
 
 
 @dataclass
@@ -35,16 +36,24 @@ class Ledger:
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
-        """Load the ledger at ``path``, or start an empty one."""
-        if path.exists():
+        """Load the ledger at ``path``, or start an empty one. One that cannot be read as a
+        ledger (not JSON, nested past reading, not of a ledger's shape: written by hand or
+        by something else) is a DfsbenchError naming the file."""
+        if not path.exists():
+            return cls(path)
+        try:
             saved = json.loads(path.read_text())
-            entries = saved.get("entries", [])
-            for entry in entries:  # undo commands written before a module moved
-                argv = entry.get("argv") if isinstance(entry, dict) else None
-                if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
-                    argv[2] = "harness.system.ssh"
-            return cls(path, entries, saved.get("data", {}), _on_disk=True)
-        return cls(path)
+        except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError is a ValueError)
+            raise _unreadable(path, f"it is not JSON ({type(exc).__name__})") from None
+        why = _misshapen(saved)
+        if why:
+            raise _unreadable(path, why)
+        entries = saved.get("entries", [])
+        for entry in entries:  # undo commands written before a module moved
+            argv = entry.get("argv")
+            if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
+                argv[2] = "harness.system.ssh"
+        return cls(path, entries, saved.get("data", {}), _on_disk=True)
 
     def save(self, revive: bool = False) -> None:
         """Write the ledger. One that was a file and is gone — its lab taken down by another
@@ -215,6 +224,26 @@ class Ledger:
         elif self.path.exists():
             self.path.unlink()
         return problems
+
+
+def _misshapen(saved: object) -> str | None:
+    """Why what a ledger file holds is not a ledger's shape, or None."""
+    if not isinstance(saved, dict):
+        return f"it holds a JSON {type(saved).__name__}, not an object"
+    if not isinstance(saved.get("entries", []), list):
+        return "its entries are not a list"
+    if not all(isinstance(e, dict) for e in saved.get("entries", [])):
+        return "one of its entries is not an object"
+    if not isinstance(saved.get("data", {}), dict):
+        return "its data is not an object"
+    return None
+
+
+def _unreadable(path: Path, why: str) -> DfsbenchError:
+    return DfsbenchError(f"the lab ledger {files.printable(path)} cannot be read: {why}",
+                         hint="dfsbench cannot undo what it does not read: take that lab down by hand (its "
+                              f"processes, mounts and files), or, if it is not a lab of yours, remove "
+                              f"{files.printable(path.parent)}")
 
 
 _tools: Ledger | None = None
