@@ -165,21 +165,22 @@ class LabEnvironment(Environment):
     # ---------------------------------------------------------------- the lease
 
     def holder(self) -> tuple[Holder | None, bool]:
-        """Who the lab's ledger says holds its lease (None: nobody), and whether that
-        holder's process still runs (False: the lease is stale, left by a process that is
-        gone)."""
+        """Who the lab's ledger says holds its lease (None: nobody), and whether its lease is
+        held now: its lock taken by a process (the lock decides: a holder the ledger names
+        while nobody holds the lock is stale — gone, or never the lock's)."""
         ledger = self.saved()
         held = Holder.read(ledger.data.get("lease")) if ledger is not None else None
-        return held, held is not None and held.alive()
+        return held, LeaseLock.taken(self.lab_dir / LEASE)
 
     @contextmanager
     def lease(self, what: str, note: Note | None = None, wait: float = 0) -> Iterator[Holder]:
         """Hold the lab's lease for the block (``what``: who holds it, as a refusal names it:
         ``run <id>``, ``lab up``): no other process brings this lab up, uses it or takes it
-        down meanwhile. Where another holds it, refused (:class:`LabBusy`) naming the holder
-        — after waiting up to ``wait`` seconds for it to be let go, said now and then
-        (``note``). A lease whose holder's process is gone is stale: said so and taken over.
-        Let go at the end of the block, however it ends."""
+        down meanwhile. Where another holds its lock, refused (:class:`LabBusy`) naming the
+        holder the ledger names — after waiting up to ``wait`` seconds for it to be let go,
+        said now and then (``note``). Whoever takes the lock holds the lease: a holder the
+        ledger still names is replaced, which is said. Let go at the end of the block,
+        however it ends."""
         say = note or (lambda _: None)
         if self._lease is not None:
             raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} is leased twice by one process")
@@ -200,23 +201,11 @@ class LabEnvironment(Environment):
             lock = LeaseLock(self.lab_dir / LEASE)
             if lock.take():
                 try:
-                    me = Holder.me(what)
-                    held, alive = self.holder()
-                    if held is None or not alive or (held.pid, held.start) == (me.pid, me.start):
-                        if held is not None and not alive:
-                            say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; "
-                                "taken over")
-                        ledger = self.saved()
-                        if ledger is not None:
-                            ledger.data["lease"] = me.saved()
-                            ledger.save()
-                        return me, lock
+                    return self._write_holder(Holder.me(what), say), lock
                 except BaseException:
                     lock.release()
                     raise
-                lock.release()  # (a holder that runs, whose lock file is not this one: removed by hand)
-            else:
-                held = self.holder()[0]
+            held = self.holder()[0]
             waited = time.monotonic() - began
             if waited >= wait:
                 raise self._busy(held, waited if wait else None)
@@ -225,6 +214,23 @@ class LabEnvironment(Environment):
                     f"{held or 'another dfsbench process'} ({waited:.0f} s of at most {wait:.0f} s)")
                 told = time.monotonic()
             time.sleep(min(LEASE_POLL_S, max(0.0, wait - waited)))
+
+    def _write_holder(self, me: Holder, say: Note) -> Holder:
+        """``me`` as the lease's holder in the ledger (where there is a lab), over any holder it
+        names: this process holds the lock, so that one does not."""
+        ledger = self.saved()
+        if ledger is None:
+            return me
+        held = Holder.read(ledger.data.get("lease"))
+        if held is not None and (held.pid, held.start) != (me.pid, me.start):
+            if held.alive():
+                say(f"the lease on the {self.name} lab named {held} as its holder, which did not hold its lock; "
+                    "replaced")
+            else:
+                say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; taken over")
+        ledger.data["lease"] = me.saved()
+        ledger.save()
+        return me
 
     def _let_go(self, me: Holder, lock: LeaseLock) -> None:
         """The lease off the ledger (where the lab is still there), the lock let go, and the

@@ -225,3 +225,67 @@ def test_every_lab_is_leased_by_one_process_and_a_dead_holder_is_stale(module, c
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path):
+    """A ledger that names a live process as its lease's holder (written by hand, or by a
+    holder whose lock file was removed) while nobody holds the lock holds nothing: a run
+    takes the lease at once, and says whom it replaced."""
+    import subprocess
+
+    from harness.system import proc
+    from harness.system.lease import Holder
+
+    lab_dir = tmp_path / "lab"
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        ident = proc.ProcessId.of(sleeper.pid)
+        assert ident is not None
+        named = Holder("run \x1b[2J20261128-000000-aaaaaa", ident.pid, ident.start_ticks, 0.0)
+        assert named.alive()
+        ledger = Ledger(lab_dir / "ledger.json")
+        ledger.data["lease"] = named.saved()
+        ledger.save()
+        env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+        said: list[str] = []
+        with env.lease("run 20261128-000000-bbbbbb", said.append) as mine:
+            assert env.holder() == (mine, True)
+        assert said == [f"the lease on the local lab named {named} as its holder, which did not hold its lock; "
+                        "replaced"]
+        assert "\x1b" not in said[0] and "run \\x1b[2J20261128-000000-aaaaaa (pid " in said[0]
+        assert "lease" not in Ledger.open(ledger.path).data
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_lab_status_asks_the_lock_who_holds_the_lease(tmp_path, monkeypatch, capsys):
+    """'lab status' says held while a process holds the lock: where the ledger does not name
+    it yet, and where the holder's /proc entry cannot be read (another user's process)."""
+    import subprocess
+    import sys
+
+    from harness import cli
+    from harness.system import proc
+
+    lab_dir = tmp_path / "lab"
+    Ledger(lab_dir / "ledger.json").save()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LEASE.format(module="local", cls="LocalEnvironment"),
+                               str(lab_dir)], stdout=subprocess.PIPE, text=True)
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with monkeypatch.context() as unreadable:  # (/proc/PID/stat of another user: PermissionError)
+            unreadable.setattr(proc, "start_ticks", lambda pid: None)
+            cli._print_lease(env)
+        assert capsys.readouterr().out.startswith(f"  lease: held by run 20261128-000000-aaaaaa (pid {holder.pid}, ")
+        unnamed = Ledger.open(lab_dir / "ledger.json")
+        del unnamed.data["lease"]
+        unnamed.save()
+        cli._print_lease(env)
+        assert capsys.readouterr().out == "  lease: held by a dfsbench process (it has not named itself yet)\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    cli._print_lease(env)
+    assert capsys.readouterr().out == "  lease: free (no run holds the lab)\n"
