@@ -42,6 +42,7 @@ LEDGER = "ledger.json"
 LEASE = "lease"  # the lock file of the lab's lease (harness.system.lease), beside its ledger
 LEASE_POLL_S = 1.0  # how often a process that waits for a lease tries to take it
 LEASE_NOTE_S = 30.0  # how often it says that it still waits
+LEASE_TURNS = 100  # how often the lab's directory may go under a process taking its lease before it gives up
 DEFAULT_ROOT = Path("/var/tmp")  # where labs live unless told otherwise
 
 
@@ -197,9 +198,8 @@ class LabEnvironment(Environment):
         ``wait`` seconds for another holder to let go; else LabBusy."""
         began = told = time.monotonic()
         while True:
-            self.lab_dir.mkdir(parents=True, exist_ok=True)
-            lock = LeaseLock(self.lab_dir / LEASE)
-            if lock.take():
+            lock = self._lock()
+            if lock.held:
                 try:
                     return self._write_holder(Holder.me(what), say), lock
                 except BaseException:
@@ -214,6 +214,20 @@ class LabEnvironment(Environment):
                     f"{held or 'another dfsbench process'} ({waited:.0f} s of at most {wait:.0f} s)")
                 told = time.monotonic()
             time.sleep(min(LEASE_POLL_S, max(0.0, wait - waited)))
+
+    def _lock(self) -> LeaseLock:
+        """The lease's lock, taken if no other process holds it (see :attr:`LeaseLock.held`)."""
+        for _ in range(LEASE_TURNS):
+            self.lab_dir.mkdir(parents=True, exist_ok=True)
+            lock = LeaseLock(self.lab_dir / LEASE)
+            try:
+                lock.take()
+                return lock
+            except FileNotFoundError:  # (another's _let_go removed the directory after our mkdir)
+                continue
+        raise DfsbenchError(f"the {self.name} lab's directory {files.printable(self.lab_dir)} was removed "
+                            f"{LEASE_TURNS} times between its making and the taking of its lease",
+                            hint="something removes it over and over: find what, and stop it")
 
     def _write_holder(self, me: Holder, say: Note) -> Holder:
         """``me`` as the lease's holder in the ledger (where there is a lab), over any holder it

@@ -289,3 +289,26 @@ def test_lab_status_asks_the_lock_who_holds_the_lease(tmp_path, monkeypatch, cap
         holder.wait()
     cli._print_lease(env)
     assert capsys.readouterr().out == "  lease: free (no run holds the lab)\n"
+
+
+def test_a_lab_directory_removed_between_its_making_and_the_lease_is_made_again(tmp_path, monkeypatch):
+    """Another process letting go of its lease removes the lab's directory it made (no lab
+    in it): where that falls between this process's mkdir and its open of the lock file,
+    the taking starts over, it does not fail with FileNotFoundError."""
+    from harness.system import lease as lease_module
+
+    lab_dir = tmp_path / "lab"
+    real_open = os.open
+    opened: list[str] = []
+
+    def open_after_another_let_go(file, flags, mode=0o777):
+        opened.append(file)
+        if len(opened) == 1:
+            os.rmdir(lab_dir)  # (the other's _let_go, between our mkdir and our open)
+        return real_open(file, flags, mode)
+
+    monkeypatch.setattr(lease_module.os, "open", open_after_another_let_go)
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    with env.lease("run 20261128-000000-cccccc"):
+        assert (lab_dir / "lease").exists() and len(opened) == 2
+    assert not lab_dir.exists()
