@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import time
+import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -33,7 +34,7 @@ from harness.api.contracts import Cluster, Environment, Options, PluginOptions
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, signals
 from harness.system.lease import Holder, LeaseLock
-from harness.system.ledger import Ledger
+from harness.system.ledger import LAB, Ledger
 
 Note = Callable[[str], None]
 
@@ -105,6 +106,11 @@ class LabBusy(DfsbenchError):
     def __init__(self, message: str, holder: Holder | None, hint: str | None = None) -> None:
         super().__init__(message, hint)
         self.holder = holder
+
+
+class LabTakenDown(DfsbenchError):
+    """The lab a process brought up or uses was taken down under it by another command
+    ('lab down --force'): its ledger is gone, or is another lab's, made anew in its place."""
 
 
 MISSING = object()  # a key one side of a comparison of options has not
@@ -333,26 +339,28 @@ class LabEnvironment(Environment):
     @contextmanager
     def up(self, services: set[str], progress: Note | None = None) -> Iterator[Cluster]:
         """The lab for a run, under its lease (the run's, where it took one first): the lab
-        that is up, reused — it stays up — or one brought up for the run, torn down at its end."""
+        that is up, reused — it stays up — or one brought up for the run, torn down at its end
+        (:class:`LabTakenDown` where another command took it down under the run: another lab
+        made in its place since is left alone)."""
         with self._leased(progress):
             ledger = self.saved()
             if ledger is not None:
                 yield self.reuse(ledger, services)
                 return
-            cluster = self.open(services, progress or (lambda _: None))
+            cluster, lab = self._open(services, progress or (lambda _: None))
             try:
                 yield cluster
             finally:
-                problems = self.stop()
+                problems = self.stop(only=lab)
                 if problems:
                     raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
                                         hint=f"run '{self.down_command}' to retry")
 
     def start(self, services: set[str], progress: Note | None = None) -> Cluster:
         with self._leased(progress):
-            cluster = self.open(services, progress or (lambda _: None))
+            cluster, lab = self._open(services, progress or (lambda _: None))
             if not self.stays_up:  # brought up to be checked, and let go again
-                problems = self.stop()
+                problems = self.stop(only=lab)
                 if problems:
                     raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
                                         hint=f"run '{self.down_command}' to retry")
@@ -361,6 +369,10 @@ class LabEnvironment(Environment):
     def open(self, services: set[str], note: Note) -> Cluster:
         """A new lab with the services: refused where one is (or a crash left one) or the
         lab directory holds something else; on failure, what was made is undone."""
+        return self._open(services, note)[0]
+
+    def _open(self, services: set[str], note: Note) -> tuple[Cluster, str]:
+        """:meth:`open`, and the identity of the lab it made (in its ledger: :attr:`Ledger.lab`)."""
         unknown = services - set(self.provides)
         if unknown:
             raise DfsbenchError(f"environment '{self.name}' cannot provide {sorted(unknown)}; it provides "
@@ -372,6 +384,7 @@ class LabEnvironment(Environment):
                                 hint=f"choose another lab_dir (or {lab_variable(self.name)}), or remove "
                                      "that directory yourself")
         ledger = Ledger(self.ledger_path)
+        lab = ledger.data[LAB] = uuid.uuid4().hex  # (a lab made anew in this place later is another)
         if self._lease is not None:  # (from the start: no other run joins a lab on its way up)
             ledger.data["lease"] = self._lease.saved()
         if self.stays_up:  # what a later run compares its own with before it reuses the lab
@@ -382,10 +395,13 @@ class LabEnvironment(Environment):
             ledger.data["services"] = {name: asdict(facts) for name, facts in found.items()
                                        if is_dataclass(facts) and not isinstance(facts, type)}
             ledger.save()
-            return self.cluster(ledger, found, reused=False)
+            return self.cluster(ledger, found, reused=False), lab
         except BaseException:
             with signals.shielded():  # half a lab is no lab: undo everything, then say why
-                problems = self.stop()
+                try:
+                    problems = self.stop(only=lab)
+                except LabTakenDown as gone:  # (or its ledger never written: nothing to undo)
+                    problems = [gone.message] if ledger.written else []
             if problems:
                 note("undoing the partial lab left: " + "; ".join(problems))
             raise
@@ -449,19 +465,41 @@ class LabEnvironment(Environment):
                                     hint=f"run '{self.down_command}' and start a new one") from None
         return found
 
-    def stop(self) -> list[str]:
-        ledger = self.saved()
+    def stop(self, only: str | None = None) -> list[str]:
+        """Undo the lab in the lab directory (``only``: where it is the lab of that identity,
+        else :class:`LabTakenDown` and nothing undone); the problems met."""
+        ledger = self._ledger_of(only) if only is not None else self.saved()
         if ledger is None:
             return []
         problems = self.undo(ledger)
         if not problems:
-            self.ledger_path.unlink(missing_ok=True)
+            if ledger.ours():  # (not another lab's, made in its place meanwhile)
+                self.ledger_path.unlink()
             for made in (self.lab_dir / "runs", self.lab_dir):  # (the ledger's tree, if still here)
                 try:
                     made.rmdir()
                 except OSError:
                     pass
         return problems
+
+    def _ledger_of(self, lab: str | None) -> Ledger:
+        """The ledger in the lab directory, where it is of the lab ``lab`` (its identity);
+        else :class:`LabTakenDown`: that lab was taken down by another command, and what is
+        there now (nothing, or another lab made in its place) is not this process's to touch."""
+        now = "the lab there now is another one, made since: left alone"
+        try:
+            ledger = self.saved()
+        except DfsbenchError:  # (what is there now cannot be read: not this process's lab either)
+            ledger = None
+        else:
+            if ledger is None:
+                now = "no lab is there now"
+            elif ledger.lab == lab:
+                return ledger
+        raise LabTakenDown(f"the {self.name} lab in {files.printable(self.lab_dir)} was taken down under this "
+                           f"process by another command ('{self.down_command} --force'); {now}",
+                           hint="run again once the lab is up again, or give this run a lab of its own "
+                                f"(environment.options.lab_dir, or ${lab_variable(self.name)})")
 
     def _found_ledger(self) -> DfsbenchError:
         down = self.down_command

@@ -23,6 +23,8 @@ from typing import Any
 from harness.errors import DfsbenchError
 from harness.system import files, proc
 
+LAB = "lab"  # the key in a ledger's data of the identity of its lab (Ledger.lab)
+
 
 @dataclass
 class Ledger:
@@ -55,13 +57,41 @@ class Ledger:
                 argv[2] = "harness.system.ssh"
         return cls(path, entries, saved.get("data", {}), _on_disk=True)
 
+    @property
+    def lab(self) -> str | None:
+        """The identity of the lab this ledger is of (made when the lab is, :data:`LAB`); None
+        in a ledger an earlier version wrote, or one of no lab."""
+        found = self.data.get(LAB)
+        return found if isinstance(found, str) else None
+
+    @property
+    def written(self) -> bool:
+        """Whether it is (or was) a file: read from one, or written once."""
+        return self._on_disk
+
+    def ours(self) -> bool | None:
+        """Whether the ledger file at :attr:`path` is this ledger's — of the same lab — (None:
+        there is none). A file of another identity, or none readable, is another lab's: one
+        made anew in the same place after this one was taken down by another process."""
+        try:
+            saved = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return None
+        except (ValueError, RecursionError):
+            return False
+        data = saved.get("data") if isinstance(saved, dict) else None
+        found = data.get(LAB) if isinstance(data, dict) else None
+        return (found if isinstance(found, str) else None) == self.lab
+
     def save(self, revive: bool = False) -> None:
         """Write the ledger. One that was a file and is gone — its lab taken down by another
         process ('lab down --force' under a run) — is not written again (its directory made
         anew, a lab that is no more in it), unless ``revive``: an undo of the whole ledger
-        that left something behind keeps it for the next 'lab down'."""
+        that left something behind keeps it for the next 'lab down'. A ledger file of
+        another lab (:meth:`ours`) is never written over."""
         with self._lock:
-            if self._on_disk and not revive and not self.path.exists():
+            here = self.ours()
+            if here is False or (here is None and self._on_disk and not revive):
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")
@@ -221,7 +251,7 @@ class Ledger:
                         if any(e is r for r in remaining) or not any(e is c for c in chosen)]
         if self.entries or only is not None:
             self.save(revive=only is None)
-        elif self.path.exists():
+        elif self.ours():  # (another lab's ledger, made anew in its place, is not this one's to remove)
             self.path.unlink()
         return problems
 

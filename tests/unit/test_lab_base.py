@@ -312,3 +312,37 @@ def test_a_lab_directory_removed_between_its_making_and_the_lease_is_made_again(
     with env.lease("run 20261128-000000-cccccc"):
         assert (lab_dir / "lease").exists() and len(opened) == 2
     assert not lab_dir.exists()
+
+
+def test_a_run_whose_lab_was_taken_down_under_it_leaves_the_next_lab_alone(tmp_path):
+    """Run A brings up its lab; 'lab down --force' takes it down under A, and 'lab up' makes
+    a new lab in the same place. A's end says its lab was taken down under it, and neither
+    its teardown nor what it still writes of its ledger touches the new lab."""
+    from tests.plugins.dfsbench_toys import ToyBox
+
+    lab_dir = tmp_path / "toybox"
+
+    def toybox() -> ToyBox:
+        return ToyBox(ToyBox.Options.model_validate({"lab_dir": str(lab_dir)}))
+
+    run_a, new = toybox(), toybox()
+    said = None
+    try:
+        try:
+            with run_a.lease("run 20261128-000000-aaaaaa"), run_a.up({"toyspace"}) as cluster:
+                assert toybox().stop() == []  # ('lab down --force': no lease)
+                with new.lease("lab up"):
+                    new.start({"toyspace"})
+                made = (lab_dir / "ledger.json").read_text()
+                daemons = [ident for _, ident, _ in Ledger.open(lab_dir / "ledger.json").live_processes()]
+                cluster.ledger.command(["true"], "what run A still records")
+        except DfsbenchError as exc:
+            said = exc
+        assert (lab_dir / "ledger.json").exists() and (lab_dir / "ledger.json").read_text() == made
+        assert daemons and all(d.alive() for d in daemons)
+        assert type(said).__name__ == "LabTakenDown" and said.message == (
+            f"the toybox lab in {lab_dir} was taken down under this process by another command "
+            "('dfsbench lab down --env toybox --force'); the lab there now is another one, made since: left alone")
+    finally:
+        assert new.stop() == []
+    assert not any(d.alive() for d in daemons)

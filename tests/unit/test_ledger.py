@@ -195,3 +195,24 @@ def test_a_ledger_that_is_not_one_is_refused_naming_its_file_and_what_to_do(tmp_
     said = str(refused.value)
     assert refused.value.message == f"the lab ledger {tmp_path}/lab\\x1b[2J/ledger.json cannot be read: {why}"
     assert "\x1b" not in said and "by hand" in said and f"remove {tmp_path}/lab\\x1b[2J" in said
+
+
+def test_a_ledger_is_not_written_over_another_labs_made_in_its_place(tmp_path):
+    """A run's copy of its lab's ledger, after 'lab down --force' took that lab down and a
+    new lab was made in the same place: what the run still writes (an entry, the rest of an
+    undo it could not finish, the end of a whole undo) leaves the new lab's ledger alone."""
+    path = tmp_path / "lab" / "ledger.json"
+    old = Ledger(path, data={"lab": "a" * 32})
+    old.command(["true"], "of the old lab")
+    run = Ledger.open(path)  # (the run's copy, read while the old lab was up)
+    assert Ledger.open(path).undo() == [] and not path.exists()  # (lab down --force)
+    new = Ledger(path, data={"lab": "b" * 32})
+    new.command(["true"], "of the new lab")
+    kept = path.read_text()
+    run.command(["true"], "later")
+    assert path.read_text() == kept
+    run.entries.append({"id": "x", "kind": "command", "argv": ["false"], "what": "stuck"})
+    assert run.undo() != [] and path.read_text() == kept  # (revive: not over another lab's)
+    run.entries.clear()
+    run.undo()
+    assert path.read_text() == kept  # (nothing left: the new lab's ledger is not removed either)
