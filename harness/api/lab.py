@@ -339,13 +339,20 @@ class LabEnvironment(Environment):
     @contextmanager
     def up(self, services: set[str], progress: Note | None = None) -> Iterator[Cluster]:
         """The lab for a run, under its lease (the run's, where it took one first): the lab
-        that is up, reused — it stays up — or one brought up for the run, torn down at its end
-        (:class:`LabTakenDown` where another command took it down under the run: another lab
-        made in its place since is left alone)."""
+        that is up, reused — it stays up — or one brought up for the run, torn down at its end.
+        A lab taken down under the run by another command ('lab down --force') is said so at
+        the end, however the run ended (:class:`LabTakenDown`: what failed in the run then is
+        its cause), and another lab made in its place since is left alone."""
         with self._leased(progress):
             ledger = self.saved()
             if ledger is not None:
-                yield self.reuse(ledger, services)
+                cluster = self.reuse(ledger, services)
+                try:
+                    yield cluster
+                except Exception:
+                    self._still_here(ledger.lab)  # (what ended the run is then its cause)
+                    raise
+                self._still_here(ledger.lab)
                 return
             cluster, lab = self._open(services, progress or (lambda _: None))
             try:
@@ -481,6 +488,11 @@ class LabEnvironment(Environment):
                 except OSError:
                     pass
         return problems
+
+    def _still_here(self, lab: str | None) -> None:
+        """Nothing where the lab in the lab directory is the lab ``lab`` (its identity), else
+        :class:`LabTakenDown` (:meth:`_ledger_of`)."""
+        self._ledger_of(lab)
 
     def _ledger_of(self, lab: str | None) -> Ledger:
         """The ledger in the lab directory, where it is of the lab ``lab`` (its identity);
