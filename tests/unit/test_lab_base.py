@@ -346,3 +346,17 @@ def test_a_run_whose_lab_was_taken_down_under_it_leaves_the_next_lab_alone(tmp_p
     finally:
         assert new.stop() == []
     assert not any(d.alive() for d in daemons)
+
+
+def test_who_holds_the_lease_of_a_ledger_that_is_not_one_is_an_error_naming_it(tmp_path):
+    """'run' and 'lab status' ask who holds the lease: a hand-written ledger whose data is
+    a list is refused naming its file, not an AttributeError."""
+    lab_dir = tmp_path / "lab"
+    lab_dir.mkdir()
+    (lab_dir / "ledger.json").write_text('{"entries": [], "data": []}')
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    with pytest.raises(DfsbenchError, match=f"the lab ledger {lab_dir}/ledger.json cannot be read: its data is not"):
+        env.holder()
+    with pytest.raises(DfsbenchError, match="cannot be read"):
+        with env.lease("run 20261128-000000-dddddd"):
+            pass
