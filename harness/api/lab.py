@@ -510,8 +510,9 @@ class LabEnvironment(Environment):
                 return ledger
         raise LabTakenDown(f"the {self.name} lab in {files.printable(self.lab_dir)} was taken down under this "
                            f"process by another command ('{self.down_command} --force'); {now}",
-                           hint="run again once the lab is up again, or give this run a lab of its own "
-                                f"(environment.options.lab_dir, or ${lab_variable(self.name)})")
+                           hint="run again (on the lab that is up then, or on one the run brings up itself), or "
+                                f"give the run a lab of its own (environment.options.lab_dir, or "
+                                f"${lab_variable(self.name)})")
 
     def _found_ledger(self) -> DfsbenchError:
         down = self.down_command
