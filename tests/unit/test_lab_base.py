@@ -227,12 +227,13 @@ def test_every_lab_is_leased_by_one_process_and_a_dead_holder_is_stale(module, c
         holder.wait()
 
 
-def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path):
+def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path, capsys):
     """A ledger that names a live process as its lease's holder (written by hand, or by a
     holder whose lock file was removed) while nobody holds the lock holds nothing: a run
     takes the lease at once, and says whom it replaced."""
     import subprocess
 
+    from harness import cli
     from harness.system import proc
     from harness.system.lease import Holder
 
@@ -247,6 +248,9 @@ def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path):
         ledger.data["lease"] = named.saved()
         ledger.save()
         env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+        cli._print_lease(env)
+        assert capsys.readouterr().out == (f"  lease: stale — {named} does not hold its lock; the next run or 'lab "
+                                           "down' takes it over\n")
         said: list[str] = []
         with env.lease("run 20261128-000000-bbbbbb", said.append) as mine:
             assert env.holder() == (mine, True)
