@@ -515,13 +515,14 @@ def _print_lease(env: Any) -> None:
 
     if not isinstance(env, LabEnvironment) or not env.ledger_path.exists():
         return
-    held, alive = env.holder()
-    if held is None:
+    held, taken = env.holder()  # (the lock decides; the ledger only names)
+    if taken:
+        print(_shown(f"  lease: held by {held or 'a dfsbench process (it has not named itself yet)'}"))
+    elif held is None:
         print("  lease: free (no run holds the lab)")
-    elif alive:
-        print(_shown(f"  lease: held by {held}"))
     else:
-        print(_shown(f"  lease: stale — {held} is gone; the next run or 'lab down' takes it over"))
+        why = "is gone" if not held.alive() else "does not hold its lock"
+        print(_shown(f"  lease: stale — {held} {why}; the next run or 'lab down' takes it over"))
 
 
 def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:

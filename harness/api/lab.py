@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import time
+import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -33,7 +34,7 @@ from harness.api.contracts import Cluster, Environment, Options, PluginOptions
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, signals
 from harness.system.lease import Holder, LeaseLock
-from harness.system.ledger import Ledger
+from harness.system.ledger import LAB, Ledger
 
 Note = Callable[[str], None]
 
@@ -42,6 +43,7 @@ LEDGER = "ledger.json"
 LEASE = "lease"  # the lock file of the lab's lease (harness.system.lease), beside its ledger
 LEASE_POLL_S = 1.0  # how often a process that waits for a lease tries to take it
 LEASE_NOTE_S = 30.0  # how often it says that it still waits
+LEASE_TURNS = 100  # how often the lab's directory may go under a process taking its lease before it gives up
 DEFAULT_ROOT = Path("/var/tmp")  # where labs live unless told otherwise
 
 
@@ -106,6 +108,11 @@ class LabBusy(DfsbenchError):
         self.holder = holder
 
 
+class LabTakenDown(DfsbenchError):
+    """The lab a process brought up or uses was taken down under it by another command
+    ('lab down --force'): its ledger is gone, or is another lab's, made anew in its place."""
+
+
 MISSING = object()  # a key one side of a comparison of options has not
 
 
@@ -165,21 +172,22 @@ class LabEnvironment(Environment):
     # ---------------------------------------------------------------- the lease
 
     def holder(self) -> tuple[Holder | None, bool]:
-        """Who the lab's ledger says holds its lease (None: nobody), and whether that
-        holder's process still runs (False: the lease is stale, left by a process that is
-        gone)."""
+        """Who the lab's ledger says holds its lease (None: nobody), and whether its lease is
+        held now: its lock taken by a process (the lock decides: a holder the ledger names
+        while nobody holds the lock is stale — gone, or never the lock's)."""
         ledger = self.saved()
         held = Holder.read(ledger.data.get("lease")) if ledger is not None else None
-        return held, held is not None and held.alive()
+        return held, LeaseLock.taken(self.lab_dir / LEASE)
 
     @contextmanager
     def lease(self, what: str, note: Note | None = None, wait: float = 0) -> Iterator[Holder]:
         """Hold the lab's lease for the block (``what``: who holds it, as a refusal names it:
         ``run <id>``, ``lab up``): no other process brings this lab up, uses it or takes it
-        down meanwhile. Where another holds it, refused (:class:`LabBusy`) naming the holder
-        — after waiting up to ``wait`` seconds for it to be let go, said now and then
-        (``note``). A lease whose holder's process is gone is stale: said so and taken over.
-        Let go at the end of the block, however it ends."""
+        down meanwhile. Where another holds its lock, refused (:class:`LabBusy`) naming the
+        holder the ledger names — after waiting up to ``wait`` seconds for it to be let go,
+        said now and then (``note``). Whoever takes the lock holds the lease: a holder the
+        ledger still names is replaced, which is said. Let go at the end of the block,
+        however it ends."""
         say = note or (lambda _: None)
         if self._lease is not None:
             raise DfsbenchError(f"the {self.name} lab in {self.lab_dir} is leased twice by one process")
@@ -196,27 +204,14 @@ class LabEnvironment(Environment):
         ``wait`` seconds for another holder to let go; else LabBusy."""
         began = told = time.monotonic()
         while True:
-            self.lab_dir.mkdir(parents=True, exist_ok=True)
-            lock = LeaseLock(self.lab_dir / LEASE)
-            if lock.take():
+            lock = self._lock()
+            if lock.held:
                 try:
-                    me = Holder.me(what)
-                    held, alive = self.holder()
-                    if held is None or not alive or (held.pid, held.start) == (me.pid, me.start):
-                        if held is not None and not alive:
-                            say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; "
-                                "taken over")
-                        ledger = self.saved()
-                        if ledger is not None:
-                            ledger.data["lease"] = me.saved()
-                            ledger.save()
-                        return me, lock
+                    return self._write_holder(Holder.me(what), say), lock
                 except BaseException:
                     lock.release()
                     raise
-                lock.release()  # (a holder that runs, whose lock file is not this one: removed by hand)
-            else:
-                held = self.holder()[0]
+            held = self.holder()[0]
             waited = time.monotonic() - began
             if waited >= wait:
                 raise self._busy(held, waited if wait else None)
@@ -225,6 +220,37 @@ class LabEnvironment(Environment):
                     f"{held or 'another dfsbench process'} ({waited:.0f} s of at most {wait:.0f} s)")
                 told = time.monotonic()
             time.sleep(min(LEASE_POLL_S, max(0.0, wait - waited)))
+
+    def _lock(self) -> LeaseLock:
+        """The lease's lock, taken if no other process holds it (see :attr:`LeaseLock.held`)."""
+        for _ in range(LEASE_TURNS):
+            self.lab_dir.mkdir(parents=True, exist_ok=True)
+            lock = LeaseLock(self.lab_dir / LEASE)
+            try:
+                lock.take()
+                return lock
+            except FileNotFoundError:  # (another's _let_go removed the directory after our mkdir)
+                continue
+        raise DfsbenchError(f"the {self.name} lab's directory {files.printable(self.lab_dir)} was removed "
+                            f"{LEASE_TURNS} times between its making and the taking of its lease",
+                            hint="something removes it over and over: find what, and stop it")
+
+    def _write_holder(self, me: Holder, say: Note) -> Holder:
+        """``me`` as the lease's holder in the ledger (where there is a lab), over any holder it
+        names: this process holds the lock, so that one does not."""
+        ledger = self.saved()
+        if ledger is None:
+            return me
+        held = Holder.read(ledger.data.get("lease"))
+        if held is not None and (held.pid, held.start) != (me.pid, me.start):
+            if held.alive():
+                say(f"the lease on the {self.name} lab named {held} as its holder, which did not hold its lock; "
+                    "replaced")
+            else:
+                say(f"the lease of {held} on the {self.name} lab is stale: its process is gone; taken over")
+        ledger.data["lease"] = me.saved()
+        ledger.save()
+        return me
 
     def _let_go(self, me: Holder, lock: LeaseLock) -> None:
         """The lease off the ledger (where the lab is still there), the lock let go, and the
@@ -334,26 +360,35 @@ class LabEnvironment(Environment):
     @contextmanager
     def up(self, services: set[str], progress: Note | None = None) -> Iterator[Cluster]:
         """The lab for a run, under its lease (the run's, where it took one first): the lab
-        that is up, reused — it stays up — or one brought up for the run, torn down at its end."""
+        that is up, reused — it stays up — or one brought up for the run, torn down at its end.
+        A lab taken down under the run by another command ('lab down --force') is said so at
+        the end, however the run ended (:class:`LabTakenDown`: what failed in the run then is
+        its cause), and another lab made in its place since is left alone."""
         with self._leased(progress):
             ledger = self.saved()
             if ledger is not None:
-                yield self.reuse(ledger, services)
+                cluster = self.reuse(ledger, services)
+                try:
+                    yield cluster
+                except Exception:
+                    self._still_here(ledger.lab)  # (what ended the run is then its cause)
+                    raise
+                self._still_here(ledger.lab)
                 return
-            cluster = self.open(services, progress or (lambda _: None))
+            cluster, lab = self._open(services, progress or (lambda _: None))
             try:
                 yield cluster
             finally:
-                problems = self.stop()
+                problems = self.stop(only=lab)
                 if problems:
                     raise DfsbenchError(f"the {self.name} lab was not torn down cleanly:\n  " + "\n  ".join(problems),
                                         hint=f"run '{self.down_command}' to retry")
 
     def start(self, services: set[str], progress: Note | None = None) -> Cluster:
         with self._leased(progress):
-            cluster = self.open(services, progress or (lambda _: None))
+            cluster, lab = self._open(services, progress or (lambda _: None))
             if not self.stays_up:  # brought up to be checked, and let go again
-                problems = self.stop()
+                problems = self.stop(only=lab)
                 if problems:
                     raise DfsbenchError(f"could not undo the {self.name} lab's check:\n  " + "\n  ".join(problems),
                                         hint=f"run '{self.down_command}' to retry")
@@ -362,6 +397,10 @@ class LabEnvironment(Environment):
     def open(self, services: set[str], note: Note) -> Cluster:
         """A new lab with the services: refused where one is (or a crash left one) or the
         lab directory holds something else; on failure, what was made is undone."""
+        return self._open(services, note)[0]
+
+    def _open(self, services: set[str], note: Note) -> tuple[Cluster, str]:
+        """:meth:`open`, and the identity of the lab it made (in its ledger: :attr:`Ledger.lab`)."""
         unknown = services - set(self.provides)
         if unknown:
             raise DfsbenchError(f"environment '{self.name}' cannot provide {sorted(unknown)}; it provides "
@@ -373,6 +412,7 @@ class LabEnvironment(Environment):
                                 hint=f"choose another lab_dir (or {lab_variable(self.name)}), or remove "
                                      "that directory yourself")
         ledger = Ledger(self.ledger_path)
+        lab = ledger.data[LAB] = uuid.uuid4().hex  # (a lab made anew in this place later is another)
         if self._lease is not None:  # (from the start: no other run joins a lab on its way up)
             ledger.data["lease"] = self._lease.saved()
         if self.stays_up:  # what a later run compares its own with before it reuses the lab
@@ -383,10 +423,13 @@ class LabEnvironment(Environment):
             ledger.data["services"] = {name: asdict(facts) for name, facts in found.items()
                                        if is_dataclass(facts) and not isinstance(facts, type)}
             ledger.save()
-            return self.cluster(ledger, found, reused=False)
+            return self.cluster(ledger, found, reused=False), lab
         except BaseException:
             with signals.shielded():  # half a lab is no lab: undo everything, then say why
-                problems = self.stop()
+                try:
+                    problems = self.stop(only=lab)
+                except LabTakenDown as gone:  # (or its ledger never written: nothing to undo)
+                    problems = [gone.message] if ledger.written else []
             if problems:
                 note("undoing the partial lab left: " + "; ".join(problems))
             raise
@@ -450,19 +493,47 @@ class LabEnvironment(Environment):
                                     hint=f"run '{self.down_command}' and start a new one") from None
         return found
 
-    def stop(self) -> list[str]:
-        ledger = self.saved()
+    def stop(self, only: str | None = None) -> list[str]:
+        """Undo the lab in the lab directory (``only``: where it is the lab of that identity,
+        else :class:`LabTakenDown` and nothing undone); the problems met."""
+        ledger = self._ledger_of(only) if only is not None else self.saved()
         if ledger is None:
             return []
         problems = self.undo(ledger)
         if not problems:
-            self.ledger_path.unlink(missing_ok=True)
+            if ledger.ours():  # (not another lab's, made in its place meanwhile)
+                self.ledger_path.unlink()
             for made in (self.lab_dir / "runs", self.lab_dir):  # (the ledger's tree, if still here)
                 try:
                     made.rmdir()
                 except OSError:
                     pass
         return problems
+
+    def _still_here(self, lab: str | None) -> None:
+        """Nothing where the lab in the lab directory is the lab ``lab`` (its identity), else
+        :class:`LabTakenDown` (:meth:`_ledger_of`)."""
+        self._ledger_of(lab)
+
+    def _ledger_of(self, lab: str | None) -> Ledger:
+        """The ledger in the lab directory, where it is of the lab ``lab`` (its identity);
+        else :class:`LabTakenDown`: that lab was taken down by another command, and what is
+        there now (nothing, or another lab made in its place) is not this process's to touch."""
+        now = "the lab there now is another one, made since: left alone"
+        try:
+            ledger = self.saved()
+        except DfsbenchError:  # (what is there now cannot be read: not this process's lab either)
+            ledger = None
+        else:
+            if ledger is None:
+                now = "no lab is there now"
+            elif ledger.lab == lab:
+                return ledger
+        raise LabTakenDown(f"the {self.name} lab in {files.printable(self.lab_dir)} was taken down under this "
+                           f"process by another command ('{self.down_command} --force'); {now}",
+                           hint="run again (on the lab that is up then, or on one the run brings up itself), or "
+                                f"give the run a lab of its own (environment.options.lab_dir, or "
+                                f"${lab_variable(self.name)})")
 
     def _found_ledger(self) -> DfsbenchError:
         down = self.down_command

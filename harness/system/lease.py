@@ -3,11 +3,11 @@
 The lease is a lock file in the lab's directory that its holder keeps ``flock``'d from the
 moment it takes the lease to the moment it lets go: taking it is one system call that
 either process wins, and the kernel lets go of a holder that dies (kill -9 included), so
-no crash can leave a lab locked. Who holds it — what (a run and its id, ``lab up``), its
-pid and the start time of that process — goes into the lab's ledger, where a later
-process reads it: to name the holder in a refusal, and to tell a lease that a crashed
-holder left in the ledger (its process gone: pid and start time no longer match) from one
-that is held.
+no crash can leave a lab locked. The lock alone decides who holds the lease. Who holds it
+— what (a run and its id, ``lab up``), its pid and the start time of that process — goes
+into the lab's ledger, where a later process reads it only to name the holder in a
+refusal: a holder the ledger names while nobody holds the lock (a crashed holder's, or one
+written by hand) holds nothing, and the next to take the lock writes itself over it.
 """
 
 from __future__ import annotations
@@ -94,6 +94,23 @@ class LeaseLock:
                 return True
             os.close(fd)
         raise OSError(f"the lease file {files.printable(self.path)} keeps being replaced")
+
+    @staticmethod
+    def taken(path: Path) -> bool:
+        """Whether some process (this one included) holds the lock at ``path`` now; asked
+        without waiting, and without making the file or taking the lock from its next taker
+        for longer than the asking."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # (closing it lets go of a shared lock taken)
+        return False
 
     def release(self) -> None:
         """Remove the lock file (while it is still held: no process can take a removed one)

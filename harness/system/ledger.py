@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.system import proc
+from harness.errors import DfsbenchError
+from harness.system import files, proc
+
+LAB = "lab"  # the key in a ledger's data of the identity of its lab (Ledger.lab)
 
 
 @dataclass
@@ -35,24 +38,60 @@ class Ledger:
 
     @classmethod
     def open(cls, path: Path) -> Ledger:
-        """Load the ledger at ``path``, or start an empty one."""
-        if path.exists():
+        """Load the ledger at ``path``, or start an empty one. One that cannot be read as a
+        ledger (not JSON, nested past reading, not of a ledger's shape: written by hand or
+        by something else) is a DfsbenchError naming the file."""
+        if not path.exists():
+            return cls(path)
+        try:
             saved = json.loads(path.read_text())
-            entries = saved.get("entries", [])
-            for entry in entries:  # undo commands written before a module moved
-                argv = entry.get("argv") if isinstance(entry, dict) else None
-                if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
-                    argv[2] = "harness.system.ssh"
-            return cls(path, entries, saved.get("data", {}), _on_disk=True)
-        return cls(path)
+        except (ValueError, RecursionError) as exc:  # (UnicodeDecodeError is a ValueError)
+            raise _unreadable(path, f"it is not JSON ({type(exc).__name__})") from None
+        why = _misshapen(saved)
+        if why:
+            raise _unreadable(path, why)
+        entries = saved.get("entries", [])
+        for entry in entries:  # undo commands written before a module moved
+            argv = entry.get("argv")
+            if isinstance(argv, list) and argv[1:3] == ["-m", "harness.ssh"]:
+                argv[2] = "harness.system.ssh"
+        return cls(path, entries, saved.get("data", {}), _on_disk=True)
+
+    @property
+    def lab(self) -> str | None:
+        """The identity of the lab this ledger is of (made when the lab is, :data:`LAB`); None
+        in a ledger an earlier version wrote, or one of no lab."""
+        found = self.data.get(LAB)
+        return found if isinstance(found, str) else None
+
+    @property
+    def written(self) -> bool:
+        """Whether it is (or was) a file: read from one, or written once."""
+        return self._on_disk
+
+    def ours(self) -> bool | None:
+        """Whether the ledger file at :attr:`path` is this ledger's — of the same lab — (None:
+        there is none). A file of another identity, or none readable, is another lab's: one
+        made anew in the same place after this one was taken down by another process."""
+        try:
+            saved = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return None
+        except (ValueError, RecursionError):
+            return False
+        data = saved.get("data") if isinstance(saved, dict) else None
+        found = data.get(LAB) if isinstance(data, dict) else None
+        return (found if isinstance(found, str) else None) == self.lab
 
     def save(self, revive: bool = False) -> None:
         """Write the ledger. One that was a file and is gone — its lab taken down by another
         process ('lab down --force' under a run) — is not written again (its directory made
         anew, a lab that is no more in it), unless ``revive``: an undo of the whole ledger
-        that left something behind keeps it for the next 'lab down'."""
+        that left something behind keeps it for the next 'lab down'. A ledger file of
+        another lab (:meth:`ours`) is never written over."""
         with self._lock:
-            if self._on_disk and not revive and not self.path.exists():
+            here = self.ours()
+            if here is False or (here is None and self._on_disk and not revive):
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")
@@ -212,9 +251,29 @@ class Ledger:
                         if any(e is r for r in remaining) or not any(e is c for c in chosen)]
         if self.entries or only is not None:
             self.save(revive=only is None)
-        elif self.path.exists():
+        elif self.ours():  # (another lab's ledger, made anew in its place, is not this one's to remove)
             self.path.unlink()
         return problems
+
+
+def _misshapen(saved: object) -> str | None:
+    """Why what a ledger file holds is not a ledger's shape, or None."""
+    if not isinstance(saved, dict):
+        return f"it holds a JSON {type(saved).__name__}, not an object"
+    if not isinstance(saved.get("entries", []), list):
+        return "its entries are not a list"
+    if not all(isinstance(e, dict) for e in saved.get("entries", [])):
+        return "one of its entries is not an object"
+    if not isinstance(saved.get("data", {}), dict):
+        return "its data is not an object"
+    return None
+
+
+def _unreadable(path: Path, why: str) -> DfsbenchError:
+    return DfsbenchError(f"the lab ledger {files.printable(path)} cannot be read: {why}",
+                         hint="dfsbench cannot undo what it does not read: take that lab down by hand (its "
+                              f"processes, mounts and files), or, if it is not a lab of yours, remove "
+                              f"{files.printable(path.parent)}")
 
 
 _tools: Ledger | None = None

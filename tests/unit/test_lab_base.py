@@ -246,3 +246,142 @@ def test_a_lab_is_compared_by_the_values_its_options_read_not_their_text(tmp_pat
     assert run(link={"rate": "100Mbit"}).differences(ledger, set()) == [
         ("client_links.client1", {"delay": None, "loss": None, "rate": "125MB/s"}, lab.MISSING),
         ("link.rate", "1Gbit", "100Mbit")]
+
+
+def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path, capsys):
+    """A ledger that names a live process as its lease's holder (written by hand, or by a
+    holder whose lock file was removed) while nobody holds the lock holds nothing: a run
+    takes the lease at once, and says whom it replaced."""
+    import subprocess
+
+    from harness import cli
+    from harness.system import proc
+    from harness.system.lease import Holder
+
+    lab_dir = tmp_path / "lab"
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        ident = proc.ProcessId.of(sleeper.pid)
+        assert ident is not None
+        named = Holder("run \x1b[2J20261128-000000-aaaaaa", ident.pid, ident.start_ticks, 0.0)
+        assert named.alive()
+        ledger = Ledger(lab_dir / "ledger.json")
+        ledger.data["lease"] = named.saved()
+        ledger.save()
+        env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+        cli._print_lease(env)
+        assert capsys.readouterr().out == (f"  lease: stale — {named} does not hold its lock; the next run or 'lab "
+                                           "down' takes it over\n")
+        said: list[str] = []
+        with env.lease("run 20261128-000000-bbbbbb", said.append) as mine:
+            assert env.holder() == (mine, True)
+        assert said == [f"the lease on the local lab named {named} as its holder, which did not hold its lock; "
+                        "replaced"]
+        assert "\x1b" not in said[0] and "run \\x1b[2J20261128-000000-aaaaaa (pid " in said[0]
+        assert "lease" not in Ledger.open(ledger.path).data
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_lab_status_asks_the_lock_who_holds_the_lease(tmp_path, monkeypatch, capsys):
+    """'lab status' says held while a process holds the lock: where the ledger does not name
+    it yet, and where the holder's /proc entry cannot be read (another user's process)."""
+    import subprocess
+    import sys
+
+    from harness import cli
+    from harness.system import proc
+
+    lab_dir = tmp_path / "lab"
+    Ledger(lab_dir / "ledger.json").save()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LEASE.format(module="local", cls="LocalEnvironment"),
+                               str(lab_dir)], stdout=subprocess.PIPE, text=True)
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with monkeypatch.context() as unreadable:  # (/proc/PID/stat of another user: PermissionError)
+            unreadable.setattr(proc, "start_ticks", lambda pid: None)
+            cli._print_lease(env)
+        assert capsys.readouterr().out.startswith(f"  lease: held by run 20261128-000000-aaaaaa (pid {holder.pid}, ")
+        unnamed = Ledger.open(lab_dir / "ledger.json")
+        del unnamed.data["lease"]
+        unnamed.save()
+        cli._print_lease(env)
+        assert capsys.readouterr().out == "  lease: held by a dfsbench process (it has not named itself yet)\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    cli._print_lease(env)
+    assert capsys.readouterr().out == "  lease: free (no run holds the lab)\n"
+
+
+def test_a_lab_directory_removed_between_its_making_and_the_lease_is_made_again(tmp_path, monkeypatch):
+    """Another process letting go of its lease removes the lab's directory it made (no lab
+    in it): where that falls between this process's mkdir and its open of the lock file,
+    the taking starts over, it does not fail with FileNotFoundError."""
+    from harness.system import lease as lease_module
+
+    lab_dir = tmp_path / "lab"
+    real_open = os.open
+    opened: list[str] = []
+
+    def open_after_another_let_go(file, flags, mode=0o777):
+        opened.append(file)
+        if len(opened) == 1:
+            os.rmdir(lab_dir)  # (the other's _let_go, between our mkdir and our open)
+        return real_open(file, flags, mode)
+
+    monkeypatch.setattr(lease_module.os, "open", open_after_another_let_go)
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    with env.lease("run 20261128-000000-cccccc"):
+        assert (lab_dir / "lease").exists() and len(opened) == 2
+    assert not lab_dir.exists()
+
+
+def test_a_run_whose_lab_was_taken_down_under_it_leaves_the_next_lab_alone(tmp_path):
+    """Run A brings up its lab; 'lab down --force' takes it down under A, and 'lab up' makes
+    a new lab in the same place. A's end says its lab was taken down under it, and neither
+    its teardown nor what it still writes of its ledger touches the new lab."""
+    from tests.plugins.dfsbench_toys import ToyBox
+
+    lab_dir = tmp_path / "toybox"
+
+    def toybox() -> ToyBox:
+        return ToyBox(ToyBox.Options.model_validate({"lab_dir": str(lab_dir)}))
+
+    run_a, new = toybox(), toybox()
+    said = None
+    try:
+        try:
+            with run_a.lease("run 20261128-000000-aaaaaa"), run_a.up({"toyspace"}) as cluster:
+                assert toybox().stop() == []  # ('lab down --force': no lease)
+                with new.lease("lab up"):
+                    new.start({"toyspace"})
+                made = (lab_dir / "ledger.json").read_text()
+                daemons = [ident for _, ident, _ in Ledger.open(lab_dir / "ledger.json").live_processes()]
+                cluster.ledger.command(["true"], "what run A still records")
+        except DfsbenchError as exc:
+            said = exc
+        assert (lab_dir / "ledger.json").exists() and (lab_dir / "ledger.json").read_text() == made
+        assert daemons and all(d.alive() for d in daemons)
+        assert type(said).__name__ == "LabTakenDown" and said.message == (
+            f"the toybox lab in {lab_dir} was taken down under this process by another command "
+            "('dfsbench lab down --env toybox --force'); the lab there now is another one, made since: left alone")
+    finally:
+        assert new.stop() == []
+    assert not any(d.alive() for d in daemons)
+
+
+def test_who_holds_the_lease_of_a_ledger_that_is_not_one_is_an_error_naming_it(tmp_path):
+    """'run' and 'lab status' ask who holds the lease: a hand-written ledger whose data is
+    a list is refused naming its file, not an AttributeError."""
+    lab_dir = tmp_path / "lab"
+    lab_dir.mkdir()
+    (lab_dir / "ledger.json").write_text('{"entries": [], "data": []}')
+    env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
+    with pytest.raises(DfsbenchError, match=f"the lab ledger {lab_dir}/ledger.json cannot be read: its data is not"):
+        env.holder()
+    with pytest.raises(DfsbenchError, match="cannot be read"):
+        with env.lease("run 20261128-000000-dddddd"):
+            pass

@@ -1,6 +1,9 @@
 import subprocess
 import sys
 
+import pytest
+
+from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
 
@@ -167,3 +170,49 @@ def test_a_removal_that_fails_because_its_resource_is_gone_already_is_done(tmp_p
     problems = ledger.undo()
     assert [p.split(":")[0] for p in problems] == ["no probe", "still there"], problems
     assert sorted(e["what"] for e in Ledger.open(tmp_path / "ledger.json").entries) == ["no probe", "still there"]
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"entries": [], "data": []}', "its data is not an object"),
+    ('{"entries": {}}', "its entries are not a list"),
+    ('{"entries": [1]}', "one of its entries is not an object"),
+    ("[]", "it holds a JSON list, not an object"),
+    ("[" * 100_000 + "]" * 100_000, "it is not JSON (RecursionError)"),
+    ('{"entries": [', "it is not JSON (JSONDecodeError)"),
+    (b"\xff\xfe", "it is not JSON (UnicodeDecodeError)"),
+], ids=["data-a-list", "entries-an-object", "an-entry-a-number", "a-list", "nested-100000-deep", "cut-short",
+        "not-utf8"])
+def test_a_ledger_that_is_not_one_is_refused_naming_its_file_and_what_to_do(tmp_path, text, why):
+    lab = tmp_path / "lab\x1b[2J"
+    lab.mkdir()
+    path = lab / "ledger.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    with pytest.raises(DfsbenchError) as refused:
+        Ledger.open(path)
+    said = str(refused.value)
+    assert refused.value.message == f"the lab ledger {tmp_path}/lab\\x1b[2J/ledger.json cannot be read: {why}"
+    assert "\x1b" not in said and "by hand" in said and f"remove {tmp_path}/lab\\x1b[2J" in said
+
+
+def test_a_ledger_is_not_written_over_another_labs_made_in_its_place(tmp_path):
+    """A run's copy of its lab's ledger, after 'lab down --force' took that lab down and a
+    new lab was made in the same place: what the run still writes (an entry, the rest of an
+    undo it could not finish, the end of a whole undo) leaves the new lab's ledger alone."""
+    path = tmp_path / "lab" / "ledger.json"
+    old = Ledger(path, data={"lab": "a" * 32})
+    old.command(["true"], "of the old lab")
+    run = Ledger.open(path)  # (the run's copy, read while the old lab was up)
+    assert Ledger.open(path).undo() == [] and not path.exists()  # (lab down --force)
+    new = Ledger(path, data={"lab": "b" * 32})
+    new.command(["true"], "of the new lab")
+    kept = path.read_text()
+    run.command(["true"], "later")
+    assert path.read_text() == kept
+    run.entries.append({"id": "x", "kind": "command", "argv": ["false"], "what": "stuck"})
+    assert run.undo() != [] and path.read_text() == kept  # (revive: not over another lab's)
+    run.entries.clear()
+    run.undo()
+    assert path.read_text() == kept  # (nothing left: the new lab's ledger is not removed either)

@@ -269,7 +269,10 @@ def test_lab_down_of_a_leased_lab_asks_for_force_and_then_takes_it_down(tmp_path
         assert forced.returncode == 0, forced.stderr
         assert f"--force: taking the lab down under {holder}" in forced.stderr
         assert not lab.exists() and not any(d.alive() for d in daemons)
-        _ended(first)  # (its cell fails, and it ends: what it writes at its end makes no lab again)
+        code, err = _ended(first)  # (what it writes at its end makes no lab again)
+        assert code == 1, err
+        assert (f"dfsbench: error: the toybox lab in {lab} was taken down under this process by another command "
+                "('dfsbench lab down --env toybox --force'); no lab is there now") in err, err
     finally:
         first.kill()
         first.communicate()
