@@ -68,6 +68,11 @@ FLAGS: dict[str, Flag] = {
                        "saturated (every node of the lab runs on this one machine): the figure measured "
                        "the machine, not the design. Give the lab fewer nodes or a bigger host.",
                        "host saturated"),
+    "contended": Flag("L", "measured while a node of another system on the same lab was busy (at least 10 % of "
+                      "its capacity over the pass: another run on the lab, or that system's own work): "
+                      "the lab was shared, and the figure may hold the neighbour's load as much as this "
+                      "system's. The table of busiest nodes names the node. Run on a lab of its own, or "
+                      "when nothing else runs on it.", "lab contended"),
     "no-aggregate": Flag("A", "the clients' records of this cell cannot be added up: they differ in "
                          "their parameters, or do not say when each ran and what it moved (the "
                          "record's 'why' says which); the per-client rows stand alone.", "no aggregate"),
@@ -171,6 +176,11 @@ class Measurement:
     # where the record is a percentile of a latency: the tool's histogram it was taken from
     # (harness.api.histogram), which an aggregate over clients merges. Not stored.
     histogram: Histogram | None = field(default=None, compare=False, repr=False)
+    # the cell the record was measured in, as its run stored it (harness.execution.cell.cell_key:
+    # system, repeat, workload entry, params and point): what joins a cell's records to each
+    # other (harness.report.cells). None for a record no run stored (parse, an import of lines).
+    # Not part of the record's JSON: a bundle carries it beside the record.
+    cell: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:
@@ -203,7 +213,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measurement:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series", "histogram")}
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d and k not in ("progress", "series", "histogram", "cell")}
         known["flags"] = tuple(known.get("flags", ()))
         return cls(**known)
 

@@ -23,7 +23,8 @@ def records(usages: list[NodeUsage], group: Group) -> list[Measurement]:
     out = []
     for u in usages:
         params = {**cell_params, "cores": u.cores, "process": u.process, "process_cpu": round(u.process_cpu, 1),
-                  "peak_process": u.peak_process, "peak_process_cpu": round(u.peak_process_cpu, 1)}
+                  "peak_process": u.peak_process, "peak_process_cpu": round(u.peak_process_cpu, 1),
+                  **_declared(u)}
         for metric, value, unit in (("cpu", u.cpu, "%"), ("memory", u.memory, "B"), ("net_rx", u.net_rx, "B/s"),
                                     ("net_tx", u.net_tx, "B/s"), ("blk_read", u.blk_read, "B/s"),
                                     ("blk_write", u.blk_write, "B/s"), ("peak_cpu", u.peak_cpu, "%"),
@@ -40,11 +41,17 @@ def spent_records(u: NodeUsage, params: dict[str, Any], group: Group) -> list[Me
     declared the node is (``role``: client or server; ``serves``: the services of a storage
     node, comma-joined) and how long the window was (``sampled_s``) — what the cost of a
     system is computed from (harness.report.cost)."""
-    said = {**params, "role": u.role.side if u.role else "", "serves": ",".join(u.role.serves) if u.role else "",
-            "sampled_s": round(u.seconds, 3)}
+    said = {**params, **_declared(u), "sampled_s": round(u.seconds, 3)}
     return [Measurement(RESOURCES, u.node, metric, value, unit, said, group.backend, group.variant)
             for metric, value, unit in (("cpu_time", u.cpu_seconds, "s"), ("peak_memory", u.peak_memory, "B"))
             if value is not None]
+
+
+def _declared(u: NodeUsage) -> dict[str, str]:
+    """What the environment declared the node is, on each of its records: ``role`` (client or
+    server) and, for a storage node, the services it ``serves`` (comma-joined) — which tells a
+    node of the system under test from another system's on a shared lab."""
+    return {"role": u.role.side if u.role else "", "serves": ",".join(u.role.serves) if u.role else ""}
 
 
 SAMPLED = {"cpu": 2, "net_rx": 3, "net_tx": 4}  # the metrics kept over time: their place in a point

@@ -562,9 +562,10 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
     built: list[Table] = []
     for workload, mine in by_workload.items():
         if workload == resources.RESOURCES:  # what the lab's nodes spent, not a system's figure
-            rows = resources.table_rows(mine, systems.name)
+            rows = resources.table_rows(mine, systems.name, lambda key: systems.of(key).services)
             if rows:
-                built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE]))
+                marked = {"contended"} if any(row[4] != "—" for row in rows) else set()
+                built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE, *flag_notes(marked)]))
             continue
         if workload == faults.FAULT:  # what was done to the cluster, and how it came back
             rows = faults.table_rows(mine, systems.name)

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.api.faults import FAULT
 from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, flag_marks, flag_notes
 from harness.api.sampler import CLIENT, HOST, RESOURCES, SERVER
-from harness.report import resources
+from harness.report import cells, resources
 from harness.units import format_value, size
 
 GIB = float(1 << 30)
@@ -101,25 +102,25 @@ def costs(records: list[Measurement], services: Callable[[tuple[str, str]], tupl
     """Every cell whose nodes' CPU time was counted and whose clients moved bytes, in the
     order the cells were recorded; ``services`` gives the services a system (backend,
     variant) runs on. Nodes whose role was not declared make no cost."""
-    cells: dict[tuple[Any, ...], list[Measurement]] = {}
+    spent: dict[cells.Pass, list[Measurement]] = {}
     for m in records:
         if m.workload == RESOURCES and m.test not in (HOST, COST) and m.metric in ("cpu_time", "peak_memory") \
                 and m.value is not None and m.params.get("role") in SIDES:
-            cells.setdefault(resources.cell_of(m), []).append(m)
-    work: dict[tuple[Any, ...], list[Measurement]] = {}
+            spent.setdefault(resources.cell_of(m), []).append(m)
+    work: dict[cells.Pass, list[Measurement]] = {}  # (each pass's own records: harness.report.cells)
     for m in records:
-        if m.workload != RESOURCES:
-            work.setdefault((m.run_id, m.backend, m.variant, m.repeat, m.workload, m.params.get("phase")),
-                            []).append(m)
+        if m.workload not in (RESOURCES, FAULT):
+            work.setdefault(cells.pass_of(m), []).append(m)
     out = []
-    for (run_id, backend, variant, repeat, workload, _), found in cells.items():
+    for key, found in spent.items():
+        run_id, backend, variant, repeat = key[:4]
         first = found[0]
+        workload = str(first.params.get("for"))
         starts = [m.params["started"] for m in found if isinstance(m.params.get("started"), (int, float))]
         ends = [m.params["ended"] for m in found if isinstance(m.params.get("ended"), (int, float))]
         if not starts or not ends:
             continue
-        mine = [m for m in work.get((run_id, backend, variant, repeat, workload, first.params.get("phase")), [])
-                if _within(m, min(starts), max(ends))]
+        mine = [m for m in work.get(key, []) if _within(m, min(starts), max(ends))]
         amount, said = moved(mine)
         if amount <= 0:
             continue  # nothing moved: no cost per GiB

@@ -10,6 +10,8 @@ from typing import Any
 
 from harness.api.faults import FAULT
 from harness.api.records import Measurement, describe_cell
+from harness.api.sampler import RESOURCES
+from harness.report import cells
 from harness.units import format_value
 
 # the fault record's params that say what happened, not which cell it was
@@ -115,18 +117,16 @@ def timeline_chart(records: list[Measurement], name: Callable[[tuple[str, str]],
     """For the HTML report: each fault's moments and the intervals of the records of its
     cell's 'during' run, in seconds from the injection (the one clock they share)."""
     faults = []
+    grouped = cells.by_cell(records)
     for f in records:
         if f.workload != FAULT or not isinstance(f.params.get("injected"), (int, float)):
             continue
         zero = float(f.params["injected"])
-        cell = {k: v for k, v in f.params.items() if k not in ABOUT and k != "error"}
         moments = {k: float(f.params[k]) - zero for k in MOMENTS if isinstance(f.params.get(k), (int, float))}
         bars = []
-        for m in records:
+        for m in grouped.get(cells.cell_of(f), []):  # (the records of its cell's 'during' pass)
             started, ended = m.params.get("started"), m.params.get("ended")
-            if (m.run_id, m.backend, m.variant, m.repeat) != (f.run_id, f.backend, f.variant, f.repeat) \
-                    or m.workload != f.params.get("for") or m.params.get("phase") != "during" \
-                    or any(m.params.get(k) != v for k, v in cell.items()) \
+            if m.workload in (FAULT, RESOURCES) or m.params.get("phase") != "during" \
                     or m.unit not in ("B/s", "files/s", "op/s") or m.value is None \
                     or not isinstance(started, (int, float)) or not isinstance(ended, (int, float)):
                 continue

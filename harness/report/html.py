@@ -202,8 +202,8 @@ def timelines(c: dict[str, Any]) -> list[Figure]:
                  "hovertemplate": "%{y}: %{base:.1f} s to %{x:.1f} s later<extra></extra>", "showlegend": False}]
         shapes = [{"type": "line", "x0": t, "x1": t, "yref": "paper", "y0": 0, "y1": 1,
                    "line": {"dash": "dot", "width": 1}} for t in f["moments"].values()]
-        notes = [{"x": t, "yref": "paper", "y": 1.02, "text": k, "showarrow": False, "textangle": -30}
-                 for k, t in f["moments"].items()]
+        xs = [x for b in bars for x in (b["start"], b["end"])]
+        notes = [{**n, "xref": "x"} for n in moment_labels(f["moments"], xs)]  # (close ones apart)
         out.append({"title": f"{f['title']} (seconds from the injection; red: degraded)", "data": data,
                     "layout": {"shapes": shapes, "annotations": notes, "height": 200 + 30 * len(bars),
                                "xaxis": {"title": "s from the injection"}, "yaxis": {"automargin": True}}})
@@ -351,7 +351,7 @@ def cell_timelines(view: View) -> list[Figure]:
     nodes' CPU and network on the same clock (``harness.report.timelines``)."""
     from harness.report.timelines import figures as over_time
 
-    return over_time(view.records, view.systems.name)
+    return over_time(view.records, view.systems.name, lambda key: view.systems.of(key).services)
 
 
 def _table_html(t: Table) -> str:

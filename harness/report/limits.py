@@ -58,6 +58,7 @@ from harness.api.records import OVER_CLIENTS, Measurement, params_keys
 from harness.api.sampler import HOST, RESOURCES
 from harness.api.tables import SystemFacts
 from harness.api.target import OTHER_CLIENT
+from harness.report import cells, resources
 from harness.report.stats import median
 from harness.results.store import RunInfo
 from harness.units import parse_rate, parse_size, rate
@@ -384,7 +385,30 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
             if share is not None:
                 params = {**params, "share": round(share[0], 1), "capacity": share[1]}
         out.append(m if flags == m.flags and params is p else _with(m, flags, params))
-    return out
+    return _contended(out, infos)
+
+
+def _contended(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Measurement]:
+    """The records (but the nodes' and the faults') of each pass during which a node of
+    another system on the same lab was busy (:func:`harness.report.resources.contention`),
+    flagged ``contended``: the pass is joined to its nodes by its whole identity
+    (:mod:`harness.report.cells`), not by a time that happens to overlap."""
+    declared = cells.roles(records)
+    passes: dict[cells.Pass, list[Measurement]] = {}
+    for m in records:
+        if cells.is_node(m):
+            passes.setdefault(cells.pass_of(m), []).append(m)
+    busy = set()
+    for key, found in passes.items():
+        info = infos.get(key[0])
+        facts = info.systems.get((key[1], key[2])) if info is not None else None
+        if resources.contention(found, facts.services if facts is not None else (), declared):
+            busy.add(key)
+    if not busy:
+        return records
+    return [_with(m, (*m.flags, "contended"), m.params)
+            if m.workload not in (RESOURCES, FAULT) and "contended" not in m.flags and cells.pass_of(m) in busy
+            else m for m in records]
 
 
 def _with(m: Measurement, flags: tuple[str, ...], params: dict[str, Any]) -> Measurement:

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.api.records import Measurement, describe_cell
 from harness.api.sampler import HOST, RESOURCES
+from harness.report import cells
 
 # what describes a node's record, not the cell it belongs to
 ABOUT = ("for", "cores", "process", "process_cpu", "peak_process", "peak_process_cpu", "share", "capacity",
@@ -19,11 +20,32 @@ WHAT = {"cpu": "CPU", "net_rx": "network in", "net_tx": "network out", "blk_read
         "blk_write": "disk write"}
 
 
-def _cell(m: Measurement) -> tuple[Any, ...]:
-    return (m.run_id, m.backend, m.variant, m.repeat, str(m.params.get("for")), describe_cell(m.params, ABOUT))
+# the share of its capacity (over a pass, not at its peak) at which a node of another system
+# counts as busy: the lab was shared with it during the pass (flag 'contended')
+CONTENDED = 10.0
 
 
-cell_of = _cell  # (run, backend, variant, repeat, workload, cell): the cell a node's record is of
+def cell_of(m: Measurement) -> cells.Pass:
+    """The pass a node's record is of (:func:`harness.report.cells.pass_of`)."""
+    return cells.pass_of(m)
+
+
+def contention(found: list[Measurement], theirs: tuple[str, ...], declared: cells.Roles) -> list[Measurement]:
+    """Of one pass's node records, those of another system's nodes (not a client, nor a
+    storage node of ``theirs``) at ``CONTENDED`` % of a capacity or more over the pass, the
+    busiest first."""
+    return sorted((m for m in found if cells.is_node(m) and not m.metric.startswith("peak_")
+                   and isinstance(m.params.get("share"), (int, float)) and m.params["share"] >= CONTENDED
+                   and not cells.own(m, theirs, declared)), key=lambda m: -m.params["share"])
+
+
+def contended_text(found: list[Measurement]) -> str:
+    """Another system's busy nodes in a pass, in words (the busiest of each node)."""
+    seen: dict[str, Measurement] = {}
+    for m in found:
+        seen.setdefault(m.test, m)
+    return "; ".join(f"{m.test}: {m.params['share']:.0f} % of {m.params['capacity']} "
+                     f"({WHAT.get(m.metric, m.metric)})" for m in seen.values())
 
 
 def describe(params: dict[str, Any]) -> str:
@@ -60,28 +82,42 @@ def host_text(records: list[Measurement]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[list[str]]:
-    """(workload, cell, system, busiest, this machine) for each cell, in the order they
-    were recorded; ``name`` gives a system's display name from (backend, variant)."""
-    cells: dict[tuple[Any, ...], list[Measurement]] = {}
+def own_nodes(found: list[Measurement], theirs: tuple[str, ...], declared: cells.Roles) -> list[Measurement]:
+    """Of a pass's node records, those of the system's own nodes (the clients and its storage
+    nodes: :func:`harness.report.cells.own`): what its busiest is chosen among."""
+    return [m for m in found if cells.is_node(m) and cells.own(m, theirs, declared)]
+
+
+def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str],
+               services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[list[str]]:
+    """(workload, cell, system, busiest, another system's busy nodes, this machine) for each
+    pass, in the order they were recorded; ``name`` gives a system's display name from
+    (backend, variant), ``services`` the services it runs on. The busiest is chosen among
+    the clients and the system's own storage nodes."""
+    declared = cells.roles(records)
+    passes: dict[cells.Pass, list[Measurement]] = {}
     for m in records:
         if m.workload == RESOURCES and m.test not in ("busiest", "cost"):  # (runs of earlier versions stored
             # their own busiest; the cost records are harness.report.cost's)
-            cells.setdefault(_cell(m), []).append(m)
+            passes.setdefault(cell_of(m), []).append(m)
     rows = []
-    for (_, backend, variant, repeat, workload, cell), found in cells.items():
-        top, host = busiest(found), host_text(found)
-        if top or host:
-            rows.append([workload, cell, name((backend, variant)) + (f" (repeat {repeat + 1})" if repeat else ""),
-                         top or "—", host or "—"])
+    for (_, backend, variant, repeat, _, _), found in passes.items():
+        theirs = services((backend, variant))
+        top, host = busiest(own_nodes(found, theirs, declared)), host_text(found)
+        others = contended_text(contention(found, theirs, declared))
+        if top or host or others:
+            rows.append([str(found[0].params.get("for")), describe(found[0].params),
+                         name((backend, variant)) + (f" (repeat {repeat + 1})" if repeat else ""),
+                         top or "—", f"{others} [L]" if others else "—", host or "—"])
     return rows
 
 
 TITLE = "Busiest node and resource per cell, and this machine"
-COLUMNS = ["workload", "cell", "system", "busiest (share of its capacity)", "this machine"]
+COLUMNS = ["workload", "cell", "system", "busiest (share of its capacity)", "another system's busy nodes",
+           "this machine"]
 NOTE = ("each node's resources as a share of their capacity: CPU of the cores it can use (the "
         "container lab's nodes all share this machine's), network of its link, disk of the rate the "
         "raw-storage baseline measured (where the run has one); 'at its peak': over the busiest few "
-        "seconds within the cell, else over the whole cell. 'this machine': how busy its CPUs and the "
+        "seconds within the cell, else over the whole cell; the busiest is one of the clients or of the system's own storage nodes. 'another system's busy nodes': a node of another system on the same lab at 10 % of a capacity or more over the cell — the lab was shared (another run, or that system's own work), and the cell's records are flagged contended [L]. 'this machine': how busy its CPUs and the "
         "disk under the lab were over the cell — at 90 % or more the cell's records are flagged "
         "host-bound [B]. Every node's figures are stored as 'resources' records")

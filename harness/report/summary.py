@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.sampler import HOST, RESOURCES
-from harness.report import cost, resources
+from harness.report import cells, cost, resources
 from harness.report.compare import FAILURES_TITLE, SystemKey, Systems, Table, Verdict
 from harness.report.stats import median
 
@@ -126,21 +126,17 @@ def bottlenecks(records: list[Measurement], systems: Systems) -> dict[SystemKey,
     """Per system, the node kind and resource busiest (highest share of its capacity) in
     most of its cells, as the resource table finds each cell's busiest: 'the clients'
     network out was the busiest in 3 of 4 cells (up to 94 % of its link 1.0 Gbit/s, client1)'."""
-    cells: dict[tuple[Any, ...], list[Measurement]] = {}
-    roles: dict[tuple[tuple[Any, ...], str], str] = {}
+    passes: dict[tuple[Any, ...], list[Measurement]] = {}
+    declared = cells.roles(records)
     for m in records:
-        if m.workload != RESOURCES or m.test in (HOST, cost.COST, "busiest"):
-            continue
-        key = resources.cell_of(m)
-        cells.setdefault(key, []).append(m)
-        if m.params.get("role"):
-            roles[(key, m.test)] = str(m.params["role"])
+        if cells.is_node(m):
+            passes.setdefault(resources.cell_of(m), []).append(m)
     by_system: dict[SystemKey, list[tuple[str, Measurement]]] = {}
-    for key, found in cells.items():
-        best = resources.top(found)
+    for key, found in passes.items():  # (among the clients and the system's own storage nodes)
+        best = resources.top(resources.own_nodes(found, systems.of((key[1], key[2])).services, declared))
         if best is None:
             continue
-        role = roles.get((key, best.test))
+        role = cells.role_of(best, declared)
         kind = {"client": "a client's", "server": "a server's"}.get(role or "", f"{best.test}'s")
         what = resources.WHAT.get(best.metric.removeprefix("peak_"), best.metric)
         by_system.setdefault((key[1], key[2]), []).append((f"{kind} {what}", best))

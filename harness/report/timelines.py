@@ -16,7 +16,7 @@ from harness.api.faults import FAULT
 from harness.api.records import AMOUNT, CIRCUMSTANTIAL, HARNESS_PARAMS, OVER_CLIENTS, Measurement, describe_cell
 from harness.api.sampler import RESOURCES
 from harness.api.series import Series, summed
-from harness.report.faults import ABOUT
+from harness.report import cells
 from harness.system import outputs
 
 SUMMED = "summed over the clients, second by second"
@@ -25,10 +25,6 @@ SUMMED = "summed over the clients, second by second"
 _NOT_CELL = CIRCUMSTANTIAL | set(HARNESS_PARAMS) | {"for", "cores", "peak_process", "peak_process_cpu",
                                                     "cpus", "disk", "read_on", "failed_clients", "share",
                                                     "capacity", "role", "serves", "sampled_s"}
-
-
-def _cell(m: Measurement) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, repr(v)) for k, v in m.params.items() if k not in _NOT_CELL))
 
 
 def _entry(m: Measurement, s: Series, host: Any, how: str | None = None) -> dict[str, Any]:
@@ -49,8 +45,7 @@ def entries(records: list[Measurement]) -> list[dict[str, Any]]:
             continue
         out.append(_entry(m, m.series, m.params.get("host")))
         if m.series.source == "progress" and m.unit in AMOUNT and m.params.get("host") not in OVER_CLIENTS | {None}:
-            key = (m.run_id, m.backend, m.variant, m.repeat, m.workload, m.test, m.metric, m.unit,
-                   m.params.get("phase"), _cell(m))
+            key = (cells.pass_of(m), m.test, m.metric, m.unit)
             groups.setdefault(key, []).append(m)
     for found in groups.values():
         total = summed(m.series for m in found if m.series is not None)
@@ -113,13 +108,6 @@ def _rate_axes(rates: list[Measurement]) -> dict[str, tuple[str, float, str]]:
     return axes
 
 
-def _same_cell(m: Measurement, cell: tuple[tuple[str, str], ...], about: tuple[str, ...] = ()) -> bool:
-    """Whether a fault's or a node's record is of the cell (its params that the cell's
-    records have too are theirs: each kind of record says more of its own)."""
-    mine = dict(cell)
-    return all(mine[k] == repr(v) for k, v in m.params.items() if k in mine and k not in about)
-
-
 def moment_labels(moments: dict[str, float], xs: list[float]) -> list[dict[str, Any]]:
     """A fault's moments named beside their lines, upright; one that falls near the one
     before it (within 4 % of the axis: 'noticed' a fraction of a second after 'injected')
@@ -135,27 +123,28 @@ def moment_labels(moments: dict[str, float], xs: list[float]) -> list[dict[str, 
     return out
 
 
-def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
-    """One timeline per cell that has rates per second (:func:`figure`); for a cell whose
-    rates cover fewer than ``SHORT_S`` whole seconds, a title and a ``note`` saying why it
-    is not drawn instead."""
-    cells: dict[tuple[Any, ...], list[Measurement]] = {}
-    for m in records:
-        if m.series is None or m.series.source != "progress" or m.params.get("host") in OVER_CLIENTS:
-            continue
-        cells.setdefault((m.run_id, m.backend, m.variant, m.repeat, m.workload, _cell(m)), []).append(m)
+def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str],
+            services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[dict[str, Any]]:
+    """One timeline per cell that has rates per second (:func:`figure`), of that cell's
+    records alone (:mod:`harness.report.cells`): its fault, and its own nodes' samples —
+    the clients and the storage nodes of the ``services`` its system (backend, variant)
+    runs on — within the cell's window. For a cell whose rates cover fewer than ``SHORT_S``
+    whole seconds, a title and a ``note`` saying why it is not drawn instead."""
+    declared = cells.roles(records)
     out = []
-    for (run_id, backend, variant, repeat, workload, cell), rates in cells.items():
-        others = [m for m in records if (m.run_id, m.backend, m.variant, m.repeat) == (run_id, backend, variant, repeat)]
-        # (the cell's fault, injected while it ran: a cell whose params the fault's lack would
-        # match on params alone — a closed-loop cell beside its offered loads)
-        span = (min(m.series.start for m in rates if m.series), max(m.series.end for m in rates if m.series))
-        fault = next((f for f in others if f.workload == FAULT and f.params.get("for") == workload
-                      and _same_cell(f, cell, ABOUT) and isinstance(f.params.get("injected"), (int, float))
-                      and span[0] <= f.params["injected"] <= span[1]), None)
-        nodes = [m for m in others if m.workload == RESOURCES and m.params.get("for") == workload
-                 and m.metric in NODE_METRICS and m.series is not None and _same_cell(m, cell)]
-        title = f"{name((backend, variant))}: {workload} {describe_cell(rates[0].params, tuple(_NOT_CELL))}" + \
+    for (_, backend, variant, repeat, _), found in cells.by_cell(records).items():
+        rates = [m for m in found if m.series is not None and m.series.source == "progress"
+                 and m.workload not in (FAULT, RESOURCES) and m.params.get("host") not in OVER_CLIENTS]
+        if not rates:
+            continue
+        window = (min(m.series.start for m in rates if m.series), max(m.series.end for m in rates if m.series))
+        fault = next((f for f in found if f.workload == FAULT and isinstance(f.params.get("injected"), (int, float))),
+                     None)
+        theirs = services((backend, variant))
+        nodes = [m for m in found if cells.is_node(m) and m.metric in NODE_METRICS and m.series is not None]
+        others = sorted({m.test for m in nodes if not cells.own(m, theirs, declared)})
+        nodes = [m for m in nodes if cells.own(m, theirs, declared)]
+        title = f"{name((backend, variant))}: {rates[0].workload} {cells.described(rates[0], tuple(_NOT_CELL))}" + \
             (f" (repeat {repeat + 1})" if repeat else "")
         what, seconds = max(((f"{test} {metric}" + (f", {phase}" if phase else ""), len(_whole(total)))
                              for (phase, test, metric, _), found in _groups(rates).items()
@@ -166,12 +155,45 @@ def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str]) 
                                                 f"{seconds} whole second(s): too few to draw over time (its "
                                                 f"figures are in the tables)"})
             continue
-        out.append(figure(title, rates, fault, nodes))
+        drawn = figure(title, rates, fault, nodes, window)
+        if others:
+            drawn["title"] = drawn["title"].removesuffix("</sub>") + \
+                f"; not drawn: {', '.join(others)} (another system's nodes)</sub>"
+        out.append(drawn)
+    return out
+
+
+def _node_traces(nodes: list[Measurement], window: tuple[float, float],
+                 zero: float) -> dict[tuple[str, str], tuple[list[float | None], list[float | None]]]:
+    """Per node and figure, its samples within the cell's ``window`` as one stepped line (x, y):
+    the samples of the cell's passes (before, during, after a fault) one after another, a gap
+    (None) between two passes."""
+    segments: dict[tuple[str, str], list[list[tuple[float, float]]]] = {}
+    for m in sorted(nodes, key=lambda m: m.series.start if m.series else 0.0):
+        assert m.series is not None
+        ends = [t for t, _ in m.series.points[1:]] + [m.series.end]
+        kept = [(max(t, window[0]), min(end, window[1]), v) for (t, v), end in zip(m.series.points, ends)
+                if t < window[1] and end > window[0]]
+        if kept:
+            segments.setdefault((m.test, m.metric), []).append(
+                [(t0, v) for t0, _, v in kept] + [(kept[-1][1], kept[-1][2])])
+    out = {}
+    for key, parts in segments.items():
+        _, scale, _ = NODE_METRICS[key[1]]
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for part in parts:
+            if xs:
+                xs.append(None)
+                ys.append(None)
+            xs += [t - zero for t, _ in part]
+            ys += [v / scale for _, v in part]
+        out[key] = (xs, ys)
     return out
 
 
 def figure(title: str, rates: list[Measurement], fault: Measurement | None,
-           nodes: list[Measurement]) -> dict[str, Any]:
+           nodes: list[Measurement], window: tuple[float, float] | None = None) -> dict[str, Any]:
     """A cell's timeline: each client's rate every second, stacked per phase, test and rate
     (plotly's stackgroup), their aggregate as a line, the fault's window from the injection
     to healthy shaded with its noticed and restored moments marked, and below, on the same
@@ -212,15 +234,18 @@ def figure(title: str, rates: list[Measurement], fault: Measurement | None,
                            "y0": 0, "y1": 1, "line": {"dash": "dot", "width": 1, "color": "#d62728"}})
         xs = [t - zero for m in rates if m.series for t, _ in m.series.points]
         notes += [{**n, "xref": "x", "font": {"size": 10, "color": "#d62728"}} for n in moment_labels(moments, xs)]
-    busy = {m.test for m in nodes if m.metric == "cpu" and m.series and max(v for _, v in m.series.points) >= IDLE}
-    for m in nodes:
-        assert m.series is not None
-        what, scale, axis = NODE_METRICS[m.metric]
+    if window is None:
+        window = (min(m.series.start for m in rates if m.series), max(m.series.end for m in rates if m.series))
+    traces = _node_traces(nodes, window, zero)
+    nodes = [m for m in nodes if (m.test, m.metric) in traces]
+    busy = {node for (node, metric), (_, ys) in traces.items()
+            if metric == "cpu" and max((v for v in ys if v is not None), default=0.0) >= IDLE}
+    for (node, metric), (steps, values) in sorted(traces.items()):
+        what, _, _ = NODE_METRICS[metric]
         data.append({"type": "scatter", "mode": "lines", "line": {"shape": "hv", "width": 1},
-                     "name": f"{m.test}: {what}", "xaxis": "x", "yaxis": "y2" if m.metric == "cpu" else "y3",
-                     "x": [t - zero for t, _ in m.series.points] + [m.series.end - zero],
-                     "y": [v / scale for _, v in m.series.points] + [m.series.points[-1][1] / scale],
-                     "legendgroup": m.test, "visible": True if m.test in busy else "legendonly"})
+                     "name": f"{node}: {what}", "xaxis": "x", "yaxis": "y2" if metric == "cpu" else "y3",
+                     "x": steps, "y": values, "connectgaps": False,
+                     "legendgroup": node, "visible": True if node in busy else "legendonly"})
     origin = "the fault's injection" if fault is not None and isinstance(injected, (int, float)) \
         else "the start of the cell's timed I/O"
     # one axis per unit, each in a panel of its own above the nodes' (stacks of two units on

@@ -545,12 +545,12 @@ class Store:
     def add_many(self, records: Iterable[Measurement]) -> int:
         rows = [(m.run_id, m.workload, m.test, m.metric, m.value, m.unit,
                  _params_text(m), m.backend, m.variant, m.repeat,
-                 json.dumps(list(m.flags)), time.time()) for m in records]
+                 json.dumps(list(m.flags)), time.time(), m.cell) for m in records]
         with self.db:
             self.db.execute("BEGIN")
             self.db.executemany(
                 "INSERT INTO measurements (run_id, workload, test, metric, value, unit, params,"
-                " backend, variant, repeat, flags, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                " backend, variant, repeat, flags, recorded, cell) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         return len(rows)
 
     @_writes
@@ -608,13 +608,17 @@ class Store:
         rows = self.db.execute(
             "SELECT seq, value, repeat, typeof(value) IN ('real', 'integer') AND typeof(repeat) = 'integer'"
             f" AND value >= 0 AND value <= CASE unit {bounds} ELSE {sys.float_info.max!r} END,"
-            " params, workload, test, metric, unit, backend, variant, run_id, flags"
+            " params, workload, test, metric, unit, backend, variant, run_id, flags, cell"
             " FROM measurements WHERE run_id=? ORDER BY seq", (run_id,))
         kinds: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, Any] | None]] = {}
         parsed: dict[str, dict[str, Any]] = {}  # params text -> its dict, checked
         records: list[tuple[int, Measurement]] = []
         for row in rows:
             seq, value, repeat, plain, text = row[:5]
+            cell = row[-1]
+            if not isinstance(cell, (str, type(None))):
+                raise self._damaged(f"measurements row {seq}", "its cell is not what dfsbench writes")
+            row = row[:-1]
             params = parsed.get(text) if isinstance(text, str) else None
             if params is None:
                 params = self._params(text, seq, parsed)
@@ -630,9 +634,11 @@ class Store:
             fields, shared = kind
             if plain and shared is not None:  # (a record of a checked kind, its value in bounds)
                 m = object.__new__(Measurement)
-                m.__dict__.update(shared, value=float(value), repeat=repeat, params=params)
+                m.__dict__.update(shared, value=float(value), repeat=repeat, params=params, cell=cell)
             else:
                 m = self._of(fields, params, seq, value, repeat)
+                if cell is not None:
+                    object.__setattr__(m, "cell", cell)
             records.append((seq, m))
         if not series:
             return [m for _, m in records]
@@ -643,7 +649,7 @@ class Store:
         rows = self.db.execute(
             "SELECT seq, workload, test, metric, value, unit, params, backend, variant, run_id,"
             " repeat, flags FROM measurements WHERE run_id=? AND cell=? ORDER BY seq", (run_id, cell))
-        return self._with_series(run_id, [(row[0], self._measurement(row)) for row in rows])
+        return self._with_series(run_id, [(row[0], replace(self._measurement(row), cell=cell)) for row in rows])
 
     def _with_series(self, run_id: str, records: list[tuple[int, Measurement]]) -> list[Measurement]:
         """The records (by their ``seq``), each with its series, which is checked as its

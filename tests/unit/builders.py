@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from harness.api.records import Measurement
 from harness.execution.plan import build_plan
@@ -21,10 +22,19 @@ LARGEFILE = {"backends": ["localdir"], "workloads": [{"name": "largefile", "opti
 
 def run_records(repeat: int | None = 0) -> list[Measurement]:
     """The records of a real container-lab run (tests/data/docker-run-cost.jsonl), of one
-    repeat, or of all of them (None)."""
+    repeat, or of all of them (None), each with the cell it was stored in (:func:`with_cell`)."""
     lines = (DATA / "docker-run-cost.jsonl").read_text().splitlines()
-    found = [Measurement.from_dict(json.loads(line)) for line in lines]
+    found = [with_cell(json.loads(line)) for line in lines]
     return [m for m in found if repeat is None or m.repeat == repeat]
+
+
+def with_cell(d: dict[str, Any]) -> Measurement:
+    """A record of an exported real run, with the cell the run stored it in: the export
+    dropped the store's cell column, given back under "cell" (a node's and a fault's record
+    name their cell; a workload's record is of the pass whose nodes' window holds it; a
+    record of a cell without nodes or a fault has none)."""
+    m = Measurement.from_dict(d)
+    return replace(m, cell=d["cell"]) if isinstance(d.get("cell"), str) else m
 
 
 def stored(tmp_path: Path) -> str:
@@ -54,7 +64,7 @@ def stored_with_series(tmp_path: Path, name: str) -> str:
         store.add_target(run["run_id"], t["backend"], t["variant"], t["description"], t["repeat"])
     for line in (DATA / f"{name}.jsonl").read_text().splitlines():
         d = json.loads(line)
-        seq = store.add(Measurement.from_dict(d))
+        seq = store.add(Measurement.from_dict(d), d.get("cell"))
         s = d.get("series")
         if s:
             store.add_series(seq, run["run_id"], Series(tuple((float(t), float(v)) for t, v in s["points"]),

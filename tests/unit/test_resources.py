@@ -103,7 +103,7 @@ def test_the_busiest_is_the_highest_share_of_a_capacity_not_of_one_core():
     assert cpu.params["share"] == 49.0 and cpu.params["capacity"] == "2 cores"
     rows = table_rows(annotated, lambda k: k[0])
     assert rows == [["largefile", "file_size=256 MiB", "glusterfs",
-                     "client1: 94 % of its link 119.2 MiB/s (network out, over the cell)", "—"]]
+                     "client1: 94 % of its link 119.2 MiB/s (network out, over the cell)", "—", "—"]]
     # a client behind a link of its own is set against that link
     slow = lab(info, link, links={"client1": link / 4})
     rows = table_rows(annotate(node_records([client, server]), {"report-2014": slow}), lambda k: k[0])
@@ -126,6 +126,6 @@ def test_a_cell_while_this_machine_was_saturated_is_host_bound():
     out = annotate([host("cpu_busy", 96.0), host("disk_busy", 40.0), write(102.0, 108.0), write(111.0, 115.0)],
                    {"report-2014": run})
     assert "host-bound" in out[2].flags and "host-bound" not in out[3].flags
-    assert table_rows(out, lambda k: k[0])[0][4] == "CPUs 96 % busy, disk 40 % busy"
+    assert table_rows(out, lambda k: k[0])[0][5] == "CPUs 96 % busy, disk 40 % busy"
     calm = annotate([host("cpu_busy", 60.0), write(102.0, 108.0)], {"report-2014": run})
     assert "host-bound" not in calm[1].flags

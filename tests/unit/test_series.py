@@ -311,7 +311,8 @@ def test_the_report_draws_a_timeline_per_cell_with_the_fault_and_the_nodes(tmp_p
     assert (window["type"], window["x0"], window["x1"]) == ("rect", 0.0, 6.0)  # injection to healthy
     assert [n["text"] for n in fig["layout"]["annotations"]] == ["injected", "noticed", "restored", "healthy"]
     cpu = [d for d in fig["data"] if d.get("yaxis") == "y2"]
-    assert len(cpu) == 2 and cpu[1]["x"][-1] == 4.0  # each phase's samples, to their end
+    assert len(cpu) == 1 and cpu[0]["name"] == "osd2: CPU"  # one line per node and resource: its phases
+    assert cpu[0]["x"][-1] == 4.0 and None in cpu[0]["x"]  # each phase's samples to their end, a gap between
     assert "MiB/s" in fig["layout"]["yaxis"]["title"]["text"] and "%" in fig["layout"]["yaxis2"]["title"]["text"]
     assert "s from the fault's injection" in fig["layout"]["xaxis"]["title"]["text"]
     assert "file_size=1 MiB" in fig["title"]
@@ -357,7 +358,7 @@ def test_the_timeline_renders_in_headless_chromium(tmp_path):
         page.screenshot(path=str(tmp_path / "timeline.png"), full_page=True)
         browser.close()
     assert errors == []
-    assert [8, 5] in drawn  # 4 clients, 2 aggregates, the node in each phase; the window and 4 moments
+    assert [7, 5] in drawn  # 4 clients, 2 aggregates, the node (one line over its phases); the window and 4 moments
 
 
 def test_the_copy_engine_notes_its_progress_while_a_write_blocks(tmp_path):
@@ -645,7 +646,7 @@ def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp
     store = Store(tmp_path)
     m = Measurement("smallfile", "create", "files_per_sec", 100.0, "files/s", {"host": "client1", "files": 64},
                     "cephfs", "default", "f", series=_series(T0 + 3000.5, [100.0, 100.0]))
-    store.add_series(store.add(m, "c"), "f", m.series)  # type: ignore[arg-type]
+    store.add_series(store.add(m, "another cell"), "f", m.series)  # type: ignore[arg-type]
     store.close()
     page = render(build_view(Catalogue(tmp_path), ["f"]))
     assert re.search(r"<p class='notes'>[^<]*smallfile[^<]*files=64[^<]*: its longest rate over time "
