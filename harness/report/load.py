@@ -350,16 +350,27 @@ def _rate(v: float | None) -> str:
     return "—" if v is None else f"{v:,.0f} op/s"
 
 
+NO_CURVE = "no point of offered load measured but through the fault"
+
+
 def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[SystemKey], str]) -> list[Table]:
     """The table of what each system holds (per figure: its knee, its highest load within
     each SLO, the closed-loop maximum and the path's ceiling, and what the fault did), with
-    the response curves and the tail through each fault as its charts."""
+    the response curves and the tail through each fault as its charts. A fault's figure
+    without a response curve (its profile not swept, or swept otherwise) has a row of its
+    own: what the fault did, and no knee."""
     found = curves(records)
-    if not found:
-        return []
     faults = through_faults(records, next(iter(slo), "p99"))
+    if not found and not faults:
+        return []
+    through = list(slo.items())[:1] if faults else []
     rows: list[list[str]] = []
     seen: set[str] = set()
+
+    def verdicts(figure: str, system: SystemKey) -> list[str]:
+        mine = [t for t in faults if t.figure == figure and t.system == system]
+        return ["; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—" for _, target in through]
+
     for c in found:
         knee, why = c.knee()
         row = [_title(c.figure), name(c.system),
@@ -371,14 +382,16 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
             held, why = c.within(percentile, target)
             row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])})"
                        f"{flag_marks(held.flags & set(FLAGS))}" if held else f"none ({why})")
-        for percentile, target in list(slo.items())[:1] if faults else ():
-            mine = [t for t in faults if t.figure == c.figure and t.system == c.system]
-            row.append("; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—")
-        rows.append(row)
+        rows.append(row + verdicts(c.figure, c.system))
+    swept = {(c.figure, c.system) for c in found}
+    for figure, system in dict.fromkeys((t.figure, t.system) for t in faults if t.figure):
+        if (figure, system) not in swept:  # (a fault at a fixed load is a row whether or not its figure has a curve)
+            rows.append([_title(figure), name(system), f"— ({NO_CURVE})", "—", "—",
+                         *(f"— ({NO_CURVE})" for _ in slo), *verdicts(figure, system)])
     columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)",
                "closed-loop max", "path's ceiling"]
     columns += [f"highest load within {p} ≤ {latency(t)}" for p, t in slo.items()]
-    columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in (list(slo.items())[:1] if faults else ())]
+    columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in through]
     notes = [f"a load is every client's offered I/Os per second together; 'held': not saturated [S]; the "
              f"knee is the highest offered load up to which every point from the lowest is held with a p99 "
              f"at most {KNEE_P99_FACTOR:g} times the lowest load's (in brackets: what stopped it at the next "
@@ -395,7 +408,8 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                      "[S]; then the seconds above it from the injection "
                      "to healthy again")
     elif not slo:
-        notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it")
+        notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it"
+                     + (" and what each fault did to the tail" if faults else ""))
     for t in faults:
         if not t.figure:
             notes.append(f"{name(t.system)}: {t.fault.params.get('fault')} in {t.fault.params.get('for')} "
@@ -435,15 +449,18 @@ def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], 
 
 def summary_lines(table: Table) -> list[str]:
     """What the answer says of offered load: per figure, each system's knee, and the highest
-    load it holds within each SLO, healthy and through the fault."""
+    load it holds within each SLO, healthy and through the fault; a fault's figure without a
+    curve, what the fault did."""
     chart = table.chart or {}
     out = []
-    for figure in dict.fromkeys(c["figure"] for c in chart.get("curves", ())):
-        mine = [c for c in chart["curves"] if c["figure"] == figure]
-        knees = ", ".join(f"{c['system']} {_rate(c['knee']) + c.get('knee_flags', '') if c['knee'] else 'none held'}"
-                          for c in mine)
-        out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — {knees}")
-        for percentile, target in (chart.get("slo") or {}).items():
+    for figure in dict.fromkeys([c["figure"] for c in chart.get("curves", ())]
+                                + [f["figure"] for f in chart.get("faults", ())]):
+        mine = [c for c in chart.get("curves", ()) if c["figure"] == figure]
+        if mine:
+            knees = ", ".join(f"{c['system']} {_rate(c['knee']) + c.get('knee_flags', '') if c['knee'] else 'none held'}"
+                              for c in mine)
+            out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — {knees}")
+        for percentile, target in (chart.get("slo") or {}).items() if mine else ():
             held = ", ".join(f"{c['system']} " + (_rate(c['within'][percentile]) + c.get("within_flags", {}).get(percentile, "")
                                                   if c['within'].get(percentile) else "none") for c in mine)
             out.append(f"{figure}: the most load each holds within {percentile} ≤ {latency(target)} — {held}")

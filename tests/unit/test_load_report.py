@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.report.load import KNEE_P99_FACTOR, Through, curves, through_faults
+from harness.report.load import KNEE_P99_FACTOR, POINT, Through, curves, summary_lines, tables, through_faults
 from harness.report.view import build_view
 from harness.results.catalogue import Catalogue
 from tests.unit.builders import stored_with_series
@@ -165,3 +165,41 @@ def test_through_a_fault_only_whole_seconds_of_the_window_count_and_the_rest_is_
     assert (got.above, got.within, got.unknown) == (1, 1, 0)
     got = t.seconds_above(0.02, "healthy")
     assert (got.above, got.within, got.unknown) == (1, 1, 1)
+
+
+def _swept(m):
+    """A record of a point of a load sweep: of offered load, outside any fault's passes."""
+    return m.workload == "fio" and not m.params.get("phase") and any(k in m.params for k in POINT)
+
+
+def _name(system):
+    return system[0]
+
+
+def test_a_fault_at_a_fixed_load_gets_its_row_whether_or_not_its_profile_was_swept(records):
+    # issue 44: random reads swept, random writes only at 100 op/s per client through the kill
+    # (the run's records without the writes' sweep and without the reads' fault)
+    read_fault = {"fault": lambda m: str(m.params.get("profile", "")).startswith("randread"),
+                  "fio": lambda m: m.test.startswith("randread") and bool(m.params.get("phase"))}
+    kept = [m for m in records if not (_swept(m) and m.test.startswith("randwrite"))
+            and not read_fault.get(m.workload, lambda m: False)(m)]
+    [table] = tables(kept, {"p99": TARGET}, _name)
+    through = table.columns.index("through the fault (p99 ≤ 20.0 ms)")
+    writes = {row[1]: row for row in table.rows if row[0] == "fio randwrite-4k-qd16 write (2 clients)"}
+    assert sorted(writes) == ["cephfs", "glusterfs", "seaweedfs"]  # (each system's fault: a row of its own)
+    assert writes["glusterfs"][through] == "200 op/s: not held while down; 8 of 25 s above it to healthy"
+    assert writes["cephfs"][through].startswith("200 op/s: not held while down; 31 of 47 s above it")
+    knee = table.columns.index("knee (held, p99 ≤ 2× the lowest load's)")
+    assert writes["glusterfs"][knee] == "— (no point of offered load measured but through the fault)"
+    assert all(row[through] == "—" for row in table.rows if row[0].startswith("fio randread"))
+    lines = summary_lines(table)
+    assert ("fio randwrite-4k-qd16 write (2 clients), glusterfs at 200 op/s through gluster2 killed at 10.2 s, back "
+            "at 26.5 s: not held while down; 8 of 25 s above it to healthy") in lines
+    assert not [line for line in lines if line.startswith("fio randwrite") and "knee" in line]
+    # no sweep at all: the faults are the table
+    [table] = tables([m for m in records if not _swept(m)], {"p99": TARGET}, _name)
+    assert len(table.rows) == 6 and all(row[through].startswith("200 op/s: ") for row in table.rows)
+    # both swept: each fault once, on its curve's row
+    [table] = tables(records, {"p99": TARGET}, _name)
+    assert len(table.rows) == 6 and all(row[through].startswith("200 op/s: ") for row in table.rows)
+
