@@ -73,10 +73,11 @@ def test_the_knee_is_the_highest_load_held_from_the_lowest_up_not_the_highest_he
     c = next(c for c in found if key(c) == ("glusterfs", "randread-4k-qd16"))
     base = c.ordered()[0].latencies["p99"]
     naive = max(p.offered for p in c.ordered() if p.held and p.latencies["p99"] <= KNEE_P99_FACTOR * base)
-    assert naive == 800 and c.knee()[0].offered == 200 and c.knee()[1].startswith("p99 over 2× the lowest load's at 400")
+    assert naive == 800 and c.knee() == (c.ordered()[0],
+                                         "stopped at 400 op/s: p99 156.2 ms > 2 × the lowest load's 4.8 ms")
     # SeaweedFS's writes: saturated from the lowest load, and the write buffer says why
     c = next(c for c in found if key(c) == ("seaweedfs", "randwrite-4k-qd16"))
-    assert c.knee() == (None, "saturated at 200 op/s [S,W]")
+    assert c.knee() == (None, "stopped at the lowest load, 200 op/s [S,W]: saturated")
 
 
 def test_the_seconds_above_the_slo_through_a_fault_count_the_seconds_in_which_nothing_completed(records):
@@ -203,3 +204,43 @@ def test_a_fault_at_a_fixed_load_gets_its_row_whether_or_not_its_profile_was_swe
     [table] = tables(records, {"p99": TARGET}, _name)
     assert len(table.rows) == 6 and all(row[through].startswith("200 op/s: ") for row in table.rows)
 
+
+def test_the_knee_and_the_slo_say_n_per_point_and_the_point_that_stopped_them(records):
+    # SeaweedFS's random reads: p99 30.0 ms at 200 op/s, 28.4 ms at 400 (both held). Within 29 ms,
+    # the naive reading (the highest point held at or under it) says 400; the lowest is over
+    # already, so none, and that point is named
+    slo = {"p99": 0.029}
+    c = next(c for c in curves(records) if key(c) == ("seaweedfs", "randread-4k-qd16"))
+    naive = max(p.offered for p in c.ordered() if p.held and p.latencies["p99"] <= slo["p99"])
+    assert naive == 400 and c.within("p99", slo["p99"]) == (
+        None, "stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms")
+    [table] = tables(records, slo, _name)
+    row = next(r for r in table.rows if r[:2] == ["fio randread-4k-qd16 read (2 clients)", "seaweedfs"])
+    at = {column: value for column, value in zip(table.columns, row)}
+    assert at["highest load within p99 ≤ 29.0 ms"] == \
+        "none (stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms)"
+    assert at["n per point"] == "1"  # (one repeat: each point one measurement, of both clients' I/Os)
+    assert at["knee (held, p99 ≤ 2× the lowest load's)"] == \
+        "1,600 op/s offered, 1,571 op/s done, p99 56.4 ms (stopped at 3,200 op/s [S]: saturated)"
+    lines = summary_lines(table)
+    assert ("fio randread-4k-qd16 read (2 clients): the most load each holds within p99 ≤ 29.0 ms — "
+            "glusterfs 200 op/s (n=1 per point; stopped at 400 op/s: p99 156.2 ms > SLO 29.0 ms), "
+            "cephfs 800 op/s (n=1 per point; stopped at 1,600 op/s: p99 48.5 ms > SLO 29.0 ms), "
+            "seaweedfs none (n=1 per point; stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms)") in lines
+    assert ("fio randwrite-4k-qd16 write (2 clients): the most load each holds at a steady p99 (its knee) — "
+            "glusterfs 400 op/s (n=1 per point; stopped at 800 op/s: p99 106.4 ms > 2 × the lowest load's 17.2 ms), "
+            "cephfs 200 op/s (n=1 per point; stopped at 400 op/s [S]: saturated), "
+            "seaweedfs none held (n=1 per point; stopped at the lowest load, 200 op/s [S,W]: saturated)") in lines
+
+
+def test_n_per_point_counts_the_measurements_each_points_latency_is_the_median_of(records):
+    # the run shown with itself as a second run: each point's p99 is the median of two; the
+    # lowest point of one run without its p99: its fewest is one
+    again = [replace(m, run_id="again") for m in records]
+    c = next(c for c in curves(records + again) if key(c) == ("glusterfs", "randread-4k-qd16"))
+    assert c.rests_on(("p99",)) == "2" and c.knee()[0].offered == 200
+    lowest = min(p.offered for p in c.ordered()) / 2  # (per client)
+    gone = [m for m in again if not (m.metric == "lat_p99" and _swept(m) and m.backend == "glusterfs"
+                                     and m.test == "randread-4k-qd16" and m.params.get("offered_iops") == lowest)]
+    c = next(c for c in curves(records + gone) if key(c) == ("glusterfs", "randread-4k-qd16"))
+    assert c.rests_on(("p99",)) == "1–2"
