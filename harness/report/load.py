@@ -19,6 +19,10 @@ curve's closed-loop maximum), never by what was offered, which a share's repeats
   p99 ends the walk too, and says so).
 - **within the SLO**: the highest offered load up to which every point, from the lowest, is
   held and has the SLO's percentile at or under its target.
+- what **stopped** either walk: the first point from the lowest that broke its rule, with its
+  figure (where that is the lowest point, there is no knee, or none within the SLO);
+- **n per point**: how many measurements a point's latency is the median of (one per repeat
+  of its cell, of each run shown; each of every client's I/Os together).
 - **through a fault** (a load cell run through a fault): the whole seconds of the records'
   clock whose middle falls from the injection to the restore (while down) or to healthy
   again. Each is above the SLO where the clients' percentile in it (of their merged
@@ -90,6 +94,7 @@ class Point:
     latencies: dict[str, float] = field(default_factory=dict)  # 'p99' -> s
     held: bool = True
     flags: set[str] = field(default_factory=set)
+    n: dict[str, int] = field(default_factory=dict)  # 'p99' -> how many measurements its median is of
 
 
 @dataclass
@@ -108,25 +113,34 @@ class Curve:
 
     def knee(self) -> tuple[Point | None, str]:
         """See the module: the knee (None where the lowest point is not held already), and
-        why the walk stopped where it did."""
+        what stopped the walk where it did."""
         points = self.ordered()
         base = points[0].latencies.get("p99") if points else None
         return self._walk(lambda p: None if base is None else KNEE_P99_FACTOR * base, "p99",
-                          f"p99 over {KNEE_P99_FACTOR:g}× the lowest load's")
+                          "" if base is None else f"{KNEE_P99_FACTOR:g} × the lowest load's {latency(base)}")
 
     def within(self, percentile: str, target: float) -> tuple[Point | None, str]:
-        return self._walk(lambda p: target, percentile, f"{percentile} over {latency(target)}")
+        return self._walk(lambda p: target, percentile, f"SLO {latency(target)}")
 
-    def _walk(self, bound: Callable[[Point], float | None], percentile: str, over: str) -> tuple[Point | None, str]:
+    def _walk(self, bound: Callable[[Point], float | None], percentile: str, most: str) -> tuple[Point | None, str]:
         last = None
         for p in self.ordered():
-            value, most = p.latencies.get(percentile), bound(p)
-            why = ("saturated" if not p.held else f"no {percentile} measured" if value is None or most is None
-                   else over if value > most else "")
+            value, limit = p.latencies.get(percentile), bound(p)
+            why = ("saturated" if not p.held else f"no {percentile} measured" if value is None or limit is None
+                   else f"{percentile} {latency(value)} > {most}" if value > limit else "")
             if why:  # (with the point's flags: a client's write buffer [W] says why as well)
-                return last, f"{why} at {_rate(p.offered)}{flag_marks(p.flags & set(FLAGS))}"
+                at = _rate(p.offered) if last is not None else f"the lowest load, {_rate(p.offered)}"
+                return last, f"stopped at {at}{flag_marks(p.flags & set(FLAGS))}: {why}"
             last = p
         return last, "held at every load offered"
+
+    def rests_on(self, percentiles: tuple[str, ...]) -> str:
+        """n per point (see the module) of ``percentiles``: one number, or the fewest and the
+        most where the points differ."""
+        found = sorted({p.n[q] for p in self.points.values() for q in percentiles if q in p.n})
+        if not found:
+            return "—"
+        return f"{found[0]}" if found[0] == found[-1] else f"{found[0]}–{found[-1]}"
 
 
 def _figure(m: Measurement) -> str:
@@ -212,6 +226,7 @@ def curves(records: list[Measurement]) -> list[Curve]:
         for metric, got in metrics.items():
             if metric.startswith(LATENCY):
                 point.latencies[metric[len(LATENCY) - 1:]] = statistics.median(got)
+                point.n[metric[len(LATENCY) - 1:]] = len(got)
         curve.points[at] = point
     for (figure, system), curve in found.items():
         if closed.get((figure, system)):
@@ -350,40 +365,57 @@ def _rate(v: float | None) -> str:
     return "—" if v is None else f"{v:,.0f} op/s"
 
 
+NO_CURVE = "no point of offered load measured but through the fault"
+
+
 def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[SystemKey], str]) -> list[Table]:
     """The table of what each system holds (per figure: its knee, its highest load within
-    each SLO, the closed-loop maximum and the path's ceiling, and what the fault did), with
-    the response curves and the tail through each fault as its charts."""
+    each SLO, n per point, the closed-loop maximum and the path's ceiling, and what the
+    fault did), with the response curves and the tail through each fault as its charts. A
+    fault's figure without a response curve (its profile not swept, or swept otherwise) has
+    a row of its own: what the fault did, and no knee."""
     found = curves(records)
-    if not found:
-        return []
     faults = through_faults(records, next(iter(slo), "p99"))
+    if not found and not faults:
+        return []
+    through = list(slo.items())[:1] if faults else []
     rows: list[list[str]] = []
     seen: set[str] = set()
+
+    def verdicts(figure: str, system: SystemKey) -> list[str]:
+        mine = [t for t in faults if t.figure == figure and t.system == system]
+        return ["; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—" for _, target in through]
+
     for c in found:
         knee, why = c.knee()
         row = [_title(c.figure), name(c.system),
                (f"{_rate(knee.offered)} offered, {_rate(knee.achieved)} done, p99 "
                 f"{latency(knee.latencies['p99'])}{flag_marks(knee.flags & set(FLAGS) - {'saturated'})} ({why})")
-               if knee else f"none ({why})", _closed_loop(c), _rate(c.ceiling)]
+               if knee else f"none ({why})", c.rests_on(("p99", *slo)), _closed_loop(c), _rate(c.ceiling)]
         seen.update(f for p in c.points.values() for f in p.flags if f in FLAGS)
         for percentile, target in slo.items():
             held, why = c.within(percentile, target)
-            row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])})"
-                       f"{flag_marks(held.flags & set(FLAGS))}" if held else f"none ({why})")
-        for percentile, target in list(slo.items())[:1] if faults else ():
-            mine = [t for t in faults if t.figure == c.figure and t.system == c.system]
-            row.append("; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—")
-        rows.append(row)
-    columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)",
+            row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])}"
+                       f"{flag_marks(held.flags & set(FLAGS))}; {why})" if held else f"none ({why})")
+        rows.append(row + verdicts(c.figure, c.system))
+    swept = {(c.figure, c.system) for c in found}
+    for figure, system in dict.fromkeys((t.figure, t.system) for t in faults if t.figure):
+        if (figure, system) not in swept:  # (a fault at a fixed load is a row whether or not its figure has a curve)
+            rows.append([_title(figure), name(system), f"— ({NO_CURVE})", "—", "—", "—",
+                         *(f"— ({NO_CURVE})" for _ in slo), *verdicts(figure, system)])
+    columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)", "n per point",
                "closed-loop max", "path's ceiling"]
     columns += [f"highest load within {p} ≤ {latency(t)}" for p, t in slo.items()]
-    columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in (list(slo.items())[:1] if faults else ())]
+    columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in through]
     notes = [f"a load is every client's offered I/Os per second together; 'held': not saturated [S]; the "
              f"knee is the highest offered load up to which every point from the lowest is held with a p99 "
-             f"at most {KNEE_P99_FACTOR:g} times the lowest load's (in brackets: what stopped it at the next "
-             "load); 'within' an SLO likewise, with the percentile at or under its target (total latency, of "
-             "every client's I/Os: their merged histograms)",
+             f"at most {KNEE_P99_FACTOR:g} times the lowest load's; 'within' an SLO likewise, with the percentile "
+             "at or under its target (total latency, of every client's I/Os: their merged histograms); in "
+             "brackets: what stopped it, the first point from the lowest that broke the rule, with its figure "
+             "(where that is the lowest load, there is none)",
+             "n per point: how many measurements each point's latency is the median of (one per repeat of its "
+             "cell, of each run shown; each of every client's I/Os together), the fewest–the most where the "
+             "points differ",
              "closed-loop max: the same figure run as fast as it can, where the run has it (measured several "
              "times — before each point of a fraction_of_max load —: the median, and the lowest and highest); "
              "path's ceiling: the network path's bound for its placement (B/s) in I/Os of its block size"]
@@ -395,7 +427,8 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                      "[S]; then the seconds above it from the injection "
                      "to healthy again")
     elif not slo:
-        notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it")
+        notes.append("no slo in the config: give one (slo: {p99: 20ms}) for the highest load within it"
+                     + (" and what each fault did to the tail" if faults else ""))
     for t in faults:
         if not t.figure:
             notes.append(f"{name(t.system)}: {t.fault.params.get('fault')} in {t.fault.params.get('for')} "
@@ -416,6 +449,8 @@ def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], st
             "held": [p.held for p in points], "closed_loop": c.closed_loop, "ceiling": c.ceiling,
             "knee": knee.offered if (knee := c.knee()[0]) else None,
             "knee_flags": flag_marks(knee.flags & set(FLAGS) - {"saturated"}) if knee else "",
+            "knee_stopped": c.knee()[1], "n": c.rests_on(("p99", *slo)),
+            "within_stopped": {p: c.within(p, t)[1] for p, t in slo.items()},
             "within": {p: held.offered for p, t in slo.items() if (held := c.within(p, t)[0])},
             "within_flags": {p: flag_marks(held.flags & set(FLAGS)) for p, t in slo.items()
                              if (held := c.within(p, t)[0])}}
@@ -435,18 +470,32 @@ def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], 
 
 def summary_lines(table: Table) -> list[str]:
     """What the answer says of offered load: per figure, each system's knee, and the highest
-    load it holds within each SLO, healthy and through the fault."""
+    load it holds within each SLO (each with n per point and what stopped it), healthy and
+    through the fault; a fault's figure without a curve, what the fault did."""
     chart = table.chart or {}
     out = []
-    for figure in dict.fromkeys(c["figure"] for c in chart.get("curves", ())):
-        mine = [c for c in chart["curves"] if c["figure"] == figure]
-        knees = ", ".join(f"{c['system']} {_rate(c['knee']) + c.get('knee_flags', '') if c['knee'] else 'none held'}"
-                          for c in mine)
-        out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — {knees}")
-        for percentile, target in (chart.get("slo") or {}).items():
-            held = ", ".join(f"{c['system']} " + (_rate(c['within'][percentile]) + c.get("within_flags", {}).get(percentile, "")
-                                                  if c['within'].get(percentile) else "none") for c in mine)
-            out.append(f"{figure}: the most load each holds within {percentile} ≤ {latency(target)} — {held}")
+
+    def rests(c: dict[str, Any], stopped: str) -> str:
+        return f" (n={c.get('n', '—')} per point; {stopped})" if stopped else ""
+
+    def knee(c: dict[str, Any]) -> str:
+        held = _rate(c["knee"]) + c.get("knee_flags", "") if c["knee"] else "none held"
+        return f"{c['system']} {held}{rests(c, c.get('knee_stopped', ''))}"
+
+    def within(c: dict[str, Any], percentile: str) -> str:
+        most = c["within"].get(percentile)
+        held = _rate(most) + c.get("within_flags", {}).get(percentile, "") if most else "none"
+        return f"{c['system']} {held}{rests(c, c.get('within_stopped', {}).get(percentile, ''))}"
+
+    for figure in dict.fromkeys([c["figure"] for c in chart.get("curves", ())]
+                                + [f["figure"] for f in chart.get("faults", ())]):
+        mine = [c for c in chart.get("curves", ()) if c["figure"] == figure]
+        if mine:
+            out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — "
+                       + ", ".join(knee(c) for c in mine))
+        for percentile, target in (chart.get("slo") or {}).items() if mine else ():
+            out.append(f"{figure}: the most load each holds within {percentile} ≤ {latency(target)} — "
+                       + ", ".join(within(c, percentile) for c in mine))
         for f in chart.get("faults", ()):
             if f["figure"] == figure and f.get("verdict"):
                 out.append(f"{figure}, {f['system']} at {_rate(f['offered'])} through {f['fault']}: {f['verdict']}")

@@ -182,7 +182,9 @@ def test_a_load_run_reads_as_a_decision_whose_charts_name_their_units_and_labels
     charts, answer, errors = drawn(report, tmp_path / "load-top.png")
     assert errors == [] and answer[0] == "The answer"
     assert "fio randwrite-4k-qd16 write (2 clients): the most load each holds at a steady p99 (its knee) — " \
-           "GlusterFS 400 op/s, CephFS 200 op/s, SeaweedFS none held" in answer, answer
+           "GlusterFS 400 op/s (n=1 per point; stopped at 800 op/s: p99 106.4 ms > 2 × the lowest load's 17.2 ms), " \
+           "CephFS 200 op/s (n=1 per point; stopped at 400 op/s [S]: saturated), SeaweedFS none held (n=1 per " \
+           "point; stopped at the lowest load, 200 op/s [S,W]: saturated)" in answer, answer
     curves = [c for c in charts if "latency against the load done" in c["title"]]
     tails = [c for c in charts if "each second" in c["title"] and "offered" in c["title"]]
     assert len(curves) == 2 and len(tails) == 6, [c["title"] for c in charts]

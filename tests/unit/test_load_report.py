@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.report.load import KNEE_P99_FACTOR, Through, curves, through_faults
+from harness.report.load import KNEE_P99_FACTOR, POINT, Through, curves, summary_lines, tables, through_faults
 from harness.report.view import build_view
 from harness.results.catalogue import Catalogue
 from tests.unit.builders import stored_with_series
@@ -73,10 +73,11 @@ def test_the_knee_is_the_highest_load_held_from_the_lowest_up_not_the_highest_he
     c = next(c for c in found if key(c) == ("glusterfs", "randread-4k-qd16"))
     base = c.ordered()[0].latencies["p99"]
     naive = max(p.offered for p in c.ordered() if p.held and p.latencies["p99"] <= KNEE_P99_FACTOR * base)
-    assert naive == 800 and c.knee()[0].offered == 200 and c.knee()[1].startswith("p99 over 2× the lowest load's at 400")
+    assert naive == 800 and c.knee() == (c.ordered()[0],
+                                         "stopped at 400 op/s: p99 156.2 ms > 2 × the lowest load's 4.8 ms")
     # SeaweedFS's writes: saturated from the lowest load, and the write buffer says why
     c = next(c for c in found if key(c) == ("seaweedfs", "randwrite-4k-qd16"))
-    assert c.knee() == (None, "saturated at 200 op/s [S,W]")
+    assert c.knee() == (None, "stopped at the lowest load, 200 op/s [S,W]: saturated")
 
 
 def test_the_seconds_above_the_slo_through_a_fault_count_the_seconds_in_which_nothing_completed(records):
@@ -165,3 +166,81 @@ def test_through_a_fault_only_whole_seconds_of_the_window_count_and_the_rest_is_
     assert (got.above, got.within, got.unknown) == (1, 1, 0)
     got = t.seconds_above(0.02, "healthy")
     assert (got.above, got.within, got.unknown) == (1, 1, 1)
+
+
+def _swept(m):
+    """A record of a point of a load sweep: of offered load, outside any fault's passes."""
+    return m.workload == "fio" and not m.params.get("phase") and any(k in m.params for k in POINT)
+
+
+def _name(system):
+    return system[0]
+
+
+def test_a_fault_at_a_fixed_load_gets_its_row_whether_or_not_its_profile_was_swept(records):
+    # issue 44: random reads swept, random writes only at 100 op/s per client through the kill
+    # (the run's records without the writes' sweep and without the reads' fault)
+    read_fault = {"fault": lambda m: str(m.params.get("profile", "")).startswith("randread"),
+                  "fio": lambda m: m.test.startswith("randread") and bool(m.params.get("phase"))}
+    kept = [m for m in records if not (_swept(m) and m.test.startswith("randwrite"))
+            and not read_fault.get(m.workload, lambda m: False)(m)]
+    [table] = tables(kept, {"p99": TARGET}, _name)
+    through = table.columns.index("through the fault (p99 ≤ 20.0 ms)")
+    writes = {row[1]: row for row in table.rows if row[0] == "fio randwrite-4k-qd16 write (2 clients)"}
+    assert sorted(writes) == ["cephfs", "glusterfs", "seaweedfs"]  # (each system's fault: a row of its own)
+    assert writes["glusterfs"][through] == "200 op/s: not held while down; 8 of 25 s above it to healthy"
+    assert writes["cephfs"][through].startswith("200 op/s: not held while down; 31 of 47 s above it")
+    knee = table.columns.index("knee (held, p99 ≤ 2× the lowest load's)")
+    assert writes["glusterfs"][knee] == "— (no point of offered load measured but through the fault)"
+    assert all(row[through] == "—" for row in table.rows if row[0].startswith("fio randread"))
+    lines = summary_lines(table)
+    assert ("fio randwrite-4k-qd16 write (2 clients), glusterfs at 200 op/s through gluster2 killed at 10.2 s, back "
+            "at 26.5 s: not held while down; 8 of 25 s above it to healthy") in lines
+    assert not [line for line in lines if line.startswith("fio randwrite") and "knee" in line]
+    # no sweep at all: the faults are the table
+    [table] = tables([m for m in records if not _swept(m)], {"p99": TARGET}, _name)
+    assert len(table.rows) == 6 and all(row[through].startswith("200 op/s: ") for row in table.rows)
+    # both swept: each fault once, on its curve's row
+    [table] = tables(records, {"p99": TARGET}, _name)
+    assert len(table.rows) == 6 and all(row[through].startswith("200 op/s: ") for row in table.rows)
+
+
+def test_the_knee_and_the_slo_say_n_per_point_and_the_point_that_stopped_them(records):
+    # SeaweedFS's random reads: p99 30.0 ms at 200 op/s, 28.4 ms at 400 (both held). Within 29 ms,
+    # the naive reading (the highest point held at or under it) says 400; the lowest is over
+    # already, so none, and that point is named
+    slo = {"p99": 0.029}
+    c = next(c for c in curves(records) if key(c) == ("seaweedfs", "randread-4k-qd16"))
+    naive = max(p.offered for p in c.ordered() if p.held and p.latencies["p99"] <= slo["p99"])
+    assert naive == 400 and c.within("p99", slo["p99"]) == (
+        None, "stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms")
+    [table] = tables(records, slo, _name)
+    row = next(r for r in table.rows if r[:2] == ["fio randread-4k-qd16 read (2 clients)", "seaweedfs"])
+    at = {column: value for column, value in zip(table.columns, row)}
+    assert at["highest load within p99 ≤ 29.0 ms"] == \
+        "none (stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms)"
+    assert at["n per point"] == "1"  # (one repeat: each point one measurement, of both clients' I/Os)
+    assert at["knee (held, p99 ≤ 2× the lowest load's)"] == \
+        "1,600 op/s offered, 1,571 op/s done, p99 56.4 ms (stopped at 3,200 op/s [S]: saturated)"
+    lines = summary_lines(table)
+    assert ("fio randread-4k-qd16 read (2 clients): the most load each holds within p99 ≤ 29.0 ms — "
+            "glusterfs 200 op/s (n=1 per point; stopped at 400 op/s: p99 156.2 ms > SLO 29.0 ms), "
+            "cephfs 800 op/s (n=1 per point; stopped at 1,600 op/s: p99 48.5 ms > SLO 29.0 ms), "
+            "seaweedfs none (n=1 per point; stopped at the lowest load, 200 op/s: p99 30.0 ms > SLO 29.0 ms)") in lines
+    assert ("fio randwrite-4k-qd16 write (2 clients): the most load each holds at a steady p99 (its knee) — "
+            "glusterfs 400 op/s (n=1 per point; stopped at 800 op/s: p99 106.4 ms > 2 × the lowest load's 17.2 ms), "
+            "cephfs 200 op/s (n=1 per point; stopped at 400 op/s [S]: saturated), "
+            "seaweedfs none held (n=1 per point; stopped at the lowest load, 200 op/s [S,W]: saturated)") in lines
+
+
+def test_n_per_point_counts_the_measurements_each_points_latency_is_the_median_of(records):
+    # the run shown with itself as a second run: each point's p99 is the median of two; the
+    # lowest point of one run without its p99: its fewest is one
+    again = [replace(m, run_id="again") for m in records]
+    c = next(c for c in curves(records + again) if key(c) == ("glusterfs", "randread-4k-qd16"))
+    assert c.rests_on(("p99",)) == "2" and c.knee()[0].offered == 200
+    lowest = min(p.offered for p in c.ordered()) / 2  # (per client)
+    gone = [m for m in again if not (m.metric == "lat_p99" and _swept(m) and m.backend == "glusterfs"
+                                     and m.test == "randread-4k-qd16" and m.params.get("offered_iops") == lowest)]
+    c = next(c for c in curves(records + gone) if key(c) == ("glusterfs", "randread-4k-qd16"))
+    assert c.rests_on(("p99",)) == "1–2"
