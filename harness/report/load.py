@@ -49,6 +49,7 @@ from harness.api.faults import FAULT
 from harness.api.histogram import SLO_PERCENTILES
 from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, describe_cell,
                                   flag_marks, flag_notes)
+from harness.report import cells
 from harness.report.faults import ABOUT as FAULT_ABOUT
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
@@ -337,12 +338,11 @@ def through_faults(records: list[Measurement], percentile: str = "p99") -> list[
 
 def _during(m: Measurement, f: Measurement, injected: float) -> bool:
     """A record of the 'during' pass of fault ``f``'s cell that stands for all its clients:
-    of its run, system, repeat, workload and point of load, and run while it was injected."""
+    of its cell (:mod:`harness.report.cells`: its run, system, repeat, workload entry and
+    point of load), and run while it was injected."""
     started, ended = _number(m.params.get("started")), _number(m.params.get("ended"))
-    return (m.run_id, m.backend, m.variant, m.repeat) == (f.run_id, f.backend, f.variant, f.repeat) \
-        and m.workload == f.params.get("for") and m.params.get("phase") == "during" and _whole(m) \
-        and _number(m.params.get(OFFERED)) is not None \
-        and all(f.params.get(k) == v for k, v in m.params.items() if k in POINT) \
+    return m.workload == f.params.get("for") and cells.cell_of(m) == cells.cell_of(f) \
+        and m.params.get("phase") == "during" and _whole(m) and _number(m.params.get(OFFERED)) is not None \
         and started is not None and ended is not None and started <= injected <= ended
 
 
