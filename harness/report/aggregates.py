@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement, describe_cell, flag_marks
+from harness.report import cells
 from harness.units import format_value, size
 
 
@@ -30,7 +31,7 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
         if m.params.get("host") != "all" or m.unit not in AMOUNT:
             continue
         base = m.metric.removesuffix("_stonewalled")
-        key = (m.run_id, m.backend, m.variant, m.repeat, m.workload, m.test, base,
+        key = (cells.pass_of(m), m.test, base,  # (a span's and its stonewalled window's: of one pass)
                describe_cell(m.params, ("host", "clients", *CIRCUMSTANTIAL, "why")))
         if m.params.get("basis") == "span":
             spans[key] = m
