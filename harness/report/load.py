@@ -45,6 +45,7 @@ from harness.api.faults import FAULT
 from harness.api.histogram import SLO_PERCENTILES
 from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, describe_cell,
                                   flag_marks, flag_notes)
+from harness.report import data
 from harness.report.faults import ABOUT as FAULT_ABOUT
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
@@ -109,24 +110,44 @@ class Curve:
     def knee(self) -> tuple[Point | None, str]:
         """See the module: the knee (None where the lowest point is not held already), and
         why the walk stopped where it did."""
+        last, stop = self.knee_stop()
+        return last, stop.text
+
+    def knee_stop(self) -> tuple[Point | None, Stop]:
+        """The knee, and where and why the walk stopped (:class:`Stop`)."""
         points = self.ordered()
         base = points[0].latencies.get("p99") if points else None
         return self._walk(lambda p: None if base is None else KNEE_P99_FACTOR * base, "p99",
                           f"p99 over {KNEE_P99_FACTOR:g}× the lowest load's")
 
     def within(self, percentile: str, target: float) -> tuple[Point | None, str]:
+        last, stop = self.within_stop(percentile, target)
+        return last, stop.text
+
+    def within_stop(self, percentile: str, target: float) -> tuple[Point | None, Stop]:
         return self._walk(lambda p: target, percentile, f"{percentile} over {latency(target)}")
 
-    def _walk(self, bound: Callable[[Point], float | None], percentile: str, over: str) -> tuple[Point | None, str]:
+    def _walk(self, bound: Callable[[Point], float | None], percentile: str, over: str) -> tuple[Point | None, Stop]:
         last = None
         for p in self.ordered():
             value, most = p.latencies.get(percentile), bound(p)
             why = ("saturated" if not p.held else f"no {percentile} measured" if value is None or most is None
                    else over if value > most else "")
             if why:  # (with the point's flags: a client's write buffer [W] says why as well)
-                return last, f"{why} at {_rate(p.offered)}{flag_marks(p.flags & set(FLAGS))}"
+                return last, Stop(why, p, f"{why} at {_rate(p.offered)}{flag_marks(p.flags & set(FLAGS))}")
             last = p
-        return last, "held at every load offered"
+        return last, Stop("", None, "held at every load offered")
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where a walk up a curve from its lowest load stopped: at the point ``at`` (None where
+    every load offered was held within the bound), and ``why`` ('saturated', 'no p99
+    measured', 'p99 over 20.0 ms'); ``text`` says both, as the table does."""
+
+    why: str
+    at: Point | None
+    text: str
 
 
 def _figure(m: Measurement) -> str:
@@ -271,20 +292,26 @@ class Through:
                 within += 1
         return Tally(above, within, max(0, last - first) - above - within)
 
-    def verdict(self, target: float) -> str:
+    def held(self, target: float) -> tuple[bool | None, str]:
+        """Whether the load was held while the node was down (None: not known, or no figure),
+        and what the table says of it."""
         down = self.seconds_above(target, "restored")
         if down is None:
-            return "no figure (the fault's record does not say when it was done and undone)"
+            return None, "no figure (the fault's record does not say when it was done and undone)"
         if down.seconds == 0:
-            held = "too short to tell (no whole second while down)"
-        elif down.above:
-            held = "not held while down"
-        elif down.unknown:
-            held = f"not known while down ({down.unknown} of {down.seconds} s not measured)"
-        elif self.behind:  # (what completed was fast, and yet not all that was offered did)
-            held = "not held while down (the pass fell behind the offered load [S])"
-        else:
-            held = "held while down"
+            return None, "too short to tell (no whole second while down)"
+        if down.above:
+            return False, "not held while down"
+        if down.unknown:
+            return None, f"not known while down ({down.unknown} of {down.seconds} s not measured)"
+        if self.behind:  # (what completed was fast, and yet not all that was offered did)
+            return False, "not held while down (the pass fell behind the offered load [S])"
+        return True, "held while down"
+
+    def verdict(self, target: float) -> str:
+        held = self.held(target)[1]
+        if self.seconds_above(target, "restored") is None:
+            return held
         healthy = self.seconds_above(target, "healthy")
         if healthy is None:
             return f"{held}; never healthy again while it was watched"
@@ -359,6 +386,7 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
         return []
     faults = through_faults(records, next(iter(slo), "p99"))
     rows: list[list[str]] = []
+    found_data: list[dict[str, Any]] = []  # (each row as data: harness.report.data)
     seen: set[str] = set()
     for c in found:
         knee, why = c.knee()
@@ -375,6 +403,7 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
             mine = [t for t in faults if t.figure == c.figure and t.system == c.system]
             row.append("; ".join(f"{_rate(t.offered)}: {t.verdict(target)}" for t in mine) or "—")
         rows.append(row)
+        found_data.append(_row_data(c, row, slo, faults))
     columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)",
                "closed-loop max", "path's ceiling"]
     columns += [f"highest load within {p} ≤ {latency(t)}" for p, t in slo.items()]
@@ -402,10 +431,55 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                          f"{describe_cell(t.fault.params, FAULT_ABOUT)}: no latency every second in its 'during' pass "
                          "for every client; what it did to the tail is not known")
     notes += flag_notes(seen)
-    table = Table("Offered load: what each system holds", columns, rows, notes)
+    keys = ["figure", "system", "knee", "closed_loop_max", "ceiling", *(f"within_{p}" for p in slo),
+            *(["through_fault"] if slo and faults else [])]
+    table = Table("Offered load: what each system holds", columns, rows, notes, name="load", keys=keys,
+                  data=found_data)
     table.chart = {"kind": "load", "slo": slo, "curves": [_curve_chart(c, slo, name) for c in found],
                    "faults": [_fault_chart(t, slo, name) for t in faults if t.figure]}
     return [table]
+
+
+def _point_data(p: Point | None, percentile: str, text: str, stop: Stop, less: set[str]) -> dict[str, Any]:
+    """The load a walk reached (None: the walk stopped at the lowest), with its figures and
+    flags (but ``less``), and what stopped the walk; ``text`` as the table says it."""
+    stopped = {"why": stop.why or None, "at": data.figure(stop.at.offered, "op/s") if stop.at else None,
+               "flags": data.flags(stop.at.flags) if stop.at else [], "text": stop.text}
+    if p is None:
+        return data.figure(None, "op/s", stop.text, stopped=stopped, text=text)
+    out = data.figure(p.offered, "op/s", achieved=data.figure(p.achieved, "op/s", "not measured"))
+    out[percentile] = data.figure(p.latencies.get(percentile), "s", "not measured")
+    return {**out, "flags": data.flags(p.flags - less), "stopped": stopped, "text": text}
+
+
+def _tally(t: Tally | None) -> dict[str, Any] | None:
+    return None if t is None else {k: data.figure(getattr(t, k), "s") for k in ("above", "within", "unknown", "seconds")}
+
+
+def _row_data(c: Curve, row: list[str], slo: dict[str, float], faults: list[Through]) -> dict[str, Any]:
+    """A row of the load table as data (harness.report.data): each load in op/s (every
+    client's together), each latency in s, and what stopped each walk up the curve."""
+    workload, test, direction, rest = json.loads(c.figure)
+    knee, stop = c.knee_stop()
+    out: dict[str, Any] = {
+        "figure": row[0], "system": row[1], "backend": c.system[0], "variant": c.system[1],
+        "of": {"workload": workload, "test": test, "direction": direction, "params": rest},
+        "knee": _point_data(knee, "p99", row[2], stop, {"saturated"}),
+        "closed_loop_max": data.figure(c.closed_loop, "op/s", "not measured", text=row[3],
+                                       measured=[data.figure(v, "op/s") for v in c.closed_loops]),
+        "ceiling": data.figure(c.ceiling, "op/s", "no ceiling known", text=row[4])}
+    for i, (percentile, target) in enumerate(slo.items()):
+        held, stop = c.within_stop(percentile, target)
+        out[f"within_{percentile}"] = {**_point_data(held, percentile, row[5 + i], stop, set()),
+                                       "percentile": percentile, "target": data.figure(target, "s")}
+    for percentile, target in list(slo.items())[:1] if faults else ():
+        out["through_fault"] = [
+            {"offered": data.figure(t.offered, "op/s"), "fault": str(t.fault.params.get("fault", "")),
+             "percentile": percentile, "target": data.figure(target, "s"), "held_while_down": t.held(target)[0],
+             "fell_behind": t.behind, "while_down": _tally(t.seconds_above(target, "restored")),
+             "to_healthy": _tally(t.seconds_above(target, "healthy")), "text": t.verdict(target)}
+            for t in faults if t.figure == c.figure and t.system == c.system]
+    return out
 
 
 def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], str]) -> dict[str, Any]:
