@@ -199,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--records", action="store_true",
                       help="with --format csv: one row per record (value a number, its unit a column, each "
                            "param a column), instead of the tables")
+    cmp_.add_argument("--table", metavar="NAME", action=_Once,
+                      help="with --format csv: only this table (its name: 'load', 'faults', 'costs', … — "
+                           "--format json names every table under 'tables')")
+    cmp_.add_argument("-o", "--output", type=Path, metavar="DIR", action=_Once,
+                      help="with --format csv: write each table to DIR/NAME.csv instead of printing them")
     cmp_.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
     cmp_.add_argument("--each-repeat", action="store_true",
                       help="iozone tables per repeat instead of the median over repeats")
@@ -645,7 +650,12 @@ def _compare(args: argparse.Namespace) -> int:
     if args.records and (args.format != "csv" or args.series or base is not None):
         raise BadInput("--records is for --format csv, without --series, --baseline or --fail-on",
                        hint="--format json has every record under its 'records' key")
-    if args.records:
+    if (args.table is not None or args.output is not None) and (args.format != "csv" or args.series or args.records):
+        raise BadInput("--table and -o are for --format csv, without --series or --records",
+                       hint="--format json has every table under its 'tables' key")
+    if args.table is not None or args.output is not None:
+        _tables_csv(args, catalogue, ids, cv)
+    elif args.records:
         from harness.report.render import records_csv
         from harness.report.view import build_view
 
@@ -653,8 +663,9 @@ def _compare(args: argparse.Namespace) -> int:
                           apart=args.apart)
         print("\n".join(_shown(line) for line in records_csv(view.records).split("\n")), end="")
         return 0
-    print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference, args.apart),
-          end="" if args.format != "table" else "\n")
+    else:
+        print(_render(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference, args.apart),
+              end="" if args.format != "table" else "\n")
     if base is None:
         return 0
     # what the baseline and the gate say goes beside a document (JSON, CSV) on stdout, never
@@ -676,6 +687,40 @@ def _compare(args: argparse.Namespace) -> int:
     print(f"gate: {compared} cells compared with {base}; {len(findings)} regressed beyond '{gate.shown(rules)}'",
           file=said)
     return 1 if findings else 0
+
+
+def _tables_csv(args: argparse.Namespace, catalogue: Catalogue, ids: list[str], cv: float | None) -> None:
+    """``compare --format csv --table NAME``: that table on stdout; ``-o DIR``: each table
+    (or that one) written to DIR/NAME.csv, where NAME is the table's name (a slug the code
+    makes, harness.report.render.table_names: never a path of a stored run's text)."""
+    from harness.report.render import table_csv, table_names
+    from harness.report.view import build_view
+
+    kept = _kept(_results_dir(args))
+    if args.output is not None:  # (before the work)
+        if args.output.exists() and not args.output.is_dir():
+            raise BadInput(f"-o {files.printable(args.output)} is not a directory: each table is written to a file "
+                           "of its own in it", hint="name a directory (it is made where there is none)")
+        files.check_output(args.output / "table.csv", "table", kept)
+    view = build_view(catalogue, ids, args.each_repeat, cv, reference=args.reference, apart=args.apart)
+    found = list(zip(table_names(view.tables), view.tables))
+    if args.table is not None:
+        found = [(name, t) for name, t in found if name == args.table]
+        if not found:
+            shown = ", ".join(table_names(view.tables)) or "none (these runs fill no table)"
+            raise BadInput(f"--table {files.printable(args.table, 80)}: no such table of these runs",
+                           hint=f"name one of: {shown}")
+    if args.output is None:
+        print("\n".join(_shown(line) for line in table_csv(found[0][1]).split("\n")), end="")
+        return
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot make the directory {files.printable(args.output)}: {exc.strerror}") from None
+    for name, t in found:
+        files.write_text(args.output / f"{name}.csv", table_csv(t), "table", kept)
+    print(f"wrote {len(found)} table{'s' if len(found) != 1 else ''} to {files.printable(args.output)}: "
+          + ", ".join(f"{name}.csv" for name, _ in found))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -874,13 +919,13 @@ def _render(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = 
     from harness.report.view import build_view
 
     # (a record's figure over time is read only where it is exported: JSON, or CSV with --series)
-    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=fmt != "json" and not series,
+    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=not series,
                       series=fmt == "json" or series, reference=reference, apart=apart)
     if series:  # (one row per point of every series: harness.report.timelines)
         from harness.report.timelines import csv_text as series_csv, entries
 
         return "\n".join(_shown(line) for line in series_csv(entries(view.records)).split("\n"))
-    if fmt == "json":  # the annotated records (every flag the tables show) and the runs' context
+    if fmt == "json":  # the answer and tables as data, the annotated records and the runs' context
         return json_document(view)
     header = [*summary.text(view.summary), *view.header]  # (the answer first: harness.report.summary)
     if fmt == "markdown":

@@ -60,6 +60,12 @@ class Table:
     # summarises them (harness.report.summary); and the workload whose records it shows
     verdicts: list[Verdict] = field(default_factory=list)
     workload: str = ""
+    # what a program reads of it (harness.report.data): a name of the code's own (a slug of its title where
+    # none is given), and its rows as data where the code that figures them keeps them — each row an object
+    # of the columns' keys (``keys``, in order), a number with its unit as {"value", "unit"}
+    name: str = ""
+    keys: list[str] = field(default_factory=list)
+    data: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class Verdict:
     unfit: tuple[str, ...] = ()
     n: tuple[int, int] = (0, 0)
     row: str = ""  # the row's label (set by the table)
+    reference: SystemKey | None = None  # which of the two the other is judged against (set by the table)
     per_client: bool = False  # the row is one client's of several (their aggregate has its own row)
 
 
@@ -303,9 +310,10 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     out: list[list[str]] = []
     verdicts: list[Verdict] = []
 
-    def keep(v: Verdict, key: Any, label: str) -> str:
+    def keep(v: Verdict, key: Any, label: str, ref: SystemKey) -> str:
         host = json.loads(key[1]).get("host")
-        verdicts.append(replace(v, row=label, per_client=host is not None and host not in OVER_CLIENTS))
+        verdicts.append(replace(v, row=label, per_client=host is not None and host not in OVER_CLIENTS,
+                                reference=ref))
         return v.text
 
     if len(spec.row_header) + len(cells.systems) * len(columns) + max(1, len(pairs)) > WIDE_COLUMNS:
@@ -328,7 +336,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 if spec.verdict:
                     line.append("; ".join((f"vs {systems.name(ref)}: " if len(one) > 1 else "")
                                           + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
-                                                 f"{group} {label}".strip()) for ref in against.get(s, [])))
+                                                 f"{group} {label}".strip(), ref) for ref in against.get(s, [])))
                 out.append(line)
     else:
         header = list(spec.row_header)
@@ -343,7 +351,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 line += [cells.text(key, s, c.key, seen) for c in columns]
             for a, b in pairs:  # (there are pairs only where the spec names a verdict metric)
                 line.append(keep(cells.verdict(key, a, b, spec.verdict or "", systems), key,
-                                 f"{group} {label}".strip()))
+                                 f"{group} {label}".strip(), a))
             out.append(line)
     table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells), verdicts=verdicts,
                   workload=records[0].workload)
@@ -523,7 +531,7 @@ def failures_table(records: Iterable[Measurement], systems: Systems) -> Table | 
             for (system, workload, cell, flags, error), tests in grouped.items()]
     flags = {f for row in rows for f in row[3].split(",") if f}
     return Table(FAILURES_TITLE, ["system", "workload", "cell", "flags", "error"],
-                 rows, flag_notes(flags))
+                 rows, flag_notes(flags), name="failures")
 
 
 def stability_notes(records: list[Measurement], systems: Systems) -> list[str]:
@@ -565,13 +573,15 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
             rows = resources.table_rows(mine, systems.name, lambda key: systems.of(key).services)
             if rows:
                 marked = {"contended"} if any(row[4] != "—" for row in rows) else set()
-                built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE, *flag_notes(marked)]))
+                built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE, *flag_notes(marked)],
+                                   name="resources"))
             continue
         if workload == faults.FAULT:  # what was done to the cluster, and how it came back
             rows = faults.table_rows(mine, systems.name)
             if rows:
                 built.append(Table(faults.TITLE, faults.COLUMNS, rows, [faults.NOTE],
-                                   faults.timeline_chart(records, systems.name)))
+                                   faults.timeline_chart(records, systems.name), name="faults",
+                                   keys=list(faults.KEYS), data=faults.table_data(mine, systems.name)))
             continue
         for spec in presentations(workload, mine):
             if isinstance(spec, MatrixSpec):
@@ -583,6 +593,7 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
     rows = aggregates.table_rows(records, systems.name)
     if rows:
         marked = {f for m in records if m.params.get("host") == "all" for f in m.flags}
-        built.append(Table(aggregates.TITLE, aggregates.COLUMNS, rows, [aggregates.NOTE, *flag_notes(marked)]))
+        built.append(Table(aggregates.TITLE, aggregates.COLUMNS, rows, [aggregates.NOTE, *flag_notes(marked)],
+                           name="aggregates"))
     failures = failures_table(records, systems)
     return built + ([failures] if failures else [])

@@ -25,6 +25,7 @@ from harness.api.faults import FAULT
 from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, flag_marks, flag_notes
 from harness.api.sampler import CLIENT, HOST, RESOURCES, SERVER
 from harness.report import cells, resources
+from harness.report.data import figure, flags
 from harness.units import format_value, size
 
 GIB = float(1 << 30)
@@ -201,12 +202,16 @@ def _side_text(c: Cost, side: str) -> tuple[str, str]:
             size(s.peak_memory) if s.peak_memory is not None else "—")
 
 
+def _ordered(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> list[Cost]:
+    return sorted(found, key=lambda c: (c.workload, resources.describe(c.cell), name((c.backend, c.variant)),
+                                        c.run_id, c.repeat))
+
+
 def table(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> tuple[list[list[str]], list[str]]:
     """The cost table's rows and notes."""
     rows: list[list[str]] = []
     seen: set[str] = set()
-    for c in sorted(found, key=lambda c: (c.workload, resources.describe(c.cell), name((c.backend, c.variant)),
-                                          c.run_id, c.repeat)):
+    for c in _ordered(found, name):
         cpu_c, mem_c = _side_text(c, CLIENT)
         cpu_s, mem_s = _side_text(c, SERVER)
         cell = resources.describe(c.cell)
@@ -217,20 +222,58 @@ def table(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> tuple[li
     return rows, notes
 
 
-def sentence(found: list[Cost], key: tuple[str, str]) -> str:
-    """What a GiB cost one system, per workload: 'largefile 1.90 CPU-s/GiB on the clients,
-    0.70 on the servers' (the median of its cells' own figures), or '' where it has none."""
+KEYS = ("workload", "cell", "system", "throughput", "moved", "client_cpu_s_per_gib", "server_cpu_s_per_gib",
+        "client_peak_memory", "server_peak_memory")
+
+
+def table_data(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
+    """The cost table's rows as data (harness.report.data), in its order: CPU-seconds per
+    GiB moved and peak memory in B per side ('not sampled' where the side was not), what
+    the clients moved in B, the cell's rates each in its unit."""
+    rows = []
+    for c in _ordered(found, name):
+        row: dict[str, Any] = {
+            "workload": c.workload, "cell": resources.describe(c.cell), "system": name((c.backend, c.variant)),
+            "backend": c.backend, "variant": c.variant, "run": c.run_id, "repeat": c.repeat,
+            "throughput": [{"test": test, **figure(v, unit)} for test, v, unit in c.rates],
+            "moved": figure(c.moved, "B"), "flags": flags(c.flags)}
+        for side in SIDES:
+            s = c.sides.get(side)
+            row[f"{side}_cpu_s_per_gib"] = figure(c.per_gib(side), "s/GiB", NOT_SAMPLED if s is None else "nothing moved",
+                                                  **({"nodes": list(s.nodes)} if s is not None else {}))
+            row[f"{side}_peak_memory"] = figure(s.peak_memory if s is not None else None, "B",
+                                                NOT_SAMPLED if s is None else "not measured")
+        rows.append(row)
+    return rows
+
+
+def medians(found: list[Cost], key: tuple[str, str]) -> list[tuple[str, dict[str, float | None]]]:
+    """Per workload of one system, the median of its cells' CPU-seconds per GiB on each
+    side (None: that side has no figure)."""
     from harness.report.stats import median
 
     mine = [c for c in found if (c.backend, c.variant) == key]
-    parts = []
+    out = []
     for workload in dict.fromkeys(c.workload for c in mine):
         theirs = [c for c in mine if c.workload == workload]
+        per_side: dict[str, float | None] = {}
+        for side in SIDES:
+            values = [v for c in theirs for v in [c.per_gib(side)] if v is not None]
+            per_side[side] = median(values) if values else None
+        out.append((workload, per_side))
+    return out
+
+
+def sentence(found: list[Cost], key: tuple[str, str]) -> str:
+    """What a GiB cost one system, per workload: 'largefile 1.90 CPU-s/GiB on the clients,
+    0.70 on the servers' (the median of its cells' own figures), or '' where it has none."""
+    parts = []
+    for workload, per_side in medians(found, key):
         said: list[str] = []
         for side, words in ((CLIENT, "on the clients"), (SERVER, "on the servers")):
-            values = [v for c in theirs for v in [c.per_gib(side)] if v is not None]
-            if values:
-                said.append(f"{median(values):.2f}{' CPU-s/GiB' if not said else ''} {words}")
+            value = per_side[side]
+            if value is not None:
+                said.append(f"{value:.2f}{' CPU-s/GiB' if not said else ''} {words}")
             elif side == SERVER:
                 said.append("servers not sampled")
         parts.append(f"{workload} " + ", ".join(said))

@@ -12,6 +12,7 @@ from harness.api.faults import FAULT
 from harness.api.records import Measurement, describe_cell
 from harness.api.sampler import RESOURCES
 from harness.report import cells
+from harness.report.data import figure
 from harness.units import format_value
 
 # the fault record's params that say what happened, not which cell it was
@@ -51,9 +52,13 @@ def recovered(m: Measurement) -> str:
 
 def _why(m: Measurement, figure: str) -> str:
     """Why a figure of what the clients saw is missing, as its record says."""
+    part = _missing(m, figure)
+    return f"— ({part})" if part else "—"
+
+
+def _missing(m: Measurement, figure: str) -> str:
     said = str(m.params.get("figures_why") or "")
-    part = next((p.split(": ", 1)[1] for p in said.split("; ") if p.startswith(f"{figure}: ")), said)
-    return f"— ({part[:90]})" if part else "—"
+    return next((p.split(": ", 1)[1] for p in said.split("; ") if p.startswith(f"{figure}: ")), said)[:90]
 
 
 def seen(m: Measurement) -> list[str]:
@@ -88,6 +93,41 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
     return rows
 
 
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def table_data(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[dict[str, Any]]:
+    """The rows of :func:`table_rows` as data (harness.report.data): each time in seconds,
+    the lowest rate in its unit (with the level before the fault), or why there is none."""
+    rows = []
+    for m, text in zip((m for m in records if m.workload == FAULT), table_rows(records, name)):
+        p = m.params
+        recorded = "figures_of" in p or "figures_why" in p
+        unit = str(p.get("rate_unit") or "")
+        level = _number(p.get("level"))
+        closing = _number(p.get("closing_s"))
+
+        def saw(key: str, unit: str, said: str, text: str, **more: Any) -> dict[str, Any]:
+            value = _number(p.get(key))
+            return figure(value, unit, "" if value is not None else _missing(m, said) if recorded else "not recorded",
+                          text=text, **(more if value is not None else {}))
+
+        rows.append({
+            "system": text[0], "backend": m.backend, "variant": m.variant, "workload": p.get("for"),
+            "cell": text[1], "fault": text[2],
+            "noticed_after": figure(_number(p.get("noticed_after_s")), "s", text[3], text=text[3]),
+            "healthy_after_restore": figure(m.value, m.unit or "s", text[4], text=text[4]),
+            "lowest_rate": saw("lowest_rate", unit, "lowest", text[5],
+                               level=figure(level, unit, "" if level is not None else "not recorded")),
+            "stalled": saw("stall_s", "s", "stall", text[6], after_last_byte=figure(closing, "s", "not recorded")),
+            "back_to_level": saw("back_to_level_s", "s", "back", text[7]),
+            "verified": p.get("verified") if isinstance(p.get("verified"), (bool, type(None))) else text[8]})
+    return rows
+
+
+KEYS = ("system", "cell", "fault", "noticed_after", "healthy_after_restore", "lowest_rate", "stalled",
+        "back_to_level", "verified")
 TITLE = "Faults: what was done during the cell, when the system noticed, time to recover, data verified"
 COLUMNS = ["system", "cell", "fault", "noticed after", "healthy after restore", "lowest rate", "stalled",
            "back to level", "verified"]

@@ -49,7 +49,7 @@ from harness.api.faults import FAULT
 from harness.api.histogram import SLO_PERCENTILES
 from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, describe_cell,
                                   flag_marks, flag_notes)
-from harness.report import cells
+from harness.report import cells, data
 from harness.report.faults import ABOUT as FAULT_ABOUT
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
@@ -115,15 +115,24 @@ class Curve:
     def knee(self) -> tuple[Point | None, str]:
         """See the module: the knee (None where the lowest point is not held already), and
         what stopped the walk where it did."""
+        last, stop = self.knee_stop()
+        return last, stop.text
+
+    def knee_stop(self) -> tuple[Point | None, Stop]:
+        """The knee, and where and why the walk stopped (:class:`Stop`)."""
         points = self.ordered()
         base = points[0].latencies.get("p99") if points else None
         return self._walk(lambda p: None if base is None else KNEE_P99_FACTOR * base, "p99",
                           "" if base is None else f"{KNEE_P99_FACTOR:g} × the lowest load's {latency(base)}")
 
     def within(self, percentile: str, target: float) -> tuple[Point | None, str]:
+        last, stop = self.within_stop(percentile, target)
+        return last, stop.text
+
+    def within_stop(self, percentile: str, target: float) -> tuple[Point | None, Stop]:
         return self._walk(lambda p: target, percentile, f"SLO {latency(target)}")
 
-    def _walk(self, bound: Callable[[Point], float | None], percentile: str, most: str) -> tuple[Point | None, str]:
+    def _walk(self, bound: Callable[[Point], float | None], percentile: str, most: str) -> tuple[Point | None, Stop]:
         last = None
         for p in self.ordered():
             value, limit = p.latencies.get(percentile), bound(p)
@@ -131,9 +140,9 @@ class Curve:
                    else f"{percentile} {latency(value)} > {most}" if value > limit else "")
             if why:  # (with the point's flags: a client's write buffer [W] says why as well)
                 at = _rate(p.offered) if last is not None else f"the lowest load, {_rate(p.offered)}"
-                return last, f"stopped at {at}{flag_marks(p.flags & set(FLAGS))}: {why}"
+                return last, Stop(why, p, f"stopped at {at}{flag_marks(p.flags & set(FLAGS))}: {why}")
             last = p
-        return last, "held at every load offered"
+        return last, Stop("", None, "held at every load offered")
 
     def rests_on(self, percentiles: tuple[str, ...]) -> str:
         """n per point (see the module) of ``percentiles``: one number, or the fewest and the
@@ -142,6 +151,17 @@ class Curve:
         if not found:
             return "—"
         return f"{found[0]}" if found[0] == found[-1] else f"{found[0]}–{found[-1]}"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where a walk up a curve from its lowest load stopped: at the point ``at`` (None where
+    every load offered was held within the bound), and ``why`` ('saturated', 'no p99
+    measured', 'p99 41.0 ms > SLO 20.0 ms'); ``text`` says both, as the table does."""
+
+    why: str
+    at: Point | None
+    text: str
 
 
 def _figure(m: Measurement) -> str:
@@ -287,20 +307,26 @@ class Through:
                 within += 1
         return Tally(above, within, max(0, last - first) - above - within)
 
-    def verdict(self, target: float) -> str:
+    def held(self, target: float) -> tuple[bool | None, str]:
+        """Whether the load was held while the node was down (None: not known, or no figure),
+        and what the table says of it."""
         down = self.seconds_above(target, "restored")
         if down is None:
-            return "no figure (the fault's record does not say when it was done and undone)"
+            return None, "no figure (the fault's record does not say when it was done and undone)"
         if down.seconds == 0:
-            held = "too short to tell (no whole second while down)"
-        elif down.above:
-            held = "not held while down"
-        elif down.unknown:
-            held = f"not known while down ({down.unknown} of {down.seconds} s not measured)"
-        elif self.behind:  # (what completed was fast, and yet not all that was offered did)
-            held = "not held while down (the pass fell behind the offered load [S])"
-        else:
-            held = "held while down"
+            return None, "too short to tell (no whole second while down)"
+        if down.above:
+            return False, "not held while down"
+        if down.unknown:
+            return None, f"not known while down ({down.unknown} of {down.seconds} s not measured)"
+        if self.behind:  # (what completed was fast, and yet not all that was offered did)
+            return False, "not held while down (the pass fell behind the offered load [S])"
+        return True, "held while down"
+
+    def verdict(self, target: float) -> str:
+        held = self.held(target)[1]
+        if self.seconds_above(target, "restored") is None:
+            return held
         healthy = self.seconds_above(target, "healthy")
         if healthy is None:
             return f"{held}; never healthy again while it was watched"
@@ -380,6 +406,7 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
         return []
     through = list(slo.items())[:1] if faults else []
     rows: list[list[str]] = []
+    found_data: list[dict[str, Any]] = []  # (each row as data: harness.report.data)
     seen: set[str] = set()
 
     def verdicts(figure: str, system: SystemKey) -> list[str]:
@@ -398,11 +425,13 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
             row.append(f"{_rate(held.offered)} ({percentile} {latency(held.latencies[percentile])}"
                        f"{flag_marks(held.flags & set(FLAGS))}; {why})" if held else f"none ({why})")
         rows.append(row + verdicts(c.figure, c.system))
+        found_data.append(_row_data(c, rows[-1], slo, faults))
     swept = {(c.figure, c.system) for c in found}
     for figure, system in dict.fromkeys((t.figure, t.system) for t in faults if t.figure):
         if (figure, system) not in swept:  # (a fault at a fixed load is a row whether or not its figure has a curve)
             rows.append([_title(figure), name(system), f"— ({NO_CURVE})", "—", "—", "—",
                          *(f"— ({NO_CURVE})" for _ in slo), *verdicts(figure, system)])
+            found_data.append(_fault_row_data(figure, system, rows[-1], slo, faults))
     columns = ["figure", "system", f"knee (held, p99 ≤ {KNEE_P99_FACTOR:g}× the lowest load's)", "n per point",
                "closed-loop max", "path's ceiling"]
     columns += [f"highest load within {p} ≤ {latency(t)}" for p, t in slo.items()]
@@ -435,10 +464,74 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                          f"{describe_cell(t.fault.params, FAULT_ABOUT)}: no latency every second in its 'during' pass "
                          "for every client; what it did to the tail is not known")
     notes += flag_notes(seen)
-    table = Table("Offered load: what each system holds", columns, rows, notes)
+    keys = ["figure", "system", "knee", "n_per_point", "closed_loop_max", "ceiling", *(f"within_{p}" for p in slo),
+            *(["through_fault"] if through else [])]
+    table = Table("Offered load: what each system holds", columns, rows, notes, name="load", keys=keys,
+                  data=found_data)
     table.chart = {"kind": "load", "slo": slo, "curves": [_curve_chart(c, slo, name) for c in found],
                    "faults": [_fault_chart(t, slo, name) for t in faults if t.figure]}
     return [table]
+
+
+def _point_data(p: Point | None, percentile: str, text: str, stop: Stop, less: set[str]) -> dict[str, Any]:
+    """The load a walk reached (None: the walk stopped at the lowest), with its figures and
+    flags (but ``less``), and what stopped the walk; ``text`` as the table says it."""
+    stopped = {"why": stop.why or None, "at": data.figure(stop.at.offered, "op/s") if stop.at else None,
+               "flags": data.flags(stop.at.flags) if stop.at else [], "text": stop.text}
+    if p is None:
+        return data.figure(None, "op/s", stop.text, stopped=stopped, text=text)
+    out = data.figure(p.offered, "op/s", achieved=data.figure(p.achieved, "op/s", "not measured"))
+    out[percentile] = data.figure(p.latencies.get(percentile), "s", "not measured")
+    return {**out, "flags": data.flags(p.flags - less), "stopped": stopped, "text": text}
+
+
+def _tally(t: Tally | None) -> dict[str, Any] | None:
+    return None if t is None else {k: data.figure(getattr(t, k), "s") for k in ("above", "within", "unknown", "seconds")}
+
+
+def _through_data(figure: str, system: SystemKey, slo: dict[str, float], faults: list[Through]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for percentile, target in list(slo.items())[:1] if faults else ():
+        out["through_fault"] = [
+            {"offered": data.figure(t.offered, "op/s"), "fault": str(t.fault.params.get("fault", "")),
+             "percentile": percentile, "target": data.figure(target, "s"), "held_while_down": t.held(target)[0],
+             "fell_behind": t.behind, "while_down": _tally(t.seconds_above(target, "restored")),
+             "to_healthy": _tally(t.seconds_above(target, "healthy")), "text": t.verdict(target)}
+            for t in faults if t.figure == figure and t.system == system]
+    return out
+
+
+def _of(figure: str) -> dict[str, Any]:
+    workload, test, direction, rest = json.loads(figure)
+    return {"workload": workload, "test": test, "direction": direction, "params": rest}
+
+
+def _row_data(c: Curve, row: list[str], slo: dict[str, float], faults: list[Through]) -> dict[str, Any]:
+    """A row of the load table as data (harness.report.data): each load in op/s (every
+    client's together), each latency in s, and what stopped each walk up the curve."""
+    knee, stop = c.knee_stop()
+    out: dict[str, Any] = {
+        "figure": row[0], "system": row[1], "backend": c.system[0], "variant": c.system[1], "of": _of(c.figure),
+        "knee": _point_data(knee, "p99", row[2], stop, {"saturated"}),
+        "n_per_point": {"text": row[3], "n": sorted({n for p in c.points.values() for n in p.n.values()})},
+        "closed_loop_max": data.figure(c.closed_loop, "op/s", "not measured", text=row[4],
+                                       measured=[data.figure(v, "op/s") for v in c.closed_loops]),
+        "ceiling": data.figure(c.ceiling, "op/s", "no ceiling known", text=row[5])}
+    for i, (percentile, target) in enumerate(slo.items()):
+        held, stop = c.within_stop(percentile, target)
+        out[f"within_{percentile}"] = {**_point_data(held, percentile, row[6 + i], stop, set()),
+                                       "percentile": percentile, "target": data.figure(target, "s")}
+    return {**out, **_through_data(c.figure, c.system, slo, faults)}
+
+
+def _fault_row_data(figure: str, system: SystemKey, row: list[str], slo: dict[str, float],
+                    faults: list[Through]) -> dict[str, Any]:
+    """A row of a fault's figure without a response curve, as data: what the fault did."""
+    none = data.figure(None, "op/s", NO_CURVE)
+    return {"figure": row[0], "system": row[1], "backend": system[0], "variant": system[1], "of": _of(figure),
+            "knee": none, "n_per_point": {"text": row[3], "n": []}, "closed_loop_max": none, "ceiling": none,
+            **{f"within_{p}": {**none, "percentile": p, "target": data.figure(t, "s")} for p, t in slo.items()},
+            **_through_data(figure, system, slo, faults)}
 
 
 def _curve_chart(c: Curve, slo: dict[str, float], name: Callable[[SystemKey], str]) -> dict[str, Any]:

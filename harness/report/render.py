@@ -18,6 +18,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from harness.api.records import Measurement
+from harness.report import data
 from harness.report.compare import Table
 from harness.system import outputs
 
@@ -205,12 +206,44 @@ def json_lines(records: Iterable[Measurement]) -> str:
 
 
 def json_document(view: View) -> str:
-    """One JSON document: the runs' context and every annotated record (with the flags and
-    ceilings the tables show)."""
+    """One JSON document: the runs' context, the answer and every table the terminal prints
+    as data (each figure a number with its unit: harness.report.data), and every annotated
+    record (with the flags and ceilings the tables show)."""
     curves = {"curves": view.curves} if view.curves else {}  # (a sweep's: harness.report.sweeps)
     from harness.report.timelines import entries
 
     series = {"series": entries(view.records)}  # (each record's figure over time, and the clients' sum)
     # (strict JSON: a non-finite param or point is null, named under 'non_finite')
-    return outputs.json_text({**view.context(), "records": [m.to_dict() for m in view.records], **curves,
-                              **series}) + "\n"
+    return outputs.json_text({**view.context(), "answer": view.answer(), "tables": tables_data(view),
+                              "records": [m.to_dict() for m in view.records], **curves, **series}) + "\n"
+
+
+def table_names(tables: list[Table]) -> list[str]:
+    """Each table's name, in order, for ``--table NAME`` and ``-o DIR``'s NAME.csv: its own
+    (``Table.name``: 'load', 'faults', 'costs'), else a slug of its title (a title may hold a
+    stranger's text: a slug is of [a-z0-9-] alone, :func:`harness.report.data.slug`); one
+    another table has already gets '-2', '-3'."""
+    return data.unique(data.slug(t.name or t.title) for t in tables)
+
+
+def table_data(t: Table, name: str) -> dict[str, Any]:
+    """One table as data (harness.report.data): its rows' data where the code that figured
+    them kept it (``Table.data``), else each cell as the terminal prints it."""
+    if t.data is not None and len(t.data) == len(t.rows) and t.keys:
+        keys, rows = list(t.keys), t.data
+    else:
+        keys = data.keys_of(t.columns)
+        rows = [dict(zip(keys, row)) for row in t.rows]
+    return {"title": t.title, "name": name, "columns": list(t.columns), "keys": keys, "rows": rows,
+            "text": [list(row) for row in t.rows], "notes": list(t.notes)}
+
+
+def tables_data(view: View) -> list[dict[str, Any]]:
+    """Every table the terminal prints of a view, in its order, as data."""
+    return [table_data(t, name) for t, name in zip(view.tables, table_names(view.tables))]
+
+
+def table_csv(t: Table) -> str:
+    """One table as CSV, as the terminal prints it: its columns' labels, then its rows
+    (cells a spreadsheet would evaluate quoted: :func:`harness.system.outputs.csv_cell`)."""
+    return outputs.csv_text([t.columns, *t.rows])

@@ -57,6 +57,23 @@ class Pairing:
                 out[NO_VERDICT.get(v.reason or "", v.reason or "")] += 1
         return out
 
+    def lead(self) -> tuple[SystemKey, SystemKey]:
+        """(the system said first, the other): the one with more wins; with as many each, the
+        one faster by the median ratio (so '1.04×', not '0.96×')."""
+        lead, other = (self.a, self.b) if self.wins(self.a) > self.wins(self.b) else (self.b, self.a)
+        if self.wins(self.a) == self.wins(self.b):
+            ratios = [v.ratio for v in self.comparable() if v.ratio]
+            lead, other = (self.b, self.a) if ratios and median(ratios) < 1 else (self.a, self.b)
+        return lead, other
+
+    def ratios(self, lead: SystemKey) -> list[float]:
+        """How many times ``lead`` is as fast as the other, in each comparable cell."""
+        return [v.ratio if lead == self.a else 1 / v.ratio for v in self.comparable() if v.ratio]
+
+    def reference(self) -> SystemKey | None:
+        """The one of the two the other is judged against, as the tables judged them."""
+        return next((v.reference for v in self.verdicts if v.reference is not None), None)
+
 
 def pairings(tables: list[Table]) -> list[Pairing]:
     """Every workload's verdicts, by pair of systems, in the order of the tables."""
@@ -86,13 +103,10 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
     cells, GlusterFS in 1; CephFS 1.62× as fast as GlusterFS (median; range 0.85×–2.40×). No verdict
     in 2 cells: 1 degraded, 1 n=1 (…).'"""
     comparable = p.comparable()
-    lead, other = (p.a, p.b) if p.wins(p.a) > p.wins(p.b) else (p.b, p.a)
-    if p.wins(p.a) == p.wins(p.b):  # (no more wins either side: led by the faster median, so '1.04×', not '0.96×')
-        ratios = [v.ratio for v in comparable if v.ratio]
-        lead, other = (p.b, p.a) if ratios and median(ratios) < 1 else (p.a, p.b)
+    lead, other = p.lead()
     head = f"{p.workload} ({p.metric}), {name(lead)} vs {name(other)}: "
     if comparable:
-        ratios = [v.ratio if lead == p.a else 1 / v.ratio for v in comparable if v.ratio]
+        ratios = p.ratios(lead)
         wins = p.wins(lead)
         cells = f"{len(comparable)} comparable cell{'s' if len(comparable) != 1 else ''}"
         tie = wins == p.wins(other)
@@ -122,10 +136,56 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
     return head + text + "."
 
 
+def pairing_data(p: Pairing, name: Callable[[SystemKey], str]) -> dict[str, Any]:
+    """A line of the answer's verdicts as data: the pair, the reference, who is faster (more
+    wins; None on as many each), the cells, the ratio of the first said over the other
+    (median and range over the comparable cells: how many times as fast), and why cells
+    have no verdict."""
+    lead, other = p.lead()
+    ratios = p.ratios(lead)
+    ref = p.reference()
+    return {"workload": p.workload, "metric": p.metric, "pair": [name(lead), name(other)],
+            "reference": name(ref) if ref is not None else None,
+            "faster": name(lead) if p.wins(lead) > p.wins(other) else None,
+            "wins": {name(lead): p.wins(lead), name(other): p.wins(other)},
+            "cells": len(p.verdicts), "comparable_cells": len(p.comparable()),
+            "single_run_verdicts": sum(1 for v in p.verdicts if v.winner is not None and min(v.n) < 2),
+            "ratio": {"of": name(lead), "over": name(other), "median": median(ratios) if ratios else None,
+                      "low": min(ratios) if ratios else None, "high": max(ratios) if ratios else None,
+                      "unit": "×"},
+            "no_verdict": dict(p.no_verdict().most_common()), "text": pairing_line(p, name)}
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """A system's usual bottleneck: the node kind and resource busiest in most of its cells."""
+
+    kind: str  # "a client's network out"
+    cells: int  # of how many cells it was the busiest in
+    of: int
+    worst: Measurement  # the node's record where it was busiest
+
+    def text(self) -> str:
+        return (f"the busiest was {self.kind} in {self.cells} of {self.of} cell{'s' if self.of != 1 else ''} "
+                f"(up to {self.worst.params['share']:.0f} % of {self.worst.params['capacity']}, {self.worst.test})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"busiest": self.kind, "cells": self.cells, "of": self.of, "node": self.worst.test,
+                "resource": self.worst.metric.removeprefix("peak_"),
+                "share": {"value": self.worst.params["share"], "unit": "%"},
+                "capacity": str(self.worst.params["capacity"]), "text": self.text()}
+
+
 def bottlenecks(records: list[Measurement], systems: Systems) -> dict[SystemKey, str]:
     """Per system, the node kind and resource busiest (highest share of its capacity) in
     most of its cells, as the resource table finds each cell's busiest: 'the clients'
     network out was the busiest in 3 of 4 cells (up to 94 % of its link 1.0 Gbit/s, client1)'."""
+    return {k: b.text() for k, b in busiest(records, systems).items()}
+
+
+def busiest(records: list[Measurement], systems: Systems) -> dict[SystemKey, Bottleneck]:
+    """:func:`bottlenecks`, as data: chosen among the clients and each system's own storage
+    nodes (:mod:`harness.report.cells`)."""
     passes: dict[tuple[Any, ...], list[Measurement]] = {}
     declared = cells.roles(records)
     for m in records:
@@ -145,8 +205,7 @@ def bottlenecks(records: list[Measurement], systems: Systems) -> dict[SystemKey,
         counts = Counter(k for k, _ in seen)
         kind, n = counts.most_common(1)[0]
         worst = max((m for k, m in seen if k == kind), key=lambda m: m.params["share"])
-        out[system] = (f"the busiest was {kind} in {n} of {len(seen)} cell{'s' if len(seen) != 1 else ''} "
-                       f"(up to {worst.params['share']:.0f} % of {worst.params['capacity']}, {worst.test})")
+        out[system] = Bottleneck(kind, n, len(seen), worst)
     return out
 
 
@@ -179,19 +238,38 @@ def text(summary: list[str]) -> list[str]:
 
 
 def complete(records: list[Measurement], tables: list[Table], systems: Systems,
-             with_tables: bool = True) -> tuple[list[Measurement], list[str]]:
+             with_tables: bool = True) -> tuple[list[Measurement], list[str], list[cost.Cost]]:
     """What a view gets besides the workloads' own tables: the cost records of every cell
     whose nodes' CPU time was counted (harness.report.cost), added to its records; their
     table, placed after the resource table; and the summary the outputs open with.
-    Returns (the records with the costs, the summary)."""
+    Returns (the records with the costs, the summary, the costs)."""
     found = cost.costs(records, lambda key: systems.of(key).services)
     records = [*records, *cost.cost_records(found)]
     if not with_tables:
-        return records, []
+        return records, [], found
     if found:
         rows, notes = cost.table(found, systems.name)
-        place(tables, Table(cost.TITLE, cost.COLUMNS, rows, notes, cost.chart(found, systems.name)))
-    return records, lines(tables, records, systems, found)
+        place(tables, Table(cost.TITLE, cost.COLUMNS, rows, notes, cost.chart(found, systems.name), name="costs",
+                            keys=list(cost.KEYS), data=cost.table_data(found, systems.name)))
+    return records, lines(tables, records, systems, found), found
+
+
+def answer(summary: list[str], tables: list[Table], records: list[Measurement], systems: Systems,
+           costs: list[cost.Cost]) -> dict[str, Any]:
+    """The answer as data: its lines as the outputs print them (``summary``), and what they
+    say as figures — the verdicts per workload and pair (:func:`pairing_data`), each
+    system's bottleneck, and what a GiB cost it per workload (the median over its cells, in
+    CPU-seconds per GiB, per side). What each system holds is the load table's ('load')."""
+    busy = busiest(records, systems)
+    keys = list(dict.fromkeys([*busy, *((c.backend, c.variant) for c in costs)]))
+    return {"title": TITLE, "lines": list(summary),
+            "verdicts": [pairing_data(p, systems.name) for p in pairings(tables)],
+            "bottlenecks": [{"system": systems.name(k), "backend": k[0], "variant": k[1], **busy[k].to_dict()}
+                            for k in keys if k in busy],
+            "costs": [{"system": systems.name(k), "backend": k[0], "variant": k[1], "workload": workload,
+                       **{f"{side}_cpu_s_per_gib": {"value": value, "unit": "s/GiB"} if value is not None else
+                          {"value": None, "unit": "s/GiB", "why": cost.NOT_SAMPLED} for side, value in per.items()}}
+                      for k in keys for workload, per in cost.medians(costs, k)]}
 
 
 def place(tables: list[Table], table: Table) -> None:

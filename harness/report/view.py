@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
-from harness.report import load, summary, sweeps
+from harness.report import cost, load, summary, sweeps
 from harness.errors import BadInput
 from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe
@@ -32,6 +32,7 @@ class View:
     systems: Systems
     curves: list[dict[str, Any]] = field(default_factory=list)  # a sweep's (harness.report.sweeps)
     summary: list[str] = field(default_factory=list)  # what the outputs open with (harness.report.summary)
+    costs: list[cost.Cost] = field(default_factory=list)  # what a GiB cost each cell (harness.report.cost)
 
     def context(self) -> dict[str, Any]:
         """The runs as a downstream tool needs them next to the records: environment,
@@ -46,6 +47,10 @@ class View:
                                       "facts": info.systems[(b, v)].to_dict() if (b, v) in info.systems else None,
                                       "description": d} for (b, v), d in info.targets.items()]})
         return {"runs": runs, "notes": self.header}
+
+    def answer(self) -> dict[str, Any]:
+        """The answer the outputs open with, as data (:func:`harness.report.summary.answer`)."""
+        return summary.answer(self.summary, self.tables, self.records, self.systems, self.costs)
 
 
 def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
@@ -104,7 +109,7 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     header = [files.printable(line, HEADER_MOST) for line in header]
     view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
     # the costs per GiB of the cells, and the answer the outputs open with
-    view.records, view.summary = summary.complete(view.records, view.tables, systems, with_tables)
+    view.records, view.summary, view.costs = summary.complete(view.records, view.tables, systems, with_tables)
     # (the answer's order: the verdicts, what each holds, then bottlenecks and costs)
     at = min(len(summary.pairings(view.tables)), len(view.summary)) if view.summary else 0
     view.summary[at:at] = [line for t in held for line in load.summary_lines(t)]

@@ -157,7 +157,7 @@ def test_the_store_never_writes_a_param_it_would_not_read_back(tmp_path):
 def test_the_json_document_of_a_series_with_a_nan_point_is_strict():
     m = Measurement("largefile", "write", "throughput", 100.0, "B/s", {}, "cephfs", "default", "r",
                     series=Series(((10.0, float("nan")), (11.0, 120.0)), float("inf"), "tool"))
-    view = SimpleNamespace(curves=None, records=[m], context=lambda: {"runs": []})
+    view = SimpleNamespace(curves=None, records=[m], tables=[], context=lambda: {"runs": []}, answer=lambda: {})
     doc = strict(json_document(view))
     assert doc["series"][0]["points"] == [[10.0, None], [11.0, 120.0]] and doc["series"][0]["end"] is None
     assert doc["non_finite"] == {"/series/0/points/0/1": "NaN", "/series/0/end": "Infinity"}
