@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,7 +37,7 @@ from harness.api.records import (
 from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
 from harness.report import aggregates, faults, resources
 from harness.report.stats import Summary, compare, median, summarize
-from harness.units import format_value, size
+from harness.units import column, size
 
 ALPHA = 0.05  # significance level of the A-vs-B test
 CV_THRESHOLD = 0.10  # a cell whose repeats vary more is flagged 'unstable'
@@ -142,6 +142,7 @@ class Cells:
     cv_threshold: float = CV_THRESHOLD
     _summaries: dict[tuple[Any, SystemKey, str], Summary | None] = field(default_factory=dict)
     _known: set[SystemKey] = field(default_factory=set)
+    _said: dict[str, Callable[[float | None], str]] = field(default_factory=dict)  # (see :meth:`said`)
 
     def add(self, row: Any, m: Measurement, metric: str | None = None) -> None:
         system = (m.backend, m.variant)
@@ -150,6 +151,7 @@ class Cells:
             self.systems.append(system)
         key = (row, system, metric or m.metric)
         self.units.setdefault(metric or m.metric, m.unit)
+        self._said.pop(metric or m.metric, None)
         if m.value is not None:
             self.values[key].append(m.value)
         self.flags[key].update(m.flags)
@@ -182,9 +184,17 @@ class Cells:
         vals = self.values.get((row, system, metric))
         return median(vals) / ceiling if ceiling and vals else None
 
+    def said(self, metric: str) -> Callable[[float | None], str]:
+        """How the metric's values are said: in one unit for all its cells (every system's),
+        so a column never shows '36.8 ms' beside '0'0.1"' (:func:`harness.units.column`)."""
+        if metric not in self._said:
+            medians = [median(v) for (_, _, m), v in self.values.items() if m == metric and v]
+            self._said[metric] = column(medians, self.units.get(metric, ""), metric)
+        return self._said[metric]
+
     def text(self, row: Any, system: SystemKey, metric: str, seen: set[str]) -> str:
         value, flags = self.get(row, system, metric)
-        text = format_value(value, self.units.get(metric, ""), metric)
+        text = self.said(metric)(value)
         s = self.summary(row, system, metric)
         if s is not None and value is not None:
             text += f" ±{s.ci_half_width * 100:.0f}% CV {s.cv * 100:.0f}%"
