@@ -423,13 +423,32 @@ def _curves(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
     if not points:
         return None
     lines = []
+    # (a row's profile: its cell without its client, named as its aggregate's row, else its first)
+    profiles: dict[Any, str] = {}
+    for key, group, label in sorted(rows, key=lambda r: _host_rank_of(r[0]) == 1):
+        profiles.setdefault(_without_host(key), f"{group} {label}".strip())
     for s in cells.systems:
         for key, group, label in rows:
             ys = [cells.get(key, s, p)[0] for p in points]
             if any(y is not None for y in ys):
-                lines.append({"name": f"{systems.name(s)} {group} {label}".strip(), "y": ys})
+                host = json.loads(key[1]).get("host")
+                client = host is not None and host not in OVER_CLIENTS
+                lines.append({"name": f"{systems.name(s)} {group} {label}".strip(), "y": ys,
+                              "system": systems.name(s), "profile": profiles[_without_host(key)],
+                              "client": str(host) if client else None})
     return {"kind": "lines", "title": spec.title, "x": points, "series": lines,
             "unit": cells.units.get(points[0], "")}
+
+
+def _without_host(key: Any) -> Any:
+    params = json.loads(key[1])
+    params.pop("host", None)
+    return key[0], json.dumps(params, sort_keys=True)
+
+
+def _host_rank_of(key: Any) -> int:
+    host = json.loads(key[1]).get("host")
+    return 0 if host is None else 2 if host in OVER_CLIENTS else 1
 
 
 # ---------------------------------------------------------------- matrices

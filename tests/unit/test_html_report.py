@@ -206,3 +206,29 @@ def test_a_tables_text_reaches_the_page_through_the_one_escaping_rule():
     page = _table_html(Table("t\x1b[2J", ["sys\x07tem"], [["<b>\x9bx\r"]], notes=["n\x1b]0;x"]))
     assert not [c for c in "\x1b\x07\x9b\r" if c in page], page
     assert "t\\x1b[2J" in page and "&lt;b&gt;\\x9bx\\r" in page and "sys\\x07tem" in page
+
+
+def test_no_chart_of_percentiles_needs_a_scrolling_legend(tmp_path):
+    """A real container-lab run of three systems on two clients over 20 profiles (offered
+    loads and a fault's phases): its percentiles were 180 lines on one chart. A chart per
+    profile draws each system's aggregate and hides its clients' lines behind one legend
+    entry a system: never more than six entries, three lines drawn."""
+    from harness.report.html import lines
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from tests.unit.builders import stored_with_series
+
+    run_id = stored_with_series(tmp_path, "docker-run-load")
+    chart = next(t.chart for t in build_view(Catalogue(tmp_path), [run_id]).tables
+                 if t.chart and t.chart["kind"] == "lines")
+    assert len(chart["series"]) == 180
+    found = lines(chart)
+    assert len(found) == 20
+    assert found[0]["title"] == "fio total latency percentiles (submission + completion): randwrite-4k-qd16 write"
+    for f in found:
+        shown = [d["name"] for d in f["data"] if d.get("visible", True) is True]
+        legend = [d["name"] for d in f["data"] if d.get("showlegend", True)]
+        assert shown == ["GlusterFS", "CephFS", "SeaweedFS"], shown
+        assert sorted(legend) == sorted(["GlusterFS", "CephFS", "SeaweedFS", "GlusterFS each client",
+                                         "CephFS each client", "SeaweedFS each client"]), legend
+        assert sum(1 for d in f["data"] if d.get("visible") == "legendonly") == 6  # (2 clients a system)
