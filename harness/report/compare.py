@@ -28,6 +28,7 @@ from harness.api.records import (
     HARNESS_PARAMS,
     OVER_CLIENTS,
     Measurement,
+    cell_order,
     flag_marks,
     flag_notes,
     lower_is_better,
@@ -259,11 +260,6 @@ def _share_note(cells: Cells) -> list[str]:
 
 # ---------------------------------------------------------------- side-by-side tables
 
-def _host_rank(m: Measurement) -> tuple[int, str]:
-    host = m.params.get("host")
-    return (0, "") if host is None else (2, str(host)) if host in OVER_CLIENTS else (1, str(host))
-
-
 def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tuple[Any, str, str]]:
     """(row key, group label, row label) in the spec's order. A row is one cell identity
     (test and every non-circumstantial parameter); rows whose labels would read the same
@@ -277,8 +273,11 @@ def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tup
         first.setdefault(key, m)
         cells.add(key, m)
     keys = list(first)
-    if spec.order is not None:  # (a cell's clients in name order, their aggregate after them)
-        keys.sort(key=lambda k: (spec.order(first[k]), _host_rank(first[k])))  # type: ignore[misc]
+    # (in the spec's order, else its tests' as first seen; then by the cell's values, a
+    # cell's clients in name order and their aggregate after them: harness.api.records.cell_order)
+    tests = {t: i for i, t in enumerate(dict.fromkeys(k[0] for k in keys))}
+    keys.sort(key=lambda k: (spec.order(first[k]) if spec.order is not None else tests[k[0]],
+                             cell_order(first[k].params)))
     labels = {k: spec.label(first[k]) for k in keys}
     same: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for k in keys:

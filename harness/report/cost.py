@@ -204,7 +204,7 @@ def table(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> tuple[li
     """The cost table's rows and notes."""
     rows: list[list[str]] = []
     seen: set[str] = set()
-    for c in sorted(found, key=lambda c: (c.workload, resources.describe(c.cell), name((c.backend, c.variant)),
+    for c in sorted(found, key=lambda c: (c.workload, resources.order(c.cell), name((c.backend, c.variant)),
                                           c.run_id, c.repeat)):
         cpu_c, mem_c = _side_text(c, CLIENT)
         cpu_s, mem_s = _side_text(c, SERVER)
@@ -240,7 +240,8 @@ def chart(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> dict[str
     """Bars per cell: each system's CPU-s/GiB on its clients and on its servers."""
     if not found:
         return None
-    labels = list(dict.fromkeys(f"{c.workload} {resources.describe(c.cell)}".strip() for c in found))
+    labels = list(dict.fromkeys(f"{c.workload} {resources.describe(c.cell)}".strip()
+                                for c in sorted(found, key=lambda c: (c.workload, resources.order(c.cell)))))
     from harness.report.stats import median
 
     series: dict[str, list[list[float]]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.api.records import Measurement, describe_cell
+from harness.api.records import Measurement, cell_order, describe_cell
 from harness.api.sampler import HOST, RESOURCES
 
 # what describes a node's record, not the cell it belongs to
@@ -29,6 +29,11 @@ cell_of = _cell  # (run, backend, variant, repeat, workload, cell): the cell a n
 def describe(params: dict[str, Any]) -> str:
     """The cell a node's record is of, for people (``size=64 MiB``)."""
     return describe_cell(params, ABOUT)
+
+
+def order(params: dict[str, Any]) -> tuple[Any, ...]:
+    """Where the cell a node's record is of sorts, in every table (by value: harness.api.records.cell_order)."""
+    return cell_order({k: v for k, v in params.items() if k not in ABOUT})
 
 
 def top(records: list[Measurement]) -> Measurement | None:
@@ -61,15 +66,19 @@ def host_text(records: list[Measurement]) -> str:
 
 
 def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[list[str]]:
-    """(workload, cell, system, busiest, this machine) for each cell, in the order they
-    were recorded; ``name`` gives a system's display name from (backend, variant)."""
+    """(workload, cell, system, busiest, this machine) for each cell: its workloads and
+    systems in the order they were recorded, its cells by value (:func:`order`); ``name``
+    gives a system's display name from (backend, variant)."""
     cells: dict[tuple[Any, ...], list[Measurement]] = {}
     for m in records:
         if m.workload == RESOURCES and m.test not in ("busiest", "cost"):  # (runs of earlier versions stored
             # their own busiest; the cost records are harness.report.cost's)
             cells.setdefault(_cell(m), []).append(m)
+    workloads = {w: i for i, w in enumerate(dict.fromkeys(k[4] for k in cells))}
+    systems = {s: i for i, s in enumerate(dict.fromkeys(k[1:3] for k in cells))}
     rows = []
-    for (_, backend, variant, repeat, workload, cell), found in cells.items():
+    for (_, backend, variant, repeat, workload, cell), found in sorted(
+            cells.items(), key=lambda kv: (workloads[kv[0][4]], order(kv[1][0].params), systems[kv[0][1:3]])):
         top, host = busiest(found), host_text(found)
         if top or host:
             rows.append([workload, cell, name((backend, variant)) + (f" (repeat {repeat + 1})" if repeat else ""),

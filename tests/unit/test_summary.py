@@ -19,8 +19,8 @@ def test_the_2014_reports_large_files_counted_by_winner_and_by_why_not():
     # without a cache drop [D] — every one a single run a side
     assert line == ("largefile (elapsed), CephFS vs GlusterFS/sr33: CephFS faster in 2 of 3 comparable cells "
                     "(2 of these verdicts from one run a side); CephFS 1.92× as fast as GlusterFS/sr33 (median; "
-                    "range 1.01×–2.25×). No verdict in 6 cells: 4 flagged no-cache-drop, 1 within one run's noise (n=1), "
-                    "1 flagged exceeds-network."), line
+                    "range 1.01×–2.25×). No verdict in 6 cells: 4 flagged no-cache-drop, 1 flagged exceeds-network, "
+                    "1 within one run's noise (n=1)."), line
 
 
 def test_every_win_counted_is_a_win_the_tables_comparison_column_shows():
