@@ -141,7 +141,8 @@ def timeline_chart(records: list[Measurement], name: Callable[[tuple[str, str]],
             started, ended = m.params.get("started"), m.params.get("ended")
             if (m.run_id, m.backend, m.variant, m.repeat) != (f.run_id, f.backend, f.variant, f.repeat) \
                     or m.workload != f.params.get("for") or m.params.get("phase") != "during" \
-                    or any(m.params.get(k) != v for k, v in cell.items()) \
+                    or any(m.params.get(k) != v for k, v in cell.items()
+                           if not (k == "profile" and v == m.test)) \
                     or m.unit not in ("B/s", "files/s", "op/s") or m.value is None \
                     or not isinstance(started, (int, float)) or not isinstance(ended, (int, float)):
                 continue

@@ -220,8 +220,8 @@ def timelines(c: dict[str, Any]) -> list[Figure]:
                  "hovertemplate": "%{y}: %{base:.1f} s to %{x:.1f} s later<extra></extra>", "showlegend": False}]
         shapes = [{"type": "line", "x0": t, "x1": t, "yref": "paper", "y0": 0, "y1": 1,
                    "line": {"dash": "dot", "width": 1}} for t in f["moments"].values()]
-        notes = [{"x": t, "yref": "paper", "y": 1.02, "text": k, "showarrow": False, "textangle": -30}
-                 for k, t in f["moments"].items()]
+        # (named beside their lines as on every chart of a fault: two moments close together apart)
+        notes = moment_labels(f["moments"], [x for b in bars for x in (b["start"], b["end"])])
         out.append({"title": f"{f['title']} (seconds from the injection; red: degraded)", "data": data,
                     "layout": {"shapes": shapes, "annotations": notes, "height": 200 + 30 * len(bars),
                                "xaxis": {"title": "s from the injection"}, "yaxis": {"automargin": True}}})

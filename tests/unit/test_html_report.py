@@ -114,6 +114,8 @@ CHARTS = """els => els.map(e => ({
                 r[i].top < r[j].bottom - 1 && r[j].top < r[i].bottom - 1) n++;
         return n;
     }).reduce((a, b) => a + b, 0),
+    marks: [...e.querySelectorAll('.annotation-text')].filter(t => ['injected', 'noticed', 'restored', 'healthy']
+        .includes(t.textContent.trim())).length,
     xtitle: (e.querySelector('.g-xtitle') || {}).textContent || ''}))"""
 
 
@@ -232,3 +234,28 @@ def test_no_chart_of_percentiles_needs_a_scrolling_legend(tmp_path):
         assert sorted(legend) == sorted(["GlusterFS", "CephFS", "SeaweedFS", "GlusterFS each client",
                                          "CephFS each client", "SeaweedFS each client"]), legend
         assert sum(1 for d in f["data"] if d.get("visible") == "legendonly") == 6  # (2 clients a system)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_a_faults_marks_stay_apart_where_its_moments_are_close(tmp_path):
+    """The real load run with each fault noticed 0.2 s after its injection and healthy 0.2 s
+    after its restore: every chart that marks a fault's moments (each fault's p99 every
+    second, its cell's timeline, the records against the fault — which drew none of a fio
+    cell's, whose fault names its profile) labels them with no label covering another."""
+    from tests.unit.builders import stored_with_series
+
+    def close(d):
+        p = d["params"]
+        if d["workload"] == "fault" and isinstance(p.get("injected"), (int, float)):
+            p["noticed"] = p["injected"] + 0.2
+            if isinstance(p.get("restored"), (int, float)):
+                p["healthy"] = p["restored"] + 0.2
+        return d
+    run_id = stored_with_series(tmp_path / "results", "docker-run-load", close)
+    report = tmp_path / "close.html"
+    assert main(["report", run_id, "-o", str(report), "--results", str(tmp_path / "results")]) == 0
+    charts, _, errors = drawn(report, tmp_path / "close.png")
+    assert errors == []
+    marked = [c["title"] for c in charts if c["marks"] == 4]  # (6 faults: injected, noticed, restored, healthy)
+    assert len(marked) == 18 and sum("red:degraded" in t.replace(" ", "") for t in marked) == 6, marked
+    assert all(c["overlap"] == 0 for c in charts), [(c["title"], c["overlap"]) for c in charts if c["overlap"]]
