@@ -336,7 +336,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
                 if spec.verdict:
                     line.append("; ".join((f"vs {systems.name(ref)}: " if len(one) > 1 else "")
-                                          + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
+                                          + keep(cells.verdict(key, ref, s, spec.verdict, systems), key,
                                                  f"{group} {label}".strip()) for ref in against.get(s, [])))
                 out.append(line)
     else:

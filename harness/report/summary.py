@@ -90,7 +90,8 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
     if p.wins(p.a) == p.wins(p.b):  # (no more wins either side: led by the faster median, so '1.04×', not '0.96×')
         ratios = [v.ratio for v in comparable if v.ratio]
         lead, other = (p.b, p.a) if ratios and median(ratios) < 1 else (p.a, p.b)
-    head = f"{p.workload} ({p.metric}), {name(lead)} vs {name(other)}: "
+    # (the pair named in one order on every line, the reference first, whichever leads)
+    head = f"{p.workload} ({p.metric}), {name(p.a)} vs {name(p.b)}: "
     if comparable:
         ratios = [v.ratio if lead == p.a else 1 / v.ratio for v in comparable if v.ratio]
         wins = p.wins(lead)

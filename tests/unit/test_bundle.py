@@ -492,7 +492,7 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     assert "vs GlusterFS/site-b: " in line[-1] and "; vs CephFS/site-a: " in line[-1], line
     # like against like within each run: CephFS of each site against GlusterFS of that site
     said = "\n".join(map(str, apart.summary))
-    assert "GlusterFS/site-a vs CephFS/site-a" in said and "CephFS/site-b vs GlusterFS/site-b" in said, said
+    assert "GlusterFS/site-a vs CephFS/site-a" in said and "GlusterFS/site-b vs CephFS/site-b" in said, said
     # nothing measured differs between the runs: each system of site-b against itself at site-a
     assert "GlusterFS/site-a vs GlusterFS/site-b" in said and "CephFS/site-a vs CephFS/site-b" in said, said
     assert "GlusterFS/site-a vs CephFS/site-b" not in said and "CephFS/site-a vs GlusterFS/site-b" not in said, said
