@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable, Iterable
 
 # (ASCII digits and blanks only: Python's \d, int() and float() also take '１' and '٣', and
 # \s and $ a line break; a number in a config is written in ASCII, on one line)
@@ -140,3 +141,33 @@ def format_value(v: float | None, unit: str, metric: str = "") -> str:
     if unit == "s/GiB":
         return f"{v:.2f} CPU-s/GiB"
     return count_rate(v, unit)
+
+
+# a time's units, each from where it is the largest that keeps a value at least one of it
+_TIME_UNITS = (("s", 1.0, 2), ("ms", 1e-3, 1), ("µs", 1e-6, 0))  # (unit, its seconds, its usual decimals)
+
+
+def _times(values: list[float]) -> Callable[[float], str]:
+    """One unit for every time of a column: the largest the column's largest value holds
+    at least one of, with enough decimals that its smallest shows two significant digits
+    (a smaller unit where that takes more than three): '36.8 ms' beside '172.0 ms', never
+    beside '0'0.1"'."""
+    top, low = max(values), min((v for v in values if v > 0), default=0.0)
+    units = [u for u in _TIME_UNITS if top >= u[1]] or [_TIME_UNITS[-1]]
+    for unit, scale, decimals in units:  # (a smaller unit where the smallest needs more digits)
+        decimals = max(decimals, 1 - math.floor(math.log10(low / scale))) if low else decimals
+        if decimals <= 3:
+            break
+    decimals = min(3, decimals)
+    return lambda v: f"{v / scale:,.{decimals}f} {unit}"
+
+
+def column(values: Iterable[float | None], unit: str, metric: str = "") -> Callable[[float | None], str]:
+    """How a column's values are said, in one unit for all of them: a time in the report's
+    style (5'31", 0'0.8") where every one is at least 0.1 s, else every one in the unit
+    of :func:`_times`; any other value as :func:`format_value` says it."""
+    found = [v for v in values if v is not None and math.isfinite(v)]
+    if unit != "s" or not found or (not metric.startswith(("lat", "clat")) and min(found) >= 0.1):
+        return lambda v: format_value(v, unit, metric)
+    said = _times(found)
+    return lambda v: "—" if v is None or math.isnan(v) else said(v)

@@ -48,8 +48,9 @@ def _label(m: Measurement) -> tuple[str, str]:
     return m.test, str(m.params.get("label") or size(m.params.get("file_size") or 0))
 
 
-def _order(m: Measurement) -> tuple[int, int]:
-    return (0 if m.test == "write" else 1, -(m.params.get("file_size") or 0))
+def _order(m: Measurement) -> int:
+    """Writes, then reads (each by its file's size: harness.api.records.cell_order)."""
+    return 0 if m.test == "write" else 1
 
 
 class LargeFile(Workload):

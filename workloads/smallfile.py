@@ -75,8 +75,9 @@ def _label(m: Measurement) -> tuple[str, str]:
             f"{p.get('files', 0):,} × {size(p.get('file_size') or 0)}{engine}")
 
 
-def _order(m: Measurement) -> tuple[int, int]:
-    return (list(_MODE).index(m.test) if m.test in _MODE else len(_MODE), m.params.get("files") or 0)
+def _order(m: Measurement) -> int:
+    """The modes in the order they ran (each by its files: harness.api.records.cell_order)."""
+    return list(_MODE).index(m.test) if m.test in _MODE else len(_MODE)
 
 
 def measurements(op: str, result: dict[str, Any], cell: dict[str, Any], cache: str,

@@ -9,10 +9,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
+from harness.api.faults import PHASES
 from harness.api.histogram import Histogram
 from harness.api.series import Series
 from harness.errors import BadInput
@@ -236,6 +238,32 @@ def params_keys() -> Callable[[Measurement], str]:
         return found[1]
 
     return key
+
+
+_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)")
+
+
+def _value_order(key: str, value: Any) -> tuple[Any, ...]:
+    """Where a parameter's value sorts among the same parameter's: a fault's phase in time
+    order (before, during, after), a number (a size, a count, a load) by its value, a text
+    by its words and the numbers in it (``client2`` before ``client10``)."""
+    if key == "phase" and value in PHASES:
+        return 0, PHASES.index(value), ()
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
+        return 1, value, ()
+    parts = _NUMBER.split(value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str))
+    return 2, 0, tuple((text, float(number) if number else -1.0) for text, number in zip(parts[::2], [*parts[1::2], ""]))
+
+
+def cell_order(params: dict[str, Any]) -> tuple[Any, ...]:
+    """How cells sort, in every table: by their parameters in the order the cell names them,
+    each by its value (:func:`_value_order`: '64 MiB' before '256 MiB', phases before,
+    during, after — never as text); a client's own row after the cell's, by its name, the
+    clients' aggregate after theirs."""
+    host = params.get("host")
+    return (tuple((k, _value_order(k, v)) for k, v in params.items()
+                  if k not in CIRCUMSTANTIAL and k != "host"),
+            (0, ()) if host is None else (2, ()) if host in OVER_CLIENTS else (1, _value_order("host", host)))
 
 
 def describe_cell(params: dict[str, Any], leave_out: tuple[str, ...] = ()) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +28,7 @@ from harness.api.records import (
     HARNESS_PARAMS,
     OVER_CLIENTS,
     Measurement,
+    cell_order,
     flag_marks,
     flag_notes,
     lower_is_better,
@@ -37,7 +38,7 @@ from harness.api.records import (
 from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
 from harness.report import aggregates, faults, resources
 from harness.report.stats import Summary, compare, median, summarize
-from harness.units import format_value, size
+from harness.units import column, size
 
 ALPHA = 0.05  # significance level of the A-vs-B test
 CV_THRESHOLD = 0.10  # a cell whose repeats vary more is flagged 'unstable'
@@ -149,6 +150,7 @@ class Cells:
     cv_threshold: float = CV_THRESHOLD
     _summaries: dict[tuple[Any, SystemKey, str], Summary | None] = field(default_factory=dict)
     _known: set[SystemKey] = field(default_factory=set)
+    _said: dict[str, Callable[[float | None], str]] = field(default_factory=dict)  # (see :meth:`said`)
 
     def add(self, row: Any, m: Measurement, metric: str | None = None) -> None:
         system = (m.backend, m.variant)
@@ -157,6 +159,7 @@ class Cells:
             self.systems.append(system)
         key = (row, system, metric or m.metric)
         self.units.setdefault(metric or m.metric, m.unit)
+        self._said.pop(metric or m.metric, None)
         if m.value is not None:
             self.values[key].append(m.value)
         self.flags[key].update(m.flags)
@@ -189,9 +192,17 @@ class Cells:
         vals = self.values.get((row, system, metric))
         return median(vals) / ceiling if ceiling and vals else None
 
+    def said(self, metric: str) -> Callable[[float | None], str]:
+        """How the metric's values are said: in one unit for all its cells (every system's),
+        so a column never shows '36.8 ms' beside '0'0.1"' (:func:`harness.units.column`)."""
+        if metric not in self._said:
+            medians = [median(v) for (_, _, m), v in self.values.items() if m == metric and v]
+            self._said[metric] = column(medians, self.units.get(metric, ""), metric)
+        return self._said[metric]
+
     def text(self, row: Any, system: SystemKey, metric: str, seen: set[str]) -> str:
         value, flags = self.get(row, system, metric)
-        text = format_value(value, self.units.get(metric, ""), metric)
+        text = self.said(metric)(value)
         s = self.summary(row, system, metric)
         if s is not None and value is not None:
             text += f" ±{s.ci_half_width * 100:.0f}% CV {s.cv * 100:.0f}%"
@@ -256,11 +267,6 @@ def _share_note(cells: Cells) -> list[str]:
 
 # ---------------------------------------------------------------- side-by-side tables
 
-def _host_rank(m: Measurement) -> tuple[int, str]:
-    host = m.params.get("host")
-    return (0, "") if host is None else (2, str(host)) if host in OVER_CLIENTS else (1, str(host))
-
-
 def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tuple[Any, str, str]]:
     """(row key, group label, row label) in the spec's order. A row is one cell identity
     (test and every non-circumstantial parameter); rows whose labels would read the same
@@ -274,8 +280,11 @@ def _rows(spec: TableSpec, records: list[Measurement], cells: Cells) -> list[tup
         first.setdefault(key, m)
         cells.add(key, m)
     keys = list(first)
-    if spec.order is not None:  # (a cell's clients in name order, their aggregate after them)
-        keys.sort(key=lambda k: (spec.order(first[k]), _host_rank(first[k])))  # type: ignore[misc]
+    # (in the spec's order, else its tests' as first seen; then by the cell's values, a
+    # cell's clients in name order and their aggregate after them: harness.api.records.cell_order)
+    tests = {t: i for i, t in enumerate(dict.fromkeys(k[0] for k in keys))}
+    keys.sort(key=lambda k: (spec.order(first[k]) if spec.order is not None else tests[k[0]],
+                             cell_order(first[k].params)))
     labels = {k: spec.label(first[k]) for k in keys}
     same: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for k in keys:
@@ -335,7 +344,7 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
                 if spec.verdict:
                     line.append("; ".join((f"vs {systems.name(ref)}: " if len(one) > 1 else "")
-                                          + keep(cells.verdict(key, s, ref, spec.verdict, systems), key,
+                                          + keep(cells.verdict(key, ref, s, spec.verdict, systems), key,
                                                  f"{group} {label}".strip(), ref) for ref in against.get(s, [])))
                 out.append(line)
     else:
@@ -421,13 +430,32 @@ def _curves(spec: TableSpec, rows: list[tuple[Any, str, str]], cells: Cells,
     if not points:
         return None
     lines = []
+    # (a row's profile: its cell without its client, named as its aggregate's row, else its first)
+    profiles: dict[Any, str] = {}
+    for key, group, label in sorted(rows, key=lambda r: _host_rank_of(r[0]) == 1):
+        profiles.setdefault(_without_host(key), f"{group} {label}".strip())
     for s in cells.systems:
         for key, group, label in rows:
             ys = [cells.get(key, s, p)[0] for p in points]
             if any(y is not None for y in ys):
-                lines.append({"name": f"{systems.name(s)} {group} {label}".strip(), "y": ys})
+                host = json.loads(key[1]).get("host")
+                client = host is not None and host not in OVER_CLIENTS
+                lines.append({"name": f"{systems.name(s)} {group} {label}".strip(), "y": ys,
+                              "system": systems.name(s), "profile": profiles[_without_host(key)],
+                              "client": str(host) if client else None})
     return {"kind": "lines", "title": spec.title, "x": points, "series": lines,
             "unit": cells.units.get(points[0], "")}
+
+
+def _without_host(key: Any) -> Any:
+    params = json.loads(key[1])
+    params.pop("host", None)
+    return key[0], json.dumps(params, sort_keys=True)
+
+
+def _host_rank_of(key: Any) -> int:
+    host = json.loads(key[1]).get("host")
+    return 0 if host is None else 2 if host in OVER_CLIENTS else 1
 
 
 # ---------------------------------------------------------------- matrices

@@ -203,7 +203,7 @@ def _side_text(c: Cost, side: str) -> tuple[str, str]:
 
 
 def _ordered(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> list[Cost]:
-    return sorted(found, key=lambda c: (c.workload, resources.describe(c.cell), name((c.backend, c.variant)),
+    return sorted(found, key=lambda c: (c.workload, resources.order(c.cell), name((c.backend, c.variant)),
                                         c.run_id, c.repeat))
 
 
@@ -284,7 +284,8 @@ def chart(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> dict[str
     """Bars per cell: each system's CPU-s/GiB on its clients and on its servers."""
     if not found:
         return None
-    labels = list(dict.fromkeys(f"{c.workload} {resources.describe(c.cell)}".strip() for c in found))
+    labels = list(dict.fromkeys(f"{c.workload} {resources.describe(c.cell)}".strip()
+                                for c in sorted(found, key=lambda c: (c.workload, resources.order(c.cell)))))
     from harness.report.stats import median
 
     series: dict[str, list[list[float]]] = {}

@@ -5,6 +5,8 @@ data written during the fault verified (the ``fault`` records of
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -151,6 +153,19 @@ NOTE = ("the cell ran three times: 'before' (healthy), 'during' (the fault, time
 
 
 MOMENTS = ("injected", "noticed", "restored", "healthy")
+# the times a fault's description says, on its cell's clock (harness.execution.timeline.record)
+_CELL_CLOCK = re.compile(r" at (?:[0-9.]+|\?) s(?:, back at (?:[0-9.]+|\?) s)?$")
+
+
+def from_injection(params: dict[str, Any]) -> str:
+    """A fault as a chart in seconds from the injection says it, on that one clock: 'gluster2
+    killed, restored 16.3 s after the injection', not its description's 'killed at 10.2 s,
+    back at 26.5 s' on the cell's clock."""
+    what = _CELL_CLOCK.sub("", str(params.get("fault", "")))
+    injected, restored = params.get("injected"), params.get("restored")
+    if all(isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) for t in (injected, restored)):
+        return f"{what}, restored {restored - injected:.1f} s after the injection"  # type: ignore[operator]
+    return what
 
 
 def timeline_chart(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> dict[str, Any] | None:
@@ -175,6 +190,6 @@ def timeline_chart(records: list[Measurement], name: Callable[[tuple[str, str]],
             bars.append({"label": label, "start": float(started) - zero, "end": float(ended) - zero,
                          "degraded": "degraded" in m.flags})
         if bars:
-            faults.append({"title": f"{name((f.backend, f.variant))}: {f.params.get('for')} — {f.params.get('fault')}",
+            faults.append({"title": f"{name((f.backend, f.variant))}: {f.params.get('for')} — {from_injection(f.params)}",
                            "moments": moments, "bars": bars})
     return {"kind": "timeline", "faults": faults} if faults else None

@@ -157,14 +157,32 @@ def bars(c: dict[str, Any]) -> Figure:
                        "xaxis": axis if flat else categories, "yaxis": categories if flat else axis}}
 
 
-def lines(c: dict[str, Any]) -> Figure:
+def lines(c: dict[str, Any]) -> list[Figure]:
+    """A line per row and system over the chart's points (e.g. latency percentiles): a chart
+    per profile (the row without its client), each system's aggregate drawn, its clients'
+    lines hidden until its one legend entry of them is picked — a legend of a few entries,
+    never one to scroll (30 lines of 8 profiles' clients were drawn on one chart)."""
     div, label = _scaled(c["unit"])
-    data = [{"type": "scatter", "mode": "lines+markers", "name": s["name"], "x": c["x"],
-             "y": [None if y is None else y / div for y in s["y"]]} for s in c["series"]]
-    return {"title": c["title"], "data": data,
-            "layout": {"yaxis": {"title": {"text": f"value ({label}, log)"}, "type": "log", "automargin": True,
-                                 **log_ticks([y for d in data for y in d["y"]])},
-                       "xaxis": {"automargin": True}, "height": 480}}
+    out = []
+    for profile in dict.fromkeys(s.get("profile") for s in c["series"]):
+        data: list[dict[str, Any]] = []
+        for s in (s for s in c["series"] if s.get("profile") == profile):
+            line = {"type": "scatter", "mode": "lines+markers", "x": c["x"],
+                    "y": [None if y is None else y / div for y in s["y"]]}
+            if s.get("client") is None:
+                line["name"] = s["system"] if profile is not None else s["name"]
+            else:  # (a system's clients: one legend entry that shows or hides them all)
+                group = f"{s['system']} each client"
+                first = not any(d.get("legendgroup") == group for d in data)
+                line.update({"name": group, "legendgroup": group, "showlegend": first, "visible": "legendonly",
+                             "line": {"dash": "dot", "width": 1}, "text": [s["client"]] * len(c["x"]),
+                             "hovertemplate": "%{text}: %{y:.3g}<extra>%{fullData.name}</extra>"})
+            data.append(line)
+        out.append({"title": f"{c['title']}: {profile}" if profile is not None else c["title"], "data": data,
+                    "layout": {"yaxis": {"title": {"text": f"value ({label}, log)"}, "type": "log",
+                                         "automargin": True, **log_ticks([y for d in data for y in d["y"]])},
+                               "xaxis": {"automargin": True}, "height": 420}})
+    return out
 
 
 def cost_bars(c: dict[str, Any]) -> Figure:
@@ -334,7 +352,7 @@ def figures(tables: list[Table]) -> list[Figure]:
         if t.chart and t.chart["kind"] == "bars":
             out.append(bars(t.chart))
         elif t.chart and t.chart["kind"] == "lines":
-            out.append(lines(t.chart))
+            out += lines(t.chart)
         elif t.chart and t.chart["kind"] == "timeline":
             out += timelines(t.chart)
         elif t.chart and t.chart["kind"] == "sweep":

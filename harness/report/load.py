@@ -50,7 +50,7 @@ from harness.api.histogram import SLO_PERCENTILES
 from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIENTS, Measurement, describe_cell,
                                   flag_marks, flag_notes)
 from harness.report import cells, data
-from harness.report.faults import ABOUT as FAULT_ABOUT
+from harness.report.faults import ABOUT as FAULT_ABOUT, from_injection
 from harness.report.compare import SystemKey, Table
 from harness.results.store import RunInfo
 from harness.units import latency, parse_latency
@@ -557,7 +557,7 @@ def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], 
     return {"figure": _title(t.figure), "system": name(t.system), "offered": t.offered,
             "percentile": t.percentile, "series": [(s + 0.5 - zero, v) for s, v in points],
             "stalled": [s + 0.5 - zero for s in t.stalled], "moments": {k: v - zero for k, v in moments.items()},
-            "target": slo.get(t.percentile), "fault": str(t.fault.params.get("fault", "")),
+            "target": slo.get(t.percentile), "fault": from_injection(t.fault.params),
             "verdict": t.verdict(slo[t.percentile]) if t.percentile in slo else ""}
 
 

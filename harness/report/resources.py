@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.api.records import Measurement, describe_cell
+from harness.api.records import Measurement, cell_order, describe_cell
 from harness.api.sampler import HOST, RESOURCES
 from harness.report import cells
 
@@ -53,6 +53,11 @@ def describe(params: dict[str, Any]) -> str:
     return describe_cell(params, ABOUT)
 
 
+def order(params: dict[str, Any]) -> tuple[Any, ...]:
+    """Where the cell a node's record is of sorts, in every table (by value: harness.api.records.cell_order)."""
+    return cell_order({k: v for k, v in params.items() if k not in ABOUT})
+
+
 def top(records: list[Measurement]) -> Measurement | None:
     """The record of the node and resource with the highest share of its capacity."""
     return max((m for m in records if isinstance(m.params.get("share"), (int, float))),
@@ -91,7 +96,8 @@ def own_nodes(found: list[Measurement], theirs: tuple[str, ...], declared: cells
 def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str],
                services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[list[str]]:
     """(workload, cell, system, busiest, another system's busy nodes, this machine) for each
-    pass, in the order they were recorded; ``name`` gives a system's display name from
+    pass: its workloads and systems in the order they were recorded, its cells by value
+    (:func:`order`); ``name`` gives a system's display name from
     (backend, variant), ``services`` the services it runs on. The busiest is chosen among
     the clients and the system's own storage nodes."""
     declared = cells.roles(records)
@@ -100,8 +106,12 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
         if m.workload == RESOURCES and m.test not in ("busiest", "cost"):  # (runs of earlier versions stored
             # their own busiest; the cost records are harness.report.cost's)
             passes.setdefault(cell_of(m), []).append(m)
+    workloads = {w: i for i, w in enumerate(dict.fromkeys(str(f[0].params.get("for")) for f in passes.values()))}
+    systems = {s: i for i, s in enumerate(dict.fromkeys(k[1:3] for k in passes))}
     rows = []
-    for (_, backend, variant, repeat, _, _), found in passes.items():
+    for (_, backend, variant, repeat, _, _), found in sorted(
+            passes.items(), key=lambda kv: (workloads[str(kv[1][0].params.get("for"))], order(kv[1][0].params),
+                                            systems[kv[0][1:3]])):
         theirs = services((backend, variant))
         top, host = busiest(own_nodes(found, theirs, declared)), host_text(found)
         others = contended_text(contention(found, theirs, declared))

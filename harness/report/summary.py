@@ -104,7 +104,8 @@ def pairing_line(p: Pairing, name: Callable[[SystemKey], str]) -> str:
     in 2 cells: 1 degraded, 1 n=1 (…).'"""
     comparable = p.comparable()
     lead, other = p.lead()
-    head = f"{p.workload} ({p.metric}), {name(lead)} vs {name(other)}: "
+    # (the pair named in one order on every line, the reference first, whichever leads)
+    head = f"{p.workload} ({p.metric}), {name(p.a)} vs {name(p.b)}: "
     if comparable:
         ratios = p.ratios(lead)
         wins = p.wins(lead)

@@ -196,9 +196,11 @@ def _judged_across(built: list[Table], systems: Systems) -> list[str]:
     """The pairs the tables judged across two runs shown apart (a system of a later run
     against itself in the first), as the header says them: only those of a cell both sides
     measured fit to compare (a winner, or no significant difference) — as the answer counts
-    comparable cells (:meth:`harness.report.summary.Pairing.comparable`)."""
+    comparable cells (:meth:`harness.report.summary.Pairing.comparable`), which skips a
+    client's row of several."""
     pairs = dict.fromkeys(pair for t in built for v in t.verdicts if v.reason not in ("flags", "missing")
                           and v.ratio is not None  # (a cell both sides measured fit to compare)
+                          and not v.per_client  # (a cell of several clients counts by its aggregate row)
                           for pair in ((v.a, v.b), (v.b, v.a)) if systems.across.get(pair[0]) == pair[1])
     if not pairs:
         return []

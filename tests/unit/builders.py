@@ -6,6 +6,7 @@ environment. A module, not a test module: the tests import it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,10 @@ def stored(tmp_path: Path) -> str:
     return str(run["run_id"])
 
 
-def stored_with_series(tmp_path: Path, name: str) -> str:
+def stored_with_series(tmp_path: Path, name: str, change: Callable[[dict], dict] | None = None) -> str:
     """A real run exported with its records' series (tests/data/NAME.jsonl, each record's
     series under 'series', and NAME-run.json) in a store of its own, as dfsbench run stored
-    it; its run id."""
+    it (each record's dict through ``change`` first, where given); its run id."""
     from harness.api.series import Series
 
     run = json.loads((DATA / f"{name}-run.json").read_text())
@@ -63,7 +64,7 @@ def stored_with_series(tmp_path: Path, name: str) -> str:
     for t in run["targets"]:
         store.add_target(run["run_id"], t["backend"], t["variant"], t["description"], t["repeat"])
     for line in (DATA / f"{name}.jsonl").read_text().splitlines():
-        d = json.loads(line)
+        d = json.loads(line) if change is None else change(json.loads(line))
         seq = store.add(Measurement.from_dict(d), d.get("cell"))
         s = d.get("series")
         if s:

@@ -492,7 +492,7 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     assert "vs GlusterFS/site-b: " in line[-1] and "; vs CephFS/site-a: " in line[-1], line
     # like against like within each run: CephFS of each site against GlusterFS of that site
     said = "\n".join(map(str, apart.summary))
-    assert "GlusterFS/site-a vs CephFS/site-a" in said and "CephFS/site-b vs GlusterFS/site-b" in said, said
+    assert "GlusterFS/site-a vs CephFS/site-a" in said and "GlusterFS/site-b vs CephFS/site-b" in said, said
     # nothing measured differs between the runs: each system of site-b against itself at site-a
     assert "GlusterFS/site-a vs GlusterFS/site-b" in said and "CephFS/site-a vs CephFS/site-b" in said, said
     assert "GlusterFS/site-a vs CephFS/site-b" not in said and "CephFS/site-a vs GlusterFS/site-b" not in said, said
@@ -554,6 +554,42 @@ def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_an
     judged = [line for line in apart.header if "judged against itself" in line]
     assert judged == ["  across the runs, judged against itself in the first run (the same work, and nothing measured "
                       "differs): GlusterFS/site-b against GlusterFS/site-a"], judged
+
+
+def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(tmp_path):
+    """Two runs of one work on two clients: each client's row is fit to compare, but the
+    clients' aggregate row (what the answer counts) is degraded on both sides. The answer
+    finds no comparable cell, so the header names no pair judged against itself; once the
+    aggregate is fit, it does."""
+    from harness.api.records import Measurement
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+
+    work = {"environment": {"kind": "local"}, "scale": "quick", "backends": [{"name": "glusterfs"}],
+            "workloads": [{"name": "largefile", "options": {"sizes": [1 << 20]}}]}
+    runs = (("20270101-000000-aaaaaa", "a"), ("20270101-000001-bbbbbb", "b"))
+
+    def header(root, aggregate_flags):
+        store = Store(root)
+        for run_id, label in runs:
+            store.begin_run(run_id, work, "h", {"hostname": label, **SAME_TOOLS}, "run", label)
+            store.add_target(run_id, "glusterfs", "default", {"system": "glusterfs"})
+            for repeat in (0, 1):
+                for host in ("client1", "client2", "all"):
+                    store.add(Measurement("largefile", "write", "elapsed", 0.01 * (1 + repeat / 100), "s",
+                                          {"file_size": 1 << 20, "host": host}, "glusterfs", "default", run_id,
+                                          repeat, aggregate_flags if host == "all" else ()))
+            store.finish_run(run_id, "complete")
+        store.close()
+        view = build_view(Catalogue(root), [r[0] for r in runs], apart=True)
+        assert any(v.per_client and v.ratio is not None for t in view.tables for v in t.verdicts)
+        return view
+    degraded = header(tmp_path / "degraded", ("degraded",))
+    assert "GlusterFS/a vs GlusterFS/b: no comparable cell" in "\n".join(degraded.summary), degraded.summary
+    assert not any("judged against itself" in line for line in degraded.header), degraded.header
+    fit = header(tmp_path / "fit", ())
+    assert any("judged against itself" in line and "GlusterFS/b against GlusterFS/a" in line
+               for line in fit.header), fit.header
 
 
 def test_a_fault_whose_times_are_far_apart_is_counted_not_walked(exported, tmp_path):

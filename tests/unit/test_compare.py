@@ -100,7 +100,7 @@ def test_smallfile_table_from_a_real_run(quick_run):
 def test_largefile_table_from_a_real_run(quick_run):
     table = largefile_table(quick_run)
     assert table is not None
-    assert [row[1] for row in table.rows] == ["256 MiB", "64 MiB", "256 MiB", "64 MiB"]
+    assert [row[1] for row in table.rows] == ["64 MiB", "256 MiB", "64 MiB", "256 MiB"]  # (by size, not as text)
     assert [row[0] for row in table.rows] == ["write", "", "read", ""]
     assert "MiB/s" in table.rows[0][3]
 
@@ -412,3 +412,23 @@ def test_a_table_of_a_system_per_line_names_the_reference_its_verdicts_are_again
     assert table.columns[2] == "system" and table.columns[-1] == "vs GlusterFS", table.columns
     lines = {row[2]: row[-1] for row in table.rows}
     assert lines["GlusterFS"] == "" and "GlusterFS" in lines["CephFS"] and "faster" in lines["CephFS"], lines
+
+
+def test_every_time_of_a_table_is_said_in_one_unit(quick_run):
+    """A time column showed '36.8 ms' beside '0'0.1"' (172 ms rounded down to 0.1 s): every
+    time of a table is said in one unit, chosen for all its cells, with digits enough for
+    its smallest; one whose times are all 0.1 s or more keeps the report's style."""
+    import re
+
+    from harness.units import column
+
+    for table, unit in ((smallfile_table(quick_run), "ms"), (largefile_table(quick_run), "s")):
+        times = [row[i] for row in table.rows for i, name in enumerate(table.columns) if name.endswith(" time")]
+        assert len(times) == 18 if unit == "ms" else len(times) == 12
+        assert all(re.fullmatch(r"[0-9,]+\.[0-9]+ " + unit, t) for t in times), times
+    listing = smallfile_table(quick_run).rows[2:4]
+    assert [row[0] for row in listing] == ["list (ls -l)", ""]
+    assert [row[4] for row in listing] == ["78.1 ms", "225.8 ms"]  # (CephFS listing 1,024 files: not '0'0.2"')
+    assert [column([0.0368, 0.172], "s")(v) for v in (0.0368, 0.172)] == ["36.8 ms", "172.0 ms"]
+    assert [column([211e-6, 1.2], "s", "lat_p99")(v) for v in (211e-6, 1.2)] == ["0.21 ms", "1,200.00 ms"]
+    assert [column([0.892, 331.654], "s")(v) for v in (0.892, 331.654)] == ["0'0.8\"", "5'31\""]

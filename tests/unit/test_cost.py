@@ -114,3 +114,26 @@ def test_compare_shows_the_cost_beside_the_throughput_and_exports_its_records(tm
     assert "GlusterFS — " in text and "CPU-s/GiB on the clients" in text
     assert main(["compare", run_id, "--format", "csv", "--results", str(tmp_path)]) == 0
     assert cost.TITLE in capsys.readouterr().out
+
+
+def test_cells_of_every_table_sort_by_value_and_a_faults_phases_in_time_order():
+    """The real run's cost of a cell, as cells of other sizes and of a fault's phases: the
+    cost table ordered them as text ('256 MiB' before '64 MiB'; 'after, before, during'),
+    the busiest-node table as recorded. Both order them by value, as every table does
+    (harness.api.records.cell_order)."""
+    from dataclasses import replace
+
+    from harness.report import resources
+
+    records = run_records()
+    first = next(c for c in cost.costs(records, services) if c.backend == "glusterfs")
+    cells = [{"for": "largefile", "file_size": 256 << 20}, {"for": "largefile", "file_size": 64 << 20},
+             *({"for": "largefile", "file_size": 64 << 20, "phase": p} for p in ("after", "before", "during"))]
+    rows, _ = cost.table([replace(first, cell=cell) for cell in cells], lambda k: k[0])
+    assert [row[1] for row in rows] == ["file_size=64 MiB", "file_size=64 MiB phase=before",
+                                        "file_size=64 MiB phase=during", "file_size=64 MiB phase=after",
+                                        "file_size=256 MiB"]
+    node = [m for m in records if m.workload == "resources" and m.backend == "glusterfs"
+            and m.repeat == 0 and m.test not in ("busiest", "cost")]
+    shown = [replace(m, params={**m.params, **cell}, cell=None) for cell in cells for m in node]  # (cells by params)
+    assert [row[1] for row in resources.table_rows(shown, lambda k: k[0])] == [row[1] for row in rows]

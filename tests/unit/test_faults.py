@@ -413,3 +413,33 @@ def test_a_timeline_of_its_own_keeps_its_moments_on_the_records_clock():
     timeline = Timeline(System(Driven(), heal_s=1.0, notice_s=0.4), "ceph", FaultSpec(action="kill", after_s=5))
     before = time.time()
     assert before <= timeline.clock.now() <= time.time()
+
+
+def test_a_fault_chart_says_its_times_on_its_axis_clock(tmp_path):
+    """A fault chart's axis is seconds from the injection; its title said 'killed at 2.3 s,
+    back at 10.2 s' on the cell's clock. It says the restore on the axis's clock, in the
+    timeline chart and in the real load run's percentile charts alike."""
+    from harness.api.records import Measurement
+    from harness.report.faults import from_injection, timeline_chart
+    from harness.report.html import tails, timelines
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from tests.unit.builders import stored_with_series
+
+    params = {"for": "largefile", "file_size": 1, "fault": "ceph-osd2 killed at 2.3 s, back at 10.2 s",
+              "injected": 1002.3, "noticed": 1006.5, "restored": 1010.2, "healthy": 1016.0}
+    assert from_injection(params) == "ceph-osd2 killed, restored 7.9 s after the injection"
+    assert from_injection({**params, "fault": "ceph-osd2 killed at 2.3 s", "restored": None}) == "ceph-osd2 killed"
+    fault = Measurement("fault", "recovery", "elapsed", 6.0, "s", params, "cephfs")
+    during = Measurement("largefile", "write", "throughput", 1e8, "B/s",
+                         {"file_size": 1, "phase": "during", "started": 1000.0, "ended": 1007.0}, "cephfs")
+    (figure,) = timelines(timeline_chart([fault, during], lambda k: "CephFS"))
+    assert figure["title"].startswith("CephFS: largefile — ceph-osd2 killed, restored 7.9 s after the injection")
+    assert figure["layout"]["xaxis"]["title"] == "s from the injection"
+    run_id = stored_with_series(tmp_path, "docker-run-load")
+    view = build_view(Catalogue(tmp_path), [run_id])
+    load = next(t.chart for t in view.tables if t.chart and t.chart["kind"] == "load")
+    titles = [f["title"] for f in tails(load)]
+    assert len(titles) == 6 and not any(" at 10." in t or "back at" in t for t in titles), titles
+    for f, title in zip(load["faults"], titles):
+        assert f"restored {f['moments']['restored']:.1f} s after the injection" in title, title

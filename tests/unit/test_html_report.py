@@ -114,6 +114,8 @@ CHARTS = """els => els.map(e => ({
                 r[i].top < r[j].bottom - 1 && r[j].top < r[i].bottom - 1) n++;
         return n;
     }).reduce((a, b) => a + b, 0),
+    marks: [...e.querySelectorAll('.annotation-text')].filter(t => ['injected', 'noticed', 'restored', 'healthy']
+        .includes(t.textContent.trim())).length,
     xtitle: (e.querySelector('.g-xtitle') || {}).textContent || ''}))"""
 
 
@@ -208,3 +210,55 @@ def test_a_tables_text_reaches_the_page_through_the_one_escaping_rule():
     page = _table_html(Table("t\x1b[2J", ["sys\x07tem"], [["<b>\x9bx\r"]], notes=["n\x1b]0;x"]))
     assert not [c for c in "\x1b\x07\x9b\r" if c in page], page
     assert "t\\x1b[2J" in page and "&lt;b&gt;\\x9bx\\r" in page and "sys\\x07tem" in page
+
+
+def test_no_chart_of_percentiles_needs_a_scrolling_legend(tmp_path):
+    """A real container-lab run of three systems on two clients over 20 profiles (offered
+    loads and a fault's phases): its percentiles were 180 lines on one chart. A chart per
+    profile draws each system's aggregate and hides its clients' lines behind one legend
+    entry a system: never more than six entries, three lines drawn."""
+    from harness.report.html import lines
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from tests.unit.builders import stored_with_series
+
+    run_id = stored_with_series(tmp_path, "docker-run-load")
+    chart = next(t.chart for t in build_view(Catalogue(tmp_path), [run_id]).tables
+                 if t.chart and t.chart["kind"] == "lines")
+    assert len(chart["series"]) == 180
+    found = lines(chart)
+    assert len(found) == 20
+    assert "fio total latency percentiles (submission + completion): randwrite-4k-qd16 write" in [
+        f["title"] for f in found]
+    for f in found:
+        shown = [d["name"] for d in f["data"] if d.get("visible", True) is True]
+        legend = [d["name"] for d in f["data"] if d.get("showlegend", True)]
+        assert shown == ["GlusterFS", "CephFS", "SeaweedFS"], shown
+        assert sorted(legend) == sorted(["GlusterFS", "CephFS", "SeaweedFS", "GlusterFS each client",
+                                         "CephFS each client", "SeaweedFS each client"]), legend
+        assert sum(1 for d in f["data"] if d.get("visible") == "legendonly") == 6  # (2 clients a system)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")
+def test_a_faults_marks_stay_apart_where_its_moments_are_close(tmp_path):
+    """The real load run with each fault noticed 0.2 s after its injection and healthy 0.2 s
+    after its restore: every chart that marks a fault's moments (each fault's p99 every
+    second, its cell's timeline, the records against the fault — which drew none of a fio
+    cell's, whose fault names its profile) labels them with no label covering another."""
+    from tests.unit.builders import stored_with_series
+
+    def close(d):
+        p = d["params"]
+        if d["workload"] == "fault" and isinstance(p.get("injected"), (int, float)):
+            p["noticed"] = p["injected"] + 0.2
+            if isinstance(p.get("restored"), (int, float)):
+                p["healthy"] = p["restored"] + 0.2
+        return d
+    run_id = stored_with_series(tmp_path / "results", "docker-run-load", close)
+    report = tmp_path / "close.html"
+    assert main(["report", run_id, "-o", str(report), "--results", str(tmp_path / "results")]) == 0
+    charts, _, errors = drawn(report, tmp_path / "close.png")
+    assert errors == []
+    marked = [c["title"] for c in charts if c["marks"] == 4]  # (6 faults: injected, noticed, restored, healthy)
+    assert len(marked) == 18 and sum("red:degraded" in t.replace(" ", "") for t in marked) == 6, marked
+    assert all(c["overlap"] == 0 for c in charts), [(c["title"], c["overlap"]) for c in charts if c["overlap"]]

@@ -194,8 +194,8 @@ def test_a_fault_at_a_fixed_load_gets_its_row_whether_or_not_its_profile_was_swe
     assert writes["glusterfs"][knee] == "— (no point of offered load measured but through the fault)"
     assert all(row[through] == "—" for row in table.rows if row[0].startswith("fio randread"))
     lines = summary_lines(table)
-    assert ("fio randwrite-4k-qd16 write (2 clients), glusterfs at 200 op/s through gluster2 killed at 10.2 s, back "
-            "at 26.5 s: not held while down; 8 of 25 s above it to healthy") in lines
+    assert ("fio randwrite-4k-qd16 write (2 clients), glusterfs at 200 op/s through gluster2 killed, restored 16.3 s "
+            "after the injection: not held while down; 8 of 25 s above it to healthy") in lines
     assert not [line for line in lines if line.startswith("fio randwrite") and "knee" in line]
     # no sweep at all: the faults are the table
     [table] = tables([m for m in records if not _swept(m)], {"p99": TARGET}, _name)
