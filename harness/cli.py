@@ -597,7 +597,10 @@ def cmd_check(args: argparse.Namespace) -> int:
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
     for w in plan.workloads:
-        print(f"  workload {w.name}: {len(w.cells())} cells")
+        cells = w.cells()
+        warmup = w.warmup(cells[0]) if cells else None
+        print(f"  workload {w.name}: {len(cells)} cells"
+              + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else ""))
     if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
         print(f"  sweep: {len(plan.points)} points, each runs every cell: "
               + "; ".join(files.printable(p.describe()) for p in plan.points))

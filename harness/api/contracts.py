@@ -561,6 +561,13 @@ class Workload(ABC):
         (:meth:`FaultSpec.too_late`)."""
         return None
 
+    def warmup(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        """How long the cell's tool runs untimed before its timed phase (fio's ``ramp_time``:
+        excluded from its figures), and the option that says so; None: no warm-up. A
+        deadline covers it and the timed phase (:meth:`lasts`); a fault's ``after_s`` is
+        counted from its end, the measured work's start."""
+        return None
+
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
         """What of its options, so configured, it cannot run as its config says on a target
         of this kind, before its first I/O (a rate its jobs cannot split into whole I/Os, a
