@@ -490,6 +490,10 @@ class Workload(ABC):
     # together, and a fault's clock starts with the measured work); else the cell's start
     # stands for its timed start
     times_phases: ClassVar[bool] = False
+    # its cells may run in any order: none reads what another left, or depends on another
+    # having run (the run shuffles them with the order's seed, so that their order does not
+    # line up with time: harness.execution.order); else they run as :meth:`cells` lists them
+    any_order: ClassVar[bool] = False
     # the parser of ``tool``'s output: ``parser(text, source=…)`` → records (a staticmethod)
     parser: ClassVar[Callable[..., list[Measurement]] | None] = None
     # the built-in suites it is part of ('report': the 2014 report's comparison), each with

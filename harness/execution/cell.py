@@ -25,6 +25,7 @@ from harness.errors import DfsbenchError, Hung, StoreUnwritable
 from harness.execution import sampling, timelines, together
 from harness.execution.checks import room_for, still_there
 from harness.execution.group import Group
+from harness.execution.order import Order
 from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
@@ -46,6 +47,7 @@ class Run:
     id: str
     done: set[str] = field(default_factory=set)  # cells that succeeded (of an earlier session)
     raw: tuple[str, ...] = ()  # under the run's raw directory: a resumed session's own
+    order: Order = Order()  # the order its cells go in (the config's 'order'): as listed, unless shuffled
 
     def points(self) -> tuple[Point, ...]:
         return self.plan.points or (Point({}, self.plan.workloads),)

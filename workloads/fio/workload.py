@@ -206,6 +206,7 @@ class Fio(Workload):
     version_argv = ("fio", "--version")
     tools = (("fio", "fio"),)
     times_phases = True
+    any_order = True  # (each cell lays out, and removes, its own file; a device's fill is the attachment's)
     tool = "fio"
     parser = staticmethod(parse)
     accepts = frozenset({"path", "block", "rbd"})
