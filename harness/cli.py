@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.api import registry
 from harness.errors import BadInput, DfsbenchError
+from harness.execution.order import Order
 from harness.execution.plan import CONFIG_SUITES, SUITES, plan_from_file
 from harness.execution.schema import DEFAULT_ENVIRONMENT, Config
 from harness.system import files, signals
@@ -602,10 +603,24 @@ def cmd_check(args: argparse.Namespace) -> int:
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
     for w in plan.workloads:
-        print(f"  workload {w.name}: {len(w.cells())} cells")
+        cells = w.cells()
+        warmup = w.warmup(cells[0]) if cells else None
+        print(f"  workload {w.name}: {len(cells)} cells"
+              + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else ""))
     if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
         print(f"  sweep: {len(plan.points)} points, each runs every cell: "
               + "; ".join(files.printable(p.describe()) for p in plan.points))
+    order = plan.config.order
+    if not order.shuffle:
+        print("  order: as listed (order: listed)")
+    elif order.seed is None:
+        print("  order: shuffled, from a seed drawn as the run starts (printed then, and stored with the run)")
+    else:
+        swept = Order(order.seed).points(plan.points, 0)
+        print(f"  order: shuffled, seed {order.seed}" + (": the sweep's points in repeat 1: " + "; ".join(
+            files.printable(p.describe()) for p in swept if p.values) if len(plan.points) > 1 else ""))
+        for line in Order(order.seed).cells_said(swept[0], 0, plan.points.index(swept[0])):
+            print(f"    {files.printable(line)}")
     return 0
 
 

@@ -490,6 +490,10 @@ class Workload(ABC):
     # together, and a fault's clock starts with the measured work); else the cell's start
     # stands for its timed start
     times_phases: ClassVar[bool] = False
+    # its cells may run in any order: none reads what another left, or depends on another
+    # having run (the run shuffles them with the order's seed, so that their order does not
+    # line up with time: harness.execution.order); else they run as :meth:`cells` lists them
+    any_order: ClassVar[bool] = False
     # the parser of ``tool``'s output: ``parser(text, source=…)`` → records (a staticmethod)
     parser: ClassVar[Callable[..., list[Measurement]] | None] = None
     # the built-in suites it is part of ('report': the 2014 report's comparison), each with
@@ -559,6 +563,13 @@ class Workload(ABC):
         does (fio's ``runtime_s``, time-based); None where its length is the data's, not the
         config's (a copy takes what it takes). A fault after it is never done
         (:meth:`FaultSpec.too_late`)."""
+        return None
+
+    def warmup(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        """How long the cell's tool runs untimed before its timed phase (fio's ``ramp_time``:
+        excluded from its figures), and the option that says so; None: no warm-up. A
+        deadline covers it and the timed phase (:meth:`lasts`); a fault's ``after_s`` is
+        counted from its end, the measured work's start."""
         return None
 
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:

@@ -68,9 +68,10 @@ class Lineup:
     """What the clients running one cell at once share: the start of each timed phase (every
     client waits there for the others, so all start it together, as IOR and smallfile do),
     the cell's tag (names of files one client writes and another reads), and who hears
-    that the cell's measured work has begun (the first timed phase: a fault's clock)."""
+    that the cell's measured work begins (the first timed phase: a fault's clock), and in
+    how many seconds (a warm-up its tool runs untimed first, such as fio's ramp_time)."""
 
-    def __init__(self, clients: int = 1, on_start: Callable[[], None] | None = None,
+    def __init__(self, clients: int = 1, on_start: Callable[[float], None] | None = None,
                  scratch: Callable[[Host], Path] | None = None, keep: list[Written] | None = None) -> None:
         self.clients = clients
         self.tag = uuid.uuid4().hex[:8]
@@ -85,14 +86,15 @@ class Lineup:
         self._broken: str | None = None
         self._board: dict[tuple[str, str], Any] = {}
 
-    def begin(self, phase: str) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0) -> None:
         """Wait until every client of the cell has come to this timed phase, then go on
-        together; the first one also starts what waits for the cell's measured work."""
+        together; the first one also starts what waits for the cell's measured work, which
+        begins after ``warmup_s`` (what the tool runs untimed first)."""
         self.wait(phase)
         with self._cond:
             first, self._started = not self._started, True
         if first and self._on_start is not None:
-            self._on_start()
+            self._on_start(warmup_s)
 
     def wait(self, step: str) -> None:
         """Wait until every client of the cell has come to this step. A client that comes
@@ -215,12 +217,13 @@ class Target:
         return replace(self, host=host, hosts=(host,), remount=remount, detach=None,
                        peers=self.peers or self.hosts or (self.host,), filled=Filled(self.filled.bytes))
 
-    def begin(self, phase: str) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0) -> None:
         """Say that a timed phase of the cell starts now (call it right before timing):
         the clients running the cell at once start it together, and the first phase starts
-        the cell's measured work (a fault's clock)."""
+        the cell's measured work (a fault's clock) — ``warmup_s`` later, where the tool runs
+        that long untimed first (fio's ramp_time)."""
         if self.lineup is not None:
-            self.lineup.begin(phase)
+            self.lineup.begin(phase, warmup_s)
 
     def settle(self, step: str) -> None:
         """Wait until every client of the cell has done this step (before one removes what

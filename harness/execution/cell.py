@@ -25,6 +25,7 @@ from harness.errors import DfsbenchError, Hung, StoreUnwritable
 from harness.execution import sampling, timelines, together
 from harness.execution.checks import room_for, still_there
 from harness.execution.group import Group
+from harness.execution.order import Order
 from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.timeline import Timeline, record
@@ -46,6 +47,7 @@ class Run:
     id: str
     done: set[str] = field(default_factory=set)  # cells that succeeded (of an earlier session)
     raw: tuple[str, ...] = ()  # under the run's raw directory: a resumed session's own
+    order: Order = Order()  # the order its cells go in (the config's 'order'): as listed, unless shuffled
 
     def points(self) -> tuple[Point, ...]:
         return self.plan.points or (Point({}, self.plan.workloads),)
@@ -111,7 +113,7 @@ class Cell:
         store.cell_ended(self.run.id, self.key, "ok" if good else "failed")
         return good
 
-    def _once(self, phase: str | None = None, on_start: Callable[[], None] | None = None,
+    def _once(self, phase: str | None = None, on_start: Callable[[float], None] | None = None,
               kept: list[Written] | None = None) -> bool:
         """One pass of the cell: its records stored as they come (with the phase given, and
         when they ran: a record that does not say is given the pass's start and the moment it
@@ -192,7 +194,7 @@ class Cell:
         place a cell's records go to the store. Its ``seq``."""
         return self.run.store.add(replace(m, params=params, run_id=self.run.id, repeat=self.rep), self.key)
 
-    def _workload_records(self, spread: bool, raw_dir: Path, on_start: Callable[[], None] | None,
+    def _workload_records(self, spread: bool, raw_dir: Path, on_start: Callable[[float], None] | None,
                           kept: list[Written] | None) -> Iterator[Measurement]:
         """The workload's records of a pass: run on every client host at once (``spread``),
         or on the target's own, through the view of the attachment made for the cell."""

@@ -312,15 +312,22 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
 
 def _within_bounds(i: int, workload: Workload, swept: dict[str, Any] | None) -> None:
     """Refuse a workload's deadline shorter than the work it bounds, as its options fix both
-    (Workload.bound, Workload.lasts): every cell would be stopped as hung before its time."""
+    (Workload.bound, Workload.lasts, and the warm-up before it: Workload.warmup): every cell
+    would be stopped as hung before its time."""
     for cell in workload.cells():
-        bound, lasts = workload.bound(cell), workload.lasts(cell)
-        if bound is None or lasts is None or bound[1] >= lasts[1]:
+        bound, lasts, warmup = workload.bound(cell), workload.lasts(cell), workload.warmup(cell)
+        if bound is None or lasts is None:
             continue
+        work = lasts[1] + (warmup[1] if warmup else 0.0)
+        if bound[1] >= work:
+            continue
+        made = (f"{lasts[0]} and {warmup[0]} make the cell's work ({work:g} s: {warmup[1]:g} s of untimed "
+                "warm-up, then its timed work)") if warmup and warmup[1] else \
+            f"{lasts[0]} makes the cell's timed work ({work:g} s)"
         key = f"sweep.{bound[0]}" if swept and bound[0] in swept else f"workloads[{i}].options.{bound[0]}"
-        raise BadInput(f"{key}: {bound[1]:g} s is shorter than {lasts[0]} makes the cell's timed work "
-                       f"({lasts[1]:g} s): {workload.name} would be stopped as hung before its time is up",
-                       hint=f"give {bound[0]} at least {lasts[1]:g} s, or the workload less to do")
+        raise BadInput(f"{key}: {bound[1]:g} s is shorter than {made}: {workload.name} would be stopped as hung "
+                       "before its time is up",
+                       hint=f"give {bound[0]} at least {work:g} s, or the workload less to do")
 
 
 def _fits_backends(i: int, workload: Workload, backends: list[Backend], swept: dict[str, Any] | None) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.errors import BadInput
 from harness.execution.cell import Run
+from harness.execution.order import stored_order
 from harness.execution.plan import Plan
 from harness.execution.progress import Progress
 from harness.results.store import Store
@@ -39,9 +40,10 @@ def resumable(plan: Plan, store: Store, ref: str, progress: Progress) -> Run:
     done = store.cells_done(ref)
     sessions = 1 + sum(1 for p in store.raw_dir(ref).glob("resume-*"))
     store.resumed(ref)
+    order = stored_order(info.host.get("order"))  # (the first session's: its seed, not a new one)
     progress.note(f"resuming run {ref} (was {info.status}): {len(done)} cells done are kept; "
-                  "the missing and failed ones run now")
-    return Run(plan, store, progress, ref, done, (f"resume-{sessions}",))
+                  f"the missing and failed ones run now; {order.said()}")
+    return Run(plan, store, progress, ref, done, (f"resume-{sessions}",), order)
 
 
 def differences(old: Any, new: Any, path: str = "") -> list[str]:

@@ -17,6 +17,7 @@ from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.execution.cell import Cell, Run, cell_key
 from harness.execution.checks import preflight
+from harness.execution.order import ordered
 from harness.execution.plan import Plan, Point
 from harness.execution.progress import Progress
 from harness.execution.resume import resumable
@@ -118,11 +119,14 @@ def _execute(plan: Plan, store: Store, progress: Progress, run_id: str, label: s
 
 def _begin(plan: Plan, store: Store, progress: Progress, run_id: str, label: str | None) -> Run:
     """A new run of the plan, stored as begun with this machine's facts and its tools'."""
-    run = Run(plan, store, progress, run_id)
+    order = ordered(plan.config.order)  # (a seed drawn now where the config gives none: stored, said)
+    run = Run(plan, store, progress, run_id, order=order)
     store.begin_run(run.id, plan.config.model_dump(mode="json"), plan.config_hash,
-                    {**host_facts(), "tools": tool_versions(plan.workloads)}, plan.source, label)
+                    {**host_facts(), "tools": tool_versions(plan.workloads), "order": order.fact()}, plan.source,
+                    label)
     progress.note(f"run {run.id}: backends {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}; "
-                  f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}")
+                  f"workloads {', '.join(w.name for w in plan.workloads)}; scale {plan.config.scale}; "
+                  f"{order.said()}")
     return run
 
 
@@ -133,12 +137,17 @@ def _session(run: Run) -> bool:
     with signals.Teardown() as stack:
         cluster, workdir = _lab(run, stack)
         shaped = cluster.link  # (every node's link now)
-        for point in run.points():
-            if not any(pending(run, b, rep, point) for rep in range(run.plan.config.repeat)
-                       for b in run.plan.backends):
+        said: set[int] = set()
+        for point, reps in blocks(run):
+            if not any(pending(run, b, rep, point) for rep in reps for b in run.plan.backends):
                 continue
+            if run.order.shuffled and reps[0] not in said and sum(1 for p in run.points() if p.values) > 1:
+                said.add(reps[0])
+                run.progress.note(f"repeat {reps[0] + 1}: the sweep's points in shuffled order (seed "
+                                  f"{run.order.seed}): " + "; ".join(
+                                      p.describe() for p in run.order.points(run.points(), reps[0]) if p.values))
             here, shaped = at_point(cluster, point, run.progress, shaped)
-            ok &= _point(run, point, here, workdir)
+            ok &= _point(run, point, reps, here, workdir)
     run.progress.note("environment down" if not cluster.reused else "lab left running")
     return ok
 
@@ -178,12 +187,25 @@ def _lab(run: Run, stack: signals.Teardown) -> tuple[Cluster, Path]:
     return cluster, workdir
 
 
-def _point(run: Run, point: Point, cluster: Cluster, workdir: Path) -> bool:
-    """Each repeat of each backend that has a cell still to run at a point of the sweep, on
-    the cluster as the point uses it: whether every cell succeeded. A backend that cannot be
-    attached (or detached) is recorded as failed, and the others go on."""
+def blocks(run: Run) -> list[tuple[Point, tuple[int, ...]]]:
+    """Each point of the sweep with the repeats run there, in the order the run goes: listed,
+    each point in turn with every repeat of it; shuffled, each repeat in turn with every
+    point, in the order the run's seed draws for that repeat (harness.execution.order)."""
+    points, repeat = run.points(), run.plan.config.repeat
+    if not run.order.shuffled:
+        return [(p, tuple(range(repeat))) for p in points]
+    return [(p, (rep,)) for rep in range(repeat) for p in run.order.points(points, rep)]
+
+
+def _point(run: Run, point: Point, reps: tuple[int, ...], cluster: Cluster, workdir: Path) -> bool:
+    """Each of those repeats of each backend that has a cell still to run at a point of the
+    sweep, on the cluster as the point uses it: whether every cell succeeded. A backend that
+    cannot be attached (or detached) is recorded as failed, and the others go on."""
     ok = True
-    for rep in range(run.plan.config.repeat):
+    for rep in reps:
+        if any(pending(run, b, rep, point) for b in run.plan.backends):
+            for line in run.order.cells_said(point, rep, run.points().index(point)):
+                run.progress.note(line)
         for backend in order_for(run.plan.backends, rep):
             if not pending(run, backend, rep, point):
                 continue
@@ -256,10 +278,11 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
             return scratches[host.label]
 
         store.add_target(run.id, backend.name, backend.variant, _described(run, backend, cluster, target), rep)
-        for workload in point.workloads:
+        at = run.points().index(point)
+        for entry, workload in enumerate(point.workloads):
             if not workload.supports(target):
                 continue
-            for params in workload.cells():
+            for params in run.order.cells(workload, entry, workload.cells(), rep, at):  # (shuffled, or listed)
                 cell = Cell(run, point, rep, backend, cluster, target, scratch, workload, params)
                 if cell.key not in run.done:
                     ok &= cell.measure()

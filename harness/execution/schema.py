@@ -79,6 +79,39 @@ class Limits(_Strict):
         return v
 
 
+class OrderSpec(_Strict):
+    """The order a run's cells go in. Shuffled (the default): the points of the sweep in
+    each repeat, and the cells of a workload whose cells may run in any order (fio's
+    profiles and its points of offered load: Workload.any_order) at each point, in an
+    order drawn from ``seed`` — another in each repeat — so that neither a sweep's values nor
+    a load's rates line up with time (a cold mount, a file just laid out, a neighbour's
+    work falling on the first ones). ``listed``: as the config lists them, every repeat of a
+    point before the next point (dfsbench's order before 'order' existed)."""
+
+    shuffle: bool = Field(True, description="false: as the config lists them ('order: listed')")
+    seed: int | None = Field(None, ge=0, le=2**53, description="the shuffle's seed; default: one drawn at "
+                             "each run, printed as it starts and stored with the run (the same seed, the same "
+                             "order)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named(cls, v: Any) -> Any:
+        if isinstance(v, str) and v in ORDERS:
+            return {"shuffle": v == "shuffled"}
+        if isinstance(v, str):
+            raise ValueError(f"'{printable(v, 40)}' is no order: give {' or '.join(ORDERS)}, or "
+                             "{shuffle: true, seed: N}")
+        return v
+
+    @model_validator(mode="after")
+    def _seed_shuffles(self) -> OrderSpec:
+        if not self.shuffle and self.seed is not None:
+            raise ValueError("a seed orders nothing where the cells run as listed (shuffle: false): "
+                             "leave it out, or shuffle")
+        return self
+
+
+ORDERS = ("shuffled", "listed")  # the names 'order' takes besides {shuffle, seed}
 MAX_REPEAT = 100  # beyond this a spread no longer narrows; a run of days is not a comparison
 MAX_POINTS = 32  # the points of a sweep (the product of its lists): each runs every cell again
 # what a sweep varies on the environment rather than on a workload's options: how many of its
@@ -99,6 +132,10 @@ class Config(_Strict):
                                   "the total latency, e.g. {p99: 20ms}: the report gives the highest offered "
                                   "load each system holds within it, healthy and through a fault, and the "
                                   "time spent above it during the fault")
+    order: OrderSpec = Field(default_factory=OrderSpec, description="'shuffled' (the default: the sweep's points in "
+                         "each repeat, and fio's cells, in an order drawn from a seed printed and stored with the "
+                         "run, so that load does not line up with time), 'listed' (as the config lists them), or "
+                         "{shuffle: true, seed: N}")
     sweep: dict[Name, list[Any]] = Field(default_factory=dict, description="one or more options, each "
                                          "varied over a list: 'clients' (the first N client hosts), 'link' "
                                          "(every node's link, where the environment shapes one), or an "

@@ -71,9 +71,11 @@ class Timeline:
     _done: threading.Event = field(default_factory=threading.Event)
     _ended: bool = False  # the cell's work ended (:meth:`work_ended`): no fault is done after it
 
-    def start(self) -> None:
-        """The cell's measured work begins: the fault's clock starts."""
-        self.started_at = self.clock.now()
+    def start(self, warmup_s: float = 0.0) -> None:
+        """The cell's measured work begins, ``warmup_s`` from now (what its tool runs untimed
+        first, such as fio's ramp_time): the fault's clock starts then, so that ``after_s`` is
+        counted in measured work."""
+        self.started_at = self.clock.now() + max(0.0, warmup_s)
         threading.Thread(target=_quietly(self._run), daemon=True, name="dfsbench-fault").start()
 
     def _run(self) -> None:

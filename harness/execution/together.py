@@ -62,7 +62,7 @@ def spread(workload: Workload, target: Target) -> bool:
 
 
 def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Callable[[Host], Path],
-        raw_dir: Path, what: str, on_start: Callable[[], None] | None = None,
+        raw_dir: Path, what: str, on_start: Callable[[float], None] | None = None,
         keep: list[Written] | None = None) -> Iterator[Measurement]:
     """Per-client records of the cell, then the aggregate; raises if a client failed
     (after the records of those that did not). ``on_start`` hears when the first timed

@@ -42,7 +42,7 @@ def test_two_clients_at_once_each_read_what_the_other_wrote(tmp_path):
     smallfile = workload("smallfile", {"files": [40], "file_size": "4KiB", "threads": 2})
     started = []
     records = list(together.run(smallfile, target, smallfile.cells()[0], scratch_of(tmp_path), tmp_path / "raw",
-                                "smallfile on 2 clients", on_start=lambda: started.append(1)))
+                                "smallfile on 2 clients", on_start=lambda warmup_s: started.append(1)))
     assert started == [1]  # the first timed phase started the cell's clock, once
     by = {(m.test, m.metric, m.params["host"]): m for m in records}
     for op in ("create", "ls-l", "read"):

@@ -21,7 +21,7 @@ from tests.helpers import dfsbench
 
 HOSTILE = "#;$:=,'\"\\ \t\n\r[]{}()*`|&<>!~%é-_."
 # what dfsbench itself writes into a job file
-JOB_KEYS = {"ioengine", "direct", "filename", "size", "runtime", "time_based", "group_reporting",
+JOB_KEYS = {"ioengine", "direct", "filename", "size", "runtime", "ramp_time", "time_based", "group_reporting",
             "lat_percentiles", "rw", "bs", "iodepth", "numjobs", "rwmixread", "clientname", "pool", "rbdname"}
 
 

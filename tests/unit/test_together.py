@@ -95,7 +95,7 @@ def test_moved_by_reads_a_cumulative_progress():
 
 def test_each_timed_phase_starts_behind_a_barrier_and_a_failure_releases_the_others():
     started = []
-    lineup = Lineup(2, on_start=lambda: started.append(time.monotonic()))
+    lineup = Lineup(2, on_start=lambda warmup_s: started.append(time.monotonic()))
     arrived = {}
 
     def late():

@@ -87,7 +87,9 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
     """Per direction of a local fio run's (one job, or group_reporting) output: when its
     timed I/O started and ended on the host's clock (the final document's ``timestamp_ms``,
     less the direction's runtime: :func:`_runtime_ms`), the bytes and operations it did, and
-    its progress (time, bytes, operations so far) from every ``--status-interval`` document."""
+    its progress (time, bytes, operations so far) from every ``--status-interval`` document.
+    A document of a warm-up (``ramp_time``: fio counts its I/O, then sets every figure back to
+    zero at its end) is none of that progress: it was printed before the timed I/O began."""
     docs = [d for d in _json_documents(text) if d.get("jobs") and "timestamp_ms" in d]
     if not docs or len(docs[-1]["jobs"]) != 1:  # (several jobs reported apart: no one interval)
         return {}
@@ -103,8 +105,8 @@ def timed(text: str) -> dict[str, tuple[float, float, float, float, tuple[tuple[
         if not last[1] and not last[2]:
             continue
         started = last[3]
-        out[direction] = (started, last[0], last[1], last[2],
-                          ((started, 0.0, 0.0), *((t, b, n) for t, b, n, _ in progress)))
+        timed_steps = [(t, b, n) for t, b, n, _ in progress if t > started]  # (not the warm-up's)
+        out[direction] = (started, last[0], last[1], last[2], ((started, 0.0, 0.0), *timed_steps))
     return out
 
 
@@ -153,11 +155,13 @@ def interval_histograms(text: str) -> dict[tuple[str, str], tuple[tuple[float, f
             previous: dict[float, float] = {}
             since = start
             for doc in docs:
+                until = doc["timestamp_ms"] / 1000
+                if until <= start:  # (a warm-up's report, ramp_time: before the timed I/O, its bins empty)
+                    continue
                 now = _bins(((doc["jobs"][0].get(direction) or {}).get(f"{kind}_ns") or {}).get("bins"), 1e9)
                 if now is None:
                     break
                 interval = {k: v - previous.get(k, 0.0) for k, v in now.items() if v - previous.get(k, 0.0) > 0}
-                until = doc["timestamp_ms"] / 1000
                 # (an interval is between two reports within the job's own time: a report
                 # whose clock says otherwise — 0, a year on — makes none)
                 if start - 1 <= since < until <= final + 1 and until - since <= INTERVAL_MOST_S:

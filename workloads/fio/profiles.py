@@ -16,6 +16,10 @@ from harness.errors import BadInput
 from harness.system import files
 
 
+# seconds of fio's ramp_time before each profile's timed run, at each scale (FioOptions.warmup_s)
+WARMUP_S = {"report": 5, "quick": 1}
+
+
 class Profile(ConfigModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
@@ -101,6 +105,12 @@ class FioOptions(Options):
                                   "its filename/directory lines are kept", json_schema_extra=SITE)
     size: Bytes = Field(description="bytes each job works on (accepts 1GiB)")
     runtime_s: PositiveInt = Field(description="seconds per profile (time_based)")
+    # (0 where options are made without a scale; a config's are given its scale's: Fio.defaults)
+    warmup_s: int = Field(0, ge=0, le=3600, description="seconds each profile runs before its timed runtime_s, "
+                          "left out of its figures (fio's ramp_time): a cold mount, a file just laid out, a cache "
+                          f"filling up; default {WARMUP_S['report']} at scale report, {WARMUP_S['quick']} at quick; "
+                          "0: none. The records say it (warmup_s); a fault's after_s counts from its end. A "
+                          "job_file says its own ramp_time")
     # the engines that do I/O to a file or a device (not null, which measures no storage, nor
     # exec or external, which run or load code)
     ioengine: Literal["libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap"] = Field(

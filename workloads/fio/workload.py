@@ -35,7 +35,7 @@ from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
 from harness.units import size
 from workloads.fio.json_output import interval_histograms, parse, timed
-from workloads.fio.profiles import FioOptions, Profile, checked_job_file, job_value, profile_set
+from workloads.fio.profiles import WARMUP_S, FioOptions, Profile, checked_job_file, job_value, profile_set
 from workloads.fio.servers import FioServers
 
 
@@ -206,6 +206,7 @@ class Fio(Workload):
     version_argv = ("fio", "--version")
     tools = (("fio", "fio"),)
     times_phases = True
+    any_order = True  # (each cell lays out, and removes, its own file; a device's fill is the attachment's)
     tool = "fio"
     parser = staticmethod(parse)
     accepts = frozenset({"path", "block", "rbd"})
@@ -225,8 +226,8 @@ class Fio(Workload):
     @classmethod
     def defaults(cls, scale: str) -> dict[str, Any]:
         if scale == "report":
-            return {"size": 1 << 30, "runtime_s": 60}
-        return {"size": 256 << 20, "runtime_s": 5}
+            return {"size": 1 << 30, "runtime_s": 60, "warmup_s": WARMUP_S["report"]}
+        return {"size": 256 << 20, "runtime_s": 5, "warmup_s": WARMUP_S["quick"]}
 
     @classmethod
     def is_write(cls, record: Measurement) -> bool:
@@ -276,6 +277,15 @@ class Fio(Workload):
 
     def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
         return ("runtime_s", float(self.options.runtime_s)) if "profile" in cell else None  # (time_based)
+
+    def warmup(self, cell: dict[str, Any]) -> tuple[str, float] | None:
+        # (fio's ramp_time, in each job file of a profile; a user's job file says its own)
+        return ("warmup_s", float(self.options.warmup_s)) if "profile" in cell and self.options.warmup_s else None
+
+    def warmed(self, cell: dict[str, Any]) -> dict[str, Any]:
+        """What a profile's records say of the warm-up before their timed run (``warmup_s``,
+        seconds of ramp_time left out of their figures; a user's job file: nothing)."""
+        return {"warmup_s": self.options.warmup_s} if "profile" in cell else {}
 
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
         """A profile's block larger than the size its jobs work on (fio refuses the job), a
@@ -342,7 +352,8 @@ class Fio(Workload):
                  offered: int | None = None) -> tuple[str, dict[str, str]]:
         o = self.options
         head, env = self.target_lines(target, tag)
-        lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", "time_based=1",
+        ramp = [f"ramp_time={o.warmup_s}"] if o.warmup_s else []  # (fio leaves it out of every figure)
+        lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", *ramp, "time_based=1",
                  "group_reporting=1", "lat_percentiles=1", "", f"[{job_value(profile.name, section=True)}]", f"rw={profile.rw}",
                  f"bs={profile.bs}", f"iodepth={profile.iodepth}", f"numjobs={profile.numjobs}"]
         if profile.rwmixread is not None:
@@ -364,7 +375,7 @@ class Fio(Workload):
     def deadline(self) -> float:
         o = self.options
         # laying a file out through a slow FUSE client is part of the job
-        return o.deadline_s or o.runtime_s + 120 + o.size / (4 << 20)
+        return o.deadline_s or o.runtime_s + o.warmup_s + 120 + o.size / (4 << 20)
 
     def argv(self, jobs: list[Path], servers: list[str], out_format: str = "json+") -> list[str]:
         argv = ["fio", f"--output-format={out_format}"]
@@ -460,8 +471,8 @@ class Fio(Workload):
             path, env = job(view, writer, f"fio-{name}.fio", view.scratch() if view is not target else scratch,
                             offered)
             out = raw_dir / f"fio-{name}.json"
-            if starts:
-                view.begin(profile.name)
+            if starts:  # (its measured I/O, and a fault's clock, begin after the warm-up)
+                view.begin(profile.name, self.options.warmup_s)
             else:  # (together, and not yet the cell's measured work)
                 view.settle(f"{profile.name}, closed loop")
             result = view.host.run_tool(["fio", "--output-format=json+", "--status-interval=1", str(path)],
@@ -477,7 +488,7 @@ class Fio(Workload):
         extra = {"cache": cache} if cache else {}
         if view.host.label != host.label:
             extra["read_on"] = view.host.label
-        records = self.timed_records(result, out, view, target, extra)
+        records = self.timed_records(result, out, view, target, {**extra, **self.warmed(cell)})
         if offered is None:
             yield from records
             return
@@ -562,7 +573,7 @@ class Fio(Workload):
                     jobs.append(raw_dir / f"fio-{name}-h{h}.fio")
                     jobs[-1].write_text(text)
             out = raw_dir / f"fio-{name}.json"
-            target.begin(name)
+            target.begin(name, self.options.warmup_s if "profile" in cell else 0.0)
             try:
                 result = LOCAL.run_tool(self.argv(jobs, servers), deadline=self.deadline(), output=out, env=env)
             finally:  # (where the file system stopped answering, the teardown removes them)
@@ -596,7 +607,7 @@ class Fio(Workload):
         for m in records:
             if o.local_servers and m.params.get("host") == TOOL_TOTAL:  # (all behind this host's one link)
                 m = replace(m, params={**m.params, "clients": 1})
-            yield replace(m, backend=target.backend, variant=target.variant)
+            yield replace(m, params={**m.params, **self.warmed(cell)}, backend=target.backend, variant=target.variant)
 
     @staticmethod
     def remove(host: Host, target: Target, own: Path) -> None:
