@@ -135,6 +135,12 @@ class Systems:
         return self.of(key).control
 
 
+# flags that say something of one record, not of the cell it was measured in: an aggregate
+# that could not be had (its 'why') leaves the cell's other figures, and their verdicts, as
+# they are — the row's values and the note beside them say the same
+OF_ONE_RECORD = frozenset({"no-aggregate"})
+
+
 @dataclass
 class Cells:
     """Values, flags and ceilings by (row, system, metric), over repeats and runs."""
@@ -163,7 +169,7 @@ class Cells:
         if m.value is not None:
             self.values[key].append(m.value)
         self.flags[key].update(m.flags)
-        self.cell_flags[(row, system)].update(m.flags)
+        self.cell_flags[(row, system)].update(f for f in m.flags if f not in OF_ONE_RECORD)
         if m.params.get("ceiling"):
             self.ceilings[key] = m.params["ceiling"]
         if m.unit in AMOUNT and OFFERED_LOAD in m.params:  # (a rate an offered load set: see verdict)
