@@ -68,7 +68,8 @@ FLAGS: dict[str, Flag] = {
                      "degraded"),
     "host-bound": Flag("B", "measured while this machine's CPUs or the disk under the lab were "
                        "saturated (every node of the lab runs on this one machine): the figure measured "
-                       "the machine, not the design. Give the lab fewer nodes or a bigger host.",
+                       "the machine, not the design. Give the lab fewer nodes or a bigger host: the header names the "
+                       "options of the run's config that set the load (and 'run --repeat').",
                        "host saturated"),
     "contended": Flag("L", "measured while a node of another system on the same lab was busy (at least 10 % of "
                       "its capacity over the pass: another run on the lab, or that system's own work): "

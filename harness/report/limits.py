@@ -46,6 +46,7 @@ many bytes are kept per byte written, over how many storage nodes):
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -61,6 +62,7 @@ from harness.api.target import OTHER_CLIENT
 from harness.report import cells, resources
 from harness.report.stats import median
 from harness.results.store import RunInfo
+from harness.system.files import printable
 from harness.units import parse_rate, parse_size, rate
 
 # the steps of a cache drop (as workloads record them, e.g. "sync+remount+drop_caches")
@@ -496,3 +498,49 @@ def describe(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]
 
 def _variant(key: tuple[str, str]) -> str:
     return "" if key[1] == "default" else f"/{key[1]}"
+
+
+# the options of a run's config that set how much its lab asks of this one machine: the
+# environment's nodes and sampling, and a workload's parallel work and offered load
+_ENV_LOAD = ("clients", "sample_every_s", "gluster_nodes", "nodes")
+_WORKLOAD_LOAD = ("numjobs", "iodepth", "threads", "load", "profiles", "all_clients")
+
+
+def _said(v: Any) -> str:
+    return printable(json.dumps(v, default=str, sort_keys=True), 80)
+
+
+def host_bound_advice(infos: dict[str, RunInfo], records: list[Measurement]) -> list[str]:
+    """Per run with host-bound [B] records: how many, and the keys of that run's config that
+    would lift it (with their values as given), and ``run --repeat`` — for the header."""
+    lines = []
+    for run_id, info in infos.items():
+        bound = {m.workload for m in records if m.run_id == run_id and "host-bound" in m.flags}
+        if not bound:
+            continue
+        config = info.config if isinstance(info.config, dict) else {}
+        keys = []
+        env = config.get("environment")
+        options = env.get("options") if isinstance(env, dict) else None
+        if isinstance(options, dict):
+            keys += [f"environment.options.{k}: {_said(options[k])}" for k in _ENV_LOAD if options.get(k) is not None]
+        listed = config.get("workloads")
+        entries: list[Any] = listed if isinstance(listed, list) else []
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or entry.get("name") not in bound:
+                continue
+            if entry.get("clients") is not None:
+                keys.append(f"workloads[{i}].clients: {_said(entry['clients'])}")
+            found = entry.get("options")
+            given: dict[str, Any] = found if isinstance(found, dict) else {}
+            keys += [f"workloads[{i}].options.{k}: {_said(given[k])}" for k in _WORKLOAD_LOAD
+                     if given.get(k) is not None]
+        n = len({cells.pass_of(m) for m in records if m.run_id == run_id and "host-bound" in m.flags})
+        lines.append(f"  host-bound [B] in run {run_id}: {n} cell(s) of {', '.join(sorted(bound))}. "
+                     + ("What sets the load on this machine in its config — fewer nodes, less parallel work or "
+                        "a lower load lifts it: " + "; ".join(keys) + ". " if keys else
+                        "Its config sets none of the options that shape the lab's load (environment.options."
+                        "clients, a workload's numjobs, iodepth, threads or load): the defaults did. ")
+                     + "Then 'dfsbench run CONFIG --repeat 3' shows whether the figures move with the machine "
+                       "(repeats that vary are flagged unstable [U])")
+    return lines

@@ -14,7 +14,7 @@ from harness.api.tables import SystemFacts
 from harness.report import cost, load, summary, sweeps
 from harness.errors import BadInput
 from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
-from harness.report.limits import annotate, describe
+from harness.report.limits import annotate, describe, host_bound_advice
 from harness.results.catalogue import Catalogue
 from harness.results.store import RunInfo
 from harness.system import files
@@ -90,6 +90,7 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     else:
         header += [f"  not comparable: {note}" for note, _ in marked]
     records = annotate(raw, infos)
+    header += host_bound_advice(infos, records)
     records = _mark_not_comparable(records, {who for _, who in marked if who is not None})
     built = tables(records, systems, each_repeat, cv_threshold) if with_tables else []
     found = sweeps.curves(records, sweeps.swept(infos), systems,

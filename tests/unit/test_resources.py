@@ -129,3 +129,32 @@ def test_a_cell_while_this_machine_was_saturated_is_host_bound():
     assert table_rows(out, lambda k: k[0])[0][5] == "CPUs 96 % busy, disk 40 % busy"
     calm = annotate([host("cpu_busy", 60.0), write(102.0, 108.0)], {"report-2014": run})
     assert "host-bound" not in calm[1].flags
+
+
+def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bound(tmp_path):
+    """[B]'s advice names the keys of this run's config that set the lab's load on this
+    machine, with their values, and 'run --repeat'; a run without host-bound records has none."""
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from harness.results.store import Store
+
+    config = {"environment": {"kind": "docker", "options": {"clients": 3, "sample_every_s": 2}},
+              "backends": ["glusterfs"],
+              "workloads": [{"name": "fio", "options": {"numjobs": 4, "iodepth": 32, "runtime_s": 5}},
+                            {"name": "smallfile", "options": {"threads": 8}}]}
+    T = 1.8e9
+    store = Store(tmp_path)
+    store.begin_run("r", config, "h", {"cpus": 2}, "test")
+    store.add_target("r", "glusterfs", "default", {"system": "glusterfs"})
+    cell = '["glusterfs", "default", 0, "fio", {"profile": "p"}]'
+    store.add(Measurement("resources", "host", "cpu_busy", 97.0, "%", {"for": "fio", "profile": "p", "cpus": 2,
+                          "disk": "", "started": T + 100.0, "ended": T + 110.0}, "glusterfs", "default", "r"), cell)
+    store.add(Measurement("fio", "p", "iops", 50.0, "op/s", {"rw": "randread", "host": "client1", "started": T + 101.0,
+                          "ended": T + 109.0}, "glusterfs", "default", "r"), cell)
+    store.close()
+    header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
+    assert "host-bound [B] in run r: 1 cell(s) of fio" in header
+    for key in ("environment.options.clients: 3", "environment.options.sample_every_s: 2",
+                "workloads[0].options.numjobs: 4", "workloads[0].options.iodepth: 32", "--repeat 3"):
+        assert key in header, key
+    assert "workloads[1]" not in header  # (smallfile was not host-bound)
