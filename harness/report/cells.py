@@ -40,8 +40,9 @@ DESCRIBES = CIRCUMSTANTIAL | set(HARNESS_PARAMS) | {
     "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "noticed_after_s",
     "measured_from", "notice", "stores_data", "figures_of", "rate_unit", "level", "lowest_rate", "stall_s",
     "back_to_level_s", "closing_s", "figures_why",
-    # an aggregate's, a per-client record's
-    "clients", "failed_clients", "read_on"}
+    # an aggregate's, a per-client record's ('clients' is not: a sweep's point of one client
+    # and its point of two are two cells)
+    "failed_clients", "read_on"}
 
 
 def workload_of(m: Measurement) -> str:
@@ -118,15 +119,31 @@ def role_of(m: Measurement, declared: Roles) -> str | None:
     return found[0] if found else None
 
 
+KEY_MOST = 4000  # characters of a stored cell key read as JSON (one dfsbench writes is far shorter)
+
+
+def stored_params(m: Measurement) -> dict[str, Any] | None:
+    """The parameters a record's stored cell key names (``offered_iops``, ``profile``, …), where
+    the key is one dfsbench writes — a JSON list of five ending in an object, every value of it
+    that the record's own params also have the same — else None (a key from a stranger's
+    store is data: it never titles what its records do not say)."""
+    if m.cell is None or len(m.cell) > KEY_MOST:
+        return None
+    try:
+        stored = json.loads(m.cell)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(stored, list) or len(stored) != 5 or not isinstance(stored[-1], dict):
+        return None
+    said = stored[-1]
+    if any(k in m.params and m.params[k] != v for k, v in said.items()):
+        return None
+    return said
+
+
 def described(m: Measurement, leave_out: tuple[str, ...] = ()) -> str:
     """The cell a record is of, for people: the parameters its run stored it under (its
     point and what the workload's cell is: ``offered_iops=100 profile=randread-4k``), else
     its own params but ``leave_out``."""
-    if m.cell is not None:
-        try:
-            stored = json.loads(m.cell)
-        except ValueError:
-            stored = None
-        if isinstance(stored, list) and stored and isinstance(stored[-1], dict):
-            return describe_cell(stored[-1])
-    return describe_cell(m.params, leave_out)
+    said = stored_params(m)
+    return describe_cell(said if said is not None else m.params, () if said is not None else leave_out)

@@ -166,7 +166,9 @@ def lines(c: dict[str, Any]) -> list[Figure]:
     out = []
     for profile in dict.fromkeys(s.get("profile") for s in c["series"]):
         data: list[dict[str, Any]] = []
-        for s in (s for s in c["series"] if s.get("profile") == profile):
+        mine = [s for s in c["series"] if s.get("profile") == profile]
+        aggregated = {s["system"] for s in mine if s.get("client") is None}
+        for s in mine:
             line = {"type": "scatter", "mode": "lines+markers", "x": c["x"],
                     "y": [None if y is None else y / div for y in s["y"]]}
             if s.get("client") is None:
@@ -174,7 +176,9 @@ def lines(c: dict[str, Any]) -> list[Figure]:
             else:  # (a system's clients: one legend entry that shows or hides them all)
                 group = f"{s['system']} each client"
                 first = not any(d.get("legendgroup") == group for d in data)
-                line.update({"name": group, "legendgroup": group, "showlegend": first, "visible": "legendonly",
+                line.update({"name": group, "legendgroup": group, "showlegend": first,
+                             # (a system without an aggregate is drawn by its clients: never hidden)
+                             "visible": "legendonly" if s["system"] in aggregated else True,
                              "line": {"dash": "dot", "width": 1}, "text": [s["client"]] * len(c["x"]),
                              "hovertemplate": "%{text}: %{y:.3g}<extra>%{fullData.name}</extra>"})
             data.append(line)

@@ -500,10 +500,14 @@ def _variant(key: tuple[str, str]) -> str:
     return "" if key[1] == "default" else f"/{key[1]}"
 
 
-# the options of a run's config that set how much its lab asks of this one machine: the
-# environment's nodes and sampling, and a workload's parallel work and offered load
-_ENV_LOAD = ("clients", "sample_every_s", "gluster_nodes", "nodes")
+# the options of a run's config that set how much its lab asks of this one machine: how many
+# nodes the environment runs (its clients, and the systems' storage nodes and OSDs, whatever a
+# plugin calls them), and a workload's parallel work and offered load; sampling apart
 _WORKLOAD_LOAD = ("numjobs", "iodepth", "threads", "load", "profiles", "all_clients")
+
+
+def _counts_nodes(key: str) -> bool:
+    return key == "clients" or "node" in key or "osd" in key
 
 
 def _said(v: Any) -> str:
@@ -516,6 +520,7 @@ def host_bound_advice(infos: dict[str, RunInfo], records: list[Measurement]) -> 
     lines = []
     for run_id, info in infos.items():
         bound = {m.workload for m in records if m.run_id == run_id and "host-bound" in m.flags}
+        sampling = ""
         if not bound:
             continue
         config = info.config if isinstance(info.config, dict) else {}
@@ -523,11 +528,16 @@ def host_bound_advice(infos: dict[str, RunInfo], records: list[Measurement]) -> 
         env = config.get("environment")
         options = env.get("options") if isinstance(env, dict) else None
         if isinstance(options, dict):
-            keys += [f"environment.options.{k}: {_said(options[k])}" for k in _ENV_LOAD if options.get(k) is not None]
+            keys += [f"environment.options.{printable(k, 40)}: {_said(v)}" for k, v in options.items()
+                     if isinstance(k, str) and _counts_nodes(k) and v is not None]
+            if isinstance(options.get("sample_every_s"), (int, float)) and options["sample_every_s"] > 0:
+                sampling = (f"Sampling the nodes costs CPU too: environment.options.sample_every_s: "
+                            f"{_said(options['sample_every_s'])} (a longer period samples less; 0: a cell's start "
+                            "and end only). ")
         listed = config.get("workloads")
         entries: list[Any] = listed if isinstance(listed, list) else []
         for i, entry in enumerate(entries):
-            if not isinstance(entry, dict) or entry.get("name") not in bound:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or entry["name"] not in bound:
                 continue
             if entry.get("clients") is not None:
                 keys.append(f"workloads[{i}].clients: {_said(entry['clients'])}")
@@ -535,12 +545,14 @@ def host_bound_advice(infos: dict[str, RunInfo], records: list[Measurement]) -> 
             given: dict[str, Any] = found if isinstance(found, dict) else {}
             keys += [f"workloads[{i}].options.{k}: {_said(given[k])}" for k in _WORKLOAD_LOAD
                      if given.get(k) is not None]
-        n = len({cells.pass_of(m) for m in records if m.run_id == run_id and "host-bound" in m.flags})
+        n = len({cells.cell_of(m) for m in records if m.run_id == run_id and "host-bound" in m.flags})
         lines.append(f"  host-bound [B] in run {run_id}: {n} cell(s) of {', '.join(sorted(bound))}. "
                      + ("What sets the load on this machine in its config — fewer nodes, less parallel work or "
                         "a lower load lifts it: " + "; ".join(keys) + ". " if keys else
                         "Its config sets none of the options that shape the lab's load (environment.options."
-                        "clients, a workload's numjobs, iodepth, threads or load): the defaults did. ")
+                        "clients or a system's node counts, a workload's numjobs, iodepth, threads or load): "
+                        "the defaults did. ")
+                     + sampling
                      + "Then 'dfsbench run CONFIG --repeat 3' shows whether the figures move with the machine "
                        "(repeats that vary are flagged unstable [U])")
     return lines

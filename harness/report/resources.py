@@ -128,6 +128,6 @@ COLUMNS = ["workload", "cell", "system", "busiest (share of its capacity)", "ano
 NOTE = ("each node's resources as a share of their capacity: CPU of the cores it can use (the "
         "container lab's nodes all share this machine's), network of its link, disk of the rate the "
         "raw-storage baseline measured (where the run has one); 'at its peak': over the busiest few "
-        "seconds within the cell, else over the whole cell; the busiest is one of the clients or of the system's own storage nodes. 'another system's busy nodes': a node of another system on the same lab at 10 % of a capacity or more over the cell — the lab was shared (another run, or that system's own work), and the cell's records are flagged contended [L]. 'this machine': how busy its CPUs and the "
+        "seconds within the cell, else over the whole cell; the busiest is one of the clients or of the system's own storage nodes (as the environment declares each node's role; a node that declared none counts as the system's own). 'another system's busy nodes': a node of another system on the same lab at 10 % of a capacity or more over the cell — the lab was shared (another run, or that system's own work), and the cell's records are flagged contended [L]. 'this machine': how busy its CPUs and the "
         "disk under the lab were over the cell — at 90 % or more the cell's records are flagged "
         "host-bound [B]. Every node's figures are stored as 'resources' records")

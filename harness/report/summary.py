@@ -145,7 +145,7 @@ def pairing_data(p: Pairing, name: Callable[[SystemKey], str]) -> dict[str, Any]
     lead, other = p.lead()
     ratios = p.ratios(lead)
     ref = p.reference()
-    return {"workload": p.workload, "metric": p.metric, "pair": [name(lead), name(other)],
+    return {"workload": p.workload, "metric": p.metric, "pair": [name(p.a), name(p.b)],
             "reference": name(ref) if ref is not None else None,
             "faster": name(lead) if p.wins(lead) > p.wins(other) else None,
             "wins": {name(lead): p.wins(lead), name(other): p.wins(other)},
@@ -189,9 +189,9 @@ def busiest(records: list[Measurement], systems: Systems) -> dict[SystemKey, Bot
     nodes (:mod:`harness.report.cells`)."""
     passes: dict[tuple[Any, ...], list[Measurement]] = {}
     declared = cells.roles(records)
-    for m in records:
+    for m in records:  # (per cell, its phases together: 'in N of M cells' counts cells)
         if cells.is_node(m):
-            passes.setdefault(resources.cell_of(m), []).append(m)
+            passes.setdefault(cells.cell_of(m), []).append(m)
     by_system: dict[SystemKey, list[tuple[str, Measurement]]] = {}
     for key, found in passes.items():  # (among the clients and the system's own storage nodes)
         best = resources.top(resources.own_nodes(found, systems.of((key[1], key[2])).services, declared))
@@ -227,6 +227,14 @@ def lines(tables: list[Table], records: list[Measurement], systems: Systems,
                 if cost.sentence(found, key) else ""]
         if any(said):
             out.append(f"{systems.name(key)} — " + ". ".join(s for s in said if s) + ".")
+    contended: dict[SystemKey, set[Any]] = {}
+    for m in records:
+        if "contended" in m.flags:
+            contended.setdefault((m.backend, m.variant), set()).add(cells.cell_of(m))
+    for key, found_cells in contended.items():  # (what no verdict was given on, and why: the lab was shared)
+        out.append(f"{systems.name(key)} — {len(found_cells)} cell{'s' if len(found_cells) != 1 else ''} measured "
+                   "while another system's node on the lab was busy (contended [L]: the busiest-node table names it); "
+                   "no verdict there.")
     return out
 
 

@@ -108,17 +108,20 @@ def _rate_axes(rates: list[Measurement]) -> dict[str, tuple[str, float, str]]:
     return axes
 
 
+LABEL_LEVELS = 4  # heights a fault's moment is named at, one below the other where they are close
+
+
 def moment_labels(moments: dict[str, float], xs: list[float]) -> list[dict[str, Any]]:
     """A fault's moments named beside their lines, upright; one that falls near the one
     before it (within 4 % of the axis: 'noticed' a fraction of a second after 'injected')
     lower down, so that no two labels cover each other."""
     span = max([*xs, *moments.values()], default=1.0) - min([*xs, *moments.values()], default=0.0) or 1.0
     out: list[dict[str, Any]] = []
-    last, y = None, 1.0
-    for name, t in sorted(moments.items(), key=lambda kv: kv[1]):
-        y = y - 0.3 if last is not None and t - last < 0.04 * span and y > 0.4 else 1.0
-        out.append({"x": t, "yref": "paper", "y": y, "yanchor": "top", "xanchor": "right", "text": name,
-                    "showarrow": False, "textangle": -90, "font": {"size": 10}})
+    last, level = None, 0
+    for name, t in sorted(moments.items(), key=lambda kv: kv[1]):  # (levels 1.0, 0.75, 0.5, 0.25: a fault's
+        level = (level + 1) % LABEL_LEVELS if last is not None and t - last < 0.04 * span else 0  # four moments)
+        out.append({"x": t, "yref": "paper", "y": 1.0 - level / LABEL_LEVELS, "yanchor": "top", "xanchor": "right",
+                    "text": name, "showarrow": False, "textangle": -90, "font": {"size": 10}})
         last = t
     return out
 

@@ -80,6 +80,7 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     systems = replace(systems, reference=reference_of(reference, raw, systems))
     header = [line for run_id in ids for line in _header(infos[run_id], systems)]
     header += describe(infos, raw)
+    header += warmups(raw)
     header += [f"  {note}" for note in stability_notes(raw, systems)]
     # runs shown together are pooled cell by cell: say what differs between them
     if apart:  # (each note once; a verdict crosses two runs only where nothing measured differs, so none is marked)
@@ -235,6 +236,27 @@ def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Meas
             for m in records]
 
 
+def _order(fact: Any) -> str:
+    """In what order a run's cells went (its ``order`` fact, harness.execution.order)."""
+    seed = fact.get("seed") if isinstance(fact, dict) and fact.get("shuffle") is True else None
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return (f"shuffled (seed {seed}): the sweep's points in an order of their own in each repeat, and fio's "
+                "cells at each point — a point's load does not follow the time it ran")
+    return ("as the config lists them (the points of a sweep lowest first, each repeat of a point before the "
+            "next): load and time went together — a cold start and a neighbour's work land on the first points")
+
+
+def warmups(records: list[Measurement]) -> list[str]:
+    """Per run and workload whose records say their warm-up (``warmup_s``): for the header."""
+    found: dict[tuple[str, str], set[float]] = {}
+    for m in records:
+        w = m.params.get("warmup_s")
+        if isinstance(w, (int, float)) and not isinstance(w, bool):
+            found.setdefault((m.run_id, m.workload), set()).add(float(w))
+    return [f"  warm-up of run {run_id}: {workload} ran {' or '.join(f'{w:g} s' for w in sorted(ws))} untimed before "
+            f"each timed run (warmup_s: fio's ramp_time), no part of its figures" for (run_id, workload), ws in found.items()]
+
+
 def _header(info: RunInfo, systems: Systems) -> list[str]:
     lines = [f"run {info.id} — {info.status}" + (f" — {info.label}" if info.label else "")]
     host = info.host
@@ -263,6 +285,7 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
     tools = host.get("tools") or {}
     if tools:
         lines.append(f"  tools: {_tools(tools)}")
+    lines.append(f"  order: {_order(host.get('order'))}")
     for key, d in sorted(info.targets.items()):
         system = info.systems.get(key) or systems.of(key)
         lines.append(f"  {systems.name(key)}: " + ", ".join(system.summary))

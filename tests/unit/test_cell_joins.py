@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.api.records import Measurement
+from harness.api.records import Measurement, unfit_reason
 from harness.api.series import Series
 from harness.results.catalogue import Catalogue
 from harness.results.store import Store
@@ -105,17 +105,20 @@ def test_the_busiest_node_is_the_systems_own_and_another_systems_busy_node_flags
     stored(tmp_path)
     view = _view(tmp_path)
     table = next(t for t in view.tables if t.title == TITLE)
-    rows = {(r[1], ): r for r in table.rows}
     during = next(r for r in table.rows if "phase=during" in r[1])
     assert "ceph-osd2" not in during[3] and during[3].startswith("gluster1")  # the busiest: its own node
     assert during[4].startswith("ceph-osd2: 80 % of its link") and "[L]" in during[4]  # named as contention
     reads = next(r for r in table.rows if "randread" in r[1])
     assert reads[4] == "—"  # the idle Ceph node during the reads is no one's contention
-    assert rows
     # the records of the contended passes are flagged, those of the reads are not
     flagged = {m.params.get("phase") for m in view.records if m.workload == "fio" and "contended" in m.flags}
     assert flagged == {"before", "during", "after"}
-    assert "ceph" not in " ".join(view.summary).split("bottleneck")[-1] or "ceph-osd2" not in " ".join(view.summary)
+    # the system's bottleneck: its own node, over its two cells (the writes' three phases are one cell)
+    assert [line for line in view.summary if "bottleneck" in line] == [
+        "GlusterFS — bottleneck: the busiest was a server's CPU in 2 of 2 cells (up to 18 % of 2 cores, gluster1)."]
+    assert unfit_reason({"contended"}) == "lab contended [L]"  # (no verdict on a contended cell)
+    assert "GlusterFS — 1 cell measured while another system's node on the lab was busy (contended [L]: the " \
+           "busiest-node table names it); no verdict there." in view.summary
 
 
 def test_the_faults_chart_bars_are_its_cells_during_pass_alone(tmp_path):
@@ -142,3 +145,15 @@ def test_without_a_stored_cell_records_join_only_what_says_the_same(tmp_path):
     stored_a = Measurement("fio", "t", "iops", 1.0, "op/s", {"offered_iops": 100}, cell=READ)
     stored_b = Measurement("fio", "t", "iops", 1.0, "op/s", {"offered_iops": 100}, cell=WRITE)
     assert cells.cell_of(stored_a) != cells.cell_of(stored_b)  # every param alike, two cells
+
+
+def test_a_stored_cell_key_is_data_it_titles_only_what_its_records_say():
+    from harness.report import cells
+
+    m = Measurement("fio", "t", "iops", 1.0, "op/s", {"offered_iops": 100, "host": "c1"})
+    for key in ("[" * 2000, "not json", '{"a": 1}', '["x"]', "[" + "1," * 5000 + "1]",
+                '["glusterfs", "default", 0, "fio", {"offered_iops": 1600}]'):  # (the last: says another load)
+        assert cells.described(Measurement("fio", "t", "iops", 1.0, "op/s", m.params, cell=key)) == \
+            "offered_iops=100 host=c1", key
+    assert cells.described(Measurement("fio", "t", "iops", 1.0, "op/s", m.params, cell=READ)) == \
+        "offered_iops=100 profile=randread-4k"

@@ -237,6 +237,11 @@ def test_no_chart_of_percentiles_needs_a_scrolling_legend(tmp_path):
         assert sorted(legend) == sorted(["GlusterFS", "CephFS", "SeaweedFS", "GlusterFS each client",
                                          "CephFS each client", "SeaweedFS each client"]), legend
         assert sum(1 for d in f["data"] if d.get("visible") == "legendonly") == 6  # (2 clients a system)
+    # a system whose clients' histograms could not be merged (no aggregate) is drawn by its clients
+    without = {**chart, "series": [s for s in chart["series"] if not (s["system"] == "CephFS" and s.get("client") is None)]}
+    for f in lines(without):
+        shown = [d["name"] for d in f["data"] if d.get("visible", True) is True]
+        assert shown == ["GlusterFS", "CephFS each client", "CephFS each client", "SeaweedFS"], shown
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)")

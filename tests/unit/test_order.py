@@ -157,3 +157,20 @@ def test_a_run_goes_in_its_seeds_order_stores_the_seed_and_a_resume_keeps_it(tmp
     listed, _ = execute(build_plan({**config, "order": "listed"}), store, Progress(quiet=True))
     assert store.run(listed).host["order"] == {"shuffle": False, "seed": None}
     assert ran(listed) == [100, 200, 300]
+
+
+def test_the_header_says_in_what_order_a_run_went_and_its_warm_up():
+    """What a reader needs to tell load from time: the order (shuffled with its seed, or as
+    listed: lowest load first, as runs before the order existed went) and each workload's
+    warm-up, from what the run stored."""
+    from harness.api.records import Measurement
+    from harness.report.view import _order, warmups
+
+    assert _order({"shuffle": True, "seed": 42}).startswith("shuffled (seed 42)")
+    for fact in (None, {"shuffle": False, "seed": None}, {"shuffle": True, "seed": "42"}, ["x"]):
+        assert _order(fact).startswith("as the config lists them"), fact
+    records = [Measurement("fio", "p", "iops", 1.0, "op/s", {"warmup_s": 5}, run_id="r"),
+               Measurement("fio", "p", "lat_p99", 1.0, "s", {"warmup_s": 5}, run_id="r"),
+               Measurement("smallfile", "create", "elapsed", 1.0, "s", {}, run_id="r")]
+    assert warmups(records) == ["  warm-up of run r: fio ran 5 s untimed before each timed run (warmup_s: fio's "
+                                "ramp_time), no part of its figures"]

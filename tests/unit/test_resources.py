@@ -158,3 +158,26 @@ def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bo
                 "workloads[0].options.numjobs: 4", "workloads[0].options.iodepth: 32", "--repeat 3"):
         assert key in header, key
     assert "workloads[1]" not in header  # (smallfile was not host-bound)
+
+
+def test_the_host_bound_advice_reads_a_strangers_config_as_data(tmp_path):
+    """A stored config is a stranger's: a workload named by a list is no workload (no
+    traceback), and a system's node count under a name of its own (ceph_osd_nodes) is named."""
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from harness.results.store import Store
+
+    T = 1.8e9
+    config = {"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 6, "sample_every_s": 0}},
+              "workloads": [{"name": ["fio"], "options": {"numjobs": 4}}, "fio", {"name": "fio", "options": [1]}]}
+    store = Store(tmp_path)
+    store.begin_run("r", config, "h", {"cpus": 2}, "test")
+    store.add_target("r", "cephfs", "default", {"system": "cephfs"})
+    store.add(Measurement("resources", "host", "cpu_busy", 97.0, "%", {"for": "fio", "cpus": 2, "disk": "",
+                          "started": T, "ended": T + 10}, "cephfs", "default", "r"), "c")
+    store.add(Measurement("fio", "p", "iops", 50.0, "op/s", {"started": T + 1, "ended": T + 9}, "cephfs", "default",
+                          "r"), "c")
+    store.close()
+    header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
+    assert "environment.options.ceph_osd_nodes: 6" in header and "workloads[0]" not in header
+    assert "sample_every_s" not in header  # (0: it samples a cell's start and end only already)

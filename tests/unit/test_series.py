@@ -676,3 +676,13 @@ def test_the_report_reads_as_a_decision_comparison_then_failures_then_each_cell(
     assert fault < cell == len(titles) - 1, titles  # (the fault's bars before the appendix's timeline)
     at = [page.index(f"id='chart-{i}'") for i in (fault, cell)]
     assert page.index("<h2>Failures") < at[0] < page.index("<h2>Appendix") < at[1] < page.index("<h2>Tables")
+
+
+def test_a_faults_four_moments_close_together_are_named_at_four_heights():
+    # (0.2 s apart on a 40 s axis: each within 4 % of the one before; the fourth went back on top of the first)
+    from harness.report.timelines import moment_labels
+
+    labels = moment_labels({"injected": 0.0, "noticed": 0.2, "restored": 0.4, "healthy": 0.6}, [0.0, 40.0])
+    assert len({n["y"] for n in labels}) == 4
+    apart = moment_labels({"injected": 0.0, "noticed": 10.0, "restored": 20.0, "healthy": 30.0}, [0.0, 40.0])
+    assert {n["y"] for n in apart} == {1.0}
