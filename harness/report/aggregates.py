@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement, describe_cell, flag_marks
 from harness.report import cells
+from harness.report.data import figure, flags as data_flags
 from harness.units import format_value, size
 
 
@@ -24,9 +25,25 @@ def _share(m: Measurement) -> str:
 
 
 def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str]) -> list[list[str]]:
+    return table(records, name)[0]
+
+
+def _figure(m: Measurement | None, text: str, why: str = "") -> dict[str, Any]:
+    if m is None or m.value is None:
+        return figure(None, m.unit if m is not None else "", why or (str(m.params.get("why") or "") if m else ""),
+                      text=text)
+    return figure(m.value, m.unit, flags=data_flags(m.flags), text=text)
+
+
+def table(records: list[Measurement], name: Callable[[tuple[str, str]], str]
+          ) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """The table's rows and each row as data (harness.report.data): what all the clients
+    moved (in the rate's amount: B, files, ops) over the span from the first start to the last
+    end (s), the aggregate over it, and the rate while all ran, in the records' units."""
     spans: dict[tuple[Any, ...], Measurement] = {}
     walls: dict[tuple[Any, ...], Measurement] = {}
     rows = []
+    found: list[dict[str, Any]] = []
     for m in records:
         if m.params.get("host") != "all" or m.unit not in AMOUNT:
             continue
@@ -42,6 +59,7 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
                          name((m.backend, m.variant)) + (f" (repeat {m.repeat + 1})" if m.repeat else ""),
                          f"{m.params.get('clients')} × {m.metric}", "—",
                          f"none: {m.params.get('why', '')}", "—"])
+            found.append(_row(m, rows[-1], None, None, _figure(m, rows[-1][4]), None))
     for key, m in spans.items():
         wall = walls.get(key)
         span = float(m.params["ended"]) - float(m.params["started"])
@@ -58,7 +76,19 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
                      f"{m.params.get('clients')} × {m.metric}",
                      f"{_amount(m.unit, float(m.params.get('moved') or 0))} in {span:.1f} s",
                      format_value(m.value, m.unit, m.metric) + flag_marks(m.flags) + _share(m), while_all])
-    return rows
+        amount = AMOUNT.get(m.unit, "")
+        found.append(_row(m, rows[-1], figure(float(m.params.get("moved") or 0), {"bytes": "B"}.get(amount, amount)),
+                          figure(span, "s"), _figure(m, rows[-1][4]),
+                          _figure(wall, while_all) if wall is not None else {"same_as_the_aggregate": True,
+                                                                               "text": while_all}))
+    return rows, found
+
+
+def _row(m: Measurement, row: list[str], moved: dict[str, Any] | None, span: dict[str, Any] | None,
+         aggregate: dict[str, Any], stonewalled: dict[str, Any] | None) -> dict[str, Any]:
+    return {"cell": row[0], "system": row[1], "backend": m.backend, "variant": m.variant, "repeat": m.repeat,
+            "workload": m.workload, "test": m.test, "metric": m.metric, "clients": m.params.get("clients"),
+            "moved": moved, "span": span, "aggregate": aggregate, "stonewalled": stonewalled}
 
 
 TITLE = "Several clients at once: what all moved, over what time"

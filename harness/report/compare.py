@@ -37,6 +37,7 @@ from harness.api.records import (
 )
 from harness.api.tables import Column, MatrixSpec, SystemFacts, TableSpec
 from harness.report import aggregates, faults, resources
+from harness.report.data import figure as figure_data, keys_of as data_keys
 from harness.report.stats import Summary, compare, median, summarize
 from harness.units import column, size
 
@@ -206,6 +207,21 @@ class Cells:
             self._said[metric] = column(medians, self.units.get(metric, ""), metric)
         return self._said[metric]
 
+    def figure(self, row: Any, system: SystemKey, metric: str, text: str) -> dict[str, Any]:
+        """A cell of the table as data (harness.report.data): its median over repeats in the
+        metric's unit, how many values it is of, their spread and its flags; ``text`` as shown."""
+        value, flags = self.get(row, system, metric)
+        vals = self.values.get((row, system, metric)) or []
+        s = self.summary(row, system, metric)
+        more: dict[str, Any] = {"n": len(vals), "flags": sorted(f for f in flags if f in FLAGS), "text": text}
+        if s is not None and value is not None:
+            more.update(ci_half_width=s.ci_half_width, cv=s.cv)
+        share = self.share(row, system, metric)
+        if share is not None:
+            more["share_of_ceiling"] = share
+        why = "" if value is not None else ("no value: " + ", ".join(sorted(flags)) if flags else "not measured")
+        return figure_data(value, self.units.get(metric, ""), why, **more)
+
     def text(self, row: Any, system: SystemKey, metric: str, seen: set[str]) -> str:
         value, flags = self.get(row, system, metric)
         text = self.said(metric)(value)
@@ -324,6 +340,17 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     seen: set[str] = set()
     out: list[list[str]] = []
     verdicts: list[Verdict] = []
+    found: list[dict[str, Any]] = []  # (each line as data: harness.report.data)
+
+    def verdict_data(v: Verdict) -> dict[str, Any]:
+        return {"of": systems.name(v.b), "against": systems.name(v.a), "metric": v.metric, "text": v.text,
+                "faster": systems.name(v.winner) if v.winner is not None else None,
+                "ratio": ({"value": v.ratio, "unit": "×", "of": systems.name(v.a), "over": systems.name(v.b)}
+                          if v.ratio is not None else None),
+                "no_verdict": v.reason if v.winner is None else None, "unfit": list(v.unfit), "n": list(v.n)}
+
+    def row_data(key: Any, s: SystemKey | None) -> dict[str, Any]:
+        return {"test": key[0], "params": json.loads(key[1]), **({"backend": s[0], "variant": s[1]} if s else {})}
 
     def keep(v: Verdict, key: Any, label: str, ref: SystemKey) -> str:
         host = json.loads(key[1]).get("host")
@@ -348,11 +375,18 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
                 head = [group, label] if (group, label) != previous else ["", ""]
                 previous = (group, label)
                 line = [*head, systems.name(s), *[cells.text(key, s, c.key, seen) for c in columns]]
+                said = [cells.verdict(key, ref, s, spec.verdict, systems) for ref in against.get(s, [])] \
+                    if spec.verdict else []
                 if spec.verdict:
                     line.append("; ".join((f"vs {systems.name(ref)}: " if len(one) > 1 else "")
-                                          + keep(cells.verdict(key, ref, s, spec.verdict, systems), key,
-                                                 f"{group} {label}".strip(), ref) for ref in against.get(s, [])))
+                                          + keep(v, key, f"{group} {label}".strip(), ref)
+                                          for ref, v in zip(against.get(s, []), said)))
                 out.append(line)
+                found.append({**row_data(key, s), "cells": [group, label, systems.name(s),
+                                                            *[cells.figure(key, s, c.key, text)
+                                                              for c, text in zip(columns, line[3:])],
+                                                            *([[verdict_data(v) for v in said]] if spec.verdict
+                                                              else [])]})
     else:
         header = list(spec.row_header)
         for s in cells.systems:
@@ -362,14 +396,21 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
         for key, group, label in rows:
             line = [group if group != previous_group else "", label]
             previous_group = group
+            figures: list[Any] = [group, label]
             for s in cells.systems:
-                line += [cells.text(key, s, c.key, seen) for c in columns]
-            for a, b in pairs:  # (there are pairs only where the spec names a verdict metric)
-                line.append(keep(cells.verdict(key, a, b, spec.verdict or "", systems), key,
-                                 f"{group} {label}".strip(), a))
+                texts = [cells.text(key, s, c.key, seen) for c in columns]
+                line += texts
+                figures += [cells.figure(key, s, c.key, text) for c, text in zip(columns, texts)]
+            said = [cells.verdict(key, a, b, spec.verdict or "", systems) for a, b in pairs]
+            for (a, _), v in zip(pairs, said):  # (there are pairs only where the spec names a verdict metric)
+                line.append(keep(v, key, f"{group} {label}".strip(), a))
             out.append(line)
+            found.append({**row_data(key, None), "cells": [*figures, *(verdict_data(v) for v in said)]})
+    keys = data_keys(header)  # (a row's data: its cells in the columns' order, each under its column's key)
+    for row in found:
+        row.update(zip(keys, row.pop("cells")))
     table = Table(spec.title, header, out, flag_notes(seen) + _share_note(cells), verdicts=verdicts,
-                  workload=records[0].workload)
+                  workload=records[0].workload, keys=keys, data=found)
     table.chart = _bars(spec, rows, cells, systems) or _curves(spec, rows, cells, systems)
     return table
 
@@ -495,9 +536,11 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
         columns = [c for c in spec.columns if c.key in present]
         seen: set[str] = set()
         rows, z, text = [], [], []
+        found: list[dict[str, Any]] = []  # (each line as data: harness.report.data, in the records' unit)
         for sort_key in sorted(labels[g]):
             line = list(labels[g][sort_key])
             zr, tr = [], []
+            found.append({**dict(zip(data_keys(list(spec.row_header)), line)), "system": systems.name(system)})
             for c in columns:
                 value, flags = cells.get((sort_key, c.key), system, spec.metric)
                 cell = "—" if value is None else f"{value / spec.scale:.0f}"
@@ -509,6 +552,7 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
                     cell += f" ({share * 100:.0f}%)"
                 seen.update(flags)
                 line.append(cell + flag_marks(flags))
+                found[-1][c.key] = cells.figure((sort_key, c.key), system, spec.metric, line[-1])
                 zr.append(value / spec.scale if value else None)
                 tr.append(("—" if value is None else f"{value / spec.scale:,.0f} {spec.unit_label}") + flag_marks(flags))
             rows.append(line)
@@ -518,7 +562,8 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
         if rep is not None:
             title += f" — run {rep[0]}, repeat {rep[1] + 1}"
         table = Table(title, [*spec.row_header, *[c.label for c in columns]], rows,
-                      flag_notes(seen) + _share_note(cells))
+                      flag_notes(seen) + _share_note(cells),
+                      keys=[*data_keys(list(spec.row_header)), *[c.key for c in columns]], data=found)
         table.chart = {"kind": "heatmap", "title": title, "x": [c.label for c in columns],
                        "y": [" / ".join(labels[g][k]) for k in sorted(labels[g])], "z": z, "text": text,
                        "unit": spec.unit_label, "scale_group": f"{spec.title}|{group}",
@@ -604,11 +649,12 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
     built: list[Table] = []
     for workload, mine in by_workload.items():
         if workload == resources.RESOURCES:  # what the lab's nodes spent, not a system's figure
-            rows = resources.table_rows(mine, systems.name, lambda key: systems.of(key).services)
+            rows, found = resources.table(mine, systems.name, lambda key: systems.of(key).services)
             if rows:
                 marked = {"contended"} if any(row[4] != "—" for row in rows) else set()
                 built.append(Table(resources.TITLE, resources.COLUMNS, rows, [resources.NOTE, *flag_notes(marked)],
-                                   name="resources"))
+                                   name="resources", keys=["workload", "cell", "system", "busiest", "contended",
+                                                           "this_machine"], data=found))
             continue
         if workload == faults.FAULT:  # what was done to the cluster, and how it came back
             rows = faults.table_rows(mine, systems.name)
@@ -624,10 +670,11 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
                 t = side_by_side(spec, mine, systems, cv)
                 if t is not None:
                     built.append(t)
-    rows = aggregates.table_rows(records, systems.name)
+    rows, said = aggregates.table(records, systems.name)
     if rows:
         marked = {f for m in records if m.params.get("host") == "all" for f in m.flags}
         built.append(Table(aggregates.TITLE, aggregates.COLUMNS, rows, [aggregates.NOTE, *flag_notes(marked)],
-                           name="aggregates"))
+                           name="aggregates", keys=["cell", "system", "clients", "moved", "aggregate", "stonewalled"],
+                           data=said))
     failures = failures_table(records, systems)
     return built + ([failures] if failures else [])

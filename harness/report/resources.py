@@ -12,6 +12,7 @@ from typing import Any
 from harness.api.records import Measurement, cell_order, describe_cell
 from harness.api.sampler import HOST, RESOURCES
 from harness.report import cells
+from harness.report.data import figure
 
 # what describes a node's record, not the cell it belongs to
 ABOUT = ("for", "cores", "process", "process_cpu", "peak_process", "peak_process_cpu", "share", "capacity",
@@ -93,13 +94,12 @@ def own_nodes(found: list[Measurement], theirs: tuple[str, ...], declared: cells
     return [m for m in found if cells.is_node(m) and cells.own(m, theirs, declared)]
 
 
-def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str],
-               services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[list[str]]:
-    """(workload, cell, system, busiest, another system's busy nodes, this machine) for each
-    pass: its workloads and systems in the order they were recorded, its cells by value
-    (:func:`order`); ``name`` gives a system's display name from
-    (backend, variant), ``services`` the services it runs on. The busiest is chosen among
-    the clients and the system's own storage nodes."""
+def table(records: list[Measurement], name: Callable[[tuple[str, str]], str],
+          services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()
+          ) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """The table's rows (:func:`table_rows`) and each row as data (harness.report.data):
+    the busiest node's share in % of its capacity, another system's busy nodes, and this
+    machine's CPUs and disk busy in %."""
     declared = cells.roles(records)
     passes: dict[cells.Pass, list[Measurement]] = {}
     for m in records:
@@ -108,18 +108,48 @@ def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str
             passes.setdefault(cell_of(m), []).append(m)
     workloads = {w: i for i, w in enumerate(dict.fromkeys(str(f[0].params.get("for")) for f in passes.values()))}
     systems = {s: i for i, s in enumerate(dict.fromkeys(k[1:3] for k in passes))}
-    rows = []
+    rows: list[list[str]] = []
+    found_data: list[dict[str, Any]] = []
     for (_, backend, variant, repeat, _, _), found in sorted(
             passes.items(), key=lambda kv: (workloads[str(kv[1][0].params.get("for"))], order(kv[1][0].params),
                                             systems[kv[0][1:3]])):
         theirs = services((backend, variant))
-        top, host = busiest(own_nodes(found, theirs, declared)), host_text(found)
-        others = contended_text(contention(found, theirs, declared))
-        if top or host or others:
-            rows.append([str(found[0].params.get("for")), describe(found[0].params),
-                         name((backend, variant)) + (f" (repeat {repeat + 1})" if repeat else ""),
-                         top or "—", f"{others} [L]" if others else "—", host or "—"])
-    return rows
+        best = top(own_nodes(found, theirs, declared))
+        text, host = busiest(own_nodes(found, theirs, declared)), host_text(found)
+        busy = contention(found, theirs, declared)
+        others = contended_text(busy)
+        if not (text or host or others):
+            continue
+        rows.append([str(found[0].params.get("for")), describe(found[0].params),
+                     name((backend, variant)) + (f" (repeat {repeat + 1})" if repeat else ""),
+                     text or "—", f"{others} [L]" if others else "—", host or "—"])
+        said = {m.metric: m.value for m in found if m.test == HOST and m.value is not None}
+        found_data.append({
+            "workload": rows[-1][0], "cell": rows[-1][1], "system": rows[-1][2], "backend": backend,
+            "variant": variant, "repeat": repeat, "phase": found[0].params.get("phase"),
+            "busiest": _node_data(best, rows[-1][3]),
+            "contended": [_node_data(m, "") for m in busy],
+            "this_machine": {"cpu_busy": figure(said.get("cpu_busy"), "%", "not sampled"),
+                             "disk_busy": figure(said.get("disk_busy"), "%", "not sampled"), "text": rows[-1][5]}})
+    return rows, found_data
+
+
+def _node_data(m: Measurement | None, text: str) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {"node": m.test, "resource": m.metric.removeprefix("peak_"), "at_its_peak": m.metric.startswith("peak_"),
+            "share": figure(m.params.get("share"), "%"), "capacity": str(m.params.get("capacity")),
+            **({"text": text} if text else {})}
+
+
+def table_rows(records: list[Measurement], name: Callable[[tuple[str, str]], str],
+               services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[list[str]]:
+    """(workload, cell, system, busiest, another system's busy nodes, this machine) for each
+    pass: its workloads and systems in the order they were recorded, its cells by value
+    (:func:`order`); ``name`` gives a system's display name from (backend, variant),
+    ``services`` the services it runs on. The busiest is chosen among the clients and the
+    system's own storage nodes."""
+    return table(records, name, services)[0]
 
 
 TITLE = "Busiest node and resource per cell, and this machine"

@@ -185,3 +185,30 @@ def test_the_example_gate_script_reads_each_systems_knee_and_slo_load(load_doc, 
     assert len(lines) == len(KNEES)
     assert any(line.startswith("fio randwrite-4k-qd16 write (2 clients) GlusterFS: knee 400 op/s")
                and "p99 ≤ 0.02 s: 400 op/s" in line for line in lines)
+
+
+def test_the_workloads_tables_the_busiest_nodes_and_the_aggregates_are_numbers_too(tmp_path, capsys):
+    """Every table the terminal prints has its figures as numbers with their units: the
+    workloads' own tables (a figure per system and column, with n, its flags and the verdict
+    as data), the busiest-node table (shares in %) and what several clients moved together."""
+    run_id = stored(tmp_path)
+    assert main(["compare", run_id, "--format", "json", "--results", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    records = {(r["backend"], r["test"], r["metric"], r["params"].get("host"), r["repeat"]): r["value"]
+               for r in doc["records"] if r["workload"] == "largefile"}
+    large = next(t for t in doc["tables"] if t["name"].startswith("large-files"))
+    row = next(r for r in large["rows"] if r["test"] == "write" and r["params"].get("host") == "all")
+    gluster = row[next(k for k in large["keys"] if k.startswith("glusterfs") and "rate" in k)]
+    assert gluster["unit"] == "B/s" and gluster["n"] == 2
+    assert gluster["value"] == pytest.approx(sorted(v for (b, t, m, h, _), v in records.items()
+                                                    if (b, t, m, h) == ("glusterfs", "write", "throughput", "all"))[0]
+                                             / 2 + sorted(v for (b, t, m, h, _), v in records.items()
+                                                          if (b, t, m, h) == ("glusterfs", "write", "throughput",
+                                                                              "all"))[1] / 2)
+    verdict = row[large["keys"][-1]]
+    assert verdict["against"] == "GlusterFS" and verdict["of"] == "CephFS" and "text" in verdict
+    busiest = table(doc, "resources")["rows"][0]
+    assert busiest["busiest"]["share"]["unit"] == "%" and isinstance(busiest["busiest"]["share"]["value"], float)
+    assert busiest["this_machine"]["cpu_busy"]["unit"] == "%"
+    together = table(doc, "aggregates")["rows"]
+    assert all(r["span"]["unit"] == "s" and r["moved"]["unit"] in ("B", "files") for r in together if r["span"])
