@@ -147,13 +147,18 @@ def format_value(v: float | None, unit: str, metric: str = "") -> str:
 _TIME_UNITS = (("s", 1.0, 2), ("ms", 1e-3, 1), ("µs", 1e-6, 0))  # (unit, its seconds, its usual decimals)
 
 
-def _times(values: list[float]) -> Callable[[float], str]:
-    """One unit for every time of a column: the largest the column's largest value holds
-    at least one of, with enough decimals that its smallest shows two significant digits
-    (a smaller unit where that takes more than three): '36.8 ms' beside '172.0 ms', never
-    beside '0'0.1"'."""
+# a rate's units (B/s), as a time's
+_RATE_UNITS = (("GiB/s", float(1 << 30), 2), ("MiB/s", float(1 << 20), 1), ("KiB/s", float(1 << 10), 0),
+               ("B/s", 1.0, 0))
+
+
+def _times(values: list[float], table: tuple[tuple[str, float, int], ...] = _TIME_UNITS) -> Callable[[float], str]:
+    """One unit for every time (or rate: ``table``) of a column: the largest the column's
+    largest value holds at least one of, with enough decimals that its smallest shows two
+    significant digits (a smaller unit where that takes more than three): '36.8 ms' beside
+    '172.0 ms', never beside '0'0.1"'; '0.9 MiB/s' beside '118.2 MiB/s', not '912 KiB/s'."""
     top, low = max(values), min((v for v in values if v > 0), default=0.0)
-    units = [u for u in _TIME_UNITS if top >= u[1]] or [_TIME_UNITS[-1]]
+    units = [u for u in table if top >= u[1]] or [table[-1]]
     for unit, scale, decimals in units:  # (a smaller unit where the smallest needs more digits)
         decimals = max(decimals, 1 - math.floor(math.log10(low / scale))) if low else decimals
         if decimals <= 3:
@@ -165,8 +170,12 @@ def _times(values: list[float]) -> Callable[[float], str]:
 def column(values: Iterable[float | None], unit: str, metric: str = "") -> Callable[[float | None], str]:
     """How a column's values are said, in one unit for all of them: a time in the report's
     style (5'31", 0'0.8") where every one is at least 0.1 s, else every one in the unit
-    of :func:`_times`; any other value as :func:`format_value` says it."""
+    of :func:`_times`; a rate (B/s) in one unit likewise; any other value as
+    :func:`format_value` says it."""
     found = [v for v in values if v is not None and math.isfinite(v)]
+    if unit == "B/s" and found:
+        said = _times(found, _RATE_UNITS)
+        return lambda v: "—" if v is None or math.isnan(v) else said(v)
     if unit != "s" or not found or (not metric.startswith(("lat", "clat")) and min(found) >= 0.1):
         return lambda v: format_value(v, unit, metric)
     said = _times(found)

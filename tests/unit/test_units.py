@@ -58,3 +58,13 @@ def test_progress_lines_do_not_wrap_in_a_narrow_log():
     note = "iozone mode=direct file_size=32 MiB on glusterfs/default (repeat 2/3) " * 2
     p.note(note)
     assert len(out.getvalue().splitlines()) == 1
+
+
+def test_a_column_of_rates_is_said_in_one_unit():
+    from harness.units import column
+
+    said = column([0.9 * (1 << 20), 118.2 * (1 << 20), None], "B/s")
+    assert [said(v) for v in (0.9 * (1 << 20), 118.2 * (1 << 20), None)] == ["0.90 MiB/s", "118.20 MiB/s", "—"]
+    said = column([912 * 1024, 2.5 * (1 << 30)], "B/s")  # (its largest in GiB/s; its smallest still two digits)
+    assert [said(912 * 1024), said(2.5 * (1 << 30))] == ["0.89 MiB/s", "2,560.00 MiB/s"]
+    assert len({said(v).split()[-1] for v in (912 * 1024, 2.5 * (1 << 30))}) == 1
