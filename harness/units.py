@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -152,12 +153,19 @@ _RATE_UNITS = (("GiB/s", float(1 << 30), 2), ("MiB/s", float(1 << 20), 1), ("KiB
                ("B/s", 1.0, 0))
 
 
-def _times(values: list[float], table: tuple[tuple[str, float, int], ...] = _TIME_UNITS) -> Callable[[float], str]:
+# a column of rates whose values span more than this many times is said value by value (each
+# in its own unit): one unit for a stalled pass's 1 KiB/s and a read's 1.1 GiB/s reads as neither
+RATE_SPAN = 1000.0
+
+
+def _times(values: list[float], table: tuple[tuple[str, float, int], ...] = _TIME_UNITS,
+           by: float | None = None) -> Callable[[float], str]:
     """One unit for every time (or rate: ``table``) of a column: the largest the column's
-    largest value holds at least one of, with enough decimals that its smallest shows two
-    significant digits (a smaller unit where that takes more than three): '36.8 ms' beside
-    '172.0 ms', never beside '0'0.1"'; '0.9 MiB/s' beside '118.2 MiB/s', not '912 KiB/s'."""
-    top, low = max(values), min((v for v in values if v > 0), default=0.0)
+    largest value (or ``by``: a rate column's median) holds at least one of, with enough
+    decimals that its smallest shows two significant digits (a smaller unit where that takes
+    more than three): '36.8 ms' beside '172.0 ms', never beside '0'0.1"'; '0.90 MiB/s'
+    beside '118.20 MiB/s', not '912 KiB/s'."""
+    top, low = max(values) if by is None else by, min((v for v in values if v > 0), default=0.0)
     units = [u for u in table if top >= u[1]] or [table[-1]]
     for unit, scale, decimals in units:  # (a smaller unit where the smallest needs more digits)
         decimals = max(decimals, 1 - math.floor(math.log10(low / scale))) if low else decimals
@@ -170,11 +178,12 @@ def _times(values: list[float], table: tuple[tuple[str, float, int], ...] = _TIM
 def column(values: Iterable[float | None], unit: str, metric: str = "") -> Callable[[float | None], str]:
     """How a column's values are said, in one unit for all of them: a time in the report's
     style (5'31", 0'0.8") where every one is at least 0.1 s, else every one in the unit
-    of :func:`_times`; a rate (B/s) in one unit likewise; any other value as
-    :func:`format_value` says it."""
+    of :func:`_times`; a rate (B/s) in the unit of its median, where its values span at most
+    ``RATE_SPAN`` times; any other value as :func:`format_value` says it."""
     found = [v for v in values if v is not None and math.isfinite(v)]
-    if unit == "B/s" and found:
-        said = _times(found, _RATE_UNITS)
+    positive = [v for v in found if v > 0]
+    if unit == "B/s" and positive and max(positive) <= RATE_SPAN * min(positive):
+        said = _times(found, _RATE_UNITS, statistics.median(positive))
         return lambda v: "—" if v is None or math.isnan(v) else said(v)
     if unit != "s" or not found or (not metric.startswith(("lat", "clat")) and min(found) >= 0.1):
         return lambda v: format_value(v, unit, metric)

@@ -133,10 +133,12 @@ def stored_params(m: Measurement) -> dict[str, Any] | None:
         stored = json.loads(m.cell)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(stored, list) or len(stored) != 5 or not isinstance(stored[-1], dict):
+    if not isinstance(stored, list) or len(stored) != 5 or not isinstance(stored[-1], dict) or not stored[-1]:
         return None
-    said = stored[-1]
-    if any(k in m.params and m.params[k] != v for k, v in said.items()):
+    backend, _, repeat, workload, said = stored  # (the variant: a view apart renames it)
+    name = workload[0] if isinstance(workload, list) and workload else workload
+    if (backend, repeat, name) != (m.backend, m.repeat, workload_of(m)) \
+            or any(k in m.params and m.params[k] != v for k, v in said.items()):
         return None
     return said
 

@@ -213,7 +213,8 @@ class Cells:
         value, flags = self.get(row, system, metric)
         vals = self.values.get((row, system, metric)) or []
         s = self.summary(row, system, metric)
-        more: dict[str, Any] = {"n": len(vals), "flags": sorted(f for f in flags if f in FLAGS), "text": text}
+        more: dict[str, Any] = {"backend": system[0], "variant": system[1], "metric": metric, "n": len(vals),
+                                "flags": sorted(f for f in flags if f in FLAGS), "text": text}
         if s is not None and value is not None:
             more.update(ci_half_width=s.ci_half_width, cv=s.cv)
         share = self.share(row, system, metric)
@@ -345,9 +346,13 @@ def side_by_side(spec: TableSpec, records: list[Measurement], systems: Systems,
     def verdict_data(v: Verdict) -> dict[str, Any]:
         return {"of": systems.name(v.b), "against": systems.name(v.a), "metric": v.metric, "text": v.text,
                 "faster": systems.name(v.winner) if v.winner is not None else None,
-                "ratio": ({"value": v.ratio, "unit": "×", "of": systems.name(v.a), "over": systems.name(v.b)}
-                          if v.ratio is not None else None),
-                "no_verdict": v.reason if v.winner is None else None, "unfit": list(v.unfit), "n": list(v.n)}
+                # (how many times the quicker of the two is as fast, in the metric's direction: the
+                # text's figure, whether or not it is a verdict)
+                "times": ({"quicker": systems.name(v.a if v.ratio >= 1 else v.b),
+                           "value": v.ratio if v.ratio >= 1 else 1 / v.ratio, "unit": "×"}
+                          if v.ratio else None),
+                "no_verdict": v.reason if v.winner is None else None, "unfit": list(v.unfit),
+                "n": {systems.name(v.a): v.n[0], systems.name(v.b): v.n[1]}}
 
     def row_data(key: Any, s: SystemKey | None) -> dict[str, Any]:
         return {"test": key[0], "params": json.loads(key[1]), **({"backend": s[0], "variant": s[1]} if s else {})}

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -506,8 +507,11 @@ def _variant(key: tuple[str, str]) -> str:
 _WORKLOAD_LOAD = ("numjobs", "iodepth", "threads", "load", "profiles", "all_clients")
 
 
+_COUNTS = re.compile(r"(?:^|_)(?:clients|nodes|osds)$|_per_node$")  # clients, gluster_nodes, ceph_osds, osds_per_node
+
+
 def _counts_nodes(key: str) -> bool:
-    return key == "clients" or "node" in key or "osd" in key
+    return bool(_COUNTS.search(key))
 
 
 def _said(v: Any) -> str:

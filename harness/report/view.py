@@ -237,13 +237,19 @@ def _mark_not_comparable(records: list[Measurement], who: set[Any]) -> list[Meas
 
 
 def _order(fact: Any) -> str:
-    """In what order a run's cells went (its ``order`` fact, harness.execution.order)."""
-    seed = fact.get("seed") if isinstance(fact, dict) and fact.get("shuffle") is True else None
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        return (f"shuffled (seed {seed}): the sweep's points in an order of their own in each repeat, and fio's "
-                "cells at each point — a point's load does not follow the time it ran")
-    return ("as the config lists them (the points of a sweep lowest first, each repeat of a point before the "
-            "next): load and time went together — a cold start and a neighbour's work land on the first points")
+    """In what order a run's cells went, as its ``order`` fact says (harness.execution.order):
+    shuffled (with its seed where it is one), listed, or not recorded (a run of an older
+    dfsbench, or made elsewhere: its points went as listed, if it was a dfsbench run)."""
+    if not isinstance(fact, dict) or not isinstance(fact.get("shuffle"), bool):
+        return ("not recorded (a run of a dfsbench before shuffled orders went as its config lists its cells: the "
+                "points of a sweep lowest first, so load and time went together)")
+    if fact["shuffle"]:
+        seed = fact.get("seed")
+        said = f"seed {seed}" if isinstance(seed, int) and not isinstance(seed, bool) else "its seed not recorded"
+        return (f"shuffled ({said}): the sweep's points in an order of their own in each repeat, and fio's cells "
+                "at each point — a point's load does not follow the time it ran")
+    return ("as the config lists them (order: listed): the points of a sweep lowest first, so load and time went "
+            "together — a cold start and a neighbour's work land on the first points")
 
 
 def warmups(records: list[Measurement]) -> list[str]:
@@ -251,10 +257,18 @@ def warmups(records: list[Measurement]) -> list[str]:
     found: dict[tuple[str, str], set[float]] = {}
     for m in records:
         w = m.params.get("warmup_s")
-        if isinstance(w, (int, float)) and not isinstance(w, bool):
+        if isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w < 1e9:  # (a stored value: any)
             found.setdefault((m.run_id, m.workload), set()).add(float(w))
-    return [f"  warm-up of run {run_id}: {workload} ran {' or '.join(f'{w:g} s' for w in sorted(ws))} untimed before "
-            f"each timed run (warmup_s: fio's ramp_time), no part of its figures" for (run_id, workload), ws in found.items()]
+    out = []
+    for (run_id, workload), ws in found.items():
+        ran = [w for w in sorted(ws) if w > 0]
+        said = (f"ran {' or '.join(f'{w:g} s' for w in ran)} untimed before each timed run (warmup_s), no part of "
+                "its figures" if ran else "")
+        if 0.0 in ws:
+            said += ("; " if said else "") + "no warm-up in some of its cells (warmup_s: 0): their first seconds " \
+                "are in their figures"
+        out.append(f"  warm-up of run {run_id}: {workload} {said}")
+    return out
 
 
 def _header(info: RunInfo, systems: Systems) -> list[str]:

@@ -150,10 +150,13 @@ def test_without_a_stored_cell_records_join_only_what_says_the_same(tmp_path):
 def test_a_stored_cell_key_is_data_it_titles_only_what_its_records_say():
     from harness.report import cells
 
-    m = Measurement("fio", "t", "iops", 1.0, "op/s", {"offered_iops": 100, "host": "c1"})
-    for key in ("[" * 2000, "not json", '{"a": 1}', '["x"]', "[" + "1," * 5000 + "1]",
-                '["glusterfs", "default", 0, "fio", {"offered_iops": 1600}]'):  # (the last: says another load)
-        assert cells.described(Measurement("fio", "t", "iops", 1.0, "op/s", m.params, cell=key)) == \
-            "offered_iops=100 host=c1", key
-    assert cells.described(Measurement("fio", "t", "iops", 1.0, "op/s", m.params, cell=READ)) == \
-        "offered_iops=100 profile=randread-4k"
+    params = {"offered_iops": 100, "host": "c1"}
+    for key in ("[" * 2000, "not json", '{"a": 1}', '["x"]', "[" + "1," * 5000 + "1]", "[1, 2, 3, 4, {}]",
+                '["glusterfs", "default", 0, "fio", {"offered_iops": 1600}]',  # (says another load)
+                '["cephfs", "default", 0, "fio", {"offered_iops": 100}]',  # (another system)
+                '["glusterfs", "default", 1, "fio", {"offered_iops": 100}]',  # (another repeat)
+                '["glusterfs", "default", 0, "smallfile", {"offered_iops": 100}]'):  # (another workload)
+        m = Measurement("fio", "t", "iops", 1.0, "op/s", params, "glusterfs", cell=key)
+        assert cells.described(m) == "offered_iops=100 host=c1", key
+    m = Measurement("fio", "t", "iops", 1.0, "op/s", params, "glusterfs", cell=READ)
+    assert cells.described(m) == "offered_iops=100 profile=randread-4k"

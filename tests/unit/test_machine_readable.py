@@ -207,6 +207,14 @@ def test_the_workloads_tables_the_busiest_nodes_and_the_aggregates_are_numbers_t
                                                                               "all"))[1] / 2)
     verdict = row[large["keys"][-1]]
     assert verdict["against"] == "GlusterFS" and verdict["of"] == "CephFS" and "text" in verdict
+    assert gluster["backend"] == "glusterfs" and gluster["metric"] == "throughput"  # (whose figure, of what)
+    # every verdict's 'times' names the quicker one as its text does, by as much
+    judged = [v for t in doc["tables"] for r in t["rows"] for v in r.values()
+              if isinstance(v, dict) and "against" in v and v["faster"] is not None]
+    assert len(judged) >= 2
+    for v in judged:
+        assert v["times"]["quicker"] == v["faster"] and v["times"]["value"] >= 1
+        assert v["text"].startswith(f"{v['faster']} {v['times']['value']:.1f}× faster"), v
     busiest = table(doc, "resources")["rows"][0]
     assert busiest["busiest"]["share"]["unit"] == "%" and isinstance(busiest["busiest"]["share"]["value"], float)
     assert busiest["this_machine"]["cpu_busy"]["unit"] == "%"

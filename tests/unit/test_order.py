@@ -167,10 +167,15 @@ def test_the_header_says_in_what_order_a_run_went_and_its_warm_up():
     from harness.report.view import _order, warmups
 
     assert _order({"shuffle": True, "seed": 42}).startswith("shuffled (seed 42)")
-    for fact in (None, {"shuffle": False, "seed": None}, {"shuffle": True, "seed": "42"}, ["x"]):
-        assert _order(fact).startswith("as the config lists them"), fact
+    assert _order({"shuffle": True, "seed": "42"}).startswith("shuffled (its seed not recorded)")
+    assert _order({"shuffle": False, "seed": None}).startswith("as the config lists them (order: listed)")
+    for fact in (None, {"seed": 42}, ["x"], {"shuffle": "yes"}):  # (an older run's, or a stranger's)
+        assert _order(fact).startswith("not recorded"), fact
     records = [Measurement("fio", "p", "iops", 1.0, "op/s", {"warmup_s": 5}, run_id="r"),
                Measurement("fio", "p", "lat_p99", 1.0, "s", {"warmup_s": 5}, run_id="r"),
                Measurement("smallfile", "create", "elapsed", 1.0, "s", {}, run_id="r")]
-    assert warmups(records) == ["  warm-up of run r: fio ran 5 s untimed before each timed run (warmup_s: fio's "
-                                "ramp_time), no part of its figures"]
+    assert warmups(records) == ["  warm-up of run r: fio ran 5 s untimed before each timed run (warmup_s), no part "
+                                "of its figures"]
+    off = [Measurement("fio", "p", "iops", 1.0, "op/s", {"warmup_s": w}, run_id="s") for w in (0, -3, 10 ** 400)]
+    assert warmups(off) == ["  warm-up of run s: fio no warm-up in some of its cells (warmup_s: 0): their first "
+                            "seconds are in their figures"]

@@ -168,7 +168,8 @@ def test_the_host_bound_advice_reads_a_strangers_config_as_data(tmp_path):
     from harness.results.store import Store
 
     T = 1.8e9
-    config = {"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 6, "sample_every_s": 0}},
+    config = {"environment": {"kind": "docker", "options": {"ceph_osd_nodes": 6, "sample_every_s": 0,
+                                                           "ceph_osd_size_gib": 16}},
               "workloads": [{"name": ["fio"], "options": {"numjobs": 4}}, "fio", {"name": "fio", "options": [1]}]}
     store = Store(tmp_path)
     store.begin_run("r", config, "h", {"cpus": 2}, "test")
@@ -180,4 +181,5 @@ def test_the_host_bound_advice_reads_a_strangers_config_as_data(tmp_path):
     store.close()
     header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
     assert "environment.options.ceph_osd_nodes: 6" in header and "workloads[0]" not in header
+    assert "ceph_osd_size_gib" not in header  # (a size, not a count of nodes)
     assert "sample_every_s" not in header  # (0: it samples a cell's start and end only already)

@@ -65,6 +65,9 @@ def test_a_column_of_rates_is_said_in_one_unit():
 
     said = column([0.9 * (1 << 20), 118.2 * (1 << 20), None], "B/s")
     assert [said(v) for v in (0.9 * (1 << 20), 118.2 * (1 << 20), None)] == ["0.90 MiB/s", "118.20 MiB/s", "—"]
-    said = column([912 * 1024, 2.5 * (1 << 30)], "B/s")  # (its largest in GiB/s; its smallest still two digits)
-    assert [said(912 * 1024), said(2.5 * (1 << 30))] == ["0.89 MiB/s", "2,560.00 MiB/s"]
-    assert len({said(v).split()[-1] for v in (912 * 1024, 2.5 * (1 << 30))}) == 1
+    # (one cached value does not turn the column's MiB/s into GiB/s: the unit is its median's)
+    said = column([36.7 * (1 << 20), 26.3 * (1 << 20), 5 * (1 << 30)], "B/s")
+    assert [said(36.7 * (1 << 20)), said(5 * (1 << 30))] == ["36.7 MiB/s", "5,120.0 MiB/s"]
+    # (over RATE_SPAN times apart, a stalled pass's 1 KiB/s beside a read's 1.1 GiB/s: each its own)
+    said = column([1024, 1.1 * (1 << 30)], "B/s")
+    assert [said(1024), said(1.1 * (1 << 30))] == ["1.0 KiB/s", "1.1 GiB/s"]
