@@ -16,13 +16,12 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt, field_validator
 
-from backends.ceph.client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.model import MAX_SECONDS
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
-from harness.api.target import Target
+from harness.api.target import CephAccess, Target
 from harness.errors import BadInput
 from harness.units import size
 

@@ -18,12 +18,11 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from backends.ceph.client import CephAccess
 from harness.api.contracts import Bytes, Options, Workload
 from harness.api.parsing import tool_parser
 from harness.api.records import Measurement
 from harness.api.tables import Column, TableSpec
-from harness.api.target import Target
+from harness.api.target import CephAccess, Target
 from harness.errors import BadInput
 from harness.units import parse_size, size
 

@@ -17,7 +17,7 @@ from pydantic import Field, ValidationInfo
 from harness.api.contracts import Backend, Cluster, Name, Options
 from harness.api.model import SITE
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
-from harness.api.target import Access, Target
+from harness.api.target import CephAccess, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL, Host
@@ -48,21 +48,6 @@ class CephService:
     def mon_host(self) -> str:
         """The monitor's host from an address like ``v2:127.0.0.1:3300``."""
         return self.mon_addr.removeprefix("v2:").removeprefix("v1:").rsplit(":", 1)[0].strip("[]")
-
-
-@dataclass(frozen=True)
-class CephAccess(Access):
-    """How a workload reaches a ``rados`` or ``rbd`` target: the arguments of the Ceph
-    command-line tools (conf, keyring, client, client settings), the environment librados
-    reads inside tools that take no ``-c`` (fio's rbd engine), the pool, and for ``rbd``
-    the image and its size."""
-
-    pool: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    client: str
-    image: str | None = None
-    image_size: int | None = None
 
 
 def health(said: Any) -> tuple[bool, str]:

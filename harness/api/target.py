@@ -34,6 +34,22 @@ class BlockAccess(Access):
     destructive_ok: bool = False  # only the user's explicit 'allow_destructive: true' sets it
 
 
+@dataclass(frozen=True)
+class CephAccess(Access):
+    """How a workload reaches a ``rados`` or ``rbd`` target, whatever system serves it: the
+    arguments of the Ceph command-line tools (conf, keyring, client, client settings), the
+    environment librados reads inside tools that take no ``-c`` (fio's rbd engine), the
+    pool, and for ``rbd`` the image and its size. A workload reads it with
+    :meth:`Target.reach`, and so needs no system's package."""
+
+    pool: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    client: str
+    image: str | None = None
+    image_size: int | None = None
+
+
 # the cache step of a read that runs on another client host than the one that wrote the
 # data (IOR's -C): no cache of the writer's can answer it, whether or not the reader's
 # kernel page cache could be dropped

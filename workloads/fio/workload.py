@@ -24,12 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from backends.ceph.client import CephAccess
 from harness.api.contracts import Workload
 from harness.api.histogram import per_second, percentile_of
 from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
 from harness.api.tables import Column, TableSpec
-from harness.api.target import Target
+from harness.api.target import CephAccess, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files, proc
 from harness.system.hosts import LOCAL, Host
