@@ -71,6 +71,47 @@ def cell_key(backend: Backend, rep: int, workload: str | Workload, cell: dict[st
     return json.dumps([backend.name, backend.variant, rep, name, cell], sort_keys=True, default=str)
 
 
+def attach_key(backend: Backend, rep: int, point: Point) -> str:
+    """The cell of an attachment (what its failure is recorded under)."""
+    return cell_key(backend, rep, "attach", point.values)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A cell of a run, planned: its point of the sweep, repeat, backend, workload (the
+    config's entry ``entry``), parameters and key (:func:`cell_key`)."""
+
+    point: Point
+    rep: int
+    backend: Backend
+    entry: int
+    workload: Workload
+    params: dict[str, Any]
+    key: str
+
+
+# a cell whose workload does not run on the attachment its backend made (a raw-disk baseline
+# on a target without a device under it): decided at the first attach, stored as its outcome,
+# and so never attached for again by 'run --resume'
+UNSUPPORTED = "unsupported"
+
+
+def planned(run: Run, point: Point, rep: int, backend: Backend) -> list[Planned]:
+    """The cells a backend runs at a point of the sweep in a repeat, in the run's order (its
+    workloads' cells shuffled where they may be: harness.execution.order): every cell of each
+    workload that takes the backend's kind of target. The one rule of what belongs to a run:
+    what is pending, what runs, and what is counted all read it."""
+    at = run.points().index(point)
+    out = []
+    for entry, workload in enumerate(point.workloads):
+        if not workload.accepts & {backend.kind}:
+            continue
+        for params in run.order.cells(workload, entry, workload.cells(), rep, at):
+            out.append(Planned(point, rep, backend, entry, workload, params,
+                               cell_key(backend, rep, workload, {**params, **point.values})))
+    return out
+
+
 @dataclass(frozen=True)
 class Cell:
     """The parameters ``params`` of ``workload``, run on ``target`` (the attachment of

@@ -15,7 +15,7 @@ from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.execution.cell import Cell, Run, cell_key
+from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
 from harness.execution.plan import Plan, Point
@@ -223,15 +223,14 @@ def _point(run: Run, point: Point, reps: tuple[int, ...], cluster: Cluster, work
                 run.store.add(Measurement("attach", "cell", "elapsed", None, "s",
                                           {**point.values, "error": exc.message[:500]}, backend.name,
                                           backend.variant, run.id, rep, ("failed",)),
-                              cell_key(backend, rep, "attach", point.values))
+                              attach_key(backend, rep, point))
     return ok
 
 
 def pending(run: Run, backend: Backend, rep: int, point: Point) -> bool:
     """Whether the backend has a cell to run in this repeat at this point of the sweep (so
     it is worth attaching)."""
-    return any(cell_key(backend, rep, w, {**c, **point.values}) not in run.done
-               for w in point.workloads if w.accepts & {backend.kind} for c in w.cells())
+    return any(cell.key not in run.done for cell in planned(run, point, rep, backend))
 
 
 def at_point(cluster: Cluster, point: Point, progress: Progress,
@@ -267,7 +266,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
             target = stack.enter_context(registry.held("backend", backend.name, f"attaching {backend.name}/"
                                                        f"{backend.variant}", backend.attach(cluster, workdir / tag)))
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
-        attach = cell_key(backend, rep, "attach", point.values)
+        attach = attach_key(backend, rep, point)
         if store.supersede(run.id, attach):  # an earlier session could not attach it
             store.cell_ended(run.id, attach, "ok")
         scratches: dict[str, Path] = {}
@@ -278,14 +277,15 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
             return scratches[host.label]
 
         store.add_target(run.id, backend.name, backend.variant, _described(run, backend, cluster, target), rep)
-        at = run.points().index(point)
-        for entry, workload in enumerate(point.workloads):
-            if not workload.supports(target):
+        for p in planned(run, point, rep, backend):
+            if p.key in run.done:
                 continue
-            for params in run.order.cells(workload, entry, workload.cells(), rep, at):  # (shuffled, or listed)
-                cell = Cell(run, point, rep, backend, cluster, target, scratch, workload, params)
-                if cell.key not in run.done:
-                    ok &= cell.measure()
+            if not p.workload.supports(target):  # (so a resume does not attach for it again)
+                store.cell_ended(run.id, p.key, UNSUPPORTED)
+                continue
+            cell = Cell(run, point, rep, backend, cluster, target, scratch, p.workload, p.params)
+            assert cell.key == p.key  # (one key: the planned one)
+            ok &= cell.measure()
     return ok
 
 

@@ -474,8 +474,10 @@ class Store:
         self.db.execute("INSERT OR REPLACE INTO cells VALUES (?,?,?,?)", (run_id, cell, status, time.time()))
 
     def cells_done(self, run_id: str) -> set[str]:
-        return {c for (c,) in self.db.execute("SELECT cell FROM cells WHERE run_id=? AND status='ok'",
-                                              (run_id,))}
+        """The cells of a run not to run again: those that succeeded, and those whose workload
+        does not run on the attachment their backend made ('unsupported')."""
+        return {c for (c,) in self.db.execute(
+            "SELECT cell FROM cells WHERE run_id=? AND status IN ('ok', 'unsupported')", (run_id,))}
 
     @_writes
     def supersede(self, run_id: str, cell: str) -> int:

@@ -73,3 +73,36 @@ def test_a_run_with_every_cell_done_resumes_without_a_lab(tmp_path):
     object.__setattr__(plan.environment, "up", no_lab)
     run_id, ok = execute(plan, store, Progress(quiet=True), resume="r1")
     assert (run_id, ok) == ("r1", True) and store.run("r1").status == "complete"
+
+
+def test_a_resume_does_not_attach_again_for_cells_the_attachment_cannot_run(tmp_path):
+    """The network baseline does not run on a local directory (no server to reach): the
+    first session attaches it, runs the raw-disk baseline, finds iperf3's cells cannot run
+    and stores them as 'unsupported'; a resume then has nothing to run and attaches nothing. (Pending was
+    decided by the target's kind, running by the attachment: a resume re-attached a backend
+    to run nothing.)"""
+    import io
+    import json
+
+    from harness.execution.cell import UNSUPPORTED, planned
+    from harness.execution.runner import execute
+
+    (tmp_path / "d").mkdir()
+    config = {"environment": {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab")}},
+              "backends": [{"name": "localdir", "options": {"path": str(tmp_path / "d")}}],
+              "workloads": [{"name": "rawdisk", "options": {"size": "1MiB"}}, {"name": "iperf3"}],
+              "scale": "quick", "order": "listed"}
+    store = Store(tmp_path / "results")
+    first = io.StringIO()
+    run_id, _ = execute(build_plan(config), store, Progress(first))
+    assert "attach localdir" in first.getvalue()
+    statuses = {json.loads(c)[3]: s for c, s in store.db.execute("SELECT cell, status FROM cells WHERE run_id=?",
+                                                                   (run_id,))}
+    assert statuses == {"rawdisk": "ok", "iperf3": UNSUPPORTED}  # (a directory on a disk; no server)
+    store.finish_run(run_id, "interrupted")
+    again = io.StringIO()
+    _, ok = execute(build_plan(config), store, Progress(again), resume=run_id)
+    assert "attach localdir" not in again.getvalue(), again.getvalue()
+    run = resumable(build_plan(config), store, run_id, Progress(quiet=True))
+    assert all(p.key in run.done for point in run.points() for b in run.plan.backends
+               for p in planned(run, point, 0, b))
