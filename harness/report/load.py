@@ -561,10 +561,12 @@ def _fault_chart(t: Through, slo: dict[str, float], name: Callable[[SystemKey], 
             "verdict": t.verdict(slo[t.percentile]) if t.percentile in slo else ""}
 
 
-def summary_lines(table: Table) -> list[str]:
+def summary_lines(table: Table, first: str | None = None) -> list[str]:
     """What the answer says of offered load: per figure, each system's knee, and the highest
     load it holds within each SLO (each with n per point and what stopped it), healthy and
-    through the fault; a fault's figure without a curve, what the fault did."""
+    through the fault; a fault's figure without a curve, what the fault did. ``first``: the
+    reference system's name, named first on every line (as every other line of the answer
+    names it)."""
     chart = table.chart or {}
     out = []
 
@@ -582,14 +584,15 @@ def summary_lines(table: Table) -> list[str]:
 
     for figure in dict.fromkeys([c["figure"] for c in chart.get("curves", ())]
                                 + [f["figure"] for f in chart.get("faults", ())]):
-        mine = [c for c in chart.get("curves", ()) if c["figure"] == figure]
+        mine = sorted((c for c in chart.get("curves", ()) if c["figure"] == figure),
+                      key=lambda c: c["system"] != first)  # (stable: the rest as recorded)
         if mine:
             out.append(f"{figure}: the most load each holds at a steady p99 (its knee) — "
                        + ", ".join(knee(c) for c in mine))
         for percentile, target in (chart.get("slo") or {}).items() if mine else ():
             out.append(f"{figure}: the most load each holds within {percentile} ≤ {latency(target)} — "
                        + ", ".join(within(c, percentile) for c in mine))
-        for f in chart.get("faults", ()):
+        for f in sorted(chart.get("faults", ()), key=lambda f: f["system"] != first):
             if f["figure"] == figure and f.get("verdict"):
                 out.append(f"{figure}, {f['system']} at {_rate(f['offered'])} through {f['fault']}: {f['verdict']}")
     return out

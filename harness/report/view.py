@@ -114,7 +114,8 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
     view.records, view.summary, view.costs = summary.complete(view.records, view.tables, systems, with_tables)
     # (the answer's order: the verdicts, what each holds, then bottlenecks and costs)
     at = min(len(summary.pairings(view.tables)), len(view.summary)) if view.summary else 0
-    view.summary[at:at] = [line for t in held for line in load.summary_lines(t)]
+    reference = systems.name(systems.reference) if systems.reference is not None else None
+    view.summary[at:at] = [line for t in held for line in load.summary_lines(t, reference)]
     view.summary = [files.printable(line, HEADER_MOST) for line in view.summary]
     return view
 

@@ -244,3 +244,16 @@ def test_n_per_point_counts_the_measurements_each_points_latency_is_the_median_o
                                      and m.test == "randread-4k-qd16" and m.params.get("offered_iops") == lowest)]
     c = next(c for c in curves(records + gone) if key(c) == ("glusterfs", "randread-4k-qd16"))
     assert c.rests_on(("p99",)) == "1–2"
+
+
+def test_the_answer_names_the_reference_first_on_every_line_of_what_each_holds(tmp_path):
+    """--reference cephfs: the knee and SLO lines name CephFS first, as the verdicts do."""
+    from harness.report.view import build_view
+    from harness.results.catalogue import Catalogue
+    from tests.unit.builders import stored_with_series
+
+    run_id = stored_with_series(tmp_path, "docker-run-load")
+    for reference, first in ((None, "GlusterFS"), ("cephfs", "CephFS"), ("seaweedfs", "SeaweedFS")):
+        summary = build_view(Catalogue(tmp_path), [run_id], reference=reference).summary
+        held = [line for line in summary if "the most load each holds" in line]
+        assert held and all(line.split(" — ", 1)[1].startswith(first) for line in held), (reference, held)
