@@ -386,7 +386,7 @@ def annotate(records: list[Measurement], infos: dict[str, RunInfo]) -> list[Meas
             lim = limits.get(m.run_id, {}).get((m.backend, m.variant))
             share = capacity(m, lim.at(m) if lim is not None else None, raw, cpus.get(m.run_id, 0))
             if share is not None:
-                params = {**params, "share": round(share[0], 1), "capacity": share[1]}
+                params = {**params, "share": share[0], "capacity": share[1]}
         out.append(m if flags == m.flags and params is p else _with(m, flags, params))
     return _contended(out, infos)
 
@@ -550,7 +550,7 @@ def host_bound_advice(infos: dict[str, RunInfo], records: list[Measurement]) -> 
             keys += [f"workloads[{i}].options.{k}: {_said(given[k])}" for k in _WORKLOAD_LOAD
                      if given.get(k) is not None]
         n = len({cells.cell_of(m) for m in records if m.run_id == run_id and "host-bound" in m.flags})
-        lines.append(f"  host-bound [B] in run {run_id}: {n} cell(s) of {', '.join(sorted(bound))}. "
+        lines.append(f"  host-bound [B] in run {run_id}: {n} cell run(s) (a cell in one repeat) of {', '.join(sorted(bound))}. "
                      + ("What sets the load on this machine in its config — fewer nodes, less parallel work or "
                         "a lower load lifts it: " + "; ".join(keys) + ". " if keys else
                         "Its config sets none of the options that shape the lab's load (environment.options."

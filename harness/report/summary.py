@@ -167,8 +167,11 @@ class Bottleneck:
     worst: Measurement  # the node's record where it was busiest
 
     def text(self) -> str:
-        return (f"the busiest was {self.kind} in {self.cells} of {self.of} cell{'s' if self.of != 1 else ''} "
-                f"(up to {self.worst.params['share']:.0f} % of {self.worst.params['capacity']}, {self.worst.test})")
+        # (a cell run: a cell in one repeat of one run — its nodes were sampled in each)
+        peak = ", at its peak" if self.worst.metric.startswith("peak_") else ""
+        return (f"the busiest was {self.kind} in {self.cells} of {self.of} cell run{'s' if self.of != 1 else ''} "
+                f"(up to {self.worst.params['share']:.0f} % of {self.worst.params['capacity']}{peak}, "
+                f"{self.worst.test})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"busiest": self.kind, "cells": self.cells, "of": self.of, "node": self.worst.test,
@@ -232,7 +235,8 @@ def lines(tables: list[Table], records: list[Measurement], systems: Systems,
         if "contended" in m.flags:
             contended.setdefault((m.backend, m.variant), set()).add(cells.cell_of(m))
     for key, found_cells in contended.items():  # (what no verdict was given on, and why: the lab was shared)
-        out.append(f"{systems.name(key)} — {len(found_cells)} cell{'s' if len(found_cells) != 1 else ''} measured "
+        out.append(f"{systems.name(key)} — {len(found_cells)} cell run{'s' if len(found_cells) != 1 else ''} "
+                   "(a cell in one repeat) measured "
                    "while another system's node on the lab was busy (contended [L]: the busiest-node table names it); "
                    "no verdict there.")
     return out

@@ -44,7 +44,7 @@ def _node(store: Store, cell: str, profile: str, phase: str | None, node: str, r
     store.add_series(store.add(m, cell), "j", Series(tuple((float(t), v) for t, v in points), end, "samples"))
 
 
-def stored(root: Path) -> None:
+def stored(root: Path, busy: float = 100e6) -> None:
     store = Store(root)
     store.begin_run("j", {"slo": {"p99": "20ms"}}, "h", {"cpus": 2}, "test")
     store.add_target("j", "glusterfs", "default", {"system": "glusterfs", "link": 125e6})
@@ -61,7 +61,7 @@ def stored(root: Path) -> None:
         for node, role, serves, metric, value in (("client1", "client", "", "cpu", 25.0),
                                                   ("client2", "client", "", "net_tx", 2e6),
                                                   ("gluster1", "server", "gluster", "cpu", 35.0),
-                                                  ("ceph-osd2", "server", "ceph", "net_rx", 100e6)):
+                                                  ("ceph-osd2", "server", "ceph", "net_rx", busy)):
             _node(store, WRITE, "randwrite-4k", phase, node, role, serves, metric, value, T0 + at, T0 + at + 40)
     fault = Measurement("fault", "recovery", "elapsed", 3.0, "s",
                         {"for": "fio", "profile": "randwrite-4k", "offered_iops": 100, "fault": "gluster2 killed",
@@ -115,9 +115,9 @@ def test_the_busiest_node_is_the_systems_own_and_another_systems_busy_node_flags
     assert flagged == {"before", "during", "after"}
     # the system's bottleneck: its own node, over its two cells (the writes' three phases are one cell)
     assert [line for line in view.summary if "bottleneck" in line] == [
-        "GlusterFS — bottleneck: the busiest was a server's CPU in 2 of 2 cells (up to 18 % of 2 cores, gluster1)."]
+        "GlusterFS — bottleneck: the busiest was a server's CPU in 2 of 2 cell runs (up to 18 % of 2 cores, gluster1)."]
     assert unfit_reason({"contended"}) == "lab contended [L]"  # (no verdict on a contended cell)
-    assert "GlusterFS — 1 cell measured while another system's node on the lab was busy (contended [L]: the " \
+    assert "GlusterFS — 1 cell run (a cell in one repeat) measured while another system's node on the lab was busy (contended [L]: the " \
            "busiest-node table names it); no verdict there." in view.summary
 
 
@@ -160,3 +160,14 @@ def test_a_stored_cell_key_is_data_it_titles_only_what_its_records_say():
         assert cells.described(m) == "offered_iops=100 host=c1", key
     m = Measurement("fio", "t", "iops", 1.0, "op/s", params, "glusterfs", cell=READ)
     assert cells.described(m) == "offered_iops=100 profile=randread-4k"
+
+
+def test_a_neighbour_just_under_the_threshold_is_no_contention(tmp_path):
+    """At 9.955 % of its link (shown '10 %'), another system's node is under 'at least 10 %':
+    the flag is decided on the share, not on its rounding."""
+    from harness.report.resources import TITLE
+
+    stored(tmp_path, busy=0.09955 * 125e6)
+    view = _view(tmp_path)
+    assert not any("contended" in m.flags for m in view.records)
+    assert all(r[4] == "—" for r in next(t for t in view.tables if t.title == TITLE).rows)

@@ -153,7 +153,7 @@ def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bo
                           "ended": T + 109.0}, "glusterfs", "default", "r"), cell)
     store.close()
     header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
-    assert "host-bound [B] in run r: 1 cell(s) of fio" in header
+    assert "host-bound [B] in run r: 1 cell run(s) (a cell in one repeat) of fio" in header
     for key in ("environment.options.clients: 3", "environment.options.sample_every_s: 2",
                 "workloads[0].options.numjobs: 4", "workloads[0].options.iodepth: 32", "--repeat 3"):
         assert key in header, key
