@@ -39,7 +39,8 @@ from harness.system.parallel import Stop, Threads
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.api.systems import ContainerNode, Containers, NodeWish, System, refuse_plan, with_sizes
+from harness.api.systems import (ContainerFaults, ContainerLab, ContainerNode, Containers, NodeWish, System, capable,
+                                 refuse_plan, with_sizes)
 from harness.api.model import link_rate
 from harness.api.sampler import CLIENT, MIN_SAMPLE_S, SERVER, NodeRole
 from harness.errors import BadInput, DfsbenchError
@@ -49,7 +50,7 @@ from harness.system.ledger import Ledger
 from harness.units import parse_rate
 
 LABEL = "dfsbench.lab"
-SYSTEMS = registry.systems()
+SYSTEMS = capable(registry.systems(), ContainerLab)  # (those that can run here)
 T = TypeVar("T")
 SHARED = ("the container lab: every node is a container of this one machine, sharing its CPUs and its "
           "disk; the links between them are shaped, their CPUs and disk are not")
@@ -129,8 +130,9 @@ class DockerEnvironment(LabEnvironment):
     options: Any
     client_nodes = True
     host_targets = False  # (a directory or a device of the host its nodes share is none of theirs)
-    can_fault = True
+    can_fault = True  # (its nodes whole; a system's data process, where it names one: ContainerFaults)
     provides = {name: s.Service for name, s in SYSTEMS.items()}
+    capability = ContainerLab
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
@@ -139,6 +141,9 @@ class DockerEnvironment(LabEnvironment):
     @property
     def where(self) -> str:
         return f"Docker, ledger in {self.lab_dir}"
+
+    def can_fault_system(self, system: str) -> bool:
+        return isinstance(self.systems.get(system), ContainerFaults)
 
     def system_keys(self) -> dict[str, frozenset[str]]:
         return {name: frozenset(type(s).ContainerOptions.model_fields) for name, s in self.systems.items()}
@@ -167,7 +172,7 @@ class DockerEnvironment(LabEnvironment):
 
     def __init__(self, options: Any) -> None:
         super().__init__(options)
-        self.systems: dict[str, System] = {name: s(options) for name, s in SYSTEMS.items()}
+        self.systems: dict[str, Any] = {name: s(options) for name, s in SYSTEMS.items()}
 
     def nodes(self, system: str) -> list[str]:
         """The names of a system's nodes a fault may name: those that hold its data first."""
@@ -310,7 +315,7 @@ def lab_systems(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return found if isinstance(found, dict) else {}
 
 
-def lab_services(systems: dict[str, System], facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
+def lab_services(systems: dict[str, Any], facts: dict[str, Any], phases: dict[str, float]) -> dict[str, Any]:
     """The services of a lab as its client nodes reach them, from what its bring-up found."""
     return {name: systems[name].container_service(made["facts"], phases)
             for name, made in lab_systems(facts).items() if name in systems}
@@ -376,7 +381,7 @@ class LabBringUp:
     error raised is the first part's."""
 
     def __init__(self, options: Any, ledger: Ledger, lab: str, image: str,
-                 systems: dict[str, System], note: Callable[[str], None]) -> None:
+                 systems: dict[str, Any], note: Callable[[str], None]) -> None:
         self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
         self.systems = systems
         self.labels = {LABEL: lab}

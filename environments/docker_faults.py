@@ -12,7 +12,6 @@ from typing import Any
 
 from environments.nodes import Node
 from harness.api.faults import Faults, FaultSpec, Injected
-from harness.api.systems import System
 from harness.errors import DfsbenchError
 from harness.system import proc
 
@@ -30,7 +29,7 @@ class LabFaults(Faults):
     """``facts`` are the lab's (its ledger's ``docker`` entry: what it made for each system);
     ``shape`` re-shapes a node's link."""
 
-    def __init__(self, systems: dict[str, System], facts: dict[str, Any], shape: Callable[[Node], None]) -> None:
+    def __init__(self, systems: dict[str, Any], facts: dict[str, Any], shape: Callable[[Node], None]) -> None:
         self.systems, self.facts, self.shape = systems, facts, shape
         self.prefix = f"dfsbench-{facts.get('lab')}-"
 

@@ -32,14 +32,14 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from harness.api import model, registry
 from harness.api.contracts import Backend, ClientName, Cluster, HostName, LabStatus, Options, ServiceHealth, Workload, host_key
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.api.systems import SiteHosts, System, with_sites
+from harness.api.systems import OnSite, SiteHosts, System, capable, with_sites
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files
 from harness.system.hosts import LOCAL, Host
 from harness.system.ledger import Ledger
 from harness.system.secret import Expanded, SecretReference, expand, is_reference
 
-SYSTEMS = registry.systems()
+SYSTEMS = capable(registry.systems(), OnSite)  # (those that can be found on a site)
 
 
 # a user name of a client host
@@ -117,7 +117,8 @@ class ExistingEnvironment(LabEnvironment):
     # at its end, and a ledger found is what a crashed run left
     stays_up = False
     run_only = LabEnvironment.run_only | {"connect_timeout_s"}
-    provides = {name: s.Service for name, s in SYSTEMS.items() if s.Site is not None}
+    provides = {name: s.Service for name, s in SYSTEMS.items()}
+    capability = OnSite
     former_places = (("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"),)
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'
@@ -136,7 +137,7 @@ class ExistingEnvironment(LabEnvironment):
     def __init__(self, options: Any) -> None:
         super().__init__(options)
         self._hosts: list[Host] = []
-        self.systems: dict[str, System] = {name: s(options) for name, s in SYSTEMS.items() if s.Site is not None}
+        self.systems: dict[str, Any] = {name: s(options) for name, s in SYSTEMS.items()}
 
     def site(self, name: str) -> Any:
         """The site's section of system ``name`` (None: the config has none)."""

@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import Field
 
+from environments.local_faults import ProcessFaults
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
 from harness.api.records import describe_cell
-from harness.api.systems import Processes, System, biggest_cell, refuse_plan, with_sizes
+from harness.api.systems import LocalFaults, LocalLab, Processes, System, biggest_cell, capable, refuse_plan, with_sizes
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import LOCAL
 from harness.system.parallel import Threads
@@ -28,7 +29,7 @@ from harness.system.ledger import Ledger, read_mounts
 from harness.system.files import printable
 from harness.units import size
 
-SYSTEMS = registry.systems()
+SYSTEMS = capable(registry.systems(), LocalLab)  # (those that can run here)
 
 # a unix socket's path: sun_path holds 108 bytes, the last a NUL
 SOCKET_PATH_MOST = 107
@@ -61,13 +62,18 @@ class LocalEnvironment(LabEnvironment):
     Options = LocalOptions
     options: Any
     provides = {name: s.Service for name, s in SYSTEMS.items()}
+    capability = LocalLab
+    can_fault = True  # (a system's data processes, where it names them: LocalFaults)
     teardown_grace = 0.5
     former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
     run_only = LabEnvironment.run_only | {"ready_timeout_s"}
 
     def __init__(self, options: Any) -> None:
         super().__init__(options)
-        self.systems: dict[str, System] = {name: s(options) for name, s in SYSTEMS.items()}
+        self.systems: dict[str, Any] = {name: s(options) for name, s in SYSTEMS.items()}
+
+    def can_fault_system(self, system: str) -> bool:
+        return isinstance(self.systems.get(system), LocalFaults)
 
     def system_keys(self) -> dict[str, frozenset[str]]:
         return {name: frozenset(type(s).LocalOptions.model_fields) for name, s in self.systems.items()}
@@ -157,7 +163,10 @@ class LocalEnvironment(LabEnvironment):
 
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
         # (no host_disk: that client and servers share this host is said of every comparison here)
-        return Cluster("local", services, ledger, self.lab_dir, reused, shared_disk=self.lab_dir, note=ONE_HOST)
+        faults = ProcessFaults(dict(self.systems), services, {name: self.lab_dir / name for name in services}, ledger,
+                               self.options.ready_timeout_s)
+        return Cluster("local", services, ledger, self.lab_dir, reused, shared_disk=self.lab_dir, note=ONE_HOST,
+                       faults=faults)
 
     def check_alive(self, ledger: Ledger) -> None:
         dead = [f"{name} (pid {p.pid})" for name, p, alive in ledger.live_processes() if not alive]

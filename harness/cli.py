@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.api import registry
+from harness.api.described import Described
+from harness.api.systems import SAID, System
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.order import Order
 from harness.execution.plan import CONFIG_SUITES, SUITES, plan_from_file
@@ -540,7 +542,8 @@ def _attach_all(plan: Any, cluster: Any, progress: Progress) -> None:
             # open without detach: the mount belongs to the lab; 'lab down' undoes it (each
             # variant of a backend under a directory of its own: two would share a mount point)
             target = backend.open(cluster, cluster.workdir / "mnt" / backend.variant)
-            progress.note(f"{backend.name} at {target.path} ({target.description.get('fs_type')})")
+            fs_type = Described.read(target.description).fs_type
+            progress.note(f"{backend.name} at {target.path}" + (f" ({fs_type})" if fs_type else ""))
 
 
 def _print_status(status: LabStatus) -> None:
@@ -573,7 +576,19 @@ def cmd_list(args: argparse.Namespace) -> int:
                 broken += 1
                 continue
             print(f"  {shown:<12} {files.printable(_about(cls), 200)}")
+            if kind == "system":
+                assert issubclass(cls, System)  # (what the registry checked)
+                print(f"  {'':<12} {files.printable(_capabilities(cls), 400)}")
     return 1 if broken else 0
+
+
+def _capabilities(system: type[System]) -> str:
+    """Where a storage system runs, where its nodes can be faulted, its client and the Debian
+    packages its nodes need."""
+    runs = ", ".join(SAID[w] for w in system.where()) or "nowhere"
+    faults = ", ".join(SAID[w] for w in system.faultable()) or "none"
+    packages = " ".join(system.packages) or "none"
+    return f"runs in {runs}; faults in {faults}; client: {system.client}; packages: {packages}"
 
 
 def _about(cls: type) -> str:

@@ -17,7 +17,7 @@ from pydantic import Field, model_validator
 
 from backends.ceph import client as ceph_client
 from backends.ceph.client import CephService
-from backends.ceph.lab import (FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
+from backends.ceph.lab import (DETECTION, FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
                               osds_up)
 from harness.api.contracts import Options
 from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
@@ -108,11 +108,6 @@ def osds_down(text: str) -> tuple[bool | None, str]:
         return None, f"ceph osd stat said no OSD counts: {text.strip()[:200]}"
     return up < total, f"{up} of {total} OSDs up"
 CONF, ADMIN = "/etc/ceph/ceph.conf", "/etc/ceph/ceph.client.admin.keyring"
-# how soon the cluster notices a node that is gone (a fault): OSDs ping each other every
-# second and report a peer silent for 4 s, and one report is enough (defaults: 6 s, 20 s,
-# 2 reporters) — so a kill is noticed within seconds, as the lab's faults need
-DETECTION = {"osd_heartbeat_interval": "1", "osd_heartbeat_grace": "4", "mon_osd_min_down_reporters": "1",
-             "mon_osd_adjust_heartbeat_grace": "false"}
 # the manager loads every module installed, enabled or not, before it can become active:
 # 4 s of Python here, on the path to a healthy cluster. These are never enabled in the lab
 # (not by default, nor by dfsbench): they are not loaded at all (the default list is the first)

@@ -29,6 +29,7 @@ from backends.ceph.client import CephService, health
 from harness.api.lab import SAFE_CHARACTERS, SAFE_PATH
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc, signals
+from harness.api.daemons import Daemons
 from harness.system.ledger import Ledger
 
 SESSION_SCRIPT = Path(__file__).with_name("ceph_session.py")
@@ -145,6 +146,11 @@ BRING_UP_SETTINGS = [("mon", "paxos_propose_interval", "0.05"), ("osd", "bdev_ai
 # Kept for the lab's life: OSDs on files have no SMART data for the manager's device health
 # module to scrape, and its scrape would make a pool (and wait for its PG) as the lab comes up.
 LAB_SETTINGS = [("mgr", "mgr/devicehealth/enable_monitoring", "false")]
+# how soon a lab's cluster notices a node that is gone (a fault): OSDs ping each other every
+# second and report a peer silent for 4 s, and one report is enough (defaults: 6 s, 20 s,
+# 2 reporters) — so a kill is noticed within seconds, as the labs' faults need
+DETECTION = {"osd_heartbeat_interval": "1", "osd_heartbeat_grace": "4", "mon_osd_min_down_reporters": "1",
+             "mon_osd_adjust_heartbeat_grace": "false"}
 
 
 class MonSession:
@@ -312,7 +318,7 @@ class CephLab:
         self.log_dir = root / "log"
         self.fsid = str(uuid.uuid4())
         self.mon_port = proc.free_port()
-        self._procs: dict[str, tuple[subprocess.Popen[bytes], proc.ProcessId]] = {}
+        self._daemons = Daemons(ledger)
         self._t0 = time.monotonic()
         self.phases: dict[str, float] = {}  # phase -> seconds since start when it ended
 
@@ -335,7 +341,7 @@ class CephLab:
                     "mon_cluster_log_file": f"{self.log_dir}/cluster.log", "crash_dir": f"{r}/crash",
                     "exporter_sock_dir": f"{r}/run",
                     # one host: three replicas live on three OSDs of this host
-                    "osd_crush_chooseleaf_type": "0"},
+                    "osd_crush_chooseleaf_type": "0", **DETECTION},
                 # one admin socket per client process, so parallel clients (fio, rbd, rados) never clash
                 "client": {"admin_socket": f"{r}/run/$cluster-$name.$pid.asok"}, **trimmed}))
 
@@ -360,16 +366,12 @@ class CephLab:
         return keys
 
     # -- processes ----------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str | os.PathLike[str]], stage: int = 0, grace: float = 15) -> None:
-        popen = proc.spawn(argv, self.log_dir / f"{name}.stdout")
-        ident = self.ledger.process(popen.pid, name, grace=grace, stage=stage)
-        self._procs[name] = (popen, ident)
+    def _spawn(self, name: str, argv: list[str | os.PathLike[str]], stage: int = 0, grace: float = 15,
+               node: str | None = None) -> None:
+        self._daemons.launch(name, argv, self.log_dir / f"{name}.stdout", stage=stage, grace=grace, node=node)
 
     def _died(self) -> str | None:
-        for name, (popen, _) in self._procs.items():
-            if popen.poll() is not None:
-                return f"{name} exited with code {popen.returncode}"
-        return None
+        return self._daemons.died()
 
     def _mkfs_osd(self, i: int, key: str) -> str:
         osd_uuid = str(uuid.uuid4())
@@ -421,7 +423,7 @@ class CephLab:
                 mon.command("config set", who=who, name=option, value=value, force=True)
             for i, osd_uuid in enumerate(osd_uuids):
                 mon.command("osd new", uuid=osd_uuid, id=i)
-                self._spawn(f"ceph-osd.{i}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(i)])
+                self._spawn(f"ceph-osd.{i}", ["ceph-osd", "-f", "-c", self.conf, "-i", str(i)], node=f"osd.{i}")
             self._phase("OSDs created and started")
             proc.wait_for(lambda: osds_up(mon, self.osds), what=f"{self.osds} OSDs up and in",
                           timeout=self.timeout, interval=0.1, alive=self._died,
@@ -447,7 +449,7 @@ class CephLab:
                                   "pg_num": str(self.pg_num), "pg_autoscale_mode": "off",
                                   "mon_data_avail_warn": "2%",
                                   "osd_crush_chooseleaf_type": "0 (replicas across OSDs of one host)",
-                                  **{option: value for _, option, value in LAB_SETTINGS},
+                                  **{option: value for _, option, value in LAB_SETTINGS}, **DETECTION,
                                   **({} if mgr_modules is None else {
                                       "mgr_module_path": "the always-on modules alone",
                                       "mgr_initial_modules": "none"})},

@@ -5,6 +5,7 @@ monitor node and OSD nodes (``backends.ceph.containers``), or a cluster that exi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from backends.ceph.client import CephCli, CephService, ErasureCode, FailureDomai
 from backends.ceph.lab import CephLab, MonSession, longest_socket
 from backends.ceph.site import CephAccessSetup, CephSpec
 from harness.api.contracts import Backend, Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, Room, SiteHosts, System
+from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
+                                 Placement, Processes, Refusal, Room, SiteHosts, System)
 from harness.system.hosts import Host
 from harness.units import size
 
@@ -37,9 +39,11 @@ class CephLocalOptions(Options):
         return self
 
 
-class Ceph(System):
+class Ceph(System, LocalFaults, ContainerFaults, OnSite):
     name = "ceph"
     display = "Ceph"
+    contract = CONTRACT
+    client = "ceph-fuse, librados, librbd"
     Service = CephService
     packages = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse")
     LocalOptions = CephLocalOptions
@@ -114,6 +118,17 @@ class Ceph(System):
         o = self.options
         return CephLab(offer.root, offer.ledger, osds=o.ceph_osds, replicas=o.ceph_replicas,
                        osd_size=o.ceph_osd_size_gib << 30, ready_timeout=offer.timeout).up()
+
+    def local_nodes(self, service: Any) -> list[str]:
+        """Its OSDs, each a process of this host ('osd.0', …), started again as they were."""
+        return [f"osd.{i}" for i in range(service.osds)]
+
+    def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
+        """An OSD marked down in the monitor's OSD map."""
+        with MonSession(Path(service.conf), Path(service.keyring), Path(service.log_dir) / "session.log",
+                        connect_timeout=10) as mon:
+            said = mon.command("osd stat", check=False)
+        return containers.osds_down(said if isinstance(said, str) else json.dumps(said))
 
     # ---- the container lab
 

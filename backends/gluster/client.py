@@ -246,21 +246,32 @@ class Volume:
         self._record(self._pid_files("shd/*/*.pid"))
 
     def _pid_files(self, pattern: str) -> list[Path]:
-        return [f for f in sorted(self.run_dir.glob(pattern)) if f.read_text().strip().isdigit()]
+        return pid_files(self.run_dir, pattern)
 
-    def _record(self, pid_files: list[Path]) -> None:
-        """Add the live processes these pid files name, unless the ledger has them (it
-        knows a pid by its start time, so an entry for an earlier process is harmless)."""
-        known = {(e["pid"], e.get("start")) for e in self.ledger.entries if e["kind"] == "process"}
-        for pid_file in pid_files:
-            ident = proc.ProcessId.of(int(pid_file.read_text().strip()))
-            if ident is None or (ident.pid, ident.start_ticks) in known:
-                continue
-            name = "glusterfsd" if "vols" in pid_file.parts else "glustershd"
-            args = proc.cmdline(ident.pid)
-            self.ledger.process(ident.pid, f"{name} ({pid_file.stem})", grace=10)
-            if "-S" in args:
-                self.ledger.tree(Path(args[args.index("-S") + 1]))
+    def _record(self, found: list[Path]) -> None:
+        record_forked(self.ledger, found)
+
+
+def pid_files(run_dir: Path, pattern: str) -> list[Path]:
+    """The pid files under a glusterd's run directory that name a process."""
+    return [f for f in sorted(run_dir.glob(pattern)) if f.read_text().strip().isdigit()]
+
+
+def record_forked(ledger: Ledger, found: list[Path]) -> None:
+    """Add the live processes these pid files name (bricks and the self-heal daemon, which
+    glusterd forks), unless the ledger has them (it knows a pid by its start time, so an
+    entry for an earlier process is harmless); and the control sockets their command lines
+    name, made outside the run directory, to remove later."""
+    known = {(e["pid"], e.get("start")) for e in ledger.entries if e["kind"] == "process"}
+    for pid_file in found:
+        ident = proc.ProcessId.of(int(pid_file.read_text().strip()))
+        if ident is None or (ident.pid, ident.start_ticks) in known:
+            continue
+        name = "glusterfsd" if "vols" in pid_file.parts else "glustershd"
+        args = proc.cmdline(ident.pid)
+        ledger.process(ident.pid, f"{name} ({pid_file.stem})", grace=10)
+        if "-S" in args:
+            ledger.tree(Path(args[args.index("-S") + 1]))
 
 
 class NodeVolume:
@@ -380,6 +391,17 @@ def bricks_online(status: ET.Element) -> int:
     nodes = status.findall(".//volStatus/volumes/volume/node")
     return sum(1 for n in nodes if n.findtext("status") == "1"
                and n.findtext("hostname") not in ("Self-heal Daemon", "NFS Server"))
+
+
+def brick_pids(status: ET.Element) -> dict[str, int]:
+    """The process of each brick online, by its path, from ``gluster volume status VOL --xml``."""
+    found = {}
+    for n in status.findall(".//volStatus/volumes/volume/node"):
+        pid = (n.findtext("pid") or "").strip()
+        if n.findtext("status") == "1" and n.findtext("hostname") not in ("Self-heal Daemon", "NFS Server") \
+                and pid.isdigit() and int(pid) > 0:
+            found[n.findtext("path") or ""] = int(pid)
+    return found
 
 
 def heal_pending(xml: str, bricks: int) -> int:

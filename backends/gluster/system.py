@@ -18,7 +18,11 @@ from backends.gluster.client import GlusterCli, GlusterService, copies_kept
 from backends.gluster.lab import GlusterLab, longest_socket, replica_sets
 from backends.gluster.site import GlusterSpec, gluster_health, gluster_service
 from harness.api.contracts import Backend, Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, SiteHosts, System
+from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
+                                 Placement, Processes, Refusal, SiteHosts, System)
+from harness.errors import DfsbenchError
+from harness.system import proc
+from harness.system.ledger import Ledger
 from harness.system.hosts import Host
 
 
@@ -35,9 +39,11 @@ class GlusterLocalOptions(Options):
         return self
 
 
-class Gluster(System):
+class Gluster(System, LocalFaults, ContainerFaults, OnSite):
     name = "gluster"
     display = "GlusterFS"
+    contract = CONTRACT
+    client = "glusterfs (FUSE)"
     Service = GlusterService
     packages = ("glusterfs-server", "glusterfs-client")
     LocalOptions = GlusterLocalOptions
@@ -107,6 +113,52 @@ class Gluster(System):
         o = self.options
         return GlusterLab(offer.root, offer.ledger, bricks=o.gluster_bricks, replica=o.gluster_replica,
                           ready_timeout=offer.timeout).up()
+
+    @staticmethod
+    def _local_cli(service: Any) -> GlusterCli:
+        return GlusterCli.on_socket(Path(service.socket), Path(service.log_dir) / "cli.log")
+
+    def local_nodes(self, service: Any) -> list[str]:
+        """The bricks of the lab's volume ('brick1', …): each a glusterfsd its glusterd started."""
+        return [f"brick{i + 1}" for i in range(len(service.bricks))]
+
+    def local_pids(self, service: Any, node: str, ledger: Ledger) -> list[int]:
+        """The brick's process, as its glusterd says (``volume status``)."""
+        path = service.bricks[self.local_nodes(service).index(node)].rsplit(":", 1)[-1]
+        pid = gluster_client.brick_pids(self._local_cli(service).xml("volume", "status", service.volume)).get(path)
+        return [] if pid is None else [pid]
+
+    def local_restart(self, service: Any, node: str, ledger: Ledger, timeout: float) -> None:
+        """Every started volume force-started (its bricks not running are started, the others
+        stay), returning once the brick runs again."""
+        cli = self._local_cli(service)
+        run_dir = Path(service.socket).parent
+        # a brick's pid file still names the killed brick, and glusterd takes a live process of
+        # that pid (another's, since) for the brick running, and does not start it: the files
+        # of bricks that are gone go, and their entries in the ledger
+        gone = [f for f in gluster_client.pid_files(run_dir, "vols/*/*.pid")
+                if "glusterfsd" not in " ".join(proc.cmdline(int(f.read_text().strip())))]
+        for pid_file in gone:
+            pid_file.unlink(missing_ok=True)
+        ledger.forget(frozenset(e["id"] for e in ledger.entries if e["kind"] == "process"
+                                and e["name"] in {f"glusterfsd ({f.stem})" for f in gone}
+                                and not proc.ProcessId(e["pid"], e["start"]).alive()))
+        for volume in gluster_client.volumes(cli.xml("volume", "info")):
+            if volume.started:
+                cli("volume", "start", volume.name, "force")
+        proc.wait_for(lambda: (bool(self.local_pids(service, node, ledger)), "not online"),
+                      what=f"GlusterFS {node} to be online again", timeout=timeout, interval=0.2)
+        # (forked by glusterd: the lab's, in its ledger, as those of its bring-up are)
+        with ledger.the_labs():
+            gluster_client.record_forked(ledger, gluster_client.pid_files(run_dir, "vols/*/*.pid")
+                                         + gluster_client.pid_files(run_dir, "shd/*/*.pid"))
+
+    def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
+        """A brick offline in ``volume status``."""
+        try:
+            return containers.bricks_offline(self._local_cli(service), service.volume, len(service.bricks))
+        except DfsbenchError as exc:
+            return None, exc.message
 
     # ---- the container lab
 

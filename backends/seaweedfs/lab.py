@@ -6,7 +6,6 @@ each in the ledger the moment it exists, stopped in the order filer, volume serv
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from backends.seaweedfs.weed import (OWN_CONFIG, REPLICATION_HELP, VOLUME_SIZE_M
                                      ReplicationText, SeaweedService, Topology, filer_argv, filer_config, get_json, leader, master_argv,
                                      read_health, volume_argv)
 from harness.api.contracts import Options
+from harness.api.daemons import Daemons, free_ports
 from harness.api.systems import Processes
 from harness.errors import DfsbenchError
 from harness.system import proc
@@ -38,18 +38,6 @@ class SeaweedLocalOptions(Options):
         return self
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """``count`` distinct TCP ports nobody listens on at ``host`` right now."""
-    found: list[int] = []
-    for _ in range(count * 20):
-        port = proc.free_port(host)
-        if port not in found:
-            found.append(port)
-        if len(found) == count:
-            return found
-    raise DfsbenchError(f"no {count} free TCP ports at {host}")
-
-
 class LocalLab:
     """Brings up SeaweedFS under ``offer.root``: a master, ``servers`` volume servers, a
     filer, all on 127.0.0.1, each process in the ledger the moment it exists."""
@@ -58,7 +46,7 @@ class LocalLab:
         self.weed, self.offer, self.servers, self.replication = weed, offer, servers, replication
         self.root = offer.root
         self.log_dir = self.root / "log"
-        self.started: list[tuple[str, subprocess.Popen[bytes], Path]] = []
+        self.daemons = Daemons(offer.ledger)
         self.phases: dict[str, float] = {}
         self._t0 = time.monotonic()
 
@@ -72,26 +60,16 @@ class LocalLab:
         self.offer.note(f"SeaweedFS: {name} at {self.phases[name]:.1f} s")
 
     def launch(self, name: str, argv: list[str], cwd: Path, kind: str, stage: int,
-               config: dict[str, str] | None = None) -> None:
+               config: dict[str, str] | None = None, node: str | None = None) -> None:
         """``argv`` started in ``cwd`` with its own configuration files (empty, or ``config``)."""
         cwd.mkdir(parents=True, exist_ok=True)
         for file, text in {**dict.fromkeys(OWN_CONFIG, ""), **(config or {})}.items():
             (cwd / file).write_text(text)
-        log = self.log_dir / f"{name}.log"
-        child = proc.spawn(argv, log, cwd=cwd)
-        try:
-            self.offer.ledger.process(child.pid, f"weed {name}", grace=GRACE[kind], stage=stage)
-        except ProcessLookupError:
-            child.wait()
-            raise DfsbenchError(f"weed {name} exited as it started (code {child.returncode}): "
-                                f"{proc.log_tail(log, 5)}", hint=f"its log: {log}") from None
-        self.started.append((name, child, log))
+        self.daemons.launch(f"weed {name}", argv, self.log_dir / f"{name}.log", cwd=cwd, grace=GRACE[kind],
+                            stage=stage, node=node)
 
     def died(self) -> str | None:
-        for name, child, log in self.started:
-            if child.poll() is not None:
-                return f"weed {name} exited with code {child.returncode}: {proc.log_tail(log, 5)}"
-        return None
+        return self.daemons.died()
 
     def up(self) -> SeaweedService:
         mp, mg, fp, fg, *volume_ports = free_ports(4 + 2 * self.servers)
@@ -111,7 +89,7 @@ class LocalLab:
         for i, directory in enumerate(volumes):
             port, grpc = volume_ports[2 * i], volume_ports[2 * i + 1]
             self.launch(f"volume{i + 1}", volume_argv(self.weed, "127.0.0.1", port, grpc, str(directory), master),
-                        directory, "volume", 1)
+                        directory, "volume", 1, node=f"volume{i + 1}")
         store = self.root / "filer" / "store"
         self.launch("filer", filer_argv(self.weed, "127.0.0.1", fp, fg, str(store), str(self.socket(self.root)),
                                         master), self.root / "filer", "filer", 0,

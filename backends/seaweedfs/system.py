@@ -20,15 +20,20 @@ from typing import Any, ClassVar
 
 from backends.seaweedfs import containers, site
 from backends.seaweedfs.lab import LocalLab, SeaweedLocalOptions
-from backends.seaweedfs.weed import REPLICATION_PATTERN, Replication, SeaweedService, read_health, weed_binary
+from backends.seaweedfs.weed import (REPLICATION_PATTERN, Address, Replication, SeaweedService, Topology, get_json,
+                                     read_health, weed_binary)
+from harness.errors import DfsbenchError
 from harness.api.contracts import Backend
-from harness.api.systems import ContainerNode, Containers, NodeWish, Placement, Processes, Refusal, SiteHosts, System
+from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
+                                 Placement, Processes, Refusal, SiteHosts, System)
 from harness.system.hosts import Host
 
 
-class SeaweedFS(System):
+class SeaweedFS(System, LocalFaults, ContainerFaults, OnSite):
     name = "seaweedfs"
     display = "SeaweedFS"
+    contract = CONTRACT
+    client = "weed mount (FUSE)"
     Service = SeaweedService
     packages = ("fuse3",)  # (weed itself is one static binary, copied in from this host)
     LocalOptions = SeaweedLocalOptions
@@ -119,6 +124,20 @@ class SeaweedFS(System):
     def start_processes(self, offer: Processes) -> SeaweedService:
         return LocalLab(weed_binary(), offer, int(getattr(self.options, "seaweedfs_volume_servers", 3)),
                         self.lab_replication() or "002").up()
+
+    def local_nodes(self, service: Any) -> list[str]:
+        """Its volume servers, each a process of this host ('volume1', …), started again as they were."""
+        return [f"volume{i + 1}" for i in range(service.volume_servers)]
+
+    def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
+        """Fewer volume servers listed by the master than the lab started (a killed one it
+        drops at once: its gRPC stream breaks; a paused one when its heartbeats stop)."""
+        try:
+            top = Topology.of(get_json(f"http://{Address.parse(service.master).http}/dir/status"))
+        except DfsbenchError as exc:
+            return None, exc.message
+        listed = len(top.servers)
+        return listed < service.volume_servers, f"the master lists {listed} of {service.volume_servers} volume servers"
 
     # ---- the container lab
 

@@ -267,6 +267,10 @@ class Environment(ABC):
     # of client hosts used, which every environment can): e.g. 'link' (Cluster.reshape)
     sweeps: ClassVar[frozenset[str]] = frozenset()
 
+    def can_fault_system(self, system: str) -> bool:
+        """Whether it can fault the nodes of ``system`` (by default: whether it can fault at all)."""
+        return self.can_fault
+
     @property
     def client_hosts(self) -> int:
         """How many client hosts its clusters are measured from (this machine: one)."""
@@ -293,6 +297,9 @@ class Environment(ABC):
     # the services it can bring up, by name, each with the type of the facts it hands to the
     # backends that require it (see Cluster.service)
     provides: ClassVar[dict[str, type]] = {}
+    # what a storage system must have to run in it (harness.api.systems: LocalLab, ContainerLab,
+    # OnSite); None: it runs none
+    capability: ClassVar[type | None] = None
 
     def __init__(self, options: PluginOptions) -> None:
         self.options = options

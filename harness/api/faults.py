@@ -86,6 +86,9 @@ class Injected(ABC):
     description: str
     node: str = ""
     stores_data: bool = True
+    # when it was done (seconds since the epoch), where that is known better than the moment
+    # inject() returned (a process killed at once, after a lookup of its pid that took a while)
+    at: float | None = None
 
     @abstractmethod
     def restore(self) -> None: ...

@@ -11,6 +11,8 @@ distributions. A plugin's name is a name by :data:`harness.system.names.RULE`.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import re
 import sys
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ from typing import Any, Literal, overload
 from pydantic import ValidationError
 
 from harness.api.contracts import Backend, Environment, Options, Workload
-from harness.api.systems import System
+from harness.api.systems import CAPABILITIES, FAULTS, SPOKEN, ContainerLab, LocalLab, OnSite, System
 from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
 from harness.system.files import printable
@@ -238,7 +240,68 @@ def _contract(kind: str, name: str, cls: Any) -> list[str]:
     tool = getattr(cls, "tool", None) if kind == "workload" else None
     if tool is not None and not is_name(tool):
         problems.append(f"declares a tool whose name is not a name ({RULE})")
+    if kind == "system":
+        problems += _system_contract(cls)
     return problems
+
+
+PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]{0,99}")  # a Debian package's name (Debian Policy 5.6.1)
+
+
+def _system_contract(cls: type[System]) -> list[str]:
+    """What a storage system lacks of :mod:`harness.api.systems`: the version of the contract
+    it was written against, its declarations, and every method it overrides taking the
+    parameters the contract passes (by name, in order) — in the capabilities it declares."""
+    problems = []
+    version = getattr(cls, "contract", None)
+    if version not in SPOKEN:
+        said = "declares no contract version" if version is None else \
+            f"declares contract version {printable(version, 20)}"
+        problems.append(f"{said}; this dfsbench speaks version {', '.join(map(str, sorted(SPOKEN)))} "
+                        "(contract = harness.api.systems.CONTRACT)")
+    if not (isinstance(getattr(cls, "display", None), str) and cls.display):
+        problems.append("declares no display name (display = 'How people call it')")
+    client = getattr(cls, "client", None)
+    if not (isinstance(client, str) and client.isprintable() and 0 < len(client) <= 100):
+        problems.append("declares no client (client = 'the client its backends reach it with', "
+                        "one line of at most 100 printable characters)")
+    service = getattr(cls, "Service", None)
+    if not (isinstance(service, type) and dataclasses.is_dataclass(service)):
+        problems.append("has a Service that is not a dataclass (the facts its backends get)")
+    packages = getattr(cls, "packages", None)
+    if not (isinstance(packages, tuple) and all(isinstance(p, str) and PACKAGE.fullmatch(p) for p in packages)):
+        problems.append("declares packages that are not a tuple of Debian package names")
+    for attribute, capability in (("LocalOptions", LocalLab), ("ContainerOptions", ContainerLab), ("Site", OnSite)):
+        model = getattr(cls, attribute, None)
+        if issubclass(cls, capability) and not (isinstance(model, type) and issubclass(model, Options)):
+            problems.append(f"has a {attribute} that is not a harness.api.contracts.Options model")
+    for base in (System, *(c for c in (*CAPABILITIES.values(), *FAULTS.values()) if issubclass(cls, c))):
+        for method, declared in vars(base).items():
+            if callable(declared) or isinstance(declared, classmethod):
+                problems += _same_call(cls, base, method)
+    return list(dict.fromkeys(problems))
+
+
+def _same_call(cls: type, base: type, method: str) -> list[str]:
+    """Whether ``cls``'s ``method`` takes what the contract's (of ``base``) takes."""
+    if method.startswith("_"):
+        return []
+    want, have = inspect.getattr_static(base, method), inspect.getattr_static(cls, method)
+    if have is want:
+        return []
+    if isinstance(want, classmethod) != isinstance(have, classmethod):
+        return [f"{method} must {'' if isinstance(want, classmethod) else 'not '}be a classmethod"]
+    try:
+        given = inspect.signature(getattr(cls, method))
+        asked = inspect.signature(getattr(base, method))
+    except (TypeError, ValueError):
+        return [f"{method} is not a method"]
+    names = [p.name for p in asked.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    takes = [p.name for p in given.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if takes[:len(names)] == names and all(p.default is not p.empty for p in list(given.parameters.values())[len(names):]
+                                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)):
+        return []
+    return [f"{method}({', '.join(takes)}) does not take what the contract passes: {method}({', '.join(names)})"]
 
 
 def _probe(kind: str, name: str, cls: Any) -> None:

@@ -7,12 +7,17 @@ writes.
 Environments offer nodes, not systems:
 
 - the local lab offers a directory of its own under the lab and the processes of this host
-  (:class:`Processes`; :meth:`System.start_processes`);
+  (:class:`Processes`; :meth:`LocalLab.start_processes`);
 - the container lab offers containers on its shaped network: the system names the nodes it
-  wants (:meth:`System.container_nodes`), the lab starts and shapes them, and hands them over
-  as each comes up (:class:`Containers`; :meth:`System.start_containers`);
+  wants (:meth:`ContainerLab.container_nodes`), the lab starts and shapes them, and hands them
+  over as each comes up (:class:`Containers`; :meth:`ContainerLab.start_containers`);
 - the existing environment offers its client hosts and the site's description under the
-  system's own key (:attr:`System.Site`; :meth:`System.find_on_site`).
+  system's own key (:attr:`OnSite.Site`; :meth:`OnSite.find_on_site`).
+
+A system is the required core (:class:`System`) and the capabilities it adds: where it can
+run (:class:`LocalLab`, :class:`ContainerLab`, :class:`OnSite`) and where its nodes can be
+faulted (:class:`LocalFaults`, :class:`ContainerFaults`). What it needs to start and find its
+daemons is :mod:`harness.api.daemons`; to mount a client, :mod:`harness.api.mounts`.
 
 Whatever a system starts or creates goes into the lab's ledger the moment it exists, so the
 environment undoes it with the rest. The facts a system hands to its backends are a dataclass
@@ -153,31 +158,48 @@ class Room:
 
 # ---------------------------------------------------------------- the plugin
 
+# The version of this contract. A system declares the one it was written against
+# (``contract = 2``); the registry refuses one this dfsbench does not speak, naming it.
+CONTRACT = 2
+SPOKEN = frozenset({2})
+
 
 class System(ABC):
-    """One storage system. An instance is made per environment, with that environment's
-    options (whose keys include the system's own sizing keys: :attr:`LocalOptions` in the
-    local lab, :attr:`ContainerOptions` in the container lab; the existing environment's
-    options hold the system's :attr:`Site` section under its name)."""
+    """One storage system: the required core. Every system has a name, the Debian packages
+    its nodes need, the client its backends reach it with, where it puts each byte written
+    (:meth:`placement`) and how its health is read (:meth:`health_of`). Where it can run,
+    and whether it can be faulted, are capabilities it adds by also subclassing
+    :class:`LocalLab`, :class:`ContainerLab`, :class:`OnSite`, :class:`LocalFaults` or
+    :class:`ContainerFaults`; an environment offers only the systems with its own
+    (:data:`CAPABILITIES`), and ``check`` refuses a plan that places a system elsewhere.
+
+    An instance is made per environment, with that environment's options (whose keys include
+    the system's own sizing keys: :attr:`LocalLab.LocalOptions` in the local lab,
+    :attr:`ContainerLab.ContainerOptions` in the container lab; the existing environment's
+    options hold the system's :attr:`OnSite.Site` section under its name)."""
 
     name: ClassVar[str]  # the service name backends require ('ceph')
     display: ClassVar[str]  # how people call it ('Ceph')
-    Options: ClassVar[type[Model]] = NoOptions  # (the registry's contract; unused)
+    contract: ClassVar[int]  # the version of this contract it was written against (CONTRACT)
     Service: ClassVar[type]  # the dataclass of facts its backends get (Cluster.service)
     # Debian packages every node of the container lab needs for it (servers and clients)
     packages: ClassVar[tuple[str, ...]] = ()
-    # sizing keys it adds to the local lab's and the container lab's options (flat, named
-    # after the system: ceph_osds, gluster_replica); their validators check them alone
-    LocalOptions: ClassVar[type[Model]] = NoOptions
-    ContainerOptions: ClassVar[type[Model]] = NoOptions
-    # the model of its section of an existing site's description (environment.options.<name>),
-    # None: it cannot be used on an existing site
-    Site: ClassVar[type[Model] | None] = None
+    # the client its backends reach it with, as ``list`` shows it ('ceph-fuse, librados, librbd')
+    client: ClassVar[str]
+    Options: ClassVar[type[Model]] = NoOptions  # (the registry's contract; unused)
 
     def __init__(self, options: Any) -> None:
         self.options = options
 
-    # ---- every environment
+    @classmethod
+    def where(cls) -> tuple[str, ...]:
+        """The environments it can run in (their names), from the capabilities it has."""
+        return tuple(env for env, capability in CAPABILITIES.items() if issubclass(cls, capability))
+
+    @classmethod
+    def faultable(cls) -> tuple[str, ...]:
+        """The environments that can fault its nodes (their names)."""
+        return tuple(env for env, capability in FAULTS.items() if issubclass(cls, capability))
 
     def refusal(self, backend: Backend, index: int, where: str) -> Refusal | None:
         """What of ``backend`` (``backends[index]``) a lab of these sizes cannot hold
@@ -185,12 +207,35 @@ class System(ABC):
         return None
 
     @classmethod
+    @abstractmethod
     def health_of(cls, service: Any, via: Host | None) -> tuple[bool, str]:
         """Whether the system is healthy and what it says, asked from ``via`` (a host that
         reaches it: a client host of a site; None: this host, as the local lab)."""
-        raise DfsbenchError(f"{cls.display} cannot tell its health here")
 
-    # ---- the local lab
+    @classmethod
+    @abstractmethod
+    def placement(cls, description: dict[str, Any]) -> Placement:
+        """Where it puts each byte written, from an attached target's stored description
+        (its backends' :meth:`~harness.api.contracts.Backend.placement`;
+        :meth:`Placement.described` reads what a description says by itself)."""
+
+    def said(self, service: Any, via: Host | None) -> str:
+        """A line on what was found on a site, or brought up ('Ceph 16.2.15: 3 OSDs,
+        HEALTH_OK'), asked from ``via`` where it asks (a client host; None: this host)."""
+        return f"{self.display} {getattr(service, 'version', '')}".strip()
+
+
+class LocalLab(ABC):
+    """Capability: its services as processes of this host, in the local lab."""
+
+    # sizing keys it adds to the local lab's options (flat, named after the system:
+    # ceph_osds, gluster_replica); their validators check them alone
+    LocalOptions: ClassVar[type[Model]] = NoOptions
+
+    @abstractmethod
+    def start_processes(self, offer: Processes) -> Any:
+        """Its services as processes of this host under ``offer.root`` (each in the ledger
+        the moment it exists: :func:`harness.api.daemons.launch`); its Service."""
 
     def socket_path(self, root: Path) -> Path | None:
         """The longest unix socket path its daemons make under ``root`` (a socket's path is
@@ -209,42 +254,80 @@ class System(ABC):
         """Bytes kept per byte ``backend`` writes, as this lab is sized."""
         return 1.0
 
-    def start_processes(self, offer: Processes) -> Any:
-        """Its services as processes of this host under ``offer.root``; its Service."""
-        raise DfsbenchError(f"{self.display} cannot run in the local lab")
-
     def local_health(self, service: Any) -> tuple[bool, str]:
-        return self.health_of(service, None)
+        health: tuple[bool, str] = type(self).health_of(service, None)  # type: ignore[attr-defined]
+        return health
 
-    # ---- the container lab
 
+class LocalFaults(LocalLab):
+    """Capability: faults in the local lab. A node there is one data process of this host
+    (an OSD, a brick, a volume server), named as :meth:`local_nodes` says; the lab kills
+    (SIGKILL), stops (SIGTERM, then SIGKILL) or pauses (SIGSTOP) it, and brings it back.
+    By default a node is the process :func:`harness.api.daemons.launch` started with that
+    ``node`` name, and it comes back as it was started."""
+
+    @abstractmethod
+    def local_nodes(self, service: Any) -> list[str]:
+        """Its data nodes in the local lab ('osd.0', 'osd.1', …), in order: a fault with
+        no ``node`` takes the second."""
+
+    def local_pids(self, service: Any, node: str, ledger: Ledger) -> list[int]:
+        """The running processes of ``node`` (by default, those the ledger holds for it)."""
+        from harness.api.daemons import node_pids
+
+        return node_pids(ledger, node)
+
+    def local_restart(self, service: Any, node: str, ledger: Ledger, timeout: float) -> None:
+        """``node`` started again after a fault, returning once it runs (by default, as it
+        was launched)."""
+        from harness.api.daemons import relaunch
+
+        relaunch(ledger, node, timeout)
+
+    def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
+        """Whether its own state shows that node ``down`` is gone (an OSD marked down, a
+        brick offline), and what it said; None where it cannot be asked. With no node
+        named (''), whether it shows any of its nodes gone (asked before a fault: it must
+        not)."""
+        return None, "it cannot tell when it notices a fault"
+
+
+class ContainerLab(ABC):
+    """Capability: its services on nodes of the container lab."""
+
+    # sizing keys it adds to the container lab's options (flat, named after the system)
+    ContainerOptions: ClassVar[type[Model]] = NoOptions
+
+    @abstractmethod
     def container_nodes(self) -> list[NodeWish]:
         """The nodes it wants, as this lab is sized (their host names unique in the lab)."""
-        return []
 
+    @abstractmethod
     def start_containers(self, offer: Containers) -> dict[str, Any]:
         """Its services on the nodes offered; the facts of what it made (JSON), kept in the
         lab's ledger and handed back to :meth:`container_service` and the fault methods."""
-        raise DfsbenchError(f"{self.display} cannot run in the container lab")
 
+    @abstractmethod
     def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> Any:
         """Its Service, as the client nodes reach it."""
-        raise DfsbenchError(f"{self.display} cannot run in the container lab")
+
+    @abstractmethod
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        """Its health, asked in its nodes (``node(hostname)``)."""
 
     def aliases(self, facts: dict[str, Any]) -> dict[str, str]:
         """Addresses its Service names its nodes by (a monitor's), each to the node's host name."""
         return {}
 
-    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
-        """Its health, asked in its nodes (``node(hostname)``)."""
-        raise DfsbenchError(f"{self.display} cannot tell its health here")
 
-    # faults in the container lab (the nodes are those of :meth:`container_nodes`)
+class ContainerFaults(ContainerLab):
+    """Capability: faults in the container lab (the nodes are those of
+    :meth:`ContainerLab.container_nodes`)."""
 
+    @abstractmethod
     def data_process(self) -> str:
         """The name of the process of a storage node that holds its data ('ceph-osd'): what
         a fault of 'target: process' kills."""
-        raise DfsbenchError(f"{self.display} names no data process")
 
     def kill_data(self, node: ContainerNode) -> None:
         """Kill (SIGKILL) the data process of a storage node: by default every process of
@@ -252,11 +335,11 @@ class System(ABC):
         kills its own way)."""
         node.exec("sh", "-c", f"kill -9 $(pidof {self.data_process()})")  # (our daemons, in our container)
 
+    @abstractmethod
     def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
                 nodes: Callable[[str], ContainerNode]) -> None:
         """Its daemons started again on ``node`` after a fault (``whole``: the node was
         restarted; else only its data process was killed), returning once they run."""
-        raise DfsbenchError(f"{self.display} cannot restart its daemons")
 
     def noticed(self, facts: dict[str, Any], down: str,
                 nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
@@ -264,31 +347,36 @@ class System(ABC):
         brick offline), and what it said; None where it cannot be asked. With no node
         named (''), whether it shows any of its nodes gone (asked before a fault: it must
         not)."""
-        return None, f"{self.display} cannot tell when it notices a fault"
+        return None, "it cannot tell when it notices a fault"
 
-    # ---- an existing site
 
+class OnSite(ABC):
+    """Capability: found on a site that exists (the existing environment)."""
+
+    # the model of its section of an existing site's description (environment.options.<name>)
+    Site: ClassVar[type[Model]]
+
+    @abstractmethod
     def find_on_site(self, spec: Any, offer: SiteHosts) -> Any:
         """Its Service on the site ``spec`` describes (its :attr:`Site` model), reached from
         the offered hosts; nothing created there."""
-        raise DfsbenchError(f"{self.display} cannot be used on an existing site")
 
     def site_health(self, spec: Any, offer: SiteHosts) -> tuple[bool, str]:
         service = self.find_on_site(spec, offer)
-        return self.health_of(service, offer.hosts[0])
+        health: tuple[bool, str] = type(self).health_of(service, offer.hosts[0])  # type: ignore[attr-defined]
+        return health
 
-    def said(self, service: Any, via: Host | None) -> str:
-        """A line on what was found on a site, or brought up ('Ceph 16.2.15: 3 OSDs,
-        HEALTH_OK'), asked from ``via`` where it asks (a client host; None: this host)."""
-        return f"{self.display} {getattr(service, 'version', '')}".strip()
 
-    # ---- placement (from options at plan time; backends read it from stored descriptions)
+# each environment of dfsbench, and the capability a system needs to run in it
+CAPABILITIES: dict[str, type] = {"local": LocalLab, "docker": ContainerLab, "existing": OnSite}
+FAULTS: dict[str, type] = {"local": LocalFaults, "docker": ContainerFaults}
+# how `list` and errors name them
+SAID = {"local": "the local lab", "docker": "the container lab", "existing": "an existing site"}
 
-    @classmethod
-    def placement(cls, description: dict[str, Any]) -> Placement:
-        """Where it puts each byte written, from an attached target's stored description
-        (its backends' :meth:`~harness.api.contracts.Backend.placement`)."""
-        return Placement.described(description)
+
+def capable(systems: Mapping[str, type[System]], capability: type) -> dict[str, type[System]]:
+    """The systems that have ``capability`` (what an environment offers)."""
+    return {name: s for name, s in systems.items() if issubclass(s, capability)}
 
 
 def refuse_plan(systems: Mapping[str, System], backends: list[Backend], where: str) -> None:
@@ -311,7 +399,7 @@ def biggest_cell(w: Workload) -> tuple[int, dict[str, Any]]:
 def with_sizes(base: type[Options], part: str, systems: Mapping[str, type[System]]) -> type[Options]:
     """``base`` with the sizing keys of every system for one kind of lab (``part``:
     'LocalOptions', 'ContainerOptions'): the lab's options model."""
-    parts = [getattr(s, part) for s in systems.values() if getattr(s, part) is not NoOptions]
+    parts = [getattr(s, part, NoOptions) for s in systems.values() if getattr(s, part, NoOptions) is not NoOptions]
     if not parts:
         return base
     # (the lab's own keys first, then each system's in the order of their names)
@@ -324,8 +412,8 @@ def with_sites(base: type[Options], systems: Mapping[str, type[System]]) -> type
     from pydantic import Field, create_model
 
     sections: dict[str, Any] = {
-        name: (s.Site | None, Field(None, description=f"how the client hosts reach {s.display}"))
-        for name, s in systems.items() if s.Site is not None}
+        name: (s.Site | None, Field(None, description=f"how the client hosts reach {s.display}"))  # type: ignore[attr-defined]
+        for name, s in capable(systems, OnSite).items()}
     made: type[Options] = create_model(base.__name__, __base__=base, __module__=base.__module__, **sections)
     return made
 

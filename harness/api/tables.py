@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from harness.api.described import Described
 from harness.api.records import Measurement
 
 # ---------------------------------------------------------------- what plugins declare
@@ -41,9 +42,8 @@ class Placement:
     def described(cls, description: dict[str, Any]) -> Placement:
         """What a stored description says by itself: its replicas, made by the servers,
         over its storage nodes."""
-        nodes = description.get("storage_nodes")
-        return cls(float(description.get("replicas") or 1),
-                   storage_nodes=nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes > 0 else 0)
+        read = Described.read(description)
+        return cls(float(read.replicas or 1), storage_nodes=read.storage_nodes or 0)
 
 
 @dataclass(frozen=True)

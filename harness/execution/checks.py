@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.api.described import Described
 from harness.api.contracts import Cluster, Workload, reaches_past
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
@@ -75,7 +76,7 @@ def still_there(target: Target, answer_within: float = 10) -> None:
     operation: either fails the cell at once, not each operation in it."""
     if target.kind != "path" or target.path is None:
         return
-    want = target.description.get("fs_type")
+    want = Described.read(target.description).fs_type
     for host in target.hosts or (target.host,):
         where = f"{target.key} at {target.path}" + ("" if host.local else f" on {host.name}")
         wrong = host.answers(target.path, answer_within)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from harness.api import registry
 from harness.api.contracts import ATTACH_HINT, Backend, Environment, Workload, attachable, reaches_past
 from harness.api.faults import FaultSpec
+from harness.api.systems import SAID
 from harness.api.records import describe_cell
 from harness.api.model import shown, site_given, twice
 from harness.errors import BadInput, DfsbenchError
@@ -296,6 +297,12 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
         if not environment.can_fault:
             raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
                            "do faults to its nodes", hint="run it with --env docker")
+        for b in backends:
+            unfaultable = sorted(s for s in b.requires if not environment.can_fault_system(s))
+            if unfaultable and workload.accepts & {b.kind}:
+                raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot fault the "
+                               f"nodes of {', '.join(unfaultable)} ({b.name}/{b.variant}): the system names no "
+                               "data processes a fault could stop", hint="leave out the fault, or that backend")
         for cell in workload.cells():
             lasts = workload.lasts(cell)
             late = workload.fault.too_late(lasts)
@@ -609,6 +616,14 @@ def _provided(environment: Environment, backends: list[Backend]) -> None:
             continue
         broken = registry.broken("system")
         why = "; ".join(broken[m] for m in missing if m in broken)
+        installed = registry.systems()
+        elsewhere = [m for m in missing if m in installed and m not in broken]
+        if elsewhere and not why:
+            m = elsewhere[0]
+            places = ", ".join(SAID[w] for w in installed[m].where()) or "nowhere"
+            raise BadInput(f"backends[{j}] ({b.name}/{b.variant}) needs {printable(m)}, which cannot run in environment "
+                           f"'{environment.name}': {installed[m].display} runs in {places}",
+                           hint="run it in an environment it can run in, or leave the backend out")
         raise BadInput(f"backends[{j}] ({b.name}/{b.variant}) needs {', '.join(printable(m) for m in missing)}, "
                        f"which environment '{environment.name}' does not provide"
                        + (f": {why}" if why else f" (it provides {', '.join(sorted(environment.provides)) or 'none'})"),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.api.described import Described
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
@@ -174,7 +175,7 @@ def _lab(run: Run, stack: signals.Teardown) -> tuple[Cluster, Path]:
     def undo_run_files() -> None:
         # the run's directory, scratch directories on client nodes, and whatever
         # an attachment failed to undo at its detach (tried once more)
-        problems = cluster.ledger.undo(only=cluster.ledger.ids() - before)
+        problems = cluster.ledger.undo(only=cluster.ledger.since(before))
         for problem in problems:
             progress.note(f"  could not undo: {problem}")
 

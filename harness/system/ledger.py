@@ -101,6 +101,8 @@ class Ledger:
 
     def _add(self, entry: dict[str, Any]) -> str:
         entry["id"] = uuid.uuid4().hex[:12]
+        if getattr(self._thread, "labs", False):
+            entry["labs"] = True
         with self._lock:
             self.entries.append(entry)
         for found in getattr(self._thread, "captures", []):
@@ -123,6 +125,23 @@ class Ledger:
         finally:  # (by identity: two captures may hold equal sets)
             del captures[next(i for i, c in enumerate(captures) if c is found)]
 
+    @contextmanager
+    def the_labs(self) -> Iterator[None]:
+        """Entries this thread adds within the block are the lab's (a daemon started again
+        after a fault, while a cell's attachment or a run is open around it), not theirs:
+        no capture takes them, nor :meth:`since`; they stay until the lab itself is undone."""
+        captures = getattr(self._thread, "captures", None)
+        self._thread.captures, self._thread.labs = [], True
+        try:
+            yield
+        finally:
+            self._thread.captures, self._thread.labs = (captures if captures is not None else []), False
+
+    def since(self, before: frozenset[str]) -> frozenset[str]:
+        """The ids of the entries added since ``before`` (:meth:`ids`) but the lab's own."""
+        with self._lock:
+            return frozenset(e["id"] for e in self.entries if e["id"] not in before and not e.get("labs"))
+
     def ids(self) -> frozenset[str]:
         """The ids of the entries present now (what a test compares; code that undoes its
         own entries uses :meth:`capture`)."""
@@ -130,16 +149,18 @@ class Ledger:
             return frozenset(e["id"] for e in self.entries)
 
     def process(self, pid: int, name: str, grace: float = 10.0, stage: int = 0,
-                when: str = "processes") -> proc.ProcessId:
+                when: str = "processes", launch: dict[str, Any] | None = None) -> proc.ProcessId:
         """A process we started. On undo, lower stages stop first (all of one stage at
         once): e.g. OSDs (0) before the monitor (1) they report their shutdown to. A
-        process ``when="first"`` (a measuring tool) stops before anything else is undone."""
+        process ``when="first"`` (a measuring tool) stops before anything else is undone.
+        ``launch``: how it was started, where it can be started again (a node a fault
+        stops: ``harness.api.daemons.relaunch``)."""
         assert when in ("first", "processes"), when
         ident = proc.ProcessId.of(pid)
         if ident is None:
             raise ProcessLookupError(f"{name} (pid {pid}) exited right after it started")
         self._add({"kind": "process", "pid": pid, "start": ident.start_ticks, "name": name,
-                   "grace": grace, "stage": stage, "when": when})
+                   "grace": grace, "stage": stage, "when": when, **({"launch": launch} if launch else {})})
         return ident
 
     def mount(self, path: Path) -> None:

@@ -153,8 +153,11 @@ def test_a_fault_is_checked_and_needs_an_environment_that_can_do_it():
                        "workloads": [{"name": "largefile", "fault": fault}]})
     assert plan.workloads[0].fault.action == "kill" and plan.workloads[0].fault.restore_after_s == 15
     assert plan.workloads[0].verification()  # largefile checks the copy it reads back
+    # the local lab faults a system's data processes (its OSDs), and an existing site nothing
+    assert build_plan({"backends": ["cephfs"], "workloads": [{"name": "largefile", "fault": fault}]}).workloads[0].fault
     with pytest.raises(BadInput, match="cannot do faults"):
-        build_plan({"backends": ["cephfs"], "workloads": [{"name": "largefile", "fault": fault}]})
+        build_plan({"environment": {"kind": "existing", "options": {"ceph": {}}}, "backends": ["cephfs"],
+                    "workloads": [{"name": "largefile", "fault": fault}]})
     with pytest.raises(BadInput, match=r"workloads\[0\].fault"):
         build_plan({"environment": "docker", "backends": ["cephfs"],
                     "workloads": [{"name": "largefile", "fault": {"action": "explode", "after_s": 1}}]})

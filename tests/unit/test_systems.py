@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.api import registry
-from harness.api.systems import System
+from harness.api.systems import LocalLab, System
 
 
 def test_the_registry_finds_every_system_and_checks_its_contract():
@@ -26,7 +26,7 @@ def test_each_lab_takes_its_systems_sizing_keys_and_the_site_their_sections():
         for system in registry.systems().values():
             assert set(getattr(system, part).model_fields) <= set(env.Options.model_fields), (env.name, system.name)
     site = ExistingEnvironment.Options.model_fields
-    assert all(name in site for name, s in registry.systems().items() if s.Site is not None)
+    assert all(name in site for name, s in registry.systems().items() if "existing" in s.where())
     # a system's own validator still speaks for its keys in the composed model
     with pytest.raises(ValueError, match="ceph_replicas: 4 copies need as many OSDs"):
         LocalEnvironment.Options(ceph_osds=3, ceph_replicas=4)
@@ -55,3 +55,81 @@ def test_a_backend_places_each_byte_as_its_system_says(backend, description, cop
     assert (facts.stored_copies, facts.write_copies, facts.taken_in or facts.stored_copies) == \
         (copies, client_sends, taken_in)
 
+
+
+# ---------------------------------------------------------------- the contract, checked at load
+
+CORE = ("name", "display", "contract", "client", "Service", "packages", "health_of", "placement")
+
+
+def _whole() -> type:
+    """A system that meets the contract: the core and the local lab with its faults."""
+    from dataclasses import dataclass
+
+    from harness.api.systems import CONTRACT, LocalFaults, Placement
+
+    @dataclass
+    class Facts:
+        root: str
+
+    class Whole(System, LocalFaults):
+        name, display, contract, client, Service = "whole", "Whole", CONTRACT, "a directory", Facts
+        packages = ("fuse3",)
+
+        @classmethod
+        def health_of(cls, service, via):
+            return True, "fine"
+
+        @classmethod
+        def placement(cls, description):
+            return Placement.described(description)
+
+        def start_processes(self, offer):
+            return Facts(str(offer.root))
+
+        def local_nodes(self, service):
+            return ["n1"]
+
+    return Whole
+
+
+def test_a_system_that_meets_its_contract_passes_and_says_where_it_runs():
+    whole = _whole()
+    assert registry._contract("system", "whole", whole) == []
+    assert whole.where() == ("local",) and whole.faultable() == ("local",)
+    assert [s for s, found in registry.systems().items() if found.where() != ("local", "docker", "existing")] == []
+
+
+@pytest.mark.parametrize("change, said", [
+    # an empty System (its abstract methods not implemented) names each one missing
+    (lambda W: type("Empty", (System,), {"name": "whole"}), "does not implement health_of, placement"),
+    # a capability declared and not met
+    (lambda W: type("Half", (System, LocalLab), {k: v for k, v in vars(W).items() if k in CORE}),
+     "does not implement start_processes"),
+    (lambda W: type("Old", (W,), {"contract": 1}), "declares contract version 1; this dfsbench speaks version 2"),
+    (lambda W: type("Unsaid", (W,), {"contract": None}), "declares no contract version"),
+    (lambda W: type("Shell", (W,), {"packages": ("fuse3; curl evil",)}), "packages that are not a tuple of Debian"),
+    (lambda W: type("Listed", (W,), {"packages": ["fuse3"]}), "packages that are not a tuple of Debian"),
+    (lambda W: type("Mute", (W,), {"client": ""}), "declares no client"),
+    (lambda W: type("Loose", (W,), {"Service": dict}), "has a Service that is not a dataclass"),
+    (lambda W: type("Sized", (W,), {"LocalOptions": dict}), "has a LocalOptions that is not"),
+    # a method that does not take what the contract passes, or is not a classmethod where it must be
+    (lambda W: type("Deaf", (W,), {"start_processes": lambda self: None}),
+     "start_processes(self) does not take what the contract passes: start_processes(self, offer)"),
+    (lambda W: type("Renamed", (W,), {"local_nodes": lambda self, facts: []}),
+     "local_nodes(self, facts) does not take what the contract passes: local_nodes(self, service)"),
+    (lambda W: type("Bound", (W,), {"health_of": lambda self, service, via: (True, "")}),
+     "health_of must be a classmethod"),
+])
+def test_a_system_that_breaks_its_contract_is_refused_at_load_naming_what_is_missing(change, said):
+    broken = change(_whole())
+    problems = registry._contract("system", "whole", broken)
+    assert any(said in p for p in problems), problems
+
+
+def test_a_method_with_more_parameters_passes_where_they_have_defaults():
+    whole = _whole()
+    kind = type("Kind", (whole,), {"local_nodes": lambda self, service, extra=1: []})
+    assert registry._contract("system", "whole", kind) == []
+    strict = type("Strict", (whole,), {"local_nodes": lambda self, service, extra: []})
+    assert registry._contract("system", "whole", strict)

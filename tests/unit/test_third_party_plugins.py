@@ -30,8 +30,10 @@ def toys(tmp_path: Path) -> dict[str, str]:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dfsbench-toys\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[dfsbench.environments]\ntoybox = dfsbench_toys:ToyBox\n\n"
-        "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\ntoyfs = dfsbench_toys:ToyFS\n\n"
-        "[dfsbench.workloads]\nstatfs = dfsbench_toys:StatFS\n")
+        "[dfsbench.backends]\nnullfs = dfsbench_toys:NullFS\ntoyfs = dfsbench_toys:ToyFS\n"
+        "toystorefs = dfsbench_toystore:ToyStoreFS\n\n"
+        "[dfsbench.workloads]\nstatfs = dfsbench_toys:StatFS\n\n"
+        "[dfsbench.systems]\ntoystore = dfsbench_toystore:ToyStore\n")
     path = os.pathsep.join([str(tmp_path / "site"), str(PLUGINS), os.environ.get("PYTHONPATH", "")])
     return {"PYTHONPATH": path, "DFSBENCH_LOCAL_LAB_DIR": str(tmp_path / "lab"),
             "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "toybox"), "DFSBENCH_RESULTS": str(tmp_path / "results")}
@@ -108,6 +110,52 @@ def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toy
     nowhere = {**toys, "DFSBENCH_TOYBOX_LAB_DIR": str(tmp_path / "not-made" / "lab")}
     assert dfsbench("lab", "down", "--env", "toybox", env=nowhere, timeout=300).returncode == 0
     assert not (tmp_path / "not-made").exists()
+
+
+def test_a_toy_system_is_brought_up_attached_measured_faulted_and_taken_down_in_the_local_lab(tmp_path, toys):
+    """A system written against harness.api alone (tests/plugins/dfsbench_toystore.py): its
+    servers killed and brought back by the local lab, its four moments kept."""
+    listed = dfsbench("list", env=toys, timeout=300)
+    systems = listed.stdout.split("systems:")[1].splitlines()
+    line = systems[systems.index(next(s for s in systems if s.strip().startswith("toystore "))) + 1]
+    assert "runs in the local lab;" in line and "container lab" not in line and "faults in the local lab" in line
+    config = tmp_path / "toystore.yaml"
+    config.write_text("backends: [toystorefs]\nworkloads:\n  - name: statfs\n    options: {calls: 200, seconds: 4}\n"
+                      "    fault: {action: kill, after_s: 1, restore_after_s: 2, recovery_timeout_s: 30}\n")
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("environment: docker\n" + config.read_text())
+    refused = dfsbench("check", str(elsewhere), env=toys, timeout=300)
+    assert refused.returncode == 2 and "needs toystore, which cannot run in environment 'docker': ToyStore runs in " \
+        "the local lab" in refused.stderr, refused.stderr
+
+    try:
+        up = dfsbench("lab", "up", str(config), env=toys, timeout=300)
+        assert up.returncode == 0 and "toystore: healthy — 3 of 3 servers beating" in up.stdout, up.stdout + up.stderr
+        ledger_file = tmp_path / "lab" / "ledger.json"
+
+        def servers() -> dict[str, proc.ProcessId]:
+            entries = json.loads(ledger_file.read_text())["entries"]
+            return {e["launch"]["node"]: proc.ProcessId(e["pid"], e["start"]) for e in entries if e.get("launch")}
+
+        before = servers()
+        assert sorted(before) == ["server1", "server2", "server3"] and all(p.alive() for p in before.values())
+        run = dfsbench("run", str(config), env=toys, timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        after = servers()
+        assert not before["server2"].alive() and after["server2"] != before["server2"] and after["server2"].alive()
+        assert after["server1"] == before["server1"]  # (only the node faulted was touched)
+        records = json.loads(dfsbench("compare", "latest", "--format", "json", env=toys, timeout=300).stdout)["records"]
+        fault = next(r for r in records if r["workload"] == "fault")
+        params = fault["params"]
+        assert params["fault"].startswith("server2 killed at 1.") and not fault.get("flags"), fault
+        assert params["noticed_after_s"] is not None and params["noticed_after_s"] < 1.5, params
+        assert fault["value"] is not None and params["health"] == "3 of 3 servers beating", params
+        phases = {r["params"].get("phase") for r in records if r["workload"] == "statfs"}
+        assert phases == {"before", "during", "after"}
+    finally:
+        taken = dfsbench("lab", "down", env=toys, timeout=300)  # (whatever failed above: no lab is left)
+    assert taken.returncode == 0, taken.stderr
+    assert not any(p.alive() for p in after.values()) and not (tmp_path / "lab").exists()
 
 
 def test_a_broken_plugin_is_named_and_stops_no_run_that_does_not_name_it(tmp_path, toys):

@@ -1,0 +1,163 @@
+"""The daemons of the API (harness.api.daemons) and the local lab's faults
+(environments.local_faults): a daemon in the ledger as it starts, a node's processes found
+and started again as they were, only processes of the lab ever signalled, and a daemon
+started again during a run left to the lab."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from environments.local_faults import ProcessFaults
+from harness.api.daemons import Daemons, free_ports, launch, node_pids, relaunch
+from harness.api.faults import FaultSpec
+from harness.errors import DfsbenchError
+from harness.system import proc
+from harness.system.ledger import Ledger
+
+SLEEPER = [sys.executable, "-c", "import time, sys; time.sleep(600)"]
+
+
+@pytest.fixture
+def ledger(tmp_path: Path):
+    found = Ledger(tmp_path / "ledger.json")
+    yield found
+    found.undo(grace_cap=1)
+
+
+def test_a_daemon_is_in_the_ledger_as_it_starts_and_one_not_installed_is_named(tmp_path, ledger):
+    started = launch(ledger, "sleeper", [*SLEEPER, str(tmp_path)], tmp_path / "s.log", node="n1", stage=1)
+    entry = next(e for e in ledger.entries if e["kind"] == "process")
+    assert (entry["pid"], entry["name"], entry["stage"], entry["launch"]["node"]) == \
+        (started.popen.pid, "sleeper", 1, "n1")
+    assert entry["launch"]["argv"] == [*SLEEPER, str(tmp_path)] and started.died() is None
+    with pytest.raises(DfsbenchError, match="cannot start no-such-daemon: not found"):
+        launch(ledger, "missing", ["no-such-daemon"], tmp_path / "m.log")
+    assert len([e for e in ledger.entries if e["kind"] == "process"]) == 1
+
+
+def test_daemons_say_which_one_died_with_its_log(tmp_path, ledger):
+    daemons = Daemons(ledger)
+    daemons.launch("sleeper", SLEEPER, tmp_path / "s.log")
+    assert daemons.died() is None
+    daemons.launch("brief", [sys.executable, "-c", "import time; time.sleep(0.3); print('bye'); raise SystemExit(2)"],
+                   tmp_path / "b.log")
+    proc.wait_for(lambda: (daemons.died() is not None, "running"), what="brief to end", timeout=10)
+    assert daemons.died() == "brief exited with code 2: bye"
+
+
+def test_free_ports_are_distinct():
+    ports = free_ports(6)
+    assert len(set(ports)) == 6 and all(1024 <= p < 65536 for p in ports)
+
+
+def test_a_node_is_started_again_as_it_was_and_only_once_it_is_gone(tmp_path, ledger):
+    launch(ledger, "server", [*SLEEPER, str(tmp_path)], tmp_path / "s.log", node="n1", grace=2, stage=2,
+           cwd=tmp_path, env={"DFSBENCH_TEST_MARK": "1"})
+    first = node_pids(ledger, "n1")
+    assert len(first) == 1 and node_pids(ledger, "n2") == []
+    with pytest.raises(DfsbenchError, match="still runs"):
+        relaunch(ledger, "n1", 10)
+    os.kill(first[0], signal.SIGKILL)
+    proc.wait_for(lambda: (not node_pids(ledger, "n1"), "running"), what="n1 to die", timeout=10)
+    relaunch(ledger, "n1", 10)
+    second = node_pids(ledger, "n1")
+    assert len(second) == 1 and second != first
+    entries = [e for e in ledger.entries if e["kind"] == "process"]
+    assert len(entries) == 1 and (entries[0]["grace"], entries[0]["stage"]) == (2, 2)
+    assert Path(f"/proc/{second[0]}/cwd").resolve() == tmp_path.resolve()
+    assert b"DFSBENCH_TEST_MARK=1" in Path(f"/proc/{second[0]}/environ").read_bytes()
+    with pytest.raises(DfsbenchError, match="names no process of node 'n9'"):
+        relaunch(ledger, "n9", 10)
+
+
+def test_a_daemon_started_again_during_a_run_is_the_labs_not_the_runs(tmp_path, ledger):
+    before = ledger.ids()
+    ledger.tree(tmp_path / "run-files")
+    with ledger.capture() as captured, ledger.the_labs():
+        launch(ledger, "server", SLEEPER, tmp_path / "s.log", node="n1")
+    assert captured == set()
+    run_only = ledger.since(before)
+    assert len(run_only) == 1 and next(e for e in ledger.entries if e["id"] in run_only)["kind"] == "tree"
+    with ledger.capture() as captured:  # (outside the block, a capture takes what is added again)
+        launch(ledger, "tool", SLEEPER, tmp_path / "t.log")
+    assert len(captured) == 1
+
+
+def _lab_system(tmp_path: Path, ledger: Ledger) -> tuple[ProcessFaults, Path]:
+    """A system of the local lab whose one node is a process under its root."""
+    from harness.api.systems import LocalFaults
+
+    root = tmp_path / "sys"
+    root.mkdir()
+
+    class One(LocalFaults):
+        def start_processes(self, offer):  # (not asked here)
+            raise AssertionError
+
+        def local_nodes(self, service):
+            return ["n1", "n2"]
+
+        def local_health(self, service):
+            return bool(node_pids(ledger, "n2")), "asked"
+
+    for node in ("n1", "n2"):
+        started = launch(ledger, node, [*SLEEPER, str(root / node)], root / f"{node}.log", node=node)
+        # (until it has exec'd, a child's command line is its parent's)
+        proc.wait_for(lambda: (str(root) in " ".join(proc.cmdline(started.popen.pid)), "not yet"),
+                      what=f"{node} to run", timeout=10, interval=0.01)
+    return ProcessFaults({"one": One()}, {"one": object()}, {"one": root}, ledger, 10), root
+
+
+def test_the_local_lab_kills_the_second_node_by_default_and_brings_it_back(tmp_path, ledger):
+    faults, _ = _lab_system(tmp_path, ledger)
+    first = node_pids(ledger, "n2")
+    injected = faults.inject("one", FaultSpec(action="kill", after_s=1))
+    assert injected.node == "n2" and injected.description == "n2 killed"
+    proc.wait_for(lambda: (not node_pids(ledger, "n2"), "running"), what="n2 to die", timeout=10)
+    assert faults.health("one") == (False, "asked") and node_pids(ledger, "n1")
+    injected.restore()
+    assert node_pids(ledger, "n2") and node_pids(ledger, "n2") != first and faults.health("one")[0]
+
+
+def test_a_pause_freezes_the_process_and_its_restore_lets_it_run(tmp_path, ledger):
+    faults, _ = _lab_system(tmp_path, ledger)
+    pid = node_pids(ledger, "n1")[0]
+    injected = faults.inject("one", FaultSpec(action="pause", after_s=1, node="n1"))
+
+    def state() -> str:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+    proc.wait_for(lambda: (state() == "T", state()), what="n1 to stop", timeout=10)
+    injected.restore()
+    proc.wait_for(lambda: (state() in ("S", "R"), state()), what="n1 to run", timeout=10)
+    assert node_pids(ledger, "n1") == [pid]
+
+
+def test_only_a_process_of_the_lab_is_signalled_and_an_unknown_node_is_named(tmp_path, ledger):
+    faults, root = _lab_system(tmp_path, ledger)
+    with pytest.raises(DfsbenchError, match="fault node 'n7' is not a one node of the local lab") as e:
+        faults.inject("one", FaultSpec(action="kill", after_s=1, node="n7"))
+    assert e.value.hint == "its nodes: n1, n2"
+    # a process the system names that is not of the lab (its command line names no directory of it)
+    stranger = proc.spawn(SLEEPER, tmp_path / "stranger.log")
+    try:
+        class Liar(type(faults.systems["one"])):  # type: ignore[misc]
+            def local_pids(self, service, node, ledger):
+                return [stranger.pid]
+
+        faults.systems["one"] = Liar()
+        with pytest.raises(DfsbenchError, match="runs no process of the lab to fault"):
+            faults.inject("one", FaultSpec(action="kill", after_s=1))
+        time.sleep(0.1)
+        assert stranger.poll() is None  # (untouched)
+    finally:
+        stranger.kill()
+        stranger.wait()
+    with pytest.raises(DfsbenchError, match="cannot fault ghost"):
+        faults.inject("ghost", FaultSpec(action="kill", after_s=1))
