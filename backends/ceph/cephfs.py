@@ -19,8 +19,8 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from backends.ceph.client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
-from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.api.contracts import Cluster, OptionKey, Options, OptionValue, option_key
+from harness.api.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry

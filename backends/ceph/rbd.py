@@ -26,8 +26,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from backends.ceph.client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
-from backends.mounts import FuseClient, verify_mount
 from harness.api.contracts import Bytes, Cluster
+from harness.api.mounts import FuseClient, verify_mount
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system import proc

@@ -21,8 +21,8 @@ from pydantic import Field, model_validator
 
 from backends.gluster.client import FSTYPE, HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.gluster.system import Gluster
-from backends.mounts import FuseClients, GivenMount, Workspace
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
+from harness.api.mounts import FuseClients, GivenMount, Workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError

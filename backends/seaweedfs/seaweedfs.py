@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import Field
 
-from backends.mounts import FuseClients, GivenMount, Workspace
 from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import (GLOBAL_FLAGS, PACKAGE, REPLICATION_HELP, Address, Replication, ReplicationText,
                                      SeaweedService, weed_binary)
 from harness.api.contracts import Backend, Cluster, Options
+from harness.api.mounts import FuseClients, GivenMount, Workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError

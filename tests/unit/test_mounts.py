@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.mounts import FuseClient, verify_mount
+from harness.api.mounts import FuseClient, verify_mount
 from harness.errors import DfsbenchError, NotReady
 from harness.system import proc
 from harness.system.hosts import RemoteHost

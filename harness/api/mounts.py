@@ -1,4 +1,52 @@
-"""Mounts: read /proc/mounts, verify a mount is what it claims, run a FUSE client we own."""
+"""Mounts for a backend's ``open``: mount, remount and undo a FUSE client, each mount checked
+in /proc/mounts and recorded in the cluster's ledger; a user's own mount, verified; and the
+directory under a mount where a target's files go.
+
+What a backend's ``open`` calls, in this order (a failure undoes what was done before it;
+the target's ``detach`` undoes all of it, newest first)::
+
+    client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE, log)
+    entry = client.mount()                   # the first host's /proc/mounts entry
+    space = Workspace(cluster.ledger, cluster.clients, mnt, variant, client.argv[:-1])
+    ...  Target(..., path=space.path, remount=client.remount, remount_host=client.remount_on)
+
+The pieces:
+
+- :func:`find_mount` — the topmost /proc/mounts entry at exactly a mount point (of this
+  machine, or of a client host: its own /proc/mounts), or None.
+- :func:`verify_mount` — refuses a path that is not a mount point (a client that died leaves
+  the empty directory: writing there would measure the local disk), a mount of another type
+  than /proc/mounts should say, or one on the same device as its parent.
+- :class:`FuseClient` — one FUSE client process on one host, in the foreground.
+  ``mount()`` refuses a mount point that is a mount already, makes the directory, records
+  in the ledger the mount (on this machine a ``mount`` entry; on another host the command
+  that unmounts it there) and then the client process (by pid and start time here; by the
+  command that stops it there), waits with a deadline until /proc/mounts shows the
+  expected type at the mount point (the client's log tail in the error if it exits or
+  the deadline passes), then checks it with :func:`verify_mount` and that it reports a
+  capacity. A mount that fails undoes its own entries. ``unmount()`` undoes exactly those
+  entries — the mount, then the process; for a client that no longer answers (hung or
+  stopped), the process first, then the mount, then the system's ``evict`` of its
+  session — and raises if any is left (it stays in the ledger for ``dfsbench lab down``).
+  ``remount()`` is ``unmount()`` then ``mount()``: a fresh client process, its caches empty.
+- :class:`FuseClients` — the same mount on every client host of a cluster (one
+  :class:`FuseClient` per host). ``mount()`` mounts on each host in turn, and a failure
+  unmounts the others; ``unmount()`` undoes them newest first, trying each;
+  ``remount()`` remounts each host, ``remount_on(host)`` only that host's (a cache drop of
+  one client). ``argv`` ends with the mount point, a word of its own.
+- :class:`GivenMount` — a file system the user mounted on every client host: ``mount()``
+  verifies it there (its type among those given, a separate device, a capacity) and
+  records nothing; it is never unmounted or remounted (``owned`` is False: its client's
+  cache cannot be dropped).
+- :class:`Workspace` — a fresh, uniquely named directory under a mount where all of a
+  target's files go: made when it is constructed, its removal recorded in the ledger
+  first (undone before any mount, while the mount still works); ``remove()`` removes it
+  through the first client host whose mount answers, and forgets the record.
+
+Each class's undo copes with a set-up that stopped part-way (it undoes what its own
+entries say, and nothing when there are none), so an attachment may count it from before
+it starts. Nothing here sweeps the host: only what was recorded is undone.
+"""
 
 from __future__ import annotations
 
