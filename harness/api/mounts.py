@@ -2,12 +2,15 @@
 in /proc/mounts and recorded in the cluster's ledger; a user's own mount, verified; and the
 directory under a mount where a target's files go.
 
-What a backend's ``open`` calls, in this order (a failure undoes what was done before it;
-the target's ``detach`` undoes all of it, newest first)::
+What a backend's ``open`` calls, in this order, each as a step of its attachment
+(:class:`harness.api.attach.Attaching`, whose ``detach`` undoes them newest first)::
 
     client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE, log)
-    entry = client.mount()                   # the first host's /proc/mounts entry
+    with attach.step(f"a {FSTYPE} mount at {mnt}", client.unmount):
+        entry = client.mount()               # the first host's /proc/mounts entry
     space = Workspace(cluster.ledger, cluster.clients, mnt, variant, client.argv[:-1])
+    with attach.step(f"directory {space.path}", space.remove):
+        space.make()
     ...  Target(..., path=space.path, remount=client.remount, remount_host=client.remount_on)
 
 The pieces:
@@ -39,8 +42,8 @@ The pieces:
   records nothing; it is never unmounted or remounted (``owned`` is False: its client's
   cache cannot be dropped).
 - :class:`Workspace` — a fresh, uniquely named directory under a mount where all of a
-  target's files go: made when it is constructed, its removal recorded in the ledger
-  first (undone before any mount, while the mount still works); ``remove()`` removes it
+  target's files go. ``make()`` records its removal in the ledger (undone before any
+  mount, while the mount still works) and then makes it; ``remove()`` removes it
   through the first client host whose mount answers, and forgets the record.
 
 Each class's undo copes with a set-up that stopped part-way (it undoes what its own
@@ -245,12 +248,15 @@ class Workspace:
 
     def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mount: Path, variant: str,
                  client: list[str] | None = None) -> None:
-        self.ledger, self.hosts, self.client = ledger, hosts, client
+        self.ledger, self.hosts, self.client, self.mount = ledger, hosts, client, mount
         self.path = mount / f"dfsbench-{variant}-{secrets.token_hex(4)}"
-        host = hosts[0]
-        self._id = ledger.command(self.undo_argv(mount), f"directory {self.path} in the file system at "
-                                  f"{', '.join(h.name for h in hosts)}:{mount}", when="first")
-        host.run(["mkdir", str(self.path)], timeout=60)  # not -p: it must be new
+        self._id: str | None = None  # its record in the ledger, once made
+
+    def make(self) -> None:
+        """Record its removal, then make it (through the first client host)."""
+        self._id = self.ledger.command(self.undo_argv(self.mount), f"directory {self.path} in the file system "
+                                       f"at {', '.join(h.name for h in self.hosts)}:{self.mount}", when="first")
+        self.hosts[0].run(["mkdir", str(self.path)], timeout=60)  # not -p: it must be new
 
     def undo_argv(self, mount: Path) -> list[str]:
         """Remove the directory through the first client host that has the file system
@@ -275,12 +281,16 @@ class Workspace:
 
     def remove(self) -> None:
         """From the first client host whose mount still works (a client that died must
-        not leave it in the user's file system)."""
+        not leave it in the user's file system). Nothing, if it was never made."""
+        made = self._id
+        if made is None:
+            return
         problems = []
         for host in self.hosts:
             try:
                 host.remove(self.path)
-                self.ledger.forget(frozenset({self._id}))
+                self.ledger.forget(frozenset({made}))
+                self._id = None
                 return
             except DfsbenchError as exc:
                 problems.append(f"{host.name}: {exc.message.splitlines()[0]}")
