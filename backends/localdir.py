@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
-from backends.mounts import MountEntry, find_mount
 from harness.api.contracts import Backend, Cluster, Options, PlainPath
 from harness.api.model import SITE
+from harness.api.mounts import MountEntry, find_mount
 from harness.api.target import Target
 from harness.errors import BadInput
 from harness.system import files

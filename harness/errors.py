@@ -31,7 +31,10 @@ class DfsbenchError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return _redact(self.message if not self.hint else f"{self.message}\n  hint: {self.hint}")
+        said = self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+        for note in getattr(self, "__notes__", ()):  # (what went wrong on the way out: an undo that failed)
+            said += f"\n  {note}"
+        return _redact(said)
 
 
 class BadInput(DfsbenchError):

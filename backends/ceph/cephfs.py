@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from backends.ceph.client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
-from backends.mounts import FuseClients, GivenMount, Workspace, verify_mount
+from backends.ceph.client import (EC_DESCRIPTION, CephBackend, CephCli, CephService, EcPool, ErasureCode, Pool,
+                                  PoolOptions, ec_alone)
+from harness.api.attach import Attaching
 from harness.api.contracts import Cluster, OptionKey, Options, OptionValue, option_key
+from harness.api.mounts import FuseClients, GivenMount, Workspace, verify_mount
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
@@ -149,75 +151,63 @@ class CephFS(CephBackend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         cli = CephCli.of(cluster, self.name)
-        info = cli.info
-        host = cli.host
-        o = self.options
-        client: FuseClients | GivenMount | KernelMounts
+        info, o = cli.info, self.options
+        client, mnt = self._client(cluster, cli, workdir)
+        pool: Pool | EcPool | None = None
+        if o.replicas is not None:
+            pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
+        elif o.ec is not None:
+            pool = EcPool(cli, o.ec, "cephfs", "cephfs", self.variant)
+        with Attaching(cluster.ledger, f"cephfs/{self.variant}") as attach:
+            if pool is not None:
+                with attach.step(f"pool {pool.name}", pool.delete):
+                    pool.create()
+                with attach.step(f"data pool {pool.name} of {info.fs_name}"):
+                    cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
+                    cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
+                                info.fs_name, pool.name)
+            with attach.step(f"CephFS at {mnt}", client.unmount):
+                entry = client.mount()
+            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
+                              client.argv[:-1] if isinstance(client, FuseClients) else None)
+            with attach.step(f"directory {space.path}", space.remove):
+                space.make()
+            if pool is not None:  # (the workloads' files go to that pool)
+                cli.host.setxattr(space.path, "ceph.dir.layout.pool", pool.name)
+            return cli.target("path", self.name, self.variant, self._described(cluster, info, pool, entry, client),
+                              None, path=space.path, detach=attach.detach, hosts=cluster.clients,
+                              remount=client.remount if not isinstance(client, GivenMount) else None,
+                              remount_host=client.remount_on if not isinstance(client, GivenMount) else None,
+                              cache_kept=entry.fstype == FSTYPE and isinstance(client, GivenMount))
+
+    def _client(self, cluster: Cluster, cli: CephCli,
+                workdir: Path) -> tuple[FuseClients | GivenMount | KernelMounts, Path]:
+        """What mounts CephFS on the client hosts, and where: the user's mount, the kernel
+        client, or ceph-fuse."""
+        info, o = cli.info, self.options
         if info.mounted:
             if o.client_options:
                 raise BadInput(f"cephfs/{self.variant}: client_options are given to a ceph-fuse that "
                                f"dfsbench starts, and CephFS is already mounted at {info.mounted}",
                                hint="leave out client_options, or 'mounted' so that dfsbench mounts it")
-            mnt = Path(info.mounted)
-            client = GivenMount(cluster.clients, mnt, (FSTYPE, KERNEL), "CephFS")
-        elif o.client != "fuse" and not o.client_options and \
-                all(has_kernel_client(h) for h in cluster.clients):
-            mnt = workdir / "cephfs"
-            client = KernelMounts(cluster.ledger, cluster.clients, mnt, cli, info.fs_name, workdir)
-        else:
-            if o.client == "kernel":
-                raise BadInput(f"cephfs/{self.variant}: client 'kernel', and the kernel of "
-                               f"{', '.join(h.name for h in cluster.clients if not has_kernel_client(h))} "
-                               "has no ceph file system", hint="use client 'auto' or 'fuse' (ceph-fuse)")
-            host.require("ceph-fuse", "ceph-fuse")
-            mnt = workdir / "cephfs"
-            argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name]
-            for key, value in o.client_options.items():
-                argv.append(f"--{key}={value}")
-            client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE,
-                                 workdir / "log" / "ceph-fuse.log", evict=Evict(cli, info.fs_name))
-        # everything below is in the ledger (pool, its place in the file system, the
-        # client and its mount), so a failure at any step undoes all of it
-        pool: Pool | EcPool | None = None
-        space: Workspace | None = None
-        with cluster.ledger.capture() as created:
-            try:
-                if o.replicas is not None:
-                    pool = Pool(cli, PoolOptions(replicas=o.replicas), "cephfs", "cephfs")
-                elif o.ec is not None:
-                    pool = EcPool(cli, o.ec, "cephfs", "cephfs", self.variant)
-                if pool is not None:
-                    pool.create()
-                    cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
-                    cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
-                                info.fs_name, pool.name)
-                entry = client.mount()
-                space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
-                                  client.argv[:-1] if isinstance(client, FuseClients) else None)
-                if pool is not None:
-                    host.setxattr(space.path, "ceph.dir.layout.pool", pool.name)
-            except BaseException:
-                if space is not None:
-                    space.remove()
-                client.unmount()
-                problems = cluster.ledger.undo(only=frozenset(created))
-                if problems:
-                    raise DfsbenchError("cephfs attach failed, and undoing it left: " + "; ".join(problems))
-                raise
-        mine = frozenset(created)
-        assert space is not None
-        where = space.path
+            return GivenMount(cluster.clients, Path(info.mounted), (FSTYPE, KERNEL), "CephFS"), Path(info.mounted)
+        mnt = workdir / "cephfs"
+        if o.client != "fuse" and not o.client_options and all(has_kernel_client(h) for h in cluster.clients):
+            return KernelMounts(cluster.ledger, cluster.clients, mnt, cli, info.fs_name, workdir), mnt
+        if o.client == "kernel":
+            raise BadInput(f"cephfs/{self.variant}: client 'kernel', and the kernel of "
+                           f"{', '.join(h.name for h in cluster.clients if not has_kernel_client(h))} "
+                           "has no ceph file system", hint="use client 'auto' or 'fuse' (ceph-fuse)")
+        cli.host.require("ceph-fuse", "ceph-fuse")
+        argv = ["ceph-fuse", "-f", *cli.args(), "--client_fs", info.fs_name,
+                *(f"--{key}={value}" for key, value in o.client_options.items()), str(mnt)]
+        return FuseClients(cluster.ledger, cluster.clients, mnt, argv, FSTYPE, workdir / "log" / "ceph-fuse.log",
+                           evict=Evict(cli, info.fs_name)), mnt
 
-        def detach() -> None:
-            try:
-                space.remove()
-            finally:
-                client.unmount()  # the current client: a remount replaced the first one
-                problems = cluster.ledger.undo(only=mine)
-                if problems:
-                    raise DfsbenchError("could not detach cephfs cleanly: " + "; ".join(problems))
-
-        description = {
+    def _described(self, cluster: Cluster, info: CephService, pool: Pool | EcPool | None, entry: MountEntry,
+                   client: FuseClients | GivenMount | KernelMounts) -> dict[str, Any]:
+        """The target's description: the cluster, the data pool, the mount as /proc/mounts shows it."""
+        description: dict[str, Any] = {
             "system": "ceph", "client": "ceph-fuse" if entry.fstype == FSTYPE else "kernel client",
             "version": info.version,
             "replicas": pool.size if isinstance(pool, Pool) else None if pool else info.replicas,
@@ -232,10 +222,6 @@ class CephFS(CephBackend):
             description["cluster"] = info.cluster
         if isinstance(pool, EcPool):
             description.update(pool.describe())
-        if o.client_options:
-            description["client_options"] = dict(o.client_options)
-        owned = not isinstance(client, GivenMount)
-        return cli.target("path", self.name, self.variant, description, None, path=where,
-                          remount=client.remount if not isinstance(client, GivenMount) else None,
-                          remount_host=client.remount_on if not isinstance(client, GivenMount) else None,
-                          detach=detach, hosts=cluster.clients, cache_kept=entry.fstype == FSTYPE and not owned)
+        if self.options.client_options:
+            description["client_options"] = dict(self.options.client_options)
+        return description

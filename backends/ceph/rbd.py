@@ -26,8 +26,9 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from backends.ceph.client import EC_DESCRIPTION, CephBackend, CephCli, EcPool, ErasureCode, Pool, PoolOptions, ec_alone
-from backends.mounts import FuseClient, verify_mount
+from harness.api.attach import Attaching
 from harness.api.contracts import Bytes, Cluster
+from harness.api.mounts import FuseClient, verify_mount
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.system import proc
@@ -105,75 +106,45 @@ class Rbd(CephBackend):
             "an RBD image"
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
-        cli = CephCli.of(cluster, self.name,
-                         {} if self.options.client_cache else {"rbd_cache": "false"})
+        o = self.options
+        cli = CephCli.of(cluster, self.name, {} if o.client_cache else {"rbd_cache": "false"})
         cli.host.require("rbd", "ceph-common")
-        pool = Pool(cli, self.options, "rbd", "rbd")
-        pool.create()
+        pool = Pool(cli, o, "rbd", "rbd")
+        ec = EcPool(cli, o.ec, "rbd", "rbd", self.variant, o.pg_num) if o.ec is not None else None
         image = f"dfsbench-{secrets.token_hex(3)}"
-        undo: list[Any] = [pool.delete]
-
-        def detach() -> None:
-            problems = []
-            for step in reversed(undo):
-                try:
-                    step()
-                except DfsbenchError as exc:
-                    problems.append(exc.message)
-            undo.clear()
-            if problems:
-                raise DfsbenchError("could not detach rbd cleanly: " + "; ".join(problems))
-
-        try:
-            data_pool: list[str] = []
-            ec: EcPool | None = None
-            if self.options.ec is not None:
-                ec = EcPool(cli, self.options.ec, "rbd", "rbd", self.variant, self.options.pg_num)
-                ec.create()
-                undo.append(ec.delete)
-                data_pool = ["--data-pool", ec.name]
-            cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{self.options.image_size >> 20}M",
-                    *data_pool)
-            image_ids = cli.created(f"rbd image {pool.name}/{image}", "rm", "--no-progress",
-                                    f"{pool.name}/{image}", tool="rbd")
-
-            def remove_image() -> None:
-                cli.remove(image_ids)
-
-            undo.append(remove_image)
+        with Attaching(cluster.ledger, f"rbd/{self.variant}") as attach:
+            with attach.step(f"pool {pool.name}", pool.delete) as in_pool:
+                pool.create()
+            if ec is not None:
+                with attach.step(f"erasure-coded pool {ec.name}", ec.delete):
+                    ec.create()
+            # rbd-fuse leaves its watch on the image when it goes, and the OSDs drop it only
+            # after osd_client_watch_timeout (30 s): 'rbd rm' refuses until then. A pool of
+            # our own takes the image with it, and no watch holds a pool's removal up.
+            with_pool = o.access == "filesystem" and pool.owned
+            with attach.step(f"rbd image {pool.name}/{image}", goes_with=in_pool if with_pool else None):
+                cli.run("rbd", "create", f"{pool.name}/{image}", "--size", f"{o.image_size >> 20}M",
+                        *(["--data-pool", ec.name] if ec is not None else []))
+                cli.created(f"rbd image {pool.name}/{image}", "rm", "--no-progress", f"{pool.name}/{image}",
+                            tool="rbd")
             description = {**cli.describe(), "client": "librbd", "replicas": pool.size if ec is None else None,
-                           "image": image, "image_size": self.options.image_size,
-                           "access": self.options.access, "environment": cluster.environment,
-                           "rbd_cache": self.options.client_cache, **pool.describe(),
+                           "image": image, "image_size": o.image_size, "access": o.access,
+                           "environment": cluster.environment, "rbd_cache": o.client_cache, **pool.describe(),
                            **(ec.describe() if ec is not None else {})}
-            if self.options.access == "librbd":
+            if o.access == "librbd":
                 return cli.target("rbd", self.name, self.variant, description,
-                                  cli.access(pool.name, image, self.options.image_size), detach=detach,
-                                  holds=self.options.image_size)
-            fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, self.options.fs)
-            if pool.owned:
-                # rbd-fuse leaves its watch on the image when it goes, and the OSDs drop it
-                # only after osd_client_watch_timeout (30 s): 'rbd rm' refuses until then.
-                # A pool of our own takes the image with it, and no watch holds a pool's
-                # removal up: the image's own removal is forgotten once the pool is gone.
-                def pool_and_image() -> None:
-                    pool.delete()  # (raises, keeping both in the ledger, if the pool stays)
-                    cli.forget(image_ids)
-
-                undo.remove(remove_image)
-                undo[0] = pool_and_image
-            else:
-                # (undone after fs.down: a loop device lets go of its file, and rbd-fuse of
-                # the image, some time after they are told to; the image cannot go before)
-                undo.append(lambda: wait_closed(cli, pool.name, image))
-            fs.up(mkfs=True)
-            undo.append(fs.down)
-            description.update(fs.describe())
-            return cli.target("path", self.name, self.variant, description, None, path=fs.mountpoint,
-                              remount=fs.remount, detach=detach)
-        except BaseException:
-            detach()
-            raise
+                                  cli.access(pool.name, image, o.image_size), detach=attach.detach,
+                                  holds=o.image_size)
+            if not with_pool:
+                # (a loop device lets go of its file, and rbd-fuse of the image, some time after
+                # they are told to: the image's removal waits for that, after fs.down)
+                with attach.step(f"rbd image {pool.name}/{image} let go", lambda: wait_closed(cli, pool.name, image)):
+                    pass
+            fs = RbdFilesystem(cluster.ledger, cli, pool.name, image, workdir, o.fs)
+            with attach.step(f"{o.fs} on rbd image {pool.name}/{image}", fs.down):
+                fs.up(mkfs=True)
+            return cli.target("path", self.name, self.variant, {**description, **fs.describe()}, None,
+                              path=fs.mountpoint, remount=fs.remount, detach=attach.detach)
 
 
 def wait_closed(cli: CephCli, pool: str, image: str, timeout: float = 60) -> None:

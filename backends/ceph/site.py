@@ -96,7 +96,7 @@ class CephAccessSetup:
             self._check_files(host, conf, keyring)
         if s.mounted is not None:  # the user's mount: verified before anything runs
             from backends.ceph.cephfs import FSTYPE
-            from backends.mounts import GivenMount
+            from harness.api.mounts import GivenMount
 
             GivenMount(tuple(self.hosts), s.mounted, (FSTYPE, "ceph"), "CephFS").mount()
         probe = CephService(conf=conf, keyring=keyring, mon_addr=s.mon_addr or "", fs_name=s.fs_name,

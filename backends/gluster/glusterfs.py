@@ -21,11 +21,13 @@ from pydantic import Field, model_validator
 
 from backends.gluster.client import FSTYPE, HONEST_OPTIONS, GlusterCli, GlusterService, Layout, NodeVolume, Volume, options_for
 from backends.gluster.system import Gluster
-from backends.mounts import FuseClients, GivenMount, Workspace
+from harness.api.attach import Attaching
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
+from harness.api.mounts import FuseClients, GivenMount, Workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
+from harness.system.hosts import MountEntry
 
 # a 'gluster volume set' key (gluster volume set help lists them): performance.*, cluster.*, …
 GlusterOptionKey = Annotated[OptionKey, option_key(
@@ -96,10 +98,47 @@ class GlusterFS(Backend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         info = cluster.service("gluster", GlusterService, self.name)
-        host = cluster.clients[0]
-        o = self.options
         if not info.mounted:
-            host.require("glusterfs", "glusterfs-client")
+            cluster.clients[0].require("glusterfs", "glusterfs-client")
+        volume = self._volume(cluster, info, workdir)
+        client, mnt = self._client(cluster, info, volume, workdir)
+        with Attaching(cluster.ledger, f"glusterfs/{self.variant}") as attach:
+            if volume is not None:
+                with attach.step(f"volume {volume.name}", volume.delete):
+                    volume.create()
+                    volume.start()
+            with attach.step(f"GlusterFS at {mnt}", client.unmount):
+                entry = client.mount()
+            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
+                              client.argv[:-1] if isinstance(client, FuseClients) else None)
+            with attach.step(f"directory {space.path}", space.remove):
+                space.make()
+            owned = isinstance(client, FuseClients)
+            return Target("path", space.path, self.name, self.variant,
+                          self._described(cluster, info, volume, entry, owned),
+                          remount=client.remount if isinstance(client, FuseClients) else None,
+                          remount_host=client.remount_on if isinstance(client, FuseClients) else None,
+                          cache_kept=not owned, detach=attach.detach, server_host=info.host,
+                          backing=Path(info.backing) if info.backing else None, host=cluster.clients[0],
+                          hosts=cluster.clients, server=cluster.servers.get(info.host))
+
+    def _client(self, cluster: Cluster, info: GlusterService, volume: Volume | NodeVolume | None,
+                workdir: Path) -> tuple[FuseClients | GivenMount, Path]:
+        """What mounts the volume on the client hosts, and where: the user's mount of the
+        environment's volume, or a glusterfs client of dfsbench's."""
+        if info.mounted and volume is None:
+            return GivenMount(cluster.clients, Path(info.mounted), (FSTYPE,), "GlusterFS volume"), Path(info.mounted)
+        mnt = workdir / "glusterfs"
+        argv = ["glusterfs", "-N", f"--volfile-server={info.host}",
+                f"--volfile-id={volume.name if volume else info.volume}",
+                f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)]
+        return FuseClients(cluster.ledger, cluster.clients, mnt, argv, FSTYPE,
+                           workdir / "log" / "glusterfs-client.stdout"), mnt
+
+    def _volume(self, cluster: Cluster, info: GlusterService, workdir: Path) -> Volume | NodeVolume | None:
+        """The volume of its own it creates (on the glusterd of a lab: this machine's, or the
+        storage nodes'), not created yet; None: it mounts the environment's."""
+        o = self.options
         nodes = [(h, cluster.servers[h]) for h in info.brick_hosts if h in cluster.servers]
         on_nodes = bool(info.brick_root) and bool(nodes) and len(nodes) == len(info.brick_hosts)
         if o.own_volume and not info.socket and not on_nodes:
@@ -107,71 +146,38 @@ class GlusterFS(Backend):
                                 f"the glusterd of a lab, and environment '{cluster.environment}' "
                                 "has none dfsbench may create volumes on",
                                 hint="leave them out to use the environment's volume")
-        volume_name, volume_type, bricks = info.volume, info.volume_type, len(info.bricks)
-        replicas: int | None = info.replica
-        redundancy = info.redundancy
-        volume_options = info.volume_options or {}
-        volume: Volume | NodeVolume | None = None
-        storage_nodes = info.storage_nodes
-        if o.own_volume:
-            layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
-            volume_name = f"dfsbench-{self.variant}-{secrets.token_hex(2)}"
-            if info.socket:
-                cli = GlusterCli.on_socket(Path(info.socket), workdir / "log" / "cli.log")
-                volume = Volume(cli, cluster.ledger, Path(info.socket).parent, volume_name, info.host,
-                                [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout,
-                                o.volume_options)
-                storage_nodes = 1  # (on the one host of the glusterd that made it)
-            else:  # the lab volume's options (honest, and how soon a node lost is noticed), then its own
-                lab_options = options_for(layout, {**HONEST_OPTIONS, **(info.volume_options or {})})
-                volume = NodeVolume(nodes, cluster.ledger, info.brick_root, volume_name, layout, o.brick_count,
-                                    {**lab_options, **o.volume_options})
-                storage_nodes = volume.storage_nodes
-            try:
-                volume.create()
-                volume.start()
-            except BaseException:
-                volume.delete()  # whatever part of it exists: it is in the ledger
-                raise
-            volume_type, bricks, volume_options = layout.kind, o.brick_count, volume.options
-            replicas = o.replica if layout.kind != "disperse" else None
+        if not o.own_volume:
+            return None
+        layout = Layout(o.layout or "replicate", o.replica, o.redundancy)
+        name = f"dfsbench-{self.variant}-{secrets.token_hex(2)}"
+        if info.socket:
+            cli = GlusterCli.on_socket(Path(info.socket), workdir / "log" / "cli.log")
+            return Volume(cli, cluster.ledger, Path(info.socket).parent, name, info.host,
+                          [workdir / "bricks" / f"b{i}" for i in range(o.brick_count)], layout, o.volume_options)
+        # the lab volume's options (honest, and how soon a node lost is noticed), then its own
+        lab_options = options_for(layout, {**HONEST_OPTIONS, **(info.volume_options or {})})
+        return NodeVolume(nodes, cluster.ledger, info.brick_root, name, layout, o.brick_count,
+                          {**lab_options, **o.volume_options})
+
+    def _described(self, cluster: Cluster, info: GlusterService, volume: Volume | NodeVolume | None,
+                   entry: MountEntry, owned: bool) -> dict[str, Any]:
+        """The target's description: the volume (the environment's, or its own), the mount
+        as /proc/mounts shows it."""
+        o = self.options
+        volume_type, bricks, replicas, redundancy = info.volume_type, len(info.bricks), info.replica, info.redundancy
+        volume_options, storage_nodes = info.volume_options or {}, info.storage_nodes
+        if volume is not None:
+            volume_type, bricks, volume_options = volume.layout.kind, o.brick_count, volume.options
+            replicas = o.replica if volume.layout.kind != "disperse" else None
             redundancy = o.redundancy
-        client: FuseClients | GivenMount
-        if info.mounted and volume is None:
-            mnt = Path(info.mounted)
-            client = GivenMount(cluster.clients, mnt, (FSTYPE,), "GlusterFS volume")
-        else:
-            mnt = workdir / "glusterfs"
-            client = FuseClients(
-                cluster.ledger, cluster.clients, mnt,
-                ["glusterfs", "-N", f"--volfile-server={info.host}", f"--volfile-id={volume_name}",
-                 f"--log-file={workdir / 'log' / 'glusterfs-client.log'}", str(mnt)],
-                FSTYPE, workdir / "log" / "glusterfs-client.stdout")
-        try:
-            entry = client.mount()
-            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
-                              client.argv[:-1] if isinstance(client, FuseClients) else None)
-        except BaseException:
-            client.unmount()
-            if volume is not None:
-                volume.delete()
-            raise
-        where = space.path
-
-        def detach() -> None:
-            try:
-                space.remove()
-            finally:
-                client.unmount()
-                if volume is not None:
-                    volume.delete()
-
+            # (a volume on this machine's glusterd is on its one host)
+            storage_nodes = volume.storage_nodes if isinstance(volume, NodeVolume) else 1
         description: dict[str, Any] = {
             "system": "glusterfs", "client": "glusterfs (FUSE)", "version": info.version,
-            "volume": volume_name, "volume_type": volume_type, "replicas": replicas, "bricks": bricks,
-            "fs_type": entry.fstype, "mount_options": entry.options, "environment": cluster.environment,
-            "note": STRIPE_NOTE, "mounted_by": "dfsbench" if client.owned else "the user",
-            "storage_nodes": storage_nodes,
+            "volume": volume.name if volume else info.volume, "volume_type": volume_type, "replicas": replicas,
+            "bricks": bricks, "fs_type": entry.fstype, "mount_options": entry.options,
+            "environment": cluster.environment, "note": STRIPE_NOTE,
+            "mounted_by": "dfsbench" if owned else "the user", "storage_nodes": storage_nodes,
         }
         if info.cluster:
             description["cluster"] = info.cluster
@@ -179,10 +185,4 @@ class GlusterFS(Backend):
             description["redundancy"] = redundancy
         if volume_options:
             description["volume_options"] = dict(volume_options)
-        owned = isinstance(client, FuseClients)
-        return Target("path", where, self.name, self.variant, description,
-                      remount=client.remount if isinstance(client, FuseClients) else None,
-                      remount_host=client.remount_on if isinstance(client, FuseClients) else None,
-                      cache_kept=not owned, detach=detach, server_host=info.host,
-                      backing=Path(info.backing) if info.backing else None, host=host,
-                      hosts=cluster.clients, server=cluster.servers.get(info.host))
+        return description

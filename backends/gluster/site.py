@@ -42,7 +42,7 @@ def gluster_service(spec: GlusterSpec, hosts: list[Host]) -> GlusterService:
     servers, volume = list(spec.servers), spec.volume
     mounted = str(spec.mounted) if spec.mounted else ""
     if spec.mounted is not None:  # the user's mount: verified before anything runs
-        from backends.mounts import GivenMount
+        from harness.api.mounts import GivenMount
 
         entry = GivenMount(tuple(hosts), spec.mounted, (FSTYPE,), "GlusterFS volume").mount()
         server, _, vol = entry.source.partition(":")

@@ -16,15 +16,16 @@ from typing import Any
 
 from pydantic import Field
 
-from backends.mounts import FuseClients, GivenMount, Workspace
 from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import (GLOBAL_FLAGS, PACKAGE, REPLICATION_HELP, Address, Replication, ReplicationText,
                                      SeaweedService, weed_binary)
+from harness.api.attach import Attaching
 from harness.api.contracts import Backend, Cluster, Options
+from harness.api.mounts import FuseClients, GivenMount, Workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
-from harness.system.hosts import Host
+from harness.system.hosts import Host, MountEntry
 
 FSTYPE = "fuse.seaweedfs"
 # a unix socket's path is at most 107 bytes: a mount's own socket goes under its attachment
@@ -93,45 +94,30 @@ class SeaweedFSBackend(Backend):
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         service = cluster.service("seaweedfs", SeaweedService, self.name)
-        o = self.options
-        if o.ec is not None:  # (the plan's refusal says so first, where the environment asks)
+        if self.options.ec is not None:  # (the plan's refusal says so first, where the environment asks)
             raise BadInput("seaweedfs: 'ec': SeaweedFS erasure-codes only sealed volumes, never a live write",
                            hint="leave out 'ec'")
-        host = cluster.clients[0]
-        chosen = o.replication or service.replication
-        client: FuseClients | GivenMount
-        if service.mounted and o.replication is None:
-            mnt = Path(service.mounted)
-            client = GivenMount(cluster.clients, mnt, (FSTYPE,), "SeaweedFS")
-        else:
-            weed = weed_on(host, service)
-            mnt = workdir / "seaweedfs"
-            flags = [f"-filer={service.filer}", f"-cacheDir={workdir / 'seaweedfs-cache'}"]
-            socket = workdir / "run" / "weed-mount.sock"
-            if len(str(socket).encode()) <= SOCKET_MAX:
-                flags.append(f"-localSocket={socket}")
-            if o.replication is not None:
-                flags.append(f"-replication={o.replication}")
-            # (the mount point last, a word of its own: Workspace mounts it elsewhere to clean up)
-            client = FuseClients(cluster.ledger, cluster.clients, mnt,
-                                 [weed, *GLOBAL_FLAGS, "mount", *flags, "-dir", str(mnt)], FSTYPE,
-                                 workdir / "log" / "weed-mount.log")
-            for each in cluster.clients:
-                each.mkdir(socket.parent)
-        try:
-            entry = client.mount()
+        client, mnt = self._client(cluster, service, workdir)
+        with Attaching(cluster.ledger, f"seaweedfs/{self.variant}") as attach:
+            with attach.step(f"SeaweedFS at {mnt}", client.unmount):
+                entry = client.mount()
             space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
                               client.argv[:-1] if isinstance(client, FuseClients) else None)
-        except BaseException:
-            client.unmount()
-            raise
+            with attach.step(f"directory {space.path}", space.remove):
+                space.make()
+            server = Address.parse(service.filer).host
+            return Target("path", space.path, self.name, self.variant, self._described(cluster, service, entry, client),
+                          remount=client.remount if isinstance(client, FuseClients) else None,
+                          remount_host=client.remount_on if isinstance(client, FuseClients) else None,
+                          cache_kept=isinstance(client, GivenMount), detach=attach.detach, server_host=server,
+                          backing=Path(service.backing) if service.backing else None, host=cluster.clients[0],
+                          hosts=cluster.clients, server=cluster.servers.get(server))
 
-        def detach() -> None:
-            try:
-                space.remove()
-            finally:
-                client.unmount()
-
+    def _described(self, cluster: Cluster, service: SeaweedService, entry: MountEntry,
+                   client: FuseClients | GivenMount) -> dict[str, Any]:
+        """The target's description: the filer, the replication it writes with, the mount as
+        /proc/mounts shows it."""
+        chosen = self.options.replication or service.replication
         description: dict[str, Any] = {
             "system": "seaweedfs", "client": "weed mount (FUSE)", "version": service.version,
             "replication": chosen or None, "replicas": Replication(chosen).copies if chosen else None,
@@ -141,11 +127,26 @@ class SeaweedFSBackend(Backend):
         }
         if service.settings:
             description["settings"] = dict(service.settings)
-        owned = isinstance(client, FuseClients)
-        server = Address.parse(service.filer).host
-        return Target("path", space.path, self.name, self.variant, description,
-                      remount=client.remount if isinstance(client, FuseClients) else None,
-                      remount_host=client.remount_on if isinstance(client, FuseClients) else None,
-                      cache_kept=not owned, detach=detach, server_host=server,
-                      backing=Path(service.backing) if service.backing else None, host=host,
-                      hosts=cluster.clients, server=cluster.servers.get(server))
+        return description
+
+    def _client(self, cluster: Cluster, service: SeaweedService,
+                workdir: Path) -> tuple[FuseClients | GivenMount, Path]:
+        """What mounts the filer on the client hosts, and where: the user's mount, or a
+        ``weed mount`` of dfsbench's (with a replication of its own, always)."""
+        o = self.options
+        if service.mounted and o.replication is None:
+            return GivenMount(cluster.clients, Path(service.mounted), (FSTYPE,), "SeaweedFS"), Path(service.mounted)
+        weed = weed_on(cluster.clients[0], service)
+        mnt = workdir / "seaweedfs"
+        flags = [f"-filer={service.filer}", f"-cacheDir={workdir / 'seaweedfs-cache'}"]
+        socket = workdir / "run" / "weed-mount.sock"
+        if len(str(socket).encode()) <= SOCKET_MAX:
+            flags.append(f"-localSocket={socket}")
+        if o.replication is not None:
+            flags.append(f"-replication={o.replication}")
+        for each in cluster.clients:
+            each.mkdir(socket.parent)
+        # (the mount point last, a word of its own: Workspace mounts it elsewhere to clean up)
+        return FuseClients(cluster.ledger, cluster.clients, mnt,
+                           [weed, *GLOBAL_FLAGS, "mount", *flags, "-dir", str(mnt)],
+                           FSTYPE, workdir / "log" / "weed-mount.log"), mnt

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from backends.mounts import FuseClient, verify_mount
+from harness.api.mounts import FuseClient, Workspace, verify_mount
 from harness.errors import DfsbenchError, NotReady
 from harness.system import proc
-from harness.system.hosts import RemoteHost
+from harness.system.hosts import LOCAL, RemoteHost
 from harness.system.ledger import Ledger
 
 
@@ -106,3 +106,19 @@ def test_what_another_host_could_not_give_is_not_said_to_be_empty_and_its_escape
     assert said is not None and "ok?[2J?]0;owned? done" in said and "\033" not in said
     (tmp_path / "node9" / "said.log").unlink()  # (gone with its host, say)
     assert started.died().endswith("could not be read there)")
+
+
+def test_a_workspace_is_recorded_before_it_is_made_and_only_a_made_one_is_removed(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.json")
+    space = Workspace(ledger, (LOCAL,), tmp_path, "default")
+    assert space.path.parent == tmp_path and space.path.name.startswith("dfsbench-default-")
+    space.path.mkdir()  # (not its own: one of that name it did not make)
+    space.remove()
+    assert space.path.is_dir() and ledger.entries == [], "a workspace never made removed something"
+    space.path.rmdir()
+    space.make()
+    assert space.path.is_dir()
+    assert [(e["kind"], e["when"]) for e in Ledger.open(ledger.path).entries] == [("command", "first")]
+    (space.path / "file").write_text("written by a workload")
+    space.remove()
+    assert not space.path.exists() and Ledger.open(ledger.path).entries == []

@@ -1,4 +1,55 @@
-"""Mounts: read /proc/mounts, verify a mount is what it claims, run a FUSE client we own."""
+"""Mounts for a backend's ``open``: mount, remount and undo a FUSE client, each mount checked
+in /proc/mounts and recorded in the cluster's ledger; a user's own mount, verified; and the
+directory under a mount where a target's files go.
+
+What a backend's ``open`` calls, in this order, each as a step of its attachment
+(:class:`harness.api.attach.Attaching`, whose ``detach`` undoes them newest first)::
+
+    client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE, log)
+    with attach.step(f"a {FSTYPE} mount at {mnt}", client.unmount):
+        entry = client.mount()               # the first host's /proc/mounts entry
+    space = Workspace(cluster.ledger, cluster.clients, mnt, variant, client.argv[:-1])
+    with attach.step(f"directory {space.path}", space.remove):
+        space.make()
+    ...  Target(..., path=space.path, remount=client.remount, remount_host=client.remount_on)
+
+The pieces:
+
+- :func:`find_mount` — the topmost /proc/mounts entry at exactly a mount point (of this
+  machine, or of a client host: its own /proc/mounts), or None.
+- :func:`verify_mount` — refuses a path that is not a mount point (a client that died leaves
+  the empty directory: writing there would measure the local disk), a mount of another type
+  than /proc/mounts should say, or one on the same device as its parent.
+- :class:`FuseClient` — one FUSE client process on one host, in the foreground.
+  ``mount()`` refuses a mount point that is a mount already, makes the directory, records
+  in the ledger the mount (on this machine a ``mount`` entry; on another host the command
+  that unmounts it there) and then the client process (by pid and start time here; by the
+  command that stops it there), waits with a deadline until /proc/mounts shows the
+  expected type at the mount point (the client's log tail in the error if it exits or
+  the deadline passes), then checks it with :func:`verify_mount` and that it reports a
+  capacity. A mount that fails undoes its own entries. ``unmount()`` undoes exactly those
+  entries — the mount, then the process; for a client that no longer answers (hung or
+  stopped), the process first, then the mount, then the system's ``evict`` of its
+  session — and raises if any is left (it stays in the ledger for ``dfsbench lab down``).
+  ``remount()`` is ``unmount()`` then ``mount()``: a fresh client process, its caches empty.
+- :class:`FuseClients` — the same mount on every client host of a cluster (one
+  :class:`FuseClient` per host). ``mount()`` mounts on each host in turn, and a failure
+  unmounts the others; ``unmount()`` undoes them newest first, trying each;
+  ``remount()`` remounts each host, ``remount_on(host)`` only that host's (a cache drop of
+  one client). ``argv`` ends with the mount point, a word of its own.
+- :class:`GivenMount` — a file system the user mounted on every client host: ``mount()``
+  verifies it there (its type among those given, a separate device, a capacity) and
+  records nothing; it is never unmounted or remounted (``owned`` is False: its client's
+  cache cannot be dropped).
+- :class:`Workspace` — a fresh, uniquely named directory under a mount where all of a
+  target's files go. ``make()`` records its removal in the ledger (undone before any
+  mount, while the mount still works) and then makes it; ``remove()`` removes it
+  through the first client host whose mount answers, and forgets the record.
+
+Each class's undo copes with a set-up that stopped part-way (it undoes what its own
+entries say, and nothing when there are none), so an attachment may count it from before
+it starts. Nothing here sweeps the host: only what was recorded is undone.
+"""
 
 from __future__ import annotations
 
@@ -197,12 +248,15 @@ class Workspace:
 
     def __init__(self, ledger: Ledger, hosts: tuple[Host, ...], mount: Path, variant: str,
                  client: list[str] | None = None) -> None:
-        self.ledger, self.hosts, self.client = ledger, hosts, client
+        self.ledger, self.hosts, self.client, self.mount = ledger, hosts, client, mount
         self.path = mount / f"dfsbench-{variant}-{secrets.token_hex(4)}"
-        host = hosts[0]
-        self._id = ledger.command(self.undo_argv(mount), f"directory {self.path} in the file system at "
-                                  f"{', '.join(h.name for h in hosts)}:{mount}", when="first")
-        host.run(["mkdir", str(self.path)], timeout=60)  # not -p: it must be new
+        self._id: str | None = None  # its record in the ledger, once made
+
+    def make(self) -> None:
+        """Record its removal, then make it (through the first client host)."""
+        self._id = self.ledger.command(self.undo_argv(self.mount), f"directory {self.path} in the file system "
+                                       f"at {', '.join(h.name for h in self.hosts)}:{self.mount}", when="first")
+        self.hosts[0].run(["mkdir", str(self.path)], timeout=60)  # not -p: it must be new
 
     def undo_argv(self, mount: Path) -> list[str]:
         """Remove the directory through the first client host that has the file system
@@ -227,12 +281,16 @@ class Workspace:
 
     def remove(self) -> None:
         """From the first client host whose mount still works (a client that died must
-        not leave it in the user's file system)."""
+        not leave it in the user's file system). Nothing, if it was never made."""
+        made = self._id
+        if made is None:
+            return
         problems = []
         for host in self.hosts:
             try:
                 host.remove(self.path)
-                self.ledger.forget(frozenset({self._id}))
+                self.ledger.forget(frozenset({made}))
+                self._id = None
                 return
             except DfsbenchError as exc:
                 problems.append(f"{host.name}: {exc.message.splitlines()[0]}")
