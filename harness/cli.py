@@ -758,7 +758,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _kept(results: Path) -> dict[Path, str]:
     """What no file dfsbench writes for a user may land on: the store and its journals, and
     every run's raw outputs."""
-    from harness.results.store import DB_NAME
+    from harness.results.schema import DB_NAME
 
     return {**{results / (DB_NAME + end): "the results store" for end in ("", "-wal", "-shm", "-journal")},
             results / "raw": "among the stored runs' raw outputs"}

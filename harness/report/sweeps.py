@@ -21,7 +21,7 @@ from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, descr
 from harness.api import registry
 from harness.api.tables import MatrixSpec, TableSpec
 from harness.report.compare import Cells, Systems, SystemKey, Table, presentations
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 from harness.units import rate
 
 # what a point's record carries besides the swept values that does not set a curve apart

@@ -16,7 +16,7 @@ from harness.errors import BadInput
 from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
 from harness.report.limits import annotate, describe, host_bound_advice
 from harness.results.catalogue import Catalogue
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 from harness.system import files
 from harness.system.names import is_name
 from harness.units import moment, rate, size

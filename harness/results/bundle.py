@@ -50,7 +50,8 @@ from harness.api.records import Measurement
 from harness.api.series import SOURCES, Series
 from harness.errors import BadInput, DfsbenchError
 from harness.results import reference
-from harness.results.store import DB_NAME, RunInfo, Store
+from harness.results.schema import DB_NAME, RunInfo
+from harness.results.store import Store
 from harness.system import files
 from harness.system.files import printable
 from harness.system.names import RULE, is_name, named_path

@@ -426,7 +426,7 @@ def test_records_csv_names_a_param_beside_a_column_and_writes_lists_as_json(caps
 
 def test_two_runs_are_compared_whatever_a_stored_config_holds_for_a_workload():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i: str, workloads: object) -> RunInfo:
         return RunInfo(i, 0.0, None, "complete", None, None, {"workloads": workloads}, "h", {}, {})
@@ -438,7 +438,7 @@ def test_two_runs_are_compared_whatever_a_stored_config_holds_for_a_workload():
 
 def test_runs_that_measured_other_things_are_named_not_comparable_and_other_sites_only_said():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i: str, environment: dict, clients: object = None, fault: object = None, sweep: object = None) -> RunInfo:
         config = {"environment": environment, "sweep": sweep,
@@ -644,7 +644,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
     from harness.api.records import Measurement
     from harness.report.view import build_view, run_names
     from harness.results.catalogue import Catalogue
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     store = Store(tmp_path)
     for run_id, label in (("20270101-000000-aaaaaa", "20270101-000001-bbbbbb"), ("20270101-000001-bbbbbb", None)):
@@ -669,7 +669,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
 
 def test_two_sites_of_one_kind_compare_their_client_hosts_by_number_and_pooled_kinds_are_not_comparable(tmp_path):
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, environment):
         return RunInfo(i, 0.0, None, "complete", None, None, {"environment": environment}, "h", {}, {})
@@ -691,7 +691,7 @@ def test_whatever_reading_a_bundles_run_raises_is_a_problem_of_the_bundle(export
 
 def test_a_difference_in_the_clients_memory_is_said_in_units_a_person_reads():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, host, clients=None):
         targets = {("glusterfs", "default"): {"client_facts": clients}} if clients else {}
@@ -756,7 +756,7 @@ def test_the_tools_a_local_client_ran_are_the_hosts_and_match_a_client_hosts_sam
     ran); a container run's say its client hosts'. The same fio on both is no difference;
     another is, for that system, said as a person reads it."""
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, host_tools, target_tools):
         d = {"system": "glusterfs", **({"tools": target_tools} if target_tools else {})}

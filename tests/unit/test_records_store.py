@@ -6,7 +6,8 @@ import pytest
 from harness.api.records import Measurement
 from harness.errors import BadInput
 from harness.results.catalogue import Catalogue
-from harness.results.store import SCHEMA_VERSION, Store, new_run_id
+from harness.results.schema import SCHEMA_VERSION
+from harness.results.store import Store, new_run_id
 
 
 def test_record_validates_units_and_missing_values():

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from harness.api.records import Measurement
 from harness.api.series import Series, fault_figures, flaw, moving, per_second, percentile_of_bins, summed
 from harness.execution.timelines import fault_params, series_of
-from harness.results.store import SCHEMA_VERSION, Store
+from harness.results.schema import SCHEMA_VERSION
+from harness.results.store import Store
 
 T0 = 1.8e9  # (2027: a time on the records' clock, after any dfsbench began)
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
