@@ -17,8 +17,8 @@ from typing import Any
 
 from harness.api.records import CIRCUMSTANTIAL, Measurement, lower_is_better
 from harness.errors import BadInput
-from harness.report.compare import ALPHA, Systems, Table
 from harness.report.stats import compare, median
+from harness.report.verdicts import ALPHA, Systems, Table
 from harness.system.files import printable
 from harness.units import format_value
 

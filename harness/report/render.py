@@ -19,7 +19,7 @@ from rich.text import Text
 
 from harness.api.records import Measurement
 from harness.report import data
-from harness.report.compare import Table
+from harness.report.verdicts import Table
 from harness.system import outputs
 
 if TYPE_CHECKING:

@@ -18,8 +18,9 @@ from typing import Any
 from harness.api.records import Measurement
 from harness.api.sampler import HOST, RESOURCES
 from harness.report import cells, cost, resources
-from harness.report.compare import FAILURES_TITLE, SystemKey, Systems, Table, Verdict
+from harness.report.compare import FAILURES_TITLE
 from harness.report.stats import median
+from harness.report.verdicts import SystemKey, Systems, Table, Verdict
 
 TITLE = "The answer"
 NO_VERDICT = {"n=1": "within one run's noise (n=1)", "not significant": "no significant difference",

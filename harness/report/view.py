@@ -11,10 +11,11 @@ from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
-from harness.report import cost, load, summary, sweeps
 from harness.errors import BadInput
-from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
+from harness.report import cost, load, summary, sweeps
+from harness.report.compare import FAILURES_TITLE, stability_notes, tables
 from harness.report.limits import annotate, describe, host_bound_advice
+from harness.report.verdicts import CV_THRESHOLD, SystemKey, Systems, Table
 from harness.results.catalogue import Catalogue
 from harness.results.schema import RunInfo
 from harness.system import files

@@ -5,8 +5,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.api.records import Measurement
-from harness.report.compare import Cells, Systems, tables
+from harness.report.compare import tables
 from harness.report.render import csv_text, markdown
+from harness.report.verdicts import Cells, Systems
 
 
 def _table(records, title):
@@ -324,7 +325,7 @@ def test_a_big_table_is_printed_as_rich_prints_it(quick_run):
     from rich.console import Console
 
     from harness.report import render
-    from harness.report.compare import Table
+    from harness.report.verdicts import Table
 
     def both(t: Table, width: int) -> tuple[str, str | None]:
         console = Console(file=io.StringIO(), width=width, highlight=False, force_terminal=False)

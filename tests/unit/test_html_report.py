@@ -204,8 +204,8 @@ def test_a_load_run_reads_as_a_decision_whose_charts_name_their_units_and_labels
 def test_a_tables_text_reaches_the_page_through_the_one_escaping_rule():
     """Whatever a table holds (a stored name, a plugin's column), its control characters
     are shown escaped in the page as on the terminal, then HTML-escaped: none reaches it raw."""
-    from harness.report.compare import Table
     from harness.report.html import _table_html
+    from harness.report.verdicts import Table
 
     page = _table_html(Table("t\x1b[2J", ["sys\x07tem"], [["<b>\x9bx\r"]], notes=["n\x1b]0;x"]))
     assert not [c for c in "\x1b\x07\x9b\r" if c in page], page

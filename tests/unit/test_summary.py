@@ -47,7 +47,7 @@ def test_with_no_more_wins_either_side_the_line_is_led_by_the_faster_median():
     one no verdict rests on, from the side whose median is the faster ('1.25× as fast',
     never '0.80× as fast as' the slower one, nor 'faster in 0 of 3'); the pair itself is
     named in its one order, the reference first."""
-    from harness.report.compare import Verdict
+    from harness.report.verdicts import Verdict
 
     a, b = ("glusterfs", "default"), ("cephfs", "default")
     p = summary.Pairing("largefile", "elapsed", a, b, [
