@@ -178,7 +178,7 @@ def test_fio_iodepth_is_swept_over_every_profile():
 
 def test_a_point_uses_the_first_n_clients_and_reshapes_every_link_once(tmp_path):
     from harness.api.contracts import Cluster
-    from harness.execution.plan import Point
+    from harness.execution.sweep import Point
     from harness.execution.progress import Progress
     from harness.execution.runner import at_point
     from harness.system.hosts import LocalHost
