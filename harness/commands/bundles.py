@@ -40,17 +40,17 @@ def reads(store: Store, run_id: str) -> None:
     CSV of its records and the HTML report, built and thrown away."""
     from harness.report.html import render
     from harness.report.render import json_document, records_csv, terminal
-    from harness.report.view import build_view, comparability
+    from harness.report.view import ViewRequest, build_view, comparability
     from harness.results.catalogue import Catalogue
 
     catalogue = Catalogue(store.root)
     info = catalogue.run(run_id)
     comparability([info, info])  # (what compare reads of it beside another run)
-    view = build_view(catalogue, [run_id])
+    view = build_view(catalogue, ViewRequest((run_id,)))
     terminal(view.tables, view.header)
-    apart = build_view(catalogue, [run_id], apart=True)
+    apart = build_view(catalogue, ViewRequest((run_id,), apart=True))
     terminal(apart.tables, apart.header)
-    whole = build_view(catalogue, [run_id], with_tables=False, series=True)
+    whole = build_view(catalogue, ViewRequest((run_id,), with_tables=False, series=True))
     json_document(whole)
     records_csv(whole.records)
     render(view)

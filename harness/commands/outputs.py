@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.commands.common import catalogue_of, collector_paused, kept, results_dir, shown_line
@@ -13,7 +14,7 @@ from harness.errors import BadInput
 from harness.system import files
 
 if TYPE_CHECKING:
-    from harness.results.catalogue import Catalogue
+    from harness.report.view import View
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -27,7 +28,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.fail_on is not None and args.baseline is None:
         raise BadInput("--fail-on needs --baseline RUN: a regression is measured against something")
     from harness.report.render import terminal
-    from harness.report.view import build_view, comparability
+    from harness.report.view import ViewRequest, build_view, comparability
 
     rules = gate.parse_rules(args.fail_on) if args.fail_on is not None else []
     catalogue = catalogue_of(args)
@@ -44,19 +45,27 @@ def _compare(args: argparse.Namespace) -> int:
     if (args.table is not None or args.output is not None) and (args.format != "csv" or args.series or args.records):
         raise BadInput("--table and -o are for --format csv, without --series or --records",
                        hint="--format json has every table under its 'tables' key")
-    if args.table is not None or args.output is not None:
-        _tables_csv(args, catalogue, ids, cv)
+    csv_tables = args.table is not None or args.output is not None
+    if csv_tables:
+        _check_tables_output(args)  # (before the work)
+    # one view for all the command shows and the gate reads
+    if args.records:
+        request = ViewRequest(tuple(ids), with_tables=False, series=False, reference=args.reference, apart=args.apart)
+    elif csv_tables:
+        request = ViewRequest(tuple(ids), args.each_repeat, cv, reference=args.reference, apart=args.apart)
+    else:  # (a record's figure over time is read only where it is exported: JSON, or CSV with --series)
+        request = ViewRequest(tuple(ids), args.each_repeat, cv, with_tables=not args.series,
+                              series=args.format == "json" or args.series, reference=args.reference, apart=args.apart)
+    view = build_view(catalogue, replace(request, baseline=base if rules else None))
+    if csv_tables:
+        _tables_csv(args, view)
     elif args.records:
         from harness.report.render import records_csv
-        from harness.report.view import build_view
 
-        view = build_view(catalogue, ids, with_tables=False, series=False, reference=args.reference,
-                          apart=args.apart)
         print("\n".join(shown_line(line) for line in records_csv(view.records).split("\n")), end="")
         return 0
     else:
-        print(render_runs(catalogue, ids, args.format, args.each_repeat, cv, args.series, args.reference, args.apart),
-              end="" if args.format != "table" else "\n")
+        print(render_view(view, args.format, args.series), end="" if args.format != "table" else "\n")
     if base is None:
         return 0
     # what the baseline and the gate say goes beside a document (JSON, CSV) on stdout, never
@@ -66,10 +75,9 @@ def _compare(args: argparse.Namespace) -> int:
         print(shown_line(f"{'not comparable' if who is not None else 'measured apart'}: {note}"), file=said)
     if not rules:
         return 0
-    # the gate reads the same annotated records the tables show
-    new = build_view(catalogue, ids, with_tables=False, series=False).records
-    old = build_view(catalogue, [base], with_tables=False, series=False).records
-    compared, findings = gate.check(new, old, rules)
+    # the gate reads the same annotated records the tables show, and the baseline's, from the view
+    assert view.gate is not None
+    compared, findings = gate.check(view.gate.new, view.gate.old, rules)
     if compared == 0:
         raise BadInput(f"no cell of {', '.join(ids)} matches a cell of {base} under '{gate.shown(rules)}'",
                        hint="the runs must share workloads, backends, variants and parameters")
@@ -80,20 +88,23 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if findings else 0
 
 
-def _tables_csv(args: argparse.Namespace, catalogue: Catalogue, ids: list[str], cv: float | None) -> None:
+def _check_tables_output(args: argparse.Namespace) -> None:
+    """``-o DIR``: refused before the work where DIR is not a directory, or is where no table
+    may be written."""
+    if args.output is not None:
+        if args.output.exists() and not args.output.is_dir():
+            raise BadInput(f"-o {files.printable(args.output)} is not a directory: each table is written to a file "
+                           "of its own in it", hint="name a directory (it is made where there is none)")
+        files.check_output(args.output / "table.csv", "table", kept(results_dir(args)))
+
+
+def _tables_csv(args: argparse.Namespace, view: View) -> None:
     """``compare --format csv --table NAME``: that table on stdout; ``-o DIR``: each table
     (or that one) written to DIR/NAME.csv, where NAME is the table's name (a slug the code
     makes, harness.report.render.table_names: never a path of a stored run's text)."""
     from harness.report.render import table_csv, table_names
-    from harness.report.view import build_view
 
     refused = kept(results_dir(args))
-    if args.output is not None:  # (before the work)
-        if args.output.exists() and not args.output.is_dir():
-            raise BadInput(f"-o {files.printable(args.output)} is not a directory: each table is written to a file "
-                           "of its own in it", hint="name a directory (it is made where there is none)")
-        files.check_output(args.output / "table.csv", "table", refused)
-    view = build_view(catalogue, ids, args.each_repeat, cv, reference=args.reference, apart=args.apart)
     found = list(zip(table_names(view.tables), view.tables))
     if args.table is not None:
         found = [(name, t) for name, t in found if name == args.table]
@@ -116,7 +127,7 @@ def _tables_csv(args: argparse.Namespace, catalogue: Catalogue, ids: list[str], 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report.html import render
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
 
     catalogue = catalogue_of(args)
     ids = [catalogue.resolve(ref) for ref in args.runs]
@@ -125,22 +136,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     refused = kept(results_dir(args))
     files.check_output(args.output, "report", refused)  # (before the work; and again as it is written)
     with collector_paused():
-        text = render(build_view(catalogue, ids, reference=args.reference, apart=args.apart))
+        text = render(build_view(catalogue, ViewRequest(tuple(ids), reference=args.reference, apart=args.apart)))
     files.write_text(args.output, text, "report", refused)
     print(f"wrote {files.printable(args.output)} ({len(text) / 1e6:.1f} MB, self-contained)")
     return 0
 
 
-def render_runs(catalogue: Catalogue, ids: list[str], fmt: str, each_repeat: bool = False,
-                cv_threshold: float | None = None, series: bool = False, reference: str | None = None,
-                apart: bool = False) -> str:
+def render_view(view: View, fmt: str, series: bool = False) -> str:
+    """The view as ``fmt`` prints it (``series``: CSV of every record's figure over time)."""
     from harness.report import summary
     from harness.report.render import csv_text, json_document, markdown, terminal
-    from harness.report.view import build_view
 
-    # (a record's figure over time is read only where it is exported: JSON, or CSV with --series)
-    view = build_view(catalogue, ids, each_repeat, cv_threshold, with_tables=not series,
-                      series=fmt == "json" or series, reference=reference, apart=apart)
     if series:  # (one row per point of every series: harness.report.timelines)
         from harness.report.timelines import csv_text as series_csv, entries
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from harness.api import registry
 from harness.commands.bundles import reads
 from harness.commands.common import catalogue_of, shown_line, store_of
-from harness.commands.outputs import render_runs
+from harness.commands.outputs import render_view
 from harness.errors import BadInput
 from harness.execution.order import Order
 from harness.execution.plan import CONFIG_SUITES, plan_from_file
@@ -61,7 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_id, ok = execute(plan, store, progress, label=args.label, resume=resume, wait=args.wait)
     finally:
         store.close()
-    print(render_runs(catalogue_of(args), [run_id], args.format, reference=args.reference))
+    from harness.report.view import ViewRequest, build_view
+
+    # (a record's figure over time is read only where it is exported: JSON)
+    view = build_view(catalogue_of(args), ViewRequest((run_id,), series=args.format == "json",
+                                                      reference=args.reference))
+    print(render_view(view, args.format))
     if args.format == "table":
         print(f"run id: {run_id}")
     return 0 if ok else 1

@@ -459,7 +459,7 @@ def test_runs_that_measured_other_things_are_named_not_comparable_and_other_site
 
 def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -478,9 +478,9 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     store.close()
     catalogue = Catalogue(tmp_path)
     ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
-    pooled = build_view(catalogue, ids)
+    pooled = build_view(catalogue, ViewRequest(ids))
     assert {(m.backend, m.variant) for m in pooled.records} == {("glusterfs", "default"), ("cephfs", "default")}
-    apart = build_view(catalogue, ids, apart=True)
+    apart = build_view(catalogue, ViewRequest(ids, apart=True))
     assert {(m.backend, m.variant, m.run_id[-6:]) for m in apart.records} == {
         ("glusterfs", "site-a", "aaaaaa"), ("cephfs", "site-a", "aaaaaa"),
         ("glusterfs", "site-b", "bbbbbb"), ("cephfs", "site-b", "bbbbbb")}
@@ -515,7 +515,7 @@ def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_an
     would judge them all. A system with no records (site b's SeaweedFS) is judged by no
     table, and the header does not say it is."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -537,7 +537,7 @@ def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_an
                                       {"file_size": 1 << 20}, backend, "default", run_id, repeat))
         store.finish_run(run_id, "complete")
     store.close()
-    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    apart = build_view(Catalogue(tmp_path), ViewRequest([r[0] for r in runs], apart=True))
     crossed = {frozenset((v.a, v.b)) for t in apart.tables for v in t.verdicts if v.a[1] != v.b[1]}
     assert crossed == {frozenset({("glusterfs", "site-a"), ("glusterfs", "site-b")})}, crossed
     header = "\n".join(apart.header)
@@ -562,7 +562,7 @@ def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(t
     finds no comparable cell, so the header names no pair judged against itself; once the
     aggregate is fit, it does."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     work = {"environment": {"kind": "local"}, "scale": "quick", "backends": [{"name": "glusterfs"}],
@@ -581,7 +581,7 @@ def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(t
                                           repeat, aggregate_flags if host == "all" else ()))
             store.finish_run(run_id, "complete")
         store.close()
-        view = build_view(Catalogue(root), [r[0] for r in runs], apart=True)
+        view = build_view(Catalogue(root), ViewRequest([r[0] for r in runs], apart=True))
         assert any(v.per_client and v.ratio is not None for t in view.tables for v in t.verdicts)
         return view
     degraded = header(tmp_path / "degraded", ("degraded",))
@@ -642,7 +642,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
     variant of the later run is judged against the same variant of the first, and never
     against the other variant."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view, run_names
+    from harness.report.view import ViewRequest, build_view, run_names
     from harness.results.catalogue import Catalogue
     from harness.results.schema import RunInfo
 
@@ -657,7 +657,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
         store.finish_run(run_id, "complete")
     store.close()
     ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
-    view = build_view(Catalogue(tmp_path), ids, apart=True)
+    view = build_view(Catalogue(tmp_path), ViewRequest(ids, apart=True))
     assert len({(m.backend, m.variant) for m in view.records}) == 4  # (a label that is the other's id: not taken)
     crossed = {frozenset((v.a[1], v.b[1])) for t in view.tables for v in t.verdicts
                if v.a[1].endswith("aaaaaa") != v.b[1].endswith("aaaaaa")}
@@ -721,7 +721,7 @@ def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_t
     is degraded, so no verdict rests on it and the header does not say it was judged; and a
     config key of site c with a line break in it makes no line of its own."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -740,7 +740,7 @@ def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_t
                                       ("degraded",) if backend == "cephfs" and label == "b" else ()))
         store.finish_run(run_id, "complete")
     store.close()
-    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    apart = build_view(Catalogue(tmp_path), ViewRequest([r[0] for r in runs], apart=True))
     header = "\n".join(apart.header)
     assert "not comparable between the runs: 20270101-000000-aaaaaa vs 20270101-000001-bbbbbb: GlusterFS tools" in header
     assert "across the runs: GlusterFS/b is not judged against GlusterFS/a: its setup differs (above)" in header

@@ -283,7 +283,7 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
 
     from harness.report import limits
     from harness.report.render import json_document, terminal
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     class RowByRow(Catalogue):
@@ -291,10 +291,10 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
             return [replace(m, params=dict(m.params)) for m in self.store.measurements_of(run_id, "c")]
 
     _mixed_cell_store(tmp_path)
-    grouped = build_view(Catalogue(tmp_path), ["r"])
+    grouped = build_view(Catalogue(tmp_path), ViewRequest(["r"]))
     count = itertools.count()
     monkeypatch.setattr(limits, "params_keys", lambda: lambda m: next(count))
-    alone = build_view(RowByRow(tmp_path), ["r"])
+    alone = build_view(RowByRow(tmp_path), ViewRequest(["r"]))
     assert next(count) == len(alone.records)  # (every record was its own cell)
     flags = {(m.backend, m.test, m.repeat, m.unit): m.flags for m in grouped.records if m.workload == "largefile"}
     # (the case is one where a decision per cell could go wrong)
