@@ -28,7 +28,8 @@ from pathlib import Path
 from compare_speed import RUN_ID, fill, load, timed
 from options import keep_dir
 
-from harness.results.store import DB_NAME, Store
+from harness.results.schema import DB_NAME
+from harness.results.store import Store
 from harness.units import size
 
 TOOLS = Path(__file__).resolve().parents[1] / "tests" / "data" / "tools"

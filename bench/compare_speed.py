@@ -28,7 +28,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.api.records import Measurement
-from harness.results.store import DB_NAME, Store
+from harness.results.schema import DB_NAME
+from harness.results.store import Store
 from options import keep_dir
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "quick-run.jsonl"

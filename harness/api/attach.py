@@ -40,6 +40,9 @@ What it does:
 - If it ends well: everything stays recorded, and :meth:`Attaching.detach` (the target's
   ``detach``) undoes every step, newest first, trying each, and then raises one
   ``DfsbenchError`` that names what is left. A second ``detach`` does nothing.
+- Either way, a step whose own undo failed is undone once more as its entries in the ledger
+  say, after every step after it: a directory its dead client could not remove goes through
+  a client started for it, once the dead one's mount is undone (and its session evicted).
 """
 
 from __future__ import annotations
@@ -134,15 +137,25 @@ class Attaching:
     def _undo(self) -> list[str]:
         """Undo every step, newest first, each tried whatever the others did; what is left."""
         steps, self.steps = self.steps, []
-        left: list[str] = []
+        failed: list[tuple[Step, list[str]]] = []
         for taken in reversed(steps):
             if taken.goes_with is not None:
                 continue  # (undone with that step)
             problems = _undone(taken, self.ledger)
-            left += problems
-            if not problems:
+            if problems:
+                failed.append((taken, problems))
+            else:
                 for carried in taken.carries:
                     self.ledger.forget(frozenset(carried.ids))
+        # a step whose own undo failed (a directory removed through a client that died) is
+        # undone again as its record in the ledger says, once every step after it is undone
+        # (that client's unmount, which lets go of what it held)
+        left: list[str] = []
+        for taken, problems in failed:
+            remaining = frozenset(taken.ids & self.ledger.ids())
+            if taken.undo is not None and remaining and not self.ledger.undo(only=remaining):
+                continue
+            left += problems
         return left
 
 

@@ -26,8 +26,9 @@ from harness.execution import sampling, timelines, together
 from harness.execution.checks import room_for, still_there
 from harness.execution.group import Group
 from harness.execution.order import Order
-from harness.execution.plan import Plan, Point
+from harness.execution.plan import Plan
 from harness.execution.progress import Progress
+from harness.execution.sweep import Point
 from harness.execution.timeline import Timeline, record
 from harness.report.limits import caches_dropped
 from harness.results.store import Store

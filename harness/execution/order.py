@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from harness.api.contracts import Workload
 from harness.api.records import describe_cell
-from harness.execution.plan import Point
+from harness.execution.sweep import Point
 
 T = TypeVar("T")
 SEEDS = 10**6  # a seed drawn for a run is below this: short enough to read out and type again

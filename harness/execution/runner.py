@@ -19,9 +19,10 @@ from harness.errors import BadInput, DfsbenchError, StoreUnwritable
 from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
-from harness.execution.plan import Plan, Point
+from harness.execution.plan import Plan
 from harness.execution.progress import Progress
 from harness.execution.resume import resumable
+from harness.execution.sweep import Point
 from harness.results.store import Store, new_run_id
 from harness.system import signals
 from harness.system.hosts import LOCAL, Host, this_machine

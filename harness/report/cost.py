@@ -17,7 +17,7 @@ watches only its client hosts gives the client side alone, and the table says so
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,7 +247,7 @@ def table_data(found: list[Cost], name: Callable[[tuple[str, str]], str]) -> lis
     return rows
 
 
-def medians(found: list[Cost], key: tuple[str, str]) -> list[tuple[str, dict[str, float | None]]]:
+def medians(found: Sequence[Cost], key: tuple[str, str]) -> list[tuple[str, dict[str, float | None]]]:
     """Per workload of one system, the median of its cells' CPU-seconds per GiB on each
     side (None: that side has no figure)."""
     from harness.report.stats import median

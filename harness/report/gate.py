@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.api.records import CIRCUMSTANTIAL, Measurement, lower_is_better
 from harness.errors import BadInput
-from harness.report.compare import ALPHA, Systems, Table
 from harness.report.stats import compare, median
+from harness.report.verdicts import ALPHA, Systems, Table
 from harness.system.files import printable
 from harness.units import format_value
 
@@ -81,17 +82,17 @@ class Finding:
     limit: float
 
 
-def check(new: list[Measurement], old: list[Measurement], rules: list[Rule]) -> tuple[int, list[Finding]]:
+def check(new: Sequence[Measurement], old: Sequence[Measurement], rules: list[Rule]) -> tuple[int, list[Finding]]:
     """(cells compared, regressions). A rule on a metric that no cell of both sides has is
     refused, naming the metrics they have: a misspelt metric would check nothing in silence."""
-    def grouped(records: list[Measurement]) -> dict[tuple[Any, ...], list[float]]:
+    def grouped(records: Sequence[Measurement]) -> dict[tuple[Any, ...], list[float]]:
         out: dict[tuple[Any, ...], list[float]] = defaultdict(list)
         for m in records:
             if m.value is not None:
                 out[_key(m)].append(m.value)
         return out
 
-    units = {_key(m): m.unit for m in new + old}
+    units = {_key(m): m.unit for m in [*new, *old]}
     a, b = grouped(new), grouped(old)
     metrics = sorted({key[2] for key in set(a) & set(b)})
     unknown = [r for r in rules if r.metric != "*" and r.metric not in metrics]

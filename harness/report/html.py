@@ -16,8 +16,8 @@ from typing import Any
 
 from harness.api.records import FLAGS
 from harness.report import summary
-from harness.report.compare import Table
 from harness.report.timelines import moment_labels
+from harness.report.verdicts import Table
 from harness.report.view import View
 from harness.system.files import printable
 

@@ -62,7 +62,7 @@ from harness.api.tables import SystemFacts
 from harness.api.target import OTHER_CLIENT
 from harness.report import cells, resources
 from harness.report.stats import median
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 from harness.system.files import printable
 from harness.units import parse_rate, parse_size, rate
 

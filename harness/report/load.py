@@ -51,8 +51,8 @@ from harness.api.records import (CIRCUMSTANTIAL, FLAGS, OFFERED_LOAD, OVER_CLIEN
                                   flag_marks, flag_notes)
 from harness.report import cells, data
 from harness.report.faults import ABOUT as FAULT_ABOUT, from_injection
-from harness.report.compare import SystemKey, Table
-from harness.results.store import RunInfo
+from harness.report.verdicts import SystemKey, Table
+from harness.results.schema import RunInfo
 from harness.units import latency, parse_latency
 
 OFFERED = OFFERED_LOAD

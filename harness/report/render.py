@@ -7,7 +7,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.box import HEAVY_HEAD
@@ -19,14 +19,14 @@ from rich.text import Text
 
 from harness.api.records import Measurement
 from harness.report import data
-from harness.report.compare import Table
+from harness.report.verdicts import Table
 from harness.system import outputs
 
 if TYPE_CHECKING:
     from harness.report.view import View
 
 
-def terminal(tables: list[Table], header: list[str], width: int | None = None) -> str:
+def terminal(tables: Sequence[Table], header: Sequence[str], width: int | None = None) -> str:
     buf = io.StringIO()
     console = _console(buf, width or 160)
     for line in header:
@@ -142,7 +142,7 @@ def _folded(console: Console, cell: str, w: int, how: JustifyMethod) -> list[str
     return ["".join(seg.text for seg in line) for line in lines]
 
 
-def markdown(tables: list[Table], header: list[str]) -> str:
+def markdown(tables: Sequence[Table], header: Sequence[str]) -> str:
     out = [f"- {line}" for line in header]
     for t in tables:
         out += ["", f"### {t.title}", "", "| " + " | ".join(t.columns) + " |",
@@ -154,7 +154,7 @@ def markdown(tables: list[Table], header: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def csv_text(tables: list[Table]) -> str:
+def csv_text(tables: Sequence[Table]) -> str:
     """The tables as CSV, each row beside its table's title (cells that a spreadsheet would
     evaluate are quoted: :func:`harness.system.outputs.csv_cell`)."""
     def rows() -> Iterable[list[str]]:
@@ -169,7 +169,7 @@ def csv_text(tables: list[Table]) -> str:
 RECORD_COLUMNS = ("run", "system", "variant", "workload", "test", "metric", "value", "unit", "flags", "repeat")
 
 
-def records_csv(records: list[Measurement]) -> str:
+def records_csv(records: Sequence[Measurement]) -> str:
     """One row per record, for a program: its value a number (empty where it has none) with
     its unit in a column of its own, its flags joined by ';', and each of the records'
     params a column (named as it is; ``param_NAME`` where the name is one of the columns
@@ -218,7 +218,7 @@ def json_document(view: View) -> str:
                               "records": [m.to_dict() for m in view.records], **curves, **series}) + "\n"
 
 
-def table_names(tables: list[Table]) -> list[str]:
+def table_names(tables: Sequence[Table]) -> list[str]:
     """Each table's name, in order, for ``--table NAME`` and ``-o DIR``'s NAME.csv: its own
     (``Table.name``: 'load', 'faults', 'costs'), else a slug of its title (a title may hold a
     stranger's text: a slug is of [a-z0-9-] alone, :func:`harness.report.data.slug`); one

@@ -11,15 +11,16 @@ decides none again. A cell of several clients counts once, by its aggregate row.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.sampler import HOST, RESOURCES
 from harness.report import cells, cost, resources
-from harness.report.compare import FAILURES_TITLE, SystemKey, Systems, Table, Verdict
+from harness.report.compare import FAILURES_TITLE
 from harness.report.stats import median
+from harness.report.verdicts import SystemKey, Systems, Table, Verdict
 
 TITLE = "The answer"
 NO_VERDICT = {"n=1": "within one run's noise (n=1)", "not significant": "no significant difference",
@@ -75,7 +76,7 @@ class Pairing:
         return next((v.reference for v in self.verdicts if v.reference is not None), None)
 
 
-def pairings(tables: list[Table]) -> list[Pairing]:
+def pairings(tables: Sequence[Table]) -> list[Pairing]:
     """Every workload's verdicts, by pair of systems, in the order of the tables."""
     found: dict[tuple[str, str, frozenset[SystemKey]], Pairing] = {}
     for t in tables:
@@ -187,7 +188,7 @@ def bottlenecks(records: list[Measurement], systems: Systems) -> dict[SystemKey,
     return {k: b.text() for k, b in busiest(records, systems).items()}
 
 
-def busiest(records: list[Measurement], systems: Systems) -> dict[SystemKey, Bottleneck]:
+def busiest(records: Sequence[Measurement], systems: Systems) -> dict[SystemKey, Bottleneck]:
     """:func:`bottlenecks`, as data: chosen among the clients and each system's own storage
     nodes (:mod:`harness.report.cells`)."""
     passes: dict[tuple[Any, ...], list[Measurement]] = {}
@@ -242,7 +243,7 @@ def lines(tables: list[Table], records: list[Measurement], systems: Systems,
     return out
 
 
-def text(summary: list[str]) -> list[str]:
+def text(summary: Sequence[str]) -> list[str]:
     """The summary as the terminal and Markdown outputs open with it."""
     if not summary:
         return []
@@ -267,8 +268,8 @@ def complete(records: list[Measurement], tables: list[Table], systems: Systems,
     return records, lines(tables, records, systems, found), found
 
 
-def answer(summary: list[str], tables: list[Table], records: list[Measurement], systems: Systems,
-           costs: list[cost.Cost]) -> dict[str, Any]:
+def answer(summary: Sequence[str], tables: Sequence[Table], records: Sequence[Measurement], systems: Systems,
+           costs: Sequence[cost.Cost]) -> dict[str, Any]:
     """The answer as data: its lines as the outputs print them (``summary``), and what they
     say as figures — the verdicts per workload and pair (:func:`pairing_data`), each
     system's bottleneck, and what a GiB cost it per workload (the median over its cells, in

@@ -17,11 +17,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, describe_cell, flag_marks, flag_notes
 from harness.api import registry
+from harness.api.records import CIRCUMSTANTIAL, OVER_CLIENTS, Measurement, describe_cell, flag_marks, flag_notes
 from harness.api.tables import MatrixSpec, TableSpec
-from harness.report.compare import Cells, Systems, SystemKey, Table, presentations
-from harness.results.store import RunInfo
+from harness.report.compare import presentations
+from harness.report.verdicts import Cells, SystemKey, Systems, Table
+from harness.results.schema import RunInfo
 from harness.units import rate
 
 # what a point's record carries besides the swept values that does not set a curve apart

@@ -9,7 +9,7 @@ they ran one after another on the one clock of the records."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from harness.api.faults import FAULT
@@ -35,7 +35,7 @@ def _entry(m: Measurement, s: Series, host: Any, how: str | None = None) -> dict
             **({"how": how} if how else {}), **s.to_dict()}
 
 
-def entries(records: list[Measurement]) -> list[dict[str, Any]]:
+def entries(records: Sequence[Measurement]) -> list[dict[str, Any]]:
     """Every record's series, then, per cell, phase, test and rate run on several clients,
     their aggregate every second (host ``all``, ``how`` says it is their sum)."""
     out = []
@@ -126,7 +126,7 @@ def moment_labels(moments: dict[str, float], xs: list[float]) -> list[dict[str, 
     return out
 
 
-def figures(records: list[Measurement], name: Callable[[tuple[str, str]], str],
+def figures(records: Sequence[Measurement], name: Callable[[tuple[str, str]], str],
             services: Callable[[tuple[str, str]], tuple[str, ...]] = lambda key: ()) -> list[dict[str, Any]]:
     """One timeline per cell that has rates per second (:func:`figure`), of that cell's
     records alone (:mod:`harness.report.cells`): its fault, and its own nodes' samples —

@@ -6,33 +6,76 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
-from harness.report import cost, load, summary, sweeps
 from harness.errors import BadInput
-from harness.report.compare import CV_THRESHOLD, FAILURES_TITLE, SystemKey, Systems, Table, stability_notes, tables
+from harness.report import cost, load, summary, sweeps
+from harness.report.compare import FAILURES_TITLE, stability_notes, tables
 from harness.report.limits import annotate, describe, host_bound_advice
+from harness.report.verdicts import CV_THRESHOLD, SystemKey, Systems, Table
 from harness.results.catalogue import Catalogue
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 from harness.system import files
 from harness.system.names import is_name
 from harness.units import moment, rate, size
 
 
-@dataclass
+@dataclass(frozen=True)
+class ViewRequest:
+    """What an output asks of stored runs: the runs (``ids``, the first what the others are
+    set against); ``each_repeat``: iozone's tables per repeat; ``cv_threshold``: above it a
+    cell is 'unstable' (default :data:`CV_THRESHOLD`); ``with_tables``: build the tables and
+    the answer; ``series``: read the records' figures over time (for what draws or exports
+    them); ``reference``: the system (``backend`` or ``backend/variant``) every other is
+    compared with (default: the first shown); ``apart``: each run's systems on their own,
+    named by the run (its label, else its id), instead of pooled cell by cell — two sites'
+    runs of one work side by side; ``baseline``: a run the regression gate sets the runs
+    against (:class:`Gate`)."""
+
+    ids: tuple[str, ...]
+    each_repeat: bool = False
+    cv_threshold: float | None = None
+    with_tables: bool = True
+    series: bool = True
+    reference: str | None = None
+    apart: bool = False
+    baseline: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ids", tuple(self.ids))  # (a list given is kept as a tuple: never changed)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the regression gate (harness.report.gate) sets side by side: the records of the
+    runs shown, annotated as the tables show them pooled (never apart: a baseline's systems
+    are named as stored), and the baseline run's, annotated on its own."""
+
+    baseline: str
+    new: tuple[Measurement, ...]
+    old: tuple[Measurement, ...]
+
+
+@dataclass(frozen=True)
 class View:
-    ids: list[str]
-    infos: dict[str, RunInfo]
-    records: list[Measurement]  # annotated
-    header: list[str]
-    tables: list[Table]
+    """Stored runs as every output reads them, built once (:func:`build_view`) and never
+    changed after: its sequences are tuples and its runs a read-only mapping."""
+
+    ids: tuple[str, ...]
+    infos: Mapping[str, RunInfo]
+    records: tuple[Measurement, ...]  # annotated
+    header: tuple[str, ...]
+    tables: tuple[Table, ...]
     systems: Systems
-    curves: list[dict[str, Any]] = field(default_factory=list)  # a sweep's (harness.report.sweeps)
-    summary: list[str] = field(default_factory=list)  # what the outputs open with (harness.report.summary)
-    costs: list[cost.Cost] = field(default_factory=list)  # what a GiB cost each cell (harness.report.cost)
+    curves: tuple[dict[str, Any], ...] = ()  # a sweep's (harness.report.sweeps)
+    summary: tuple[str, ...] = ()  # what the outputs open with (harness.report.summary)
+    costs: tuple[cost.Cost, ...] = ()  # what a GiB cost each cell (harness.report.cost)
+    gate: Gate | None = None  # where a baseline was asked for (ViewRequest.baseline)
 
     def context(self) -> dict[str, Any]:
         """The runs as a downstream tool needs them next to the records: environment,
@@ -53,14 +96,22 @@ class View:
         return summary.answer(self.summary, self.tables, self.records, self.systems, self.costs)
 
 
-def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
-               cv_threshold: float | None = None, with_tables: bool = True, series: bool = True,
-               reference: str | None = None, apart: bool = False) -> View:
-    """``series``: read the records' figures over time (for what draws or exports them);
-    ``reference``: the system (``backend`` or ``backend/variant``) every other is compared
-    with (default: the first shown); ``apart``: each run's systems on their own, named by
-    the run (its label, else its id), instead of pooled cell by cell — two sites' runs of
-    one work side by side."""
+def build_view(catalogue: Catalogue, request: ViewRequest) -> View:
+    """The view of the runs ``request`` names, as it asks (:class:`ViewRequest`)."""
+    view = _built(catalogue, request)
+    if request.baseline is None:
+        return view
+    # the gate's records: the runs' pooled as the tables pool them (apart, read again pooled),
+    # and the baseline's alone
+    new = _built(catalogue, ViewRequest(request.ids, with_tables=False, series=False)).records \
+        if request.apart else view.records
+    old = _built(catalogue, ViewRequest((request.baseline,), with_tables=False, series=False)).records
+    return replace(view, gate=Gate(request.baseline, new, old))
+
+
+def _built(catalogue: Catalogue, request: ViewRequest) -> View:
+    ids, each_repeat, cv_threshold = list(request.ids), request.each_repeat, request.cv_threshold
+    with_tables, series, reference, apart = request.with_tables, request.series, request.reference, request.apart
     raw = [m for run_id in ids for m in catalogue.measurements(run_id, series)]
     if with_tables and not series and load.needs_series(raw):  # (a fault's seconds above an SLO: their series)
         raw = [m for run_id in ids for m in catalogue.measurements(run_id, True)]
@@ -109,15 +160,15 @@ def build_view(catalogue: Catalogue, ids: list[str], each_repeat: bool = False,
                       if raw else "(no measurements stored for this run)")
     # (a stored run is a stranger's: no text of it makes a second line, or one without end)
     header = [files.printable(line, HEADER_MOST) for line in header]
-    view = View(ids, infos, records, header, built, systems, [c.to_dict(systems) for c in found])
     # the costs per GiB of the cells, and the answer the outputs open with
-    view.records, view.summary, view.costs = summary.complete(view.records, view.tables, systems, with_tables)
+    records, answer, costs = summary.complete(records, built, systems, with_tables)
     # (the answer's order: the verdicts, what each holds, then bottlenecks and costs)
-    at = min(len(summary.pairings(view.tables)), len(view.summary)) if view.summary else 0
-    reference = systems.name(systems.reference) if systems.reference is not None else None
-    view.summary[at:at] = [line for t in held for line in load.summary_lines(t, reference)]
-    view.summary = [files.printable(line, HEADER_MOST) for line in view.summary]
-    return view
+    at = min(len(summary.pairings(built)), len(answer)) if answer else 0
+    named = systems.name(systems.reference) if systems.reference is not None else None
+    answer[at:at] = [line for t in held for line in load.summary_lines(t, named)]
+    return View(tuple(ids), MappingProxyType(dict(infos)), tuple(records), tuple(header), tuple(built), systems,
+                tuple(c.to_dict(systems) for c in found), tuple(files.printable(line, HEADER_MOST) for line in answer),
+                tuple(costs))
 
 
 HEADER_MOST = 4000  # characters of one line of a header or of the answer

@@ -19,7 +19,8 @@ from harness.api.records import Measurement
 from harness.api.tables import SystemFacts
 from harness.errors import BadInput, DfsbenchError
 from harness.results import reference
-from harness.results.store import RunInfo, Store
+from harness.results.schema import RunInfo
+from harness.results.store import Store
 from harness.system.files import printable
 
 

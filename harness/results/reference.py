@@ -22,7 +22,7 @@ import yaml
 from harness.api import registry
 from harness.api.records import Measurement
 from harness.errors import BadInput
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 
 
 def search_path() -> list[Path]:

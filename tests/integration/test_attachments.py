@@ -164,8 +164,7 @@ def test_a_killed_cephfs_client_is_evicted_and_its_files_go_at_once(lab, tmp_pat
                       _cmdline(pid)[:1] == ["ceph-fuse"] and _cmdline(pid)[-1:] == [mountpoint])
         os.kill(client, signal.SIGKILL)
         began = time.monotonic()
-        with pytest.raises(DfsbenchError, match="could not remove"):  # (through the dead mount)
-            target.detach()
+        target.detach()  # (not through the dead mount: through a client started for it)
         took = time.monotonic() - began
         # the probe of the dead mount, and its files removed through a new client
         assert took < 30, f"the detach took {took:.1f} s: the MDS kept the dead client's caps"

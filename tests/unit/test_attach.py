@@ -190,3 +190,26 @@ def test_only_this_attachments_entries_are_undone(tmp_path):
                 made.record("mount")
             raise ValueError("no")
     assert made.order() == ["mount"] and made.kept() == ["the lab's volume"]
+
+
+def test_a_step_whose_own_undo_failed_is_undone_as_its_record_says_after_the_steps_after_it(tmp_path):
+    """A directory its dead client could not remove goes through a client started for it,
+    once that client's mount is undone (its session evicted): not before, not never."""
+    made = Made(tmp_path)
+    with Attaching(made.ledger, "cephfs/default") as attach:
+        with attach.step("mount", made.undo_of("unmount")):
+            made.record("the mount's own record")
+        with attach.step("directory", made.undo_of("rm through the dead mount", fails=True)):
+            made.record("rm through a client started for it")
+    attach.detach()  # (nothing is left: no error)
+    assert made.order() == ["rm through the dead mount", "unmount", "rm through a client started for it"]
+    assert made.kept() == ["the mount's own record"]  # (the mount's undo is its own, which keeps to its record)
+    # where the second try fails too, the first failure is what the error says
+    made = Made(tmp_path / "again")
+    (tmp_path / "again").mkdir()
+    with Attaching(made.ledger, "cephfs/default") as attach:
+        with attach.step("directory", made.undo_of("rm", fails=True)):
+            made.record("rm again", fails=True)
+    with pytest.raises(DfsbenchError, match="directory: rm is busy"):
+        attach.detach()
+    assert made.kept() == ["rm again"]

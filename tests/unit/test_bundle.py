@@ -20,7 +20,7 @@ import pytest
 
 from tests.unit.builders import stored_with_series
 from harness import cli
-from harness.results import bundle
+from harness.results import archive, bundle
 from harness.results.store import Store
 
 RAW = b'{"fio version": "fio-3.33", "jobs": []}\n'
@@ -69,11 +69,11 @@ def pack(path: Path, found: dict[str, bytes], extra: list[tarfile.TarInfo] = (),
 
 def resummed(found: dict[str, bytes]) -> dict[str, bytes]:
     """The members with a manifest made again to match them: a forger's bundle."""
-    manifest = json.loads(found[bundle.MANIFEST])
+    manifest = json.loads(found[archive.MANIFEST])
     manifest["members"] = [{"name": n, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
-                           for n, d in found.items() if n != bundle.MANIFEST]
-    manifest["sha256"] = bundle.whole_sum(manifest)
-    return {**found, bundle.MANIFEST: bundle.canonical(manifest)}
+                           for n, d in found.items() if n != archive.MANIFEST]
+    manifest["sha256"] = archive.whole_sum(manifest)
+    return {**found, archive.MANIFEST: archive.canonical(manifest)}
 
 
 def problems(path: Path, expect: str | None = None) -> list[str]:
@@ -130,22 +130,22 @@ def test_an_import_set_against_another_published_sum_is_refused(exported, tmp_pa
 def test_a_record_or_a_raw_output_changed_is_named_and_nothing_is_imported(exported, tmp_path, capsys):
     path, run_id, digest = exported
     found = members(path)
-    lines = found[bundle.RECORDS].split(b"\n")
+    lines = found[archive.RECORDS].split(b"\n")
     record = json.loads(lines[5])
     record["record"]["value"] = record["record"]["value"] * 2  # a figure made better
-    lines[5] = bundle.canonical(record)
-    changed = pack(tmp_path / "changed.tar.gz", {**found, bundle.RECORDS: b"\n".join(lines),
+    lines[5] = archive.canonical(record)
+    changed = pack(tmp_path / "changed.tar.gz", {**found, archive.RECORDS: b"\n".join(lines),
                                                  "raw/fio-randread-r0/client1/fio.json": RAW + b" "})
     said = problems(changed)
     assert len(said) == 2 and all("differs from what the manifest says" in p for p in said)
-    assert {p.split("'")[1] for p in said} == {bundle.RECORDS, "raw/fio-randread-r0/client1/fio.json"}
+    assert {p.split("'")[1] for p in said} == {archive.RECORDS, "raw/fio-randread-r0/client1/fio.json"}
     assert run_cli("verify", str(changed)) == 1
     assert "does NOT verify (2 differences)" in capsys.readouterr().out
     assert run_cli("import", str(changed), "--results", str(tmp_path / "b")) == 2
     assert "does not verify" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()  # (a refused bundle makes no store)
     # the forger's bundle (its manifest made again): consistent, so only the published sum tells
-    forged = pack(tmp_path / "forged.tar.gz", resummed({**found, bundle.RECORDS: b"\n".join(lines)}))
+    forged = pack(tmp_path / "forged.tar.gz", resummed({**found, archive.RECORDS: b"\n".join(lines)}))
     assert problems(forged) == []
     said = problems(forged, expect=digest)
     assert len(said) == 1 and said[0].endswith(f"not the {digest} expected")
@@ -154,18 +154,18 @@ def test_a_record_or_a_raw_output_changed_is_named_and_nothing_is_imported(expor
 def test_a_manifest_that_lies_is_named(exported, tmp_path):
     path, _, _ = exported
     found = members(path)
-    manifest = json.loads(found[bundle.MANIFEST])
+    manifest = json.loads(found[archive.MANIFEST])
     manifest["members"].append({"name": "raw/gone.json", "sha256": "0" * 64, "bytes": 1})
-    lied = pack(tmp_path / "lied.tar.gz", {**found, bundle.MANIFEST: bundle.canonical(manifest),
+    lied = pack(tmp_path / "lied.tar.gz", {**found, archive.MANIFEST: archive.canonical(manifest),
                                            "raw/extra.json": b"{}"})
     said = problems(lied)
     assert any("the manifest was changed after export" in p for p in said)
     assert any("'raw/gone.json' is in the manifest but not in the bundle" in p for p in said)
     assert any("'raw/extra.json' is in the bundle but not in its manifest" in p for p in said)
-    other = json.loads(found[bundle.MANIFEST])
+    other = json.loads(found[archive.MANIFEST])
     other["format"] = "something-else"
-    assert "is not a dfsbench-bundle" in problems(pack(tmp_path / "f.tar.gz", {**found, bundle.MANIFEST:
-                                                                               bundle.canonical(other)}))[0]
+    assert "is not a dfsbench-bundle" in problems(pack(tmp_path / "f.tar.gz", {**found, archive.MANIFEST:
+                                                                               archive.canonical(other)}))[0]
 
 
 @pytest.mark.parametrize("kind, name, said", [
@@ -207,7 +207,7 @@ def test_a_member_that_is_not_a_plain_file_of_a_plain_name_is_refused_before_any
 
 
 def test_what_the_archive_reader_holds_is_bounded_headers_too(tmp_path, monkeypatch):
-    monkeypatch.setattr(bundle, "MAX_TOTAL", 1 << 20)
+    monkeypatch.setattr(archive, "MAX_TOTAL", 1 << 20)
     # a PAX header of 900 KiB (no member: the reader holds it whole) and a member of 200 KiB:
     # the members' sizes are within the whole, what was unpacked is not
     header = tmp_path / "header.tar.gz"
@@ -219,7 +219,7 @@ def test_what_the_archive_reader_holds_is_bounded_headers_too(tmp_path, monkeypa
         with bundle.opened(header):
             pass
     # a header larger than any bundle's: refused before it is read
-    monkeypatch.setattr(bundle, "MAX_TOTAL", 64 << 20)
+    monkeypatch.setattr(archive, "MAX_TOTAL", 64 << 20)
     with gzip.open(header, "wb") as gz, tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
         info = _info("raw/a", 1)
         info.pax_headers = {"comment": "x" * (3 << 20)}
@@ -230,7 +230,7 @@ def test_what_the_archive_reader_holds_is_bounded_headers_too(tmp_path, monkeypa
 
 
 def test_members_whose_headers_say_more_than_a_bundle_holds_are_refused_before_they_are_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(bundle, "MAX_TOTAL", 1 << 20)
+    monkeypatch.setattr(archive, "MAX_TOTAL", 1 << 20)
     bomb = tmp_path / "bomb.tar.gz"
     with gzip.open(bomb, "wb") as gz, tarfile.open(fileobj=gz, mode="w|") as tar:
         info = tarfile.TarInfo("raw/zeros")
@@ -262,7 +262,7 @@ def test_members_whose_headers_say_more_than_a_bundle_holds_are_refused_before_t
 def test_records_that_no_dfsbench_wrote_are_refused_naming_the_line(exported, tmp_path, change, said):
     path, _, _ = exported
     found = members(path)
-    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, bundle.RECORDS: change(found[bundle.RECORDS])}))
+    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, archive.RECORDS: change(found[archive.RECORDS])}))
     got = problems(hostile)
     assert len(got) == 1 and "its run cannot be taken" in got[0] and said in got[0] and "line 1" in got[0], got
 
@@ -270,15 +270,15 @@ def test_records_that_no_dfsbench_wrote_are_refused_naming_the_line(exported, tm
 def test_a_series_outside_its_record_or_a_run_id_that_is_a_path_is_refused(exported, tmp_path):
     path, run_id, _ = exported
     found = members(path)
-    lines = [json.loads(x) for x in found[bundle.RECORDS].splitlines()]
+    lines = [json.loads(x) for x in found[archive.RECORDS].splitlines()]
     n = next(i for i, x in enumerate(lines) if x["series"])
     lines[n]["series"]["points"][0][0] -= 3600  # an hour before its record began
-    text = b"\n".join(bundle.canonical(x) for x in lines)
-    got = problems(pack(tmp_path / "s.tar.gz", resummed({**found, bundle.RECORDS: text})))
+    text = b"\n".join(archive.canonical(x) for x in lines)
+    got = problems(pack(tmp_path / "s.tar.gz", resummed({**found, archive.RECORDS: text})))
     assert len(got) == 1 and "series row" in got[0], got
-    run = json.loads(found[bundle.RUN])
+    run = json.loads(found[archive.RUN])
     run["id"] = "../../etc"
-    got = problems(pack(tmp_path / "r.tar.gz", resummed({**found, bundle.RUN: bundle.canonical(run)})))
+    got = problems(pack(tmp_path / "r.tar.gz", resummed({**found, archive.RUN: archive.canonical(run)})))
     assert len(got) == 1 and "is not a name" in got[0], got
 
 
@@ -344,35 +344,35 @@ def _deep(n: int) -> dict:
 
 
 @pytest.mark.parametrize("member, change", [
-    (bundle.RUN, {"finished": "x"}), (bundle.RUN, {"label": 5}), (bundle.RUN, {"source": 5}),
-    (bundle.RUN, {"targets": {}}), (bundle.RUN, {"targets": None}), (bundle.RUN, {"cells": None}),
-    (bundle.RUN, {"started": None}), (bundle.RUN, {"started": 10 ** 20}), (bundle.RUN, {"started": True}),
-    (bundle.RUN, {"config": _deep(700)}), (bundle.RUN, {"host": {"memory": 10 ** 30}}),
-    (bundle.RUN, {"targets": [["glusterfs", "default", 10 ** 20, {}]]}),
-    (bundle.RECORDS, {"value": "x"}), (bundle.RECORDS, {"flags": {}}), (bundle.RECORDS, {"flags": None}),
-    (bundle.RECORDS, {"repeat": 10 ** 20}), (bundle.RECORDS, {"params": _deep(700)}),
-    (bundle.RECORDS, {"workload": None}), (bundle.RECORDS, None),
-    (bundle.RUN, {"started": 4e9}), (bundle.RUN, {"id": "report-2014"}),
+    (archive.RUN, {"finished": "x"}), (archive.RUN, {"label": 5}), (archive.RUN, {"source": 5}),
+    (archive.RUN, {"targets": {}}), (archive.RUN, {"targets": None}), (archive.RUN, {"cells": None}),
+    (archive.RUN, {"started": None}), (archive.RUN, {"started": 10 ** 20}), (archive.RUN, {"started": True}),
+    (archive.RUN, {"config": _deep(700)}), (archive.RUN, {"host": {"memory": 10 ** 30}}),
+    (archive.RUN, {"targets": [["glusterfs", "default", 10 ** 20, {}]]}),
+    (archive.RECORDS, {"value": "x"}), (archive.RECORDS, {"flags": {}}), (archive.RECORDS, {"flags": None}),
+    (archive.RECORDS, {"repeat": 10 ** 20}), (archive.RECORDS, {"params": _deep(700)}),
+    (archive.RECORDS, {"workload": None}), (archive.RECORDS, None),
+    (archive.RUN, {"started": 4e9}), (archive.RUN, {"id": "report-2014"}),
 ])
 def test_a_run_no_dfsbench_wrote_is_a_problem_of_the_bundle_never_a_traceback(exported, tmp_path, capsys,
                                                                            member, change):
     path, _, _ = exported
     found = members(path)
-    if member == bundle.RUN:
-        run = json.loads(found[bundle.RUN])
+    if member == archive.RUN:
+        run = json.loads(found[archive.RUN])
         run.update(change)
         text = json.dumps(run).encode()
     else:
-        lines = found[bundle.RECORDS].split(b"\n")
+        lines = found[archive.RECORDS].split(b"\n")
         first = json.loads(lines[0])
         first["record"] = {} if change is None else {**first["record"], **change}
         lines[0] = json.dumps(first).encode()
         text = b"\n".join(lines)
     hostile = pack(tmp_path / "h.tar.gz", resummed({**found, member: text}))
     if change == {"id": "report-2014"}:  # (the manifest names the run too)
-        manifest = json.loads(found[bundle.MANIFEST])
+        manifest = json.loads(found[archive.MANIFEST])
         manifest["run_id"] = "report-2014"
-        hostile = pack(tmp_path / "h.tar.gz", resummed({**found, member: text, bundle.MANIFEST: json.dumps(manifest).encode()}))
+        hostile = pack(tmp_path / "h.tar.gz", resummed({**found, member: text, archive.MANIFEST: json.dumps(manifest).encode()}))
     assert run_cli("verify", str(hostile)) == 1
     out, err = capsys.readouterr()
     said = out + err
@@ -384,8 +384,8 @@ def test_a_run_no_dfsbench_wrote_is_a_problem_of_the_bundle_never_a_traceback(ex
 def test_numbers_beyond_what_a_double_or_sqlite_holds_are_not_strict_json():
     for text in ('{"a": 1e400}', '{"a": -1e400}', '{"a": 100000000000000000000}', '{"a": NaN}', '{"a": 1, "a": 2}'):
         with pytest.raises(ValueError):
-            bundle.strict_decode(text)
-    assert bundle.strict_decode('{"a": 9223372036854775807, "b": 1.5e300}') == {"a": (1 << 63) - 1, "b": 1.5e300}
+            archive.strict_decode(text)
+    assert archive.strict_decode('{"a": 9223372036854775807, "b": 1.5e300}') == {"a": (1 << 63) - 1, "b": 1.5e300}
 
 
 def test_a_line_of_records_longer_than_any_record_is_refused(exported, tmp_path, monkeypatch):
@@ -426,7 +426,7 @@ def test_records_csv_names_a_param_beside_a_column_and_writes_lists_as_json(caps
 
 def test_two_runs_are_compared_whatever_a_stored_config_holds_for_a_workload():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i: str, workloads: object) -> RunInfo:
         return RunInfo(i, 0.0, None, "complete", None, None, {"workloads": workloads}, "h", {}, {})
@@ -438,7 +438,7 @@ def test_two_runs_are_compared_whatever_a_stored_config_holds_for_a_workload():
 
 def test_runs_that_measured_other_things_are_named_not_comparable_and_other_sites_only_said():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i: str, environment: dict, clients: object = None, fault: object = None, sweep: object = None) -> RunInfo:
         config = {"environment": environment, "sweep": sweep,
@@ -459,7 +459,7 @@ def test_runs_that_measured_other_things_are_named_not_comparable_and_other_site
 
 def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -478,9 +478,9 @@ def test_runs_apart_are_each_their_own_systems_named_by_the_run(tmp_path):
     store.close()
     catalogue = Catalogue(tmp_path)
     ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
-    pooled = build_view(catalogue, ids)
+    pooled = build_view(catalogue, ViewRequest(ids))
     assert {(m.backend, m.variant) for m in pooled.records} == {("glusterfs", "default"), ("cephfs", "default")}
-    apart = build_view(catalogue, ids, apart=True)
+    apart = build_view(catalogue, ViewRequest(ids, apart=True))
     assert {(m.backend, m.variant, m.run_id[-6:]) for m in apart.records} == {
         ("glusterfs", "site-a", "aaaaaa"), ("cephfs", "site-a", "aaaaaa"),
         ("glusterfs", "site-b", "bbbbbb"), ("cephfs", "site-b", "bbbbbb")}
@@ -515,7 +515,7 @@ def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_an
     would judge them all. A system with no records (site b's SeaweedFS) is judged by no
     table, and the header does not say it is."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -537,7 +537,7 @@ def test_apart_a_system_is_judged_across_runs_only_where_the_work_is_the_same_an
                                       {"file_size": 1 << 20}, backend, "default", run_id, repeat))
         store.finish_run(run_id, "complete")
     store.close()
-    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    apart = build_view(Catalogue(tmp_path), ViewRequest([r[0] for r in runs], apart=True))
     crossed = {frozenset((v.a, v.b)) for t in apart.tables for v in t.verdicts if v.a[1] != v.b[1]}
     assert crossed == {frozenset({("glusterfs", "site-a"), ("glusterfs", "site-b")})}, crossed
     header = "\n".join(apart.header)
@@ -562,7 +562,7 @@ def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(t
     finds no comparable cell, so the header names no pair judged against itself; once the
     aggregate is fit, it does."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     work = {"environment": {"kind": "local"}, "scale": "quick", "backends": [{"name": "glusterfs"}],
@@ -581,7 +581,7 @@ def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(t
                                           repeat, aggregate_flags if host == "all" else ()))
             store.finish_run(run_id, "complete")
         store.close()
-        view = build_view(Catalogue(root), [r[0] for r in runs], apart=True)
+        view = build_view(Catalogue(root), ViewRequest([r[0] for r in runs], apart=True))
         assert any(v.per_client and v.ratio is not None for t in view.tables for v in t.verdicts)
         return view
     degraded = header(tmp_path / "degraded", ("degraded",))
@@ -595,15 +595,15 @@ def test_apart_a_pair_whose_only_fit_cells_are_clients_rows_is_not_said_judged(t
 def test_a_fault_whose_times_are_far_apart_is_counted_not_walked(exported, tmp_path):
     path, _, _ = exported
     found = members(path)
-    lines = [json.loads(x) for x in found[bundle.RECORDS].splitlines()]
+    lines = [json.loads(x) for x in found[archive.RECORDS].splitlines()]
     faults = [x for x in lines if x["record"]["workload"] == "fault"]
     assert faults
     for x in faults:
         x["record"]["params"]["healthy"] = 1e12
         x["record"]["params"]["restored"] = 1e12 - 1
-    text = b"\n".join(bundle.canonical(x) for x in lines)
+    text = b"\n".join(archive.canonical(x) for x in lines)
     began = time.monotonic()
-    problems(pack(tmp_path / "f.tar.gz", resummed({**found, bundle.RECORDS: text})))
+    problems(pack(tmp_path / "f.tar.gz", resummed({**found, archive.RECORDS: text})))
     assert time.monotonic() - began < 60
 
 
@@ -642,9 +642,9 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
     variant of the later run is judged against the same variant of the first, and never
     against the other variant."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view, run_names
+    from harness.report.view import ViewRequest, build_view, run_names
     from harness.results.catalogue import Catalogue
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     store = Store(tmp_path)
     for run_id, label in (("20270101-000000-aaaaaa", "20270101-000001-bbbbbb"), ("20270101-000001-bbbbbb", None)):
@@ -657,7 +657,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
         store.finish_run(run_id, "complete")
     store.close()
     ids = ["20270101-000000-aaaaaa", "20270101-000001-bbbbbb"]
-    view = build_view(Catalogue(tmp_path), ids, apart=True)
+    view = build_view(Catalogue(tmp_path), ViewRequest(ids, apart=True))
     assert len({(m.backend, m.variant) for m in view.records}) == 4  # (a label that is the other's id: not taken)
     crossed = {frozenset((v.a[1], v.b[1])) for t in view.tables for v in t.verdicts
                if v.a[1].endswith("aaaaaa") != v.b[1].endswith("aaaaaa")}
@@ -669,7 +669,7 @@ def test_apart_other_variants_are_not_judged_across_runs_and_names_never_collide
 
 def test_two_sites_of_one_kind_compare_their_client_hosts_by_number_and_pooled_kinds_are_not_comparable(tmp_path):
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, environment):
         return RunInfo(i, 0.0, None, "complete", None, None, {"environment": environment}, "h", {}, {})
@@ -691,7 +691,7 @@ def test_whatever_reading_a_bundles_run_raises_is_a_problem_of_the_bundle(export
 
 def test_a_difference_in_the_clients_memory_is_said_in_units_a_person_reads():
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, host, clients=None):
         targets = {("glusterfs", "default"): {"client_facts": clients}} if clients else {}
@@ -721,7 +721,7 @@ def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_t
     is degraded, so no verdict rests on it and the header does not say it was judged; and a
     config key of site c with a line break in it makes no line of its own."""
     from harness.api.records import Measurement
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -740,7 +740,7 @@ def test_apart_no_pair_is_said_judged_that_no_cell_judged_nor_across_the_tools_t
                                       ("degraded",) if backend == "cephfs" and label == "b" else ()))
         store.finish_run(run_id, "complete")
     store.close()
-    apart = build_view(Catalogue(tmp_path), [r[0] for r in runs], apart=True)
+    apart = build_view(Catalogue(tmp_path), ViewRequest([r[0] for r in runs], apart=True))
     header = "\n".join(apart.header)
     assert "not comparable between the runs: 20270101-000000-aaaaaa vs 20270101-000001-bbbbbb: GlusterFS tools" in header
     assert "across the runs: GlusterFS/b is not judged against GlusterFS/a: its setup differs (above)" in header
@@ -756,7 +756,7 @@ def test_the_tools_a_local_client_ran_are_the_hosts_and_match_a_client_hosts_sam
     ran); a container run's say its client hosts'. The same fio on both is no difference;
     another is, for that system, said as a person reads it."""
     from harness.report.view import comparability
-    from harness.results.store import RunInfo
+    from harness.results.schema import RunInfo
 
     def run(i, host_tools, target_tools):
         d = {"system": "glusterfs", **({"tools": target_tools} if target_tools else {})}
@@ -775,12 +775,12 @@ def test_every_stored_string_a_command_prints_is_escaped(exported, tmp_path, cap
     included."""
     path, _, _ = exported
     found = members(path)
-    run = json.loads(found[bundle.RUN])
+    run = json.loads(found[archive.RUN])
     run.update({"status": "complete\x1b[2J\x1b]0;owned\x07", "label": "site\x1b[31m-a\r"})
-    manifest = json.loads(found[bundle.MANIFEST])
+    manifest = json.loads(found[archive.MANIFEST])
     manifest["exported"]["host"] = "host\x1b[5m\x9b"
-    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, bundle.RUN: json.dumps(run).encode(),
-                                                    bundle.MANIFEST: json.dumps(manifest).encode()}))
+    hostile = pack(tmp_path / "h.tar.gz", resummed({**found, archive.RUN: json.dumps(run).encode(),
+                                                    archive.MANIFEST: json.dumps(manifest).encode()}))
     results = str(tmp_path / "b")
     said = []
     for argv in (("verify", str(hostile)), ("import", str(hostile), "--results", results),

@@ -12,8 +12,9 @@ from harness.api.sampler import CLIENT, NodeRole, NodeUsage, Sampler
 from harness.api.target import Target
 from harness.errors import DfsbenchError
 from harness.execution.cell import Cell, Run
-from harness.execution.plan import Point, build_plan
+from harness.execution.plan import build_plan
 from harness.execution.progress import Progress
+from harness.execution.sweep import Point
 from harness.results.store import Store
 from harness.system.hosts import LOCAL
 from harness.system.ledger import Ledger

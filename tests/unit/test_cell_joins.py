@@ -72,9 +72,9 @@ def stored(root: Path, busy: float = 100e6) -> None:
 
 
 def _view(root: Path):  # type: ignore[no-untyped-def]
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
 
-    return build_view(Catalogue(root), ["j"])
+    return build_view(Catalogue(root), ViewRequest(["j"]))
 
 
 def test_a_cells_timeline_draws_that_cell_alone_within_its_window(tmp_path):

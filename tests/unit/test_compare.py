@@ -5,8 +5,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.api.records import Measurement
-from harness.report.compare import Cells, Systems, tables
+from harness.report.compare import tables
 from harness.report.render import csv_text, markdown
+from harness.report.verdicts import Cells, Systems
 
 
 def _table(records, title):
@@ -282,7 +283,7 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
 
     from harness.report import limits
     from harness.report.render import json_document, terminal
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     class RowByRow(Catalogue):
@@ -290,10 +291,10 @@ def test_a_cell_decided_once_is_what_its_records_decided_one_by_one_say(tmp_path
             return [replace(m, params=dict(m.params)) for m in self.store.measurements_of(run_id, "c")]
 
     _mixed_cell_store(tmp_path)
-    grouped = build_view(Catalogue(tmp_path), ["r"])
+    grouped = build_view(Catalogue(tmp_path), ViewRequest(["r"]))
     count = itertools.count()
     monkeypatch.setattr(limits, "params_keys", lambda: lambda m: next(count))
-    alone = build_view(RowByRow(tmp_path), ["r"])
+    alone = build_view(RowByRow(tmp_path), ViewRequest(["r"]))
     assert next(count) == len(alone.records)  # (every record was its own cell)
     flags = {(m.backend, m.test, m.repeat, m.unit): m.flags for m in grouped.records if m.workload == "largefile"}
     # (the case is one where a decision per cell could go wrong)
@@ -324,7 +325,7 @@ def test_a_big_table_is_printed_as_rich_prints_it(quick_run):
     from rich.console import Console
 
     from harness.report import render
-    from harness.report.compare import Table
+    from harness.report.verdicts import Table
 
     def both(t: Table, width: int) -> tuple[str, str | None]:
         console = Console(file=io.StringIO(), width=width, highlight=False, force_terminal=False)

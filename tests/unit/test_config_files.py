@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.cli import _parsed
+from harness.commands.tools import parsed as _parsed
 from harness.errors import BadInput
 from harness.execution.loader import load_yaml
 from harness.system import files, secret

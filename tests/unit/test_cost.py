@@ -16,7 +16,7 @@ from environments.node_stats import spent, stamp, usage
 from harness.api.records import OVER_CLIENTS, Measurement
 from harness.cli import main
 from harness.report import cost
-from harness.report.compare import Systems
+from harness.report.verdicts import Systems
 from tests.unit.builders import run_records, stored
 
 DATA = Path(__file__).parent.parent / "data"

@@ -20,7 +20,7 @@ from harness.execution.plan import build_plan
 from harness.report.limits import PathLimits
 from harness.report.view import comparability
 from harness.results.catalogue import system_facts
-from harness.results.store import RunInfo
+from harness.results.schema import RunInfo
 from harness.units import parse_rate
 
 DATA = Path(__file__).parent.parent / "data" / "tools"

@@ -423,7 +423,7 @@ def test_a_fault_chart_says_its_times_on_its_axis_clock(tmp_path):
     from harness.api.records import Measurement
     from harness.report.faults import from_injection, timeline_chart
     from harness.report.html import tails, timelines
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
     from tests.unit.builders import stored_with_series
 
@@ -438,7 +438,7 @@ def test_a_fault_chart_says_its_times_on_its_axis_clock(tmp_path):
     assert figure["title"].startswith("CephFS: largefile — ceph-osd2 killed, restored 7.9 s after the injection")
     assert figure["layout"]["xaxis"]["title"] == "s from the injection"
     run_id = stored_with_series(tmp_path, "docker-run-load")
-    view = build_view(Catalogue(tmp_path), [run_id])
+    view = build_view(Catalogue(tmp_path), ViewRequest([run_id]))
     load = next(t.chart for t in view.tables if t.chart and t.chart["kind"] == "load")
     titles = [f["title"] for f in tails(load)]
     assert len(titles) == 6 and not any(" at 10." in t or "back at" in t for t in titles), titles

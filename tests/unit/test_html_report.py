@@ -70,10 +70,10 @@ def test_every_chart_renders_in_headless_chromium(tmp_path):
 
 def test_heatmaps_share_one_colour_scale_per_group(tmp_path):
     from harness.report.html import heatmaps
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
-    view = build_view(Catalogue(tmp_path), ["report-2014"])
+    view = build_view(Catalogue(tmp_path), ViewRequest(["report-2014"]))
     maps = [f for f in heatmaps(view.tables) if "log colour" in f["title"] and ", cached," in f["title"]]
     assert len(maps) == 3  # GlusterFS sr33, vr33 and CephFS
     assert len({(f["data"][0]["zmin"], f["data"][0]["zmax"]) for f in maps}) == 1
@@ -83,11 +83,11 @@ def test_every_system_gets_a_ratio_heatmap_against_the_reference(tmp_path):
     """Three systems: each of the other two against the first shown, or against the one
     --reference names (a ratio of the first two alone left the third out)."""
     from harness.report.html import heatmaps
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     def ratios(reference):
-        view = build_view(Catalogue(tmp_path), ["report-2014"], reference=reference)
+        view = build_view(Catalogue(tmp_path), ViewRequest(["report-2014"], reference=reference))
         return sorted(f["title"].split(": ", 1)[1].split(" per cell")[0] for f in heatmaps(view.tables)
                       if "÷" in f["title"] and f["title"].startswith("cached:"))
 
@@ -204,8 +204,8 @@ def test_a_load_run_reads_as_a_decision_whose_charts_name_their_units_and_labels
 def test_a_tables_text_reaches_the_page_through_the_one_escaping_rule():
     """Whatever a table holds (a stored name, a plugin's column), its control characters
     are shown escaped in the page as on the terminal, then HTML-escaped: none reaches it raw."""
-    from harness.report.compare import Table
     from harness.report.html import _table_html
+    from harness.report.verdicts import Table
 
     page = _table_html(Table("t\x1b[2J", ["sys\x07tem"], [["<b>\x9bx\r"]], notes=["n\x1b]0;x"]))
     assert not [c for c in "\x1b\x07\x9b\r" if c in page], page
@@ -218,12 +218,12 @@ def test_no_chart_of_percentiles_needs_a_scrolling_legend(tmp_path):
     profile draws each system's aggregate and hides its clients' lines behind one legend
     entry a system: never more than six entries, three lines drawn."""
     from harness.report.html import lines
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
     from tests.unit.builders import stored_with_series
 
     run_id = stored_with_series(tmp_path, "docker-run-load")
-    chart = next(t.chart for t in build_view(Catalogue(tmp_path), [run_id]).tables
+    chart = next(t.chart for t in build_view(Catalogue(tmp_path), ViewRequest([run_id])).tables
                  if t.chart and t.chart["kind"] == "lines")
     assert len(chart["series"]) == 180
     found = lines(chart)

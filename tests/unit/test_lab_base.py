@@ -254,7 +254,7 @@ def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path, c
     takes the lease at once, and says whom it replaced."""
     import subprocess
 
-    from harness import cli
+    from harness.commands import lab
     from harness.system import proc
     from harness.system.lease import Holder
 
@@ -269,7 +269,7 @@ def test_the_lock_decides_who_holds_a_lease_not_what_the_ledger_says(tmp_path, c
         ledger.data["lease"] = named.saved()
         ledger.save()
         env = LocalEnvironment(LocalOptions.model_validate({"lab_dir": str(lab_dir)}))
-        cli._print_lease(env)
+        lab._print_lease(env)
         assert capsys.readouterr().out == (f"  lease: stale — {named} does not hold its lock; the next run or 'lab "
                                            "down' takes it over\n")
         said: list[str] = []
@@ -290,7 +290,7 @@ def test_lab_status_asks_the_lock_who_holds_the_lease(tmp_path, monkeypatch, cap
     import subprocess
     import sys
 
-    from harness import cli
+    from harness.commands import lab
     from harness.system import proc
 
     lab_dir = tmp_path / "lab"
@@ -302,17 +302,17 @@ def test_lab_status_asks_the_lock_who_holds_the_lease(tmp_path, monkeypatch, cap
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with monkeypatch.context() as unreadable:  # (/proc/PID/stat of another user: PermissionError)
             unreadable.setattr(proc, "start_ticks", lambda pid: None)
-            cli._print_lease(env)
+            lab._print_lease(env)
         assert capsys.readouterr().out.startswith(f"  lease: held by run 20261128-000000-aaaaaa (pid {holder.pid}, ")
         unnamed = Ledger.open(lab_dir / "ledger.json")
         del unnamed.data["lease"]
         unnamed.save()
-        cli._print_lease(env)
+        lab._print_lease(env)
         assert capsys.readouterr().out == "  lease: held by a dfsbench process (it has not named itself yet)\n"
     finally:
         holder.kill()
         holder.wait()
-    cli._print_lease(env)
+    lab._print_lease(env)
     assert capsys.readouterr().out == "  lease: free (no run holds the lab)\n"
 
 

@@ -8,8 +8,9 @@ from dataclasses import replace
 import pytest
 
 from harness.api.records import Measurement
-from harness.report.compare import Systems, stability_notes
+from harness.report.compare import stability_notes
 from harness.report.limits import annotate, caches_dropped, path_limits
+from harness.report.verdicts import Systems
 from harness.units import parse_rate
 from tests.unit.builders import lab, replay
 

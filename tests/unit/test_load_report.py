@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from harness.report.load import KNEE_P99_FACTOR, POINT, Through, curves, summary_lines, tables, through_faults
-from harness.report.view import build_view
+from harness.report.view import ViewRequest, build_view
 from harness.results.catalogue import Catalogue
 from tests.unit.builders import stored_with_series
 
@@ -22,7 +22,7 @@ TARGET = 0.020
 def records(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     run_id = stored_with_series(results, NAME)
-    return build_view(Catalogue(results), [run_id]).records  # (annotated, as the report reads them)
+    return list(build_view(Catalogue(results), ViewRequest([run_id])).records)  # (annotated, as the report reads them)
 
 
 def test_every_system_and_figure_has_a_curve_with_the_aggregates_figures(records):
@@ -128,11 +128,11 @@ def test_a_node_never_healthy_again_still_gets_its_verdict_while_down_and_a_wind
 
 
 def test_a_rate_set_by_the_offered_load_names_no_winner_unless_a_system_fell_behind(records, tmp_path_factory):
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
 
     results = tmp_path_factory.mktemp("again")
     run_id = stored_with_series(results, NAME)
-    view = build_view(Catalogue(results), [run_id])
+    view = build_view(Catalogue(results), ViewRequest([run_id]))
     fio = next(t for t in view.tables if t.title.startswith("fio profiles"))
     iops = [v for v in fio.verdicts if v.metric == "iops" and not v.per_client]
     offered = [v for v in iops if v.reason == "offered"]
@@ -248,12 +248,12 @@ def test_n_per_point_counts_the_measurements_each_points_latency_is_the_median_o
 
 def test_the_answer_names_the_reference_first_on_every_line_of_what_each_holds(tmp_path):
     """--reference cephfs: the knee and SLO lines name CephFS first, as the verdicts do."""
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
     from tests.unit.builders import stored_with_series
 
     run_id = stored_with_series(tmp_path, "docker-run-load")
     for reference, first in ((None, "GlusterFS"), ("cephfs", "CephFS"), ("seaweedfs", "SeaweedFS")):
-        summary = build_view(Catalogue(tmp_path), [run_id], reference=reference).summary
+        summary = build_view(Catalogue(tmp_path), ViewRequest([run_id], reference=reference)).summary
         held = [line for line in summary if "the most load each holds" in line]
         assert held and all(line.split(" — ", 1)[1].startswith(first) for line in held), (reference, held)

@@ -18,9 +18,9 @@ import pytest
 
 from harness.api.records import FLAGS
 from harness.cli import main
-from harness.report.compare import Table
 from harness.report.data import slug
 from harness.report.render import table_csv, table_names
+from harness.report.verdicts import Table
 from harness.results.catalogue import Catalogue
 from tests.unit.builders import stored, stored_with_series
 from tests.unit.test_load_report import CLOSED_LOOP, KNEES, WITHIN_20MS

@@ -15,8 +15,8 @@ import pytest
 
 from harness.api.records import Measurement
 from harness.api.series import Series
-from harness.report.compare import Table
 from harness.report.render import csv_text, json_document, terminal
+from harness.report.verdicts import Table
 from harness.system.outputs import csv_cell, json_text
 from tests.unit.inproc import dfsbench
 

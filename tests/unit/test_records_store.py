@@ -6,7 +6,8 @@ import pytest
 from harness.api.records import Measurement
 from harness.errors import BadInput
 from harness.results.catalogue import Catalogue
-from harness.results.store import SCHEMA_VERSION, Store, new_run_id
+from harness.results.schema import SCHEMA_VERSION
+from harness.results.store import Store, new_run_id
 
 
 def test_record_validates_units_and_missing_values():
@@ -80,7 +81,7 @@ def test_a_version_1_store_is_migrated(tmp_path):
 
 
 def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run):
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -93,7 +94,7 @@ def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run
         store.add_many(m.__class__(**{**m.__dict__, "run_id": rid}) for m in quick_run
                        if m.backend != "localdir")
         ids.append(rid)
-    view = build_view(Catalogue(tmp_path), ids)
+    view = build_view(Catalogue(tmp_path), ViewRequest(ids))
     assert any("CephFS replicas 3 vs 2" in line for line in view.header)
     flagged = {m.backend for m in view.records if "not-comparable" in m.flags}
     assert flagged == {"cephfs"}
@@ -102,10 +103,10 @@ def test_runs_whose_setups_differ_are_flagged_not_comparable(tmp_path, quick_run
 
 
 def test_header_leaves_out_what_is_not_known(tmp_path):
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
-    header = "\n".join(build_view(Catalogue(tmp_path), ["report-2014"]).header)
+    header = "\n".join(build_view(Catalogue(tmp_path), ViewRequest(["report-2014"])).header)
     assert "None" not in header and ", 2 GiB RAM" in header and "CPUs" not in header
 
 

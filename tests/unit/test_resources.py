@@ -134,7 +134,7 @@ def test_a_cell_while_this_machine_was_saturated_is_host_bound():
 def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bound(tmp_path):
     """[B]'s advice names the keys of this run's config that set the lab's load on this
     machine, with their values, and 'run --repeat'; a run without host-bound records has none."""
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
     from harness.results.store import Store
 
@@ -152,7 +152,7 @@ def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bo
     store.add(Measurement("fio", "p", "iops", 50.0, "op/s", {"rw": "randread", "host": "client1", "started": T + 101.0,
                           "ended": T + 109.0}, "glusterfs", "default", "r"), cell)
     store.close()
-    header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
+    header = "\n".join(build_view(Catalogue(tmp_path), ViewRequest(["r"])).header)
     assert "host-bound [B] in run r: 1 cell run(s) (a cell in one repeat) of fio" in header
     for key in ("environment.options.clients: 3", "environment.options.sample_every_s: 2",
                 "workloads[0].options.numjobs: 4", "workloads[0].options.iodepth: 32", "--repeat 3"):
@@ -163,7 +163,7 @@ def test_the_header_names_the_options_of_the_runs_config_that_would_lift_host_bo
 def test_the_host_bound_advice_reads_a_strangers_config_as_data(tmp_path):
     """A stored config is a stranger's: a workload named by a list is no workload (no
     traceback), and a system's node count under a name of its own (ceph_osd_nodes) is named."""
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
     from harness.results.store import Store
 
@@ -179,7 +179,7 @@ def test_the_host_bound_advice_reads_a_strangers_config_as_data(tmp_path):
     store.add(Measurement("fio", "p", "iops", 50.0, "op/s", {"started": T + 1, "ended": T + 9}, "cephfs", "default",
                           "r"), "c")
     store.close()
-    header = "\n".join(build_view(Catalogue(tmp_path), ["r"]).header)
+    header = "\n".join(build_view(Catalogue(tmp_path), ViewRequest(["r"])).header)
     assert "environment.options.ceph_osd_nodes: 6" in header and "workloads[0]" not in header
     assert "ceph_osd_size_gib" not in header  # (a size, not a count of nodes)
     assert "sample_every_s" not in header  # (0: it samples a cell's start and end only already)

@@ -11,7 +11,8 @@ import pytest
 
 from harness.api.records import Measurement
 from harness.errors import StoreUnwritable
-from harness.results.store import MIN_FREE, Store
+from harness.results.store import Store
+from harness.results.writer import MIN_FREE
 from tests.helpers import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"

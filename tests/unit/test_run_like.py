@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.commands import run as run_command
 from harness.errors import BadInput
 from harness.execution.plan import CONFIG_SUITES, build_plan
 from harness.execution.schema import as_written
@@ -63,7 +64,7 @@ def like(tmp_path: Path, *argv: str) -> object:
     args = cli.build_parser().parse_args(["run", *argv, "--like", str(exported(tmp_path, "a"))])
     overrides = {"scale": args.scale, "suite": args.suite, "repeat": args.repeat, "backends": args.backends,
                  "workloads": args.workloads}
-    return cli._plan_like(args, overrides)
+    return run_command._plan_like(args, overrides)
 
 
 def test_like_runs_the_bundles_work_on_this_sites_environment_only(tmp_path, capsys):
@@ -104,7 +105,7 @@ def test_like_refuses_a_config_that_names_its_own_sites_hosts_or_paths(tmp_path)
         store.close()
     args = cli.build_parser().parse_args(["run", "--like", str(tmp_path / "r.tar.gz")])
     with pytest.raises(BadInput) as caught:
-        cli._plan_like(args, {})
+        run_command._plan_like(args, {})
     assert "its config names its own site's hosts, paths or devices" in caught.value.message
     assert 'backends[0].options.path = "/srv/x"' in caught.value.message
     assert 'workloads[0].options.servers = ["203.0.113.5,8765", "client.example.org"]' in caught.value.message
@@ -133,7 +134,7 @@ def test_like_refuses_a_site_field_before_any_plugin_reads_the_file_it_names(tmp
               "sweep": {"servers": [["198.51.100.7"]]}}
     args = cli.build_parser().parse_args(["run", "--like", str(bundle_of(tmp_path, config))])
     with pytest.raises(BadInput) as caught:
-        cli._plan_like(args, {})
+        run_command._plan_like(args, {})
     assert read == []  # (refused from the config as given: the job file was never opened)
     assert 'workloads[0].options.job_file = "/' in caught.value.message
     assert 'sweep.servers = ["198.51.100.7"]' in caught.value.message
@@ -147,7 +148,7 @@ def test_like_refuses_a_site_field_before_any_plugin_reads_the_file_it_names(tmp
             "sweep": {"job_file": [str(tmp_path / "vendor.fio")]}}
     args = cli.build_parser().parse_args(["run", "--like", str(bundle_of(tmp_path / "bare", bare))])
     with pytest.raises(BadInput, match=r"sweep\.job_file = "):
-        cli._plan_like(args, {})
+        run_command._plan_like(args, {})
     assert read == []
 
 
@@ -196,8 +197,8 @@ def test_like_refuses_a_bundle_that_does_not_verify(tmp_path):
     (tmp_path / "r.tar.gz").write_bytes(b"")
     args = cli.build_parser().parse_args(["run", "--like", str(tmp_path / "r.tar.gz")])
     with pytest.raises(BadInput, match="cannot be read"):
-        cli._plan_like(args, {})
+        run_command._plan_like(args, {})
     args = cli.build_parser().parse_args(["run", "--like", str(exported(tmp_path, "b")), "--env", "docker",
                                           "--expect", "0" * 64])
     with pytest.raises(BadInput, match="does not verify: its SHA-256 is"):
-        cli._plan_like(args, {})
+        run_command._plan_like(args, {})

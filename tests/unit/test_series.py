@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from harness.api.records import Measurement
 from harness.api.series import Series, fault_figures, flaw, moving, per_second, percentile_of_bins, summed
 from harness.execution.timelines import fault_params, series_of
-from harness.results.store import SCHEMA_VERSION, Store
+from harness.results.schema import SCHEMA_VERSION
+from harness.results.store import Store
 
 T0 = 1.8e9  # (2027: a time on the records' clock, after any dfsbench began)
 TOOLS = Path(__file__).resolve().parents[1] / "data" / "tools"
@@ -295,11 +296,11 @@ def _fault_run(root: Path) -> None:
 
 def test_the_report_draws_a_timeline_per_cell_with_the_fault_and_the_nodes(tmp_path):
     from harness.report.html import cell_timelines
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     _fault_run(tmp_path)
-    figures = cell_timelines(build_view(Catalogue(tmp_path), ["f"]))
+    figures = cell_timelines(build_view(Catalogue(tmp_path), ViewRequest(["f"])))
     assert len(figures) == 1  # one cell: its phases on one axis
     fig = figures[0]
     stacked = [d for d in fig["data"] if d.get("stackgroup")]
@@ -320,11 +321,11 @@ def test_the_report_draws_a_timeline_per_cell_with_the_fault_and_the_nodes(tmp_p
 
 def test_the_faults_table_shows_what_the_clients_saw(tmp_path):
     from harness.report.faults import COLUMNS, seen
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     _fault_run(tmp_path)
-    table = next(t for t in build_view(Catalogue(tmp_path), ["f"]).tables if t.title.startswith("Faults"))
+    table = next(t for t in build_view(Catalogue(tmp_path), ViewRequest(["f"])).tables if t.title.startswith("Faults"))
     row = dict(zip(COLUMNS, table.rows[0]))
     assert row["lowest rate"].startswith("— (no client") and row["back to level"].startswith("—")
     m = Measurement("fault", "recovery", "elapsed", 1.0, "s", {"figures_of": "write throughput", "rate_unit": "B/s",
@@ -622,7 +623,7 @@ def test_a_cell_of_two_seconds_is_not_drawn_over_time_and_the_report_says_why():
 
 def test_a_title_or_note_from_a_stored_record_is_text_in_the_report(tmp_path):
     from harness.report.html import render
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     store = Store(tmp_path)
@@ -632,14 +633,14 @@ def test_a_title_or_note_from_a_stored_record_is_text_in_the_report(tmp_path):
                     "cephfs", "</p><script>x()</script>", "h", series=_series(T0 + 10.5, [100.0, 100.0]))
     store.add_series(store.add(m, "c"), "h", m.series)  # type: ignore[arg-type]
     store.close()
-    page = render(build_view(Catalogue(tmp_path), ["h"]))
+    page = render(build_view(Catalogue(tmp_path), ViewRequest(["h"])))
     note = re.search(r"<p class='notes'>([^\n]*?whole second\(s\)[^\n]*?)</p>", page)
     assert note and "&lt;/p&gt;&lt;script&gt;x()&lt;/script&gt;" in note.group(1) and "<script>x()" not in page
 
 
 def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp_path):
     from harness.report.html import render
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     _fault_run(tmp_path)  # (a cell of six seconds a phase: drawn)
@@ -648,7 +649,7 @@ def test_the_report_says_why_a_short_cell_has_no_timeline_and_draws_the_rest(tmp
                     "cephfs", "default", "f", series=_series(T0 + 3000.5, [100.0, 100.0]))
     store.add_series(store.add(m, "another cell"), "f", m.series)  # type: ignore[arg-type]
     store.close()
-    page = render(build_view(Catalogue(tmp_path), ["f"]))
+    page = render(build_view(Catalogue(tmp_path), ViewRequest(["f"])))
     assert re.search(r"<p class='notes'>[^<]*smallfile[^<]*files=64[^<]*: its longest rate over time "
                      r"\(create files_per_sec, all its clients\) covers 1 whole second", page)
     specs = json.loads(page.split("const specs = ")[1].split(";\n")[0])
@@ -661,11 +662,11 @@ def test_the_report_reads_as_a_decision_comparison_then_failures_then_each_cell(
     """The order of issue 34: the answer, the comparison of each workload, what a failure did,
     each cell over time as an appendix, then the tables and flags; each chart in its part."""
     from harness.report.html import render
-    from harness.report.view import build_view
+    from harness.report.view import ViewRequest, build_view
     from harness.results.catalogue import Catalogue
 
     _fault_run(tmp_path)
-    page = render(build_view(Catalogue(tmp_path), ["f"]))
+    page = render(build_view(Catalogue(tmp_path), ViewRequest(["f"])))
     headings = re.findall(r"<h2>([^<]*)</h2>", page)
     assert headings == ["The comparison of each workload", "Failures: each fault&#x27;s moments and the records it overlapped",
                         "Appendix: each cell over time", "Runs, environment and topology", "Tables", "Flags"]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.store import LOCK_WAIT, SCHEMA_VERSION
+from harness.results.schema import SCHEMA_VERSION
+from harness.results.store import LOCK_WAIT
 from tests.unit.inproc import dfsbench
 
 FIO = Path(__file__).parent.parent / "data" / "tools" / "fio-json.json"

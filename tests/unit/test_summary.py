@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 from harness.report import summary
-from harness.report.view import build_view
+from harness.report.view import ViewRequest, build_view
 from harness.results.catalogue import Catalogue
 from tests.unit.builders import stored
 
 
 def test_the_2014_reports_large_files_counted_by_winner_and_by_why_not():
-    view = build_view(Catalogue(Path("/nonexistent")), ["report-2014"])
+    view = build_view(Catalogue(Path("/nonexistent")), ViewRequest(["report-2014"]))
     line = next(s for s in view.summary if s.startswith("largefile"))
     # its table: CephFS 2.2× and 1.9× faster, one pair within noise, one cache [N], four reads
     # without a cache drop [D] — every one a single run a side
@@ -24,7 +24,7 @@ def test_the_2014_reports_large_files_counted_by_winner_and_by_why_not():
 
 
 def test_every_win_counted_is_a_win_the_tables_comparison_column_shows():
-    view = build_view(Catalogue(Path("/nonexistent")), ["report-2014"])
+    view = build_view(Catalogue(Path("/nonexistent")), ViewRequest(["report-2014"]))
     for p in summary.pairings(view.tables):
         shown = [row[-1] for t in view.tables if t.workload == p.workload and t.verdicts for row in t.rows]
         for who in (p.a, p.b):
@@ -34,7 +34,7 @@ def test_every_win_counted_is_a_win_the_tables_comparison_column_shows():
 
 def test_a_lab_run_on_a_saturated_host_says_why_no_cell_has_a_verdict(tmp_path):
     run_id = stored(tmp_path)
-    view = build_view(Catalogue(tmp_path), [run_id])
+    view = build_view(Catalogue(tmp_path), ViewRequest([run_id]))
     assert view.summary[0] == ("largefile (elapsed), GlusterFS vs CephFS: no comparable cell. No verdict in 2 cells: "
                                "2 host-bound.")
     gluster = next(s for s in view.summary if s.startswith("GlusterFS — "))
@@ -47,7 +47,7 @@ def test_with_no_more_wins_either_side_the_line_is_led_by_the_faster_median():
     one no verdict rests on, from the side whose median is the faster ('1.25× as fast',
     never '0.80× as fast as' the slower one, nor 'faster in 0 of 3'); the pair itself is
     named in its one order, the reference first."""
-    from harness.report.compare import Verdict
+    from harness.report.verdicts import Verdict
 
     a, b = ("glusterfs", "default"), ("cephfs", "default")
     p = summary.Pairing("largefile", "elapsed", a, b, [
@@ -77,7 +77,7 @@ def test_the_answer_names_every_pair_in_one_order_the_reference_first(tmp_path):
     the pair reference first, whichever won (CephFS led its large-file line, so it read
     'CephFS vs GlusterFS/sr33' beside 'GlusterFS/sr33 vs ...'), and so with --reference."""
     for reference, first in ((None, "GlusterFS/sr33"), ("cephfs", "CephFS")):
-        view = build_view(Catalogue(Path("/nonexistent")), ["report-2014"], reference=reference)
+        view = build_view(Catalogue(Path("/nonexistent")), ViewRequest(["report-2014"], reference=reference))
         pairs = [line.split(": ", 1)[0].split("), ", 1)[1] for line in view.summary if " vs " in line.split(":")[0]]
         assert pairs and all(p.startswith(first + " vs ") for p in pairs), pairs
         if reference is None:  # (a line the other system leads: named reference first all the same)

@@ -12,8 +12,8 @@ from harness.api.records import Measurement
 from harness.errors import BadInput
 from harness.execution.plan import build_plan
 from harness.report import sweeps
-from harness.report.compare import Systems
 from harness.report.limits import annotate
+from harness.report.verdicts import Systems
 from harness.units import parse_rate
 from tests.unit.builders import lab, replay
 
@@ -178,7 +178,7 @@ def test_fio_iodepth_is_swept_over_every_profile():
 
 def test_a_point_uses_the_first_n_clients_and_reshapes_every_link_once(tmp_path):
     from harness.api.contracts import Cluster
-    from harness.execution.plan import Point
+    from harness.execution.sweep import Point
     from harness.execution.progress import Progress
     from harness.execution.runner import at_point
     from harness.system.hosts import LocalHost
@@ -237,7 +237,7 @@ def test_a_workload_without_the_swept_option_is_refused_unless_it_stays_out_of_t
 
 
 def test_systems_are_judged_like_variant_against_like():
-    from harness.report.compare import references
+    from harness.report.verdicts import references
 
     g3, c3, gec, cec = ("glusterfs", "replica3"), ("cephfs", "replica3"), ("glusterfs", "ec21"), ("cephfs", "ec21")
     assert references([g3, c3, gec, cec]) == {c3: g3, cec: gec}  # (not ec21 against replica 3)

@@ -127,6 +127,11 @@ def test_a_toy_system_is_brought_up_attached_measured_faulted_and_taken_down_in_
     refused = dfsbench("check", str(elsewhere), env=toys, timeout=300)
     assert refused.returncode == 2 and "needs toystore, which cannot run in environment 'docker': ToyStore runs in " \
         "the local lab" in refused.stderr, refused.stderr
+    # nor a site: the hint does not send the user to a site key it has none of
+    elsewhere.write_text("environment: existing\n" + config.read_text())
+    refused = dfsbench("check", str(elsewhere), env=toys, timeout=300)
+    assert refused.returncode == 2 and "cannot run in environment 'existing'" in refused.stderr, refused.stderr
+    assert "environment.options.toystore" not in refused.stderr
 
     try:
         up = dfsbench("lab", "up", str(config), env=toys, timeout=300)
