@@ -5,8 +5,9 @@ nothing) and of `lab down`. Target (issue 22): lab up <= 20 s.
 Runs up/down N times (default 3) in $DFSBENCH_DOCKER_LAB_DIR (else a directory of its own)
 and prints each round, the median and spread (min/max), the load when it began (the
 machine is shared: figures from a loaded one are slower), and the median phases the lab
-recorded. With --rebuild the node image (dfsbench's own tag only) is removed first, so the
-first round includes building it.
+recorded. With --rebuild the lab's images above the base (the tools, each system's layer,
+the client nodes'; dfsbench's own tags only) are removed first, so the first round includes
+building them.
 
     DFSBENCH_DOCKER_LAB_DIR=/tmp/me/dlab .venv/bin/python bench/docker_lab_up.py [N] [--rebuild]
 """
@@ -30,9 +31,9 @@ def main() -> int:
     n = int(args[0]) if args else 3
     if "--rebuild" in sys.argv:
         from environments import node_image
-        tag = node_image._tag("node", node_image.SUITE, node_image.host_mirror(),
-                              node_image.dockerfile("BASE", node_image.host_mirror()))
-        subprocess.run(["docker", "image", "rm", tag], capture_output=True)
+        images = node_image.plan(node_image.installed(), node_image.host_mirror())
+        for layer in reversed(images.layers):  # (each before its parent)
+            subprocess.run(["docker", "image", "rm", layer.tag], capture_output=True)
     walls, downs, phases = [], [], []
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="dfsbench-bench-") as tmp:

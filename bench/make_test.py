@@ -1,10 +1,10 @@
 """Benchmark: `make test` from a fresh clone, as CI runs it (`.ci/run`).
 
 Each of N rounds (default 1: a round is minutes) clones this repository's HEAD into a
-temporary directory and times `make test` there, packages and node image included (both
-are checks when already present; run `docker image rm` on dfsbench's node image first to
-time its build). Prints each round's wall time, the load at its start and the steps
-`scripts/run-tests` timed (checks, unit tests, the wait for the node image, the tests on
+temporary directory and times `make test` there, packages and node images included (both
+are checks when already present; run `docker image rm` on dfsbench's node images first to
+time their build). Prints each round's wall time, the load at its start and the steps
+`scripts/run-tests` timed (checks, unit tests, the wait for the node images, the tests on
 real labs), then the median and spread. Target: `make test` <= 10 min.
 
     .venv/bin/python bench/make_test.py [N]
@@ -24,7 +24,7 @@ from pathlib import Path
 from fresh_clone import clone, say_what_is_measured
 
 TARGET = 600.0
-STEP = re.compile(r"^make test: (.+?) took (\d+) s$|^make test: waited (\d+) s for the node image")
+STEP = re.compile(r"^make test: (.+?) took (\d+) s$|^make test: waited (\d+) s for the node images")
 
 
 def main() -> int:
@@ -45,7 +45,7 @@ def main() -> int:
                 print(text[-6000:])
                 sys.exit(f"round {i + 1}: make test failed (exit {code})")
             steps = [m for m in map(STEP.match, text.splitlines()) if m]
-            split = ", ".join(f"{m[1]} {m[2]} s" if m[1] else f"node image wait {m[3]} s" for m in steps)
+            split = ", ".join(f"{m[1]} {m[2]} s" if m[1] else f"node images wait {m[3]} s" for m in steps)
             summary = [line for line in text.splitlines() if re.match(r"^=+ .*(passed|failed).* =+$", line)]
             # the lab step's slowest tests, as pytest timed them (what to look at when it grows)
             slowest = re.findall(r"^\s*([\d.]+)s call\s+(\S+)$", text, re.M)

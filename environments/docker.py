@@ -1,9 +1,10 @@
 """Environment ``docker``: a multi-node lab in containers, managed with testcontainers.
 
-Storage nodes and client nodes are containers of one locally built image
-(``environments.node_image``, holding every system's packages) on a private Docker network
-of their own, each link shaped like the declared one (``tc`` tbf on egress, and on ingress
-through an ifb device). Each storage system asked for names the nodes it wants
+Storage nodes and client nodes are containers of locally built images
+(``environments.node_image``: a system's storage nodes run its own layer, the client nodes
+one that holds every system of the lab) on a private Docker network of their own, each
+link shaped like the declared one (``tc`` tbf on egress, and on ingress through an ifb
+device). Each storage system asked for names the nodes it wants
 (``harness.api.systems.System.container_nodes``: nodes that hold its data, and others
 such as a monitor's), each with a Docker volume for its data where it asks (the
 container root is fuse-overlayfs, which some systems refuse and which is slow); the lab
@@ -32,6 +33,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, SerializationInfo, ValidationError, field_serializer, field_validator, model_validator
 
+from environments import node_image
 from environments.docker_faults import LabFaults
 from environments.node_stats import NodeSampler
 from environments.nodes import Node, running
@@ -208,17 +210,17 @@ class DockerEnvironment(LabEnvironment):
                                        "fault the whole node with 'target: node'")
 
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
-        from environments import node_image
-
         t0 = time.monotonic()
-        image = node_image.ensure(note)
-        note(f"node image {image.tag} ({image.size / 1e6:.0f} MB) "
-             f"{'reused' if image.reused else 'built'} in {image.seconds:.1f} s")
-        lab = secrets.token_hex(3)
-        ledger.data["docker"] = {"lab": lab, "image": image.tag}  # (a crash from here on: swept by label)
-        ledger.save()
         asked = {name: self.systems[name] for name in sorted(services or set(self.provides))}
-        bringup = LabBringUp(self.options, ledger, lab, image.tag, asked, note)
+        built = node_image.ensure({name: system.packages for name, system in asked.items()}, note)
+        images = built.images
+        note(f"node images of {', '.join(asked)}: {len(built.built)} built, "
+             f"{len(images.layers) - len(built.built)} reused, in {built.seconds:.1f} s")
+        lab = secrets.token_hex(3)
+        # (a crash from here on: swept by label)
+        ledger.data["docker"] = {"lab": lab, "images": {"systems": images.systems, "clients": images.clients}}
+        ledger.save()
+        bringup = LabBringUp(self.options, ledger, lab, images, asked, note)
         facts = bringup.run()
         ledger.data["docker"].update(facts)
         ledger.data["timings"] = {**bringup.phases, "total": time.monotonic() - t0}
@@ -380,9 +382,9 @@ class LabBringUp:
     waits for its own nodes only). A part that fails stops the waits of the others; the
     error raised is the first part's."""
 
-    def __init__(self, options: Any, ledger: Ledger, lab: str, image: str,
+    def __init__(self, options: Any, ledger: Ledger, lab: str, images: node_image.Images,
                  systems: dict[str, Any], note: Callable[[str], None]) -> None:
-        self.o, self.ledger, self.lab, self.image, self.note = options, ledger, lab, image, note
+        self.o, self.ledger, self.lab, self.images, self.note = options, ledger, lab, images, note
         self.systems = systems
         self.labels = {LABEL: lab}
         self.network = f"dfsbench-{lab}"
@@ -439,10 +441,11 @@ class LabBringUp:
         subnet = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
                         self.network, timeout=30).strip()
         with Threads(max_workers=total + len(clients) + len(wanted) + 1) as pool:  # (one each)
-            started = {name: {w.hostname: pool.submit(self.part, self.node, network, w.hostname, w.volume_at, total,
-                                                      links) for w in wishes}
+            started = {name: {w.hostname: pool.submit(self.part, self.node, network, self.images.systems[name],
+                                                      w.hostname, w.volume_at, total, links) for w in wishes}
                        for name, wishes in wanted.items()}
-            client_nodes = [pool.submit(self.part, self.node, network, h, None, total, links) for h in clients]
+            client_nodes = [pool.submit(self.part, self.node, network, self.images.clients, h, None, total, links)
+                            for h in clients]
             client_facts = [pool.submit(self.part, lambda f: f.result().facts(), f) for f in client_nodes]
             docker_root = pool.submit(self.part, docker, "info", "--format", "{{.DockerRootDir}}")
             made: dict[str, Future[dict[str, Any]]] = {}
@@ -462,16 +465,17 @@ class LabBringUp:
                                    "data": [w.hostname for w in wanted[name] if w.stores_data],
                                    "facts": made[name].result()} for name in self.systems}}
 
-    def node(self, network: Any, host: str, volume_at: str | None, total: int, links: str) -> ContainerNode:
-        """A node's container started and its link shaped (a client node: with /dev/fuse)."""
-        node = self.container(network, host, volume_at)
+    def node(self, network: Any, image: str, host: str, volume_at: str | None, total: int,
+             links: str) -> ContainerNode:
+        """A node's container of the image started and its link shaped (a client node: with /dev/fuse)."""
+        node = self.container(network, image, host, volume_at)
         self._counted("started", total, f"{total} containers started")
         self.stop.check(node.label)
         self.shape(node)
         self._counted("shaped", total, links)
         return node
 
-    def container(self, network: Any, host: str, volume_at: str | None) -> Node:
+    def container(self, network: Any, image: str, host: str, volume_at: str | None) -> Node:
         from docker.types import Mount
         from testcontainers.core.container import DockerContainer
 
@@ -479,7 +483,7 @@ class LabBringUp:
         # init: an init process reaps what the daemons started in the node leave behind
         kwargs: dict[str, Any] = {"labels": self.labels, "hostname": host, "init": True,
                                   "cap_add": ["SYS_ADMIN", "NET_ADMIN"]}
-        container = DockerContainer(self.image).with_name(name).with_network(network) \
+        container = DockerContainer(image).with_name(name).with_network(network) \
             .with_network_aliases(host).with_command(["sleep", "infinity"])
         mounts = []
         if volume_at is not None:  # a system's data on a volume, not fuse-overlayfs

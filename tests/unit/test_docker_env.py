@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from environments import node_image
 from environments.docker import Link
-from harness.errors import BadInput, DfsbenchError
+from harness.errors import BadInput, DfsbenchError, ToolError
 from harness.execution.plan import build_plan
 
 
@@ -32,12 +34,100 @@ def test_mirror_from_deb822_and_legacy_sources(tmp_path):
         node_image.host_mirror(tmp_path / "none", tmp_path / "none2")
 
 
-def test_image_tag_follows_its_inputs():
-    text = node_image.dockerfile("BASE", "http://m/debian")
-    assert "non-free" in text and "iozone3" in text and "glusterfs-server" in text
-    same = node_image._tag("node", "bookworm", "http://m/debian", text)
-    assert same == node_image._tag("node", "bookworm", "http://m/debian", text)
-    assert same != node_image._tag("node", "bookworm", "http://other/debian", text)
+BUILT_IN = {"ceph": ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse"),
+            "gluster": ("glusterfs-server", "glusterfs-client"), "seaweedfs": ("fuse3",)}
+MIRROR = "http://m/debian"
+
+
+def test_each_layer_is_tagged_by_its_own_inputs_only():
+    """A system's layer depends on the tools and its packages: a new system (sorting first
+    or last) or a change to another system's packages leaves it as it is; the client nodes'
+    image changes for the labs that have the changed system only."""
+    plan = node_image.plan
+    three = plan(BUILT_IN, MIRROR)
+    for new in ("aaa", "zzz"):
+        more = plan({**BUILT_IN, new: ("hello",)}, MIRROR)
+        assert {k: v for k, v in more.systems.items() if k != new} == three.systems
+        assert more.systems[new] not in three.systems.values()
+        assert more.clients != three.clients  # (a lab with it: its client nodes need hello)
+        assert len(more.layers) == len(three.layers) + 2  # (its own layer, and the clients' with it)
+    changed = plan({**BUILT_IN, "gluster": ("glusterfs-server", "glusterfs-client", "hello")}, MIRROR)
+    assert changed.systems["gluster"] != three.systems["gluster"]
+    assert {k: v for k, v in changed.systems.items() if k != "gluster"} == \
+        {k: v for k, v in three.systems.items() if k != "gluster"}
+    assert changed.clients != three.clients
+    without = {k: v for k, v in BUILT_IN.items() if k != "gluster"}
+    assert plan(without, MIRROR).clients == plan({**without, "zzz": ("fuse3",)}, MIRROR).clients
+    # (the host's mirror is in the tools' sources: every layer follows it)
+    assert set(plan(BUILT_IN, "http://other/debian").systems.values()).isdisjoint(three.systems.values())
+
+
+def test_the_layers_dockerfiles_each_install_what_it_adds_on_its_parent():
+    images = node_image.plan(BUILT_IN, MIRROR)
+    tools, ceph, gluster, clients = images.layers
+    assert (tools.name, ceph.name, gluster.name, clients.name) == ("tools", "ceph", "gluster", "clients")
+    assert tools.dockerfile.startswith(f"FROM {node_image.base_tag(MIRROR)}\n")
+    assert f"deb {MIRROR} bookworm main non-free" in tools.dockerfile and " iozone3 " in tools.dockerfile
+    assert ceph.dockerfile.startswith(f"FROM {tools.tag}\n") and "sources.list" not in ceph.dockerfile
+    assert "--no-install-recommends ceph-mon ceph-mgr ceph-osd ceph-mds ceph-common ceph-fuse >" in ceph.dockerfile
+    assert "glusterfs" not in ceph.dockerfile and 'LABEL dfsbench.image="ceph"' in ceph.dockerfile
+    # the storage nodes run their system's layer; SeaweedFS adds nothing to the tools (fuse3)
+    assert images.systems == {"ceph": ceph.tag, "gluster": gluster.tag, "seaweedfs": tools.tag}
+    # the client nodes: the first system's layer, and on it the next's packages
+    assert clients.dockerfile.startswith(f"FROM {ceph.tag}\n") and images.clients == clients.tag
+    assert "--no-install-recommends glusterfs-server glusterfs-client >" in clients.dockerfile
+    assert clients.of == "the client nodes of ceph + gluster"
+    # a lab of one system runs one image; a lab of none, the tools
+    alone = node_image.plan({"gluster": BUILT_IN["gluster"]}, MIRROR)
+    assert alone.clients == alone.systems["gluster"] == gluster.tag
+    assert node_image.plan({}, MIRROR).clients == tools.tag
+
+
+def fake_docker(monkeypatch, there: set[str], apt_fails_on: str) -> list[str]:
+    """``proc.run`` as Docker would answer: images in ``there`` exist, and a build whose
+    Dockerfile names the package ``apt_fails_on`` fails as apt does. Returns the tags built."""
+    built: list[str] = []
+
+    def run(argv, *, input=None, check=True, **_):
+        if argv[:3] == ["docker", "image", "inspect"]:
+            return subprocess.CompletedProcess(argv, 0 if argv[-1] in there else 1, "", "")
+        assert argv[:2] == ["docker", "build"], argv
+        if f" {apt_fails_on} " in input:  # (as docker 20.10's legacy builder said it, colours and all)
+            raise ToolError(argv, 1, "", "DEPRECATED: The legacy builder is deprecated\n\nSending build context to "
+                            "Docker daemon  2.048kB\n\nStep 1/4 : FROM dfsbench-tools:04230623d496\n ---> 91148c298d2b\n"
+                            "Step 2/4 : RUN apt-get update -qq && ...\n ---> Running in ac397408c752\n"
+                            f"\x1b[91mE\x1b[0m\x1b[91m: \x1b[0m\x1b[91mUnable to locate package {apt_fails_on}\x1b[0m"
+                            "\x1b[91m\n\x1b[0mRemoving intermediate container ac397408c752\nThe command '/bin/sh -c "
+                            "apt-get update -qq && ...' returned a non-zero code: 100\n")
+        built.append(argv[argv.index("-t") + 1])
+        there.add(built[-1])
+        return subprocess.CompletedProcess(argv, 0, "sha256:0\n", "")
+
+    monkeypatch.setattr(node_image.proc, "run", run)
+    monkeypatch.setattr(node_image.proc, "require_tool", lambda *_: "docker")
+    monkeypatch.setattr(node_image, "host_mirror", lambda: MIRROR)
+    return built
+
+
+def test_a_system_whose_packages_cannot_be_installed_fails_its_own_layer_only(monkeypatch):
+    there = {node_image.base_tag(MIRROR)}
+    built = fake_docker(monkeypatch, there, apt_fails_on="no-such-package")
+    broken = {**BUILT_IN, "broken": ("no-such-package",)}
+    with pytest.raises(DfsbenchError) as failed:
+        node_image.ensure(broken)
+    said = str(failed.value)
+    assert "the image layer of the system 'broken' could not be built" in said
+    assert "apt-get install no-such-package failed (exit code 1)" in said
+    assert "it said:\nE: Unable to locate package no-such-package\n" in said
+    assert "Step 1/4" not in said and "\x1b" not in said  # (apt's words, not the builder's steps)
+    assert "apt-cache policy" in failed.value.hint and "not affected" in failed.value.hint
+    tools = node_image.plan(BUILT_IN, MIRROR).layers[0].tag
+    assert built == [tools]  # (the broken layer is the first system's, by name)
+    # a lab of the others comes up, on the tools already built
+    others = node_image.ensure(BUILT_IN)
+    assert others.built == (others.images.systems["ceph"], others.images.systems["gluster"], others.images.clients)
+    assert node_image.plan(broken, MIRROR).systems["broken"] not in built
+    assert node_image.ensure(BUILT_IN).built == ()  # (all there: nothing built twice)
 
 
 def test_topologies_that_cannot_work_are_refused_before_anything_starts():
@@ -97,3 +187,52 @@ def test_the_first_part_of_a_bring_up_to_fail_is_the_error_and_the_others_stop()
     # a wait of another part ends at once, saying why
     with pytest.raises(NotReady, match="another part of the lab's bring-up failed"):
         proc.wait_for(lambda: (False, "2 of 3 OSDs up"), what="3 OSDs up", timeout=60, alive=stop.why)
+
+
+def test_each_storage_node_runs_its_systems_layer_and_the_client_nodes_the_labs_image(monkeypatch, tmp_path):
+    """The bring-up starts each node's container of its image (Docker faked): a system's
+    storage nodes of that system's layer, the client nodes of the image of the lab's systems."""
+    from types import SimpleNamespace
+
+    import testcontainers.core.network
+
+    from environments import docker as lab
+    from harness.api.systems import NodeWish
+    from harness.system.ledger import Ledger
+
+    class Toy:
+        display = "Toy"
+
+        def __init__(self, *hosts: str) -> None:
+            self.hosts = hosts
+
+        def container_nodes(self) -> list[NodeWish]:
+            return [NodeWish(h) for h in self.hosts]
+
+        def start_containers(self, offer) -> dict:
+            return {"nodes": sorted(f.result().name for f in offer.nodes.values())}
+
+    class Network:
+        def __init__(self, **_) -> None:
+            pass
+
+        def create(self) -> None:
+            pass
+
+    ran: dict[str, str] = {}
+
+    def node(self, network, image, host, *_):
+        ran[host] = image
+        return SimpleNamespace(name=host, facts=lambda: {})
+
+    monkeypatch.setattr(testcontainers.core.network, "Network", Network)
+    monkeypatch.setattr(lab, "docker", lambda *_, **__: "10.9.0.0/24")
+    monkeypatch.setattr(lab.LabBringUp, "node", node)
+    images = node_image.plan({"aa": ("x",), "bb": ("y",)}, MIRROR)
+    options = SimpleNamespace(clients=2, link=Link(), client_links={}, ready_timeout_s=5)
+    ledger = Ledger(tmp_path / "ledger.json")
+    facts = lab.LabBringUp(options, ledger, "l1", images, {"aa": Toy("a1", "a2"), "bb": Toy("b1")},
+                           lambda _: None).run()
+    assert ran == {"a1": images.systems["aa"], "a2": images.systems["aa"], "b1": images.systems["bb"],
+                   "client1": images.clients, "client2": images.clients}
+    assert len(set(ran.values())) == 3 and facts["systems"]["aa"]["facts"] == {"nodes": ["a1", "a2"]}
