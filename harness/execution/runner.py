@@ -268,6 +268,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(registry.held("backend", backend.name, f"attaching {backend.name}/"
                                                        f"{backend.variant}", backend.attach(cluster, workdir / tag)))
+            Described.checked(target.description, backend.name)  # (what the core reads of it, typed)
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         attach = attach_key(backend, rep, point)
         if store.supersede(run.id, attach):  # an earlier session could not attach it
