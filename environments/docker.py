@@ -135,6 +135,8 @@ class DockerEnvironment(LabEnvironment):
     can_fault = True  # (its nodes whole; a system's data process, where it names one: ContainerFaults)
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     capability = ContainerLab
+    fault_capability = ContainerFaults
+    said = "the container lab"
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
@@ -145,7 +147,7 @@ class DockerEnvironment(LabEnvironment):
         return f"Docker, ledger in {self.lab_dir}"
 
     def can_fault_system(self, system: str) -> bool:
-        return isinstance(self.systems.get(system), ContainerFaults)
+        return isinstance(self.systems.get(system), self.fault_capability)
 
     def system_keys(self) -> dict[str, frozenset[str]]:
         return {name: frozenset(type(s).ContainerOptions.model_fields) for name, s in self.systems.items()}
@@ -212,7 +214,7 @@ class DockerEnvironment(LabEnvironment):
     def bring_up(self, ledger: Ledger, services: set[str], note: Note) -> dict[str, Any]:
         t0 = time.monotonic()
         asked = {name: self.systems[name] for name in sorted(services or set(self.provides))}
-        built = node_image.ensure({name: system.packages for name, system in asked.items()}, note)
+        built = node_image.ensure({name: type(system).packages for name, system in asked.items()}, note)  # (as checked)
         images = built.images
         note(f"node images of {', '.join(asked)}: {len(built.built)} built, "
              f"{len(images.layers) - len(built.built)} reused, in {built.seconds:.1f} s")

@@ -119,6 +119,7 @@ class ExistingEnvironment(LabEnvironment):
     run_only = LabEnvironment.run_only | {"connect_timeout_s"}
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     capability = OnSite
+    said = "an existing site"
     former_places = (("DFSBENCH_EXISTING_DIR", "/var/tmp/dfsbench-existing"),)
     # every workload on every client host at once (fio in its client/server mode), unless
     # its config says 'clients: first'

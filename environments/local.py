@@ -63,6 +63,8 @@ class LocalEnvironment(LabEnvironment):
     options: Any
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     capability = LocalLab
+    fault_capability = LocalFaults
+    said = "the local lab"
     can_fault = True  # (a system's data processes, where it names them: LocalFaults)
     teardown_grace = 0.5
     former_places = (("DFSBENCH_LAB_DIR", "/var/tmp/dfsbench-lab"),)
@@ -73,7 +75,7 @@ class LocalEnvironment(LabEnvironment):
         self.systems: dict[str, Any] = {name: s(options) for name, s in SYSTEMS.items()}
 
     def can_fault_system(self, system: str) -> bool:
-        return isinstance(self.systems.get(system), LocalFaults)
+        return isinstance(self.systems.get(system), self.fault_capability)
 
     def system_keys(self) -> dict[str, frozenset[str]]:
         return {name: frozenset(type(s).LocalOptions.model_fields) for name, s in self.systems.items()}
@@ -163,8 +165,7 @@ class LocalEnvironment(LabEnvironment):
 
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
         # (no host_disk: that client and servers share this host is said of every comparison here)
-        faults = ProcessFaults(dict(self.systems), services, {name: self.lab_dir / name for name in services}, ledger,
-                               self.options.ready_timeout_s)
+        faults = ProcessFaults(dict(self.systems), services, ledger, self.options.ready_timeout_s)
         return Cluster("local", services, ledger, self.lab_dir, reused, shared_disk=self.lab_dir, note=ONE_HOST,
                        faults=faults)
 

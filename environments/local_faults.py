@@ -4,8 +4,9 @@ killed (SIGKILL), stopped (SIGTERM, then SIGKILL after 10 s, as ``docker stop``)
 (SIGSTOP; SIGCONT brings it back); a killed or stopped one is started again by its system.
 A fault's ``target`` (the node, or its data process) is the same thing here.
 
-Only a process of the lab is ever signalled: one whose command line names the system's
-directory under the lab (a pid another process took since is not one of them)."""
+Only a process of the lab is ever signalled: one its ledger holds, by pid and start time (a
+daemon it started, a brick glusterd forked for it), and that runs still — a pid another
+process took since is not one of them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from harness.api.faults import Faults, FaultSpec, Injected
@@ -25,6 +25,12 @@ from harness.system.ledger import Ledger
 STOP_GRACE_S = 10.0  # what a stop gives the process after SIGTERM (docker stop's default)
 
 
+def _signal(ident: proc.ProcessId, sig: int) -> None:
+    """``sig`` to the process, if it is still the one it was (its pid not taken since)."""
+    if ident.alive():
+        os.kill(ident.pid, sig)
+
+
 class ProcessFault(Injected):
     def __init__(self, description: str, node: str, restore: Callable[[], None], at: float) -> None:
         self.description, self.node, self.at = description, node, at
@@ -34,30 +40,25 @@ class ProcessFault(Injected):
         self._restore()
 
 
-def _names(pid: int, place: Path) -> bool:
-    """Whether process ``pid`` runs with ``place`` (a directory of the lab) in its command line."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (*proc.GONE, PermissionError):
-        return False
-    mark = os.fsencode(place)
-    return any(mark in arg for arg in argv)
+def _of_the_lab(ledger: Ledger, pids: list[int]) -> list[proc.ProcessId]:
+    """Those of ``pids`` the ledger holds as running processes of the lab."""
+    held = {ident for _, ident, alive in ledger.live_processes() if alive}
+    return [i for p in pids if (i := proc.ProcessId.of(p)) is not None and i in held]
 
 
 class ProcessFaults(Faults):
     """What the local lab can do to the data processes of its systems (``services``: each
-    system's Service; ``roots``: each system's directory under the lab)."""
+    system's Service)."""
 
-    def __init__(self, systems: dict[str, Any], services: dict[str, Any], roots: dict[str, Path],
-                 ledger: Ledger, timeout: float) -> None:
-        self.systems, self.services, self.roots = systems, services, roots
+    def __init__(self, systems: dict[str, Any], services: dict[str, Any], ledger: Ledger, timeout: float) -> None:
+        self.systems, self.services = systems, services
         self.ledger, self.timeout = ledger, timeout
 
     def _system(self, name: str) -> LocalFaults:
         system = self.systems.get(name)
         if not isinstance(system, LocalFaults) or name not in self.services:
             raise DfsbenchError(f"the local lab cannot fault {name}: it names no data processes",
-                                hint="leave out the fault, or run it with --env docker")
+                                hint="leave out the fault ('dfsbench list' says where each system can be faulted)")
         return system
 
     def inject(self, system: str, spec: FaultSpec) -> Injected:
@@ -67,19 +68,18 @@ class ProcessFaults(Faults):
         if node not in nodes:
             raise DfsbenchError(f"fault node '{node}' is not a {system} node of the local lab",
                                 hint=f"its nodes: {', '.join(nodes)}")
-        pids = [p for p in s.local_pids(service, node, self.ledger) if _names(p, self.roots[system])]
-        if not pids:
-            raise DfsbenchError(f"{system} {node} runs no process of the lab to fault",
+        idents = _of_the_lab(self.ledger, s.local_pids(service, node, self.ledger))
+        if not idents:
+            raise DfsbenchError(f"{system} {node} runs no process the lab's ledger holds, to fault",
                                 hint="see 'dfsbench lab status'; take the lab down and up again if it is broken")
-        idents = [i for p in pids if (i := proc.ProcessId.of(p)) is not None]
         if spec.action == "pause":
             for i in idents:
-                os.kill(i.pid, signal.SIGSTOP)
+                _signal(i, signal.SIGSTOP)
             return ProcessFault(f"{node} paused", node, lambda: self._resume(idents), time.time())
         at = time.time()  # (the moment of the first signal is the fault's)
         if spec.action == "kill":  # (what is gone is reaped later)
             for i in idents:
-                os.kill(i.pid, signal.SIGKILL)
+                _signal(i, signal.SIGKILL)
         else:
             proc.stop([(i, STOP_GRACE_S) for i in idents])
         verb = "killed" if spec.action == "kill" else "stopped"
@@ -89,8 +89,7 @@ class ProcessFaults(Faults):
     @staticmethod
     def _resume(idents: list[proc.ProcessId]) -> None:
         for i in idents:
-            if i.alive():
-                os.kill(i.pid, signal.SIGCONT)
+            _signal(i, signal.SIGCONT)
 
     def health(self, system: str) -> tuple[bool, str]:
         return self._system(system).local_health(self.services[system])

@@ -35,9 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.api import registry
+from harness.api.registry import PACKAGE
 from harness.api.systems import ContainerLab, capable
 from harness.errors import DfsbenchError, ToolError
 from harness.system import proc
+from harness.system.files import printable
 
 SUITE = "bookworm"
 LABEL = "dfsbench.image"
@@ -92,6 +94,14 @@ class Layer:
     packages: tuple[str, ...]
     of: str  # whose packages these are, as an error names them: "the system 'ceph'"
     mirror: str | None = None  # the apt sources it writes first (the tools': the host's mirror)
+
+    def __post_init__(self) -> None:
+        # (the names become a word each of a shell line: only Debian package names do)
+        bad = [p for p in self.packages if not isinstance(p, str) or not PACKAGE.fullmatch(p)]
+        if bad:
+            raise DfsbenchError(f"{self.of} asks for packages that are not Debian package names: "
+                                f"{', '.join(printable(str(b), 60) for b in bad[:3])}",
+                                hint="fix or uninstall that plugin; the other systems' labs do not need it")
 
     @property
     def dockerfile(self) -> str:

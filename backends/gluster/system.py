@@ -130,28 +130,33 @@ class Gluster(System, LocalFaults, ContainerFaults, OnSite):
 
     def local_restart(self, service: Any, node: str, ledger: Ledger, timeout: float) -> None:
         """Every started volume force-started (its bricks not running are started, the others
-        stay), returning once the brick runs again."""
+        stay), returning once the brick runs again, in the lab's ledger as those of its
+        bring-up are (glusterd forks it)."""
         cli = self._local_cli(service)
         run_dir = Path(service.socket).parent
         # a brick's pid file still names the killed brick, and glusterd takes a live process of
-        # that pid (another's, since) for the brick running, and does not start it: the files
-        # of bricks that are gone go, and their entries in the ledger
-        gone = [f for f in gluster_client.pid_files(run_dir, "vols/*/*.pid")
-                if "glusterfsd" not in " ".join(proc.cmdline(int(f.read_text().strip())))]
-        for pid_file in gone:
-            pid_file.unlink(missing_ok=True)
-        ledger.forget(frozenset(e["id"] for e in ledger.entries if e["kind"] == "process"
-                                and e["name"] in {f"glusterfsd ({f.stem})" for f in gone}
-                                and not proc.ProcessId(e["pid"], e["start"]).alive()))
+        # that pid (another's, since) for the brick running, and does not start it: a pid file
+        # that names no running process of the lab's ledger goes
+        held = {ident.pid: ident for _, ident, alive in ledger.live_processes() if alive}
+        stale = []
+        for pid_file in gluster_client.pid_files(run_dir, "vols/*/*.pid"):
+            said = pid_file.read_text().strip()
+            ident = proc.ProcessId.of(int(said)) if said.isdigit() else None
+            if ident is None or held.get(ident.pid) != ident:
+                stale.append(pid_file)
+                pid_file.unlink(missing_ok=True)
         for volume in gluster_client.volumes(cli.xml("volume", "info")):
             if volume.started:
                 cli("volume", "start", volume.name, "force")
         proc.wait_for(lambda: (bool(self.local_pids(service, node, ledger)), "not online"),
                       what=f"GlusterFS {node} to be online again", timeout=timeout, interval=0.2)
-        # (forked by glusterd: the lab's, in its ledger, as those of its bring-up are)
         with ledger.the_labs():
             gluster_client.record_forked(ledger, gluster_client.pid_files(run_dir, "vols/*/*.pid")
                                          + gluster_client.pid_files(run_dir, "shd/*/*.pid"))
+        # (the new one in: the entries of the bricks that are gone go)
+        ledger.forget(frozenset(e["id"] for e in ledger.entries if e["kind"] == "process"
+                                and e["name"] in {f"glusterfsd ({f.stem})" for f in stale}
+                                and not proc.ProcessId(e["pid"], e["start"]).alive()))
 
     def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
         """A brick offline in ``volume status``."""

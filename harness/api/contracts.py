@@ -179,8 +179,15 @@ class Environment(ABC):
     # backends that require it (see Cluster.service)
     provides: ClassVar[dict[str, type]] = {}
     # what a storage system must have to run in it (harness.api.systems: LocalLab, ContainerLab,
-    # OnSite); None: it runs none
+    # OnSite), and to have its nodes faulted in it (LocalFaults, ContainerFaults); None: none
     capability: ClassVar[type | None] = None
+    fault_capability: ClassVar[type | None] = None
+    # how a line names it ('the local lab'; default: "environment '<name>'")
+    said: ClassVar[str] = ""
+
+    @classmethod
+    def called(cls) -> str:
+        return cls.said or f"environment '{cls.name}'"
 
     def __init__(self, options: PluginOptions) -> None:
         self.options = options

@@ -116,18 +116,24 @@ def node_pids(ledger: Ledger, node: str) -> list[int]:
 
 def relaunch(ledger: Ledger, node: str, timeout: float) -> Launched:
     """``node`` started again as it was last launched (its argv, directory, environment and
-    log), its new process in the ledger in place of the old one, which must be gone."""
+    log), returning once it runs (its program, not yet the fork of this one): its new process
+    in the ledger, in place of the old one, which must be gone."""
     entries = _entries(ledger, node)
     if not entries:
         raise DfsbenchError(f"the lab's ledger names no process of node '{node}' to start again",
                             hint="take the lab down ('dfsbench lab down') and let the run start one with this dfsbench")
-    last = entries[-1]
-    if node_pids(ledger, node):
-        raise DfsbenchError(f"node '{node}' still runs (pid {', '.join(map(str, node_pids(ledger, node)))}): "
+    running = node_pids(ledger, node)
+    if running:
+        raise DfsbenchError(f"node '{node}' still runs (pid {', '.join(map(str, running))}): "
                             "it is started again only once it is gone")
+    last = entries[-1]
     how = dict(last["launch"])
-    ledger.forget(frozenset(str(e["id"]) for e in entries))
+    argv = [str(a) for a in how["argv"]]
     with ledger.the_labs():  # (the lab's daemon, whatever cell's attachment is open around the fault)
-        return launch(ledger, str(last["name"]), how["argv"], Path(how["log"]),
-                      cwd=None if how.get("cwd") is None else Path(how["cwd"]), env=how.get("env") or None,
-                      stage=int(last.get("stage", 0)), grace=float(last.get("grace", 10.0)), node=node)
+        started = launch(ledger, str(last["name"]), argv, Path(how["log"]),
+                         cwd=None if how.get("cwd") is None else Path(how["cwd"]), env=how.get("env") or None,
+                         stage=int(last.get("stage", 0)), grace=float(last.get("grace", 10.0)), node=node)
+    ready(lambda: (proc.cmdline(started.popen.pid) == argv, "starting"), what=f"{node} to run again",
+          timeout=timeout, interval=0.02, alive=started.died, log=started.log)
+    ledger.forget(frozenset(str(e["id"]) for e in entries))  # (once the new one is in: the recipe is never lost)
+    return started

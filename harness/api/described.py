@@ -30,7 +30,7 @@ __all__ = ["CORE_KEYS", "Described"]
 
 
 class Described(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, allow_inf_nan=False)
 
     system: str | None = Field(None, description="the system it is ('ceph')")
     version: str | None = Field(None, description="its version")
@@ -70,5 +70,5 @@ class Described(BaseModel):
 
 CORE_KEYS = tuple(Described.model_fields)
 KINDS = {"system": "a text", "version": "a text", "client": "a text", "fs_type": "a text",
-         "mounted_by": "'dfsbench' or 'the user'", "replicas": "a number above 0",
+         "mounted_by": "'dfsbench' or 'the user'", "replicas": "a finite number above 0",
          "storage_nodes": "a whole number of at least 0", "?": "what it should be"}

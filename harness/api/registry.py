@@ -24,7 +24,7 @@ from typing import Any, Literal, overload
 from pydantic import ValidationError
 
 from harness.api.contracts import Backend, Environment, Options, Workload
-from harness.api.systems import CAPABILITIES, FAULTS, SPOKEN, ContainerLab, LocalLab, OnSite, System
+from harness.api.systems import CAPABILITIES, SPOKEN, ContainerLab, LocalLab, OnSite, System
 from harness.errors import BadInput, DfsbenchError
 from harness.system import signals
 from harness.system.files import printable
@@ -254,7 +254,7 @@ def _system_contract(cls: type[System]) -> list[str]:
     parameters the contract passes (by name, in order) — in the capabilities it declares."""
     problems = []
     version = getattr(cls, "contract", None)
-    if version not in SPOKEN:
+    if type(version) is not int or version not in SPOKEN:
         said = "declares no contract version" if version is None else \
             f"declares contract version {printable(version, 20)}"
         problems.append(f"{said}; this dfsbench speaks version {', '.join(map(str, sorted(SPOKEN)))} "
@@ -275,7 +275,7 @@ def _system_contract(cls: type[System]) -> list[str]:
         model = getattr(cls, attribute, None)
         if issubclass(cls, capability) and not (isinstance(model, type) and issubclass(model, Options)):
             problems.append(f"has a {attribute} that is not a harness.api.contracts.Options model")
-    for base in (System, *(c for c in (*CAPABILITIES.values(), *FAULTS.values()) if issubclass(cls, c))):
+    for base in (System, *(c for c in CAPABILITIES if issubclass(cls, c))):
         for method, declared in vars(base).items():
             if callable(declared) or isinstance(declared, classmethod):
                 problems += _same_call(cls, base, method)
@@ -291,6 +291,8 @@ def _same_call(cls: type, base: type, method: str) -> list[str]:
         return []
     if isinstance(want, classmethod) != isinstance(have, classmethod):
         return [f"{method} must {'' if isinstance(want, classmethod) else 'not '}be a classmethod"]
+    if isinstance(have, staticmethod):
+        return [f"{method} must not be a staticmethod"]
     try:
         given = inspect.signature(getattr(cls, method))
         asked = inspect.signature(getattr(base, method))
@@ -298,8 +300,10 @@ def _same_call(cls: type, base: type, method: str) -> list[str]:
         return [f"{method} is not a method"]
     names = [p.name for p in asked.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     takes = [p.name for p in given.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if takes[:len(names)] == names and all(p.default is not p.empty for p in list(given.parameters.values())[len(names):]
-                                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)):
+    # (the core passes what the contract names, positionally: any more must have defaults,
+    # a keyword-only one too)
+    more = [p for p in list(given.parameters.values())[len(names):] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if takes[:len(names)] == names and all(p.default is not p.empty for p in more):
         return []
     return [f"{method}({', '.join(takes)}) does not take what the contract passes: {method}({', '.join(names)})"]
 
@@ -390,6 +394,18 @@ def find(kind: str, name: str) -> type | None:
     shown generically)."""
     outcome = _load(kind, name)
     return outcome if isinstance(outcome, type) else None
+
+
+def places(system: type[System], faults: bool = False) -> list[str]:
+    """How each installed environment that can run ``system`` (or, with ``faults``, fault its
+    nodes) is called, from the capability each names."""
+    found = []
+    for env in usable("environment").values():
+        assert issubclass(env, Environment)  # (what _contract checked)
+        need = env.fault_capability if faults else env.capability
+        if isinstance(need, type) and issubclass(system, need):
+            found.append(env.called())
+    return found
 
 
 def systems() -> dict[str, type[System]]:

@@ -170,8 +170,9 @@ class System(ABC):
     (:meth:`placement`) and how its health is read (:meth:`health_of`). Where it can run,
     and whether it can be faulted, are capabilities it adds by also subclassing
     :class:`LocalLab`, :class:`ContainerLab`, :class:`OnSite`, :class:`LocalFaults` or
-    :class:`ContainerFaults`; an environment offers only the systems with its own
-    (:data:`CAPABILITIES`), and ``check`` refuses a plan that places a system elsewhere.
+    :class:`ContainerFaults`; an environment offers only the systems with the capability it
+    names (``Environment.capability``), and ``check`` refuses a plan that places a system
+    elsewhere.
 
     An instance is made per environment, with that environment's options (whose keys include
     the system's own sizing keys: :attr:`LocalLab.LocalOptions` in the local lab,
@@ -190,16 +191,6 @@ class System(ABC):
 
     def __init__(self, options: Any) -> None:
         self.options = options
-
-    @classmethod
-    def where(cls) -> tuple[str, ...]:
-        """The environments it can run in (their names), from the capabilities it has."""
-        return tuple(env for env, capability in CAPABILITIES.items() if issubclass(cls, capability))
-
-    @classmethod
-    def faultable(cls) -> tuple[str, ...]:
-        """The environments that can fault its nodes (their names)."""
-        return tuple(env for env, capability in FAULTS.items() if issubclass(cls, capability))
 
     def refusal(self, backend: Backend, index: int, where: str) -> Refusal | None:
         """What of ``backend`` (``backends[index]``) a lab of these sizes cannot hold
@@ -367,11 +358,9 @@ class OnSite(ABC):
         return health
 
 
-# each environment of dfsbench, and the capability a system needs to run in it
-CAPABILITIES: dict[str, type] = {"local": LocalLab, "docker": ContainerLab, "existing": OnSite}
-FAULTS: dict[str, type] = {"local": LocalFaults, "docker": ContainerFaults}
-# how `list` and errors name them
-SAID = {"local": "the local lab", "docker": "the container lab", "existing": "an existing site"}
+# every capability a system may add (each environment names the one it needs: its
+# ``capability``, and ``fault_capability`` for faults)
+CAPABILITIES: tuple[type, ...] = (LocalLab, LocalFaults, ContainerLab, ContainerFaults, OnSite)
 
 
 def capable(systems: Mapping[str, type[System]], capability: type) -> dict[str, type[System]]:

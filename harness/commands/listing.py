@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from harness.api import registry
-from harness.api.systems import SAID, System
+from harness.api.systems import System
 from harness.errors import DfsbenchError
 from harness.system import files
 
@@ -37,8 +37,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _capabilities(system: type[System]) -> str:
     """Where a storage system runs, where its nodes can be faulted, its client and the Debian
     packages its nodes need."""
-    runs = ", ".join(SAID[w] for w in system.where()) or "nowhere"
-    faults = ", ".join(SAID[w] for w in system.faultable()) or "none"
+    runs = ", ".join(registry.places(system)) or "no installed environment"
+    faults = ", ".join(registry.places(system, faults=True)) or "none"
     packages = " ".join(system.packages) or "none"
     return f"runs in {runs}; faults in {faults}; client: {system.client}; packages: {packages}"
 

@@ -12,6 +12,7 @@ from harness.commands.bundles import reads
 from harness.commands.common import catalogue_of, shown_line, store_of
 from harness.commands.outputs import render_view
 from harness.errors import BadInput
+from harness.execution.cell import every_cell
 from harness.execution.order import Order
 from harness.execution.plan import CONFIG_SUITES, plan_from_file
 from harness.execution.schema import DEFAULT_ENVIRONMENT
@@ -134,11 +135,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"{files.printable(args.config)}: ok — environment {plan.environment.name}, scale {plan.config.scale}, "
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
-    for w in plan.workloads:
+    every = every_cell(plan)  # (the rule the run counts by: each backend, the workloads that take its targets)
+    for entry, w in enumerate(plan.workloads):
         cells = w.cells()
         warmup = w.warmup(cells[0]) if cells else None
+        on = list(dict.fromkeys(f"{p.backend.name}/{p.backend.variant}" for p in every if p.entry == entry))
         print(f"  workload {w.name}: {len(cells)} cells"
-              + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else ""))
+              + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else "")
+              + (f"; on {', '.join(on)}" if on else "; on no backend (none takes its kind of target)"))
+    print(f"  cell runs: {len(every)} in all (every workload's cells on each backend that takes them"
+          + (f", at each of the sweep's {len(plan.points)} points" if len(plan.points) > 1 else "")
+          + (f", in each of {plan.config.repeat} repeats" if plan.config.repeat > 1 else "") + ")")
     if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
         print(f"  sweep: {len(plan.points)} points, each runs every cell: "
               + "; ".join(files.printable(p.describe()) for p in plan.points))

@@ -7,6 +7,7 @@ the store through one place (:meth:`Cell._add`), the moment it exists."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import json
 import time
@@ -49,9 +50,18 @@ class Run:
     done: set[str] = field(default_factory=set)  # cells that succeeded (of an earlier session)
     raw: tuple[str, ...] = ()  # under the run's raw directory: a resumed session's own
     order: Order = Order()  # the order its cells go in (the config's 'order'): as listed, unless shuffled
+    # the cells this session runs (those of :func:`every_cell` not done), and how many it has
+    # come to: the progress's count
+    total: int = 0
+    _reached: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False, compare=False)
 
     def points(self) -> tuple[Point, ...]:
-        return self.plan.points or (Point({}, self.plan.workloads),)
+        return points_of(self.plan)
+
+    def counted(self) -> str:
+        """The next cell's place in the session, as the progress shows it ('[3/18] ')."""
+        reached = next(self._reached)
+        return f"[{reached}/{self.total}] " if self.total else ""
 
     def tag(self, point: Point, *parts: str) -> str:
         """A name for the directories of a point of the sweep (its number in the sweep)."""
@@ -97,17 +107,34 @@ class Planned:
 UNSUPPORTED = "unsupported"
 
 
+def points_of(plan: Plan) -> tuple[Point, ...]:
+    """The points of a plan's sweep (one, of no values, where it sweeps nothing)."""
+    return plan.points or (Point({}, plan.workloads),)
+
+
 def planned(run: Run, point: Point, rep: int, backend: Backend) -> list[Planned]:
     """The cells a backend runs at a point of the sweep in a repeat, in the run's order (its
-    workloads' cells shuffled where they may be: harness.execution.order): every cell of each
-    workload that takes the backend's kind of target. The one rule of what belongs to a run:
-    what is pending, what runs, and what is counted all read it."""
-    at = run.points().index(point)
+    workloads' cells shuffled where they may be: harness.execution.order)."""
+    return _planned(run.points(), run.order, point, rep, backend)
+
+
+def every_cell(plan: Plan, order: Order = Order()) -> list[Planned]:
+    """Every cell of a plan: of each repeat, each point of the sweep and each backend."""
+    points = points_of(plan)
+    return [p for rep in range(plan.config.repeat) for point in points for b in plan.backends
+            for p in _planned(points, order, point, rep, b)]
+
+
+def _planned(points: tuple[Point, ...], order: Order, point: Point, rep: int, backend: Backend) -> list[Planned]:
+    """Every cell of each workload that takes the backend's kind of target. The one rule of
+    what belongs to a run: what is pending, what runs, what ``check`` and the progress
+    count all read it."""
+    at = points.index(point)
     out = []
     for entry, workload in enumerate(point.workloads):
         if not workload.accepts & {backend.kind}:
             continue
-        for params in run.order.cells(workload, entry, workload.cells(), rep, at):
+        for params in order.cells(workload, entry, workload.cells(), rep, at):
             out.append(Planned(point, rep, backend, entry, workload, params,
                                cell_key(backend, rep, workload, {**params, **point.values})))
     return out
@@ -128,6 +155,7 @@ class Cell:
     scratch: Callable[[Host], Path]
     workload: Workload
     params: dict[str, Any]
+    number: str = ""  # its place in the session, as the progress shows it (Run.counted)
 
     @cached_property
     def key(self) -> str:
@@ -202,8 +230,8 @@ class Cell:
         return not unfinished  # (a tool killed at its deadline may still have printed numbers)
 
     def _what(self, phase: str | None) -> str:
-        """A pass of the cell, as the progress shows it."""
-        what = f"{self.workload.name} {describe_cell(self.params)} on {self.backend.name}/{self.backend.variant}"
+        """A pass of the cell, as the progress shows it (after its place in the session)."""
+        what = f"{self.number}{self.workload.name} {describe_cell(self.params)} on {self.backend.name}/{self.backend.variant}"
         if self.point.values:
             what += f" at {self.point.describe()}"
         if phase:

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ValidationError
 from harness.api import registry
 from harness.api.contracts import ATTACH_HINT, Backend, Environment, Workload, attachable, reaches_past
 from harness.api.faults import FaultSpec
-from harness.api.systems import SAID
 from harness.api.model import site_given
 from harness.errors import BadInput, DfsbenchError
 from harness.execution.loader import load_yaml
@@ -277,13 +276,17 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
             raise _options_error(exc, f"workloads[{i}].fault", FaultSpec) from exc
         if not environment.can_fault:
             raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot "
-                           "do faults to its nodes", hint="run it with --env docker")
+                           "do faults to its nodes", hint="leave out the fault, or run it where its system's nodes "
+                                                          "can be faulted ('dfsbench list' says where)")
         for b in backends:
             unfaultable = sorted(s for s in b.requires if not environment.can_fault_system(s))
             if unfaultable and workload.accepts & {b.kind}:
+                system = registry.systems().get(unfaultable[0])
+                places = registry.places(system, faults=True) if system is not None else []
                 raise BadInput(f"workloads[{i}].fault: environment '{config.environment.kind}' cannot fault the "
-                               f"nodes of {', '.join(unfaultable)} ({b.name}/{b.variant}): the system names no "
-                               "data processes a fault could stop", hint="leave out the fault, or that backend")
+                               f"nodes of {', '.join(unfaultable)} ({b.name}/{b.variant})",
+                               hint=(f"run it in {' or '.join(places)}, or " if places else "")
+                               + "leave out the fault or that backend")
         for cell in workload.cells():
             lasts = workload.lasts(cell)
             late = workload.fault.too_late(lasts)
@@ -446,10 +449,12 @@ def _provided(environment: Environment, backends: list[Backend]) -> None:
         broken = registry.broken("system")
         why = "; ".join(broken[m] for m in missing if m in broken)
         installed = registry.systems()
-        elsewhere = [m for m in missing if m in installed and m not in broken]
+        need = type(environment).capability
+        elsewhere = [m for m in missing if m in installed and m not in broken
+                     and not (isinstance(need, type) and issubclass(installed[m], need))]
         if elsewhere and not why:
             m = elsewhere[0]
-            places = ", ".join(SAID[w] for w in installed[m].where()) or "nowhere"
+            places = ", ".join(registry.places(installed[m])) or "no installed environment"
             raise BadInput(f"backends[{j}] ({b.name}/{b.variant}) needs {printable(m)}, which cannot run in environment "
                            f"'{environment.name}': {installed[m].display} runs in {places}",
                            hint="run it in an environment it can run in, or leave the backend out")

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.api.described import Described
 from harness.api import registry
+from harness.api.described import Described
 from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, planned
+from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, every_cell, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
 from harness.execution.plan import Plan
@@ -100,6 +100,7 @@ def _execute(plan: Plan, store: Store, progress: Progress, run_id: str, label: s
             progress.note(f"every cell of run {run.id} succeeded: nothing to run")
             store.finish_run(run.id, "complete")
             return run.id, True
+    run = replace(run, total=sum(1 for p in every_cell(plan, run.order) if p.key not in run.done))
     status = "failed"
     try:
         ok = _session(run)
@@ -267,6 +268,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
         with progress.step(f"attach {backend.name}/{backend.variant}"):
             target = stack.enter_context(registry.held("backend", backend.name, f"attaching {backend.name}/"
                                                        f"{backend.variant}", backend.attach(cluster, workdir / tag)))
+            Described.checked(target.description, backend.name)  # (what the core reads of it, typed)
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
         attach = attach_key(backend, rep, point)
         if store.supersede(run.id, attach):  # an earlier session could not attach it
@@ -282,10 +284,11 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
         for p in planned(run, point, rep, backend):
             if p.key in run.done:
                 continue
+            number = run.counted()
             if not p.workload.supports(target):  # (so a resume does not attach for it again)
                 store.cell_ended(run.id, p.key, UNSUPPORTED)
                 continue
-            cell = Cell(run, point, rep, backend, cluster, target, scratch, p.workload, p.params)
+            cell = Cell(run, point, rep, backend, cluster, target, scratch, p.workload, p.params, number)
             assert cell.key == p.key  # (one key: the planned one)
             ok &= cell.measure()
     return ok

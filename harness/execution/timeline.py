@@ -30,7 +30,8 @@ from harness.system import signals
 # between health checks while waiting for a healthy system (one CLI call on a node): from
 # FIRST_POLL_S, doubling up to POLL_S, so a system back at once is not shown back only at
 # the second check 2 s later, and one that takes minutes is asked every 2 s (its figure is
-# then within 2 s of the truth, as a share of it no worse than at the start)
+# then within 2 s and a check's length of the truth; the start of the last check that failed
+# is kept, the bound below it)
 FIRST_POLL_S = 0.1
 POLL_S = 2.0
 NOTICE_POLL_S = 0.5  # between health checks while the fault holds (when does the system notice?)
@@ -66,6 +67,7 @@ class Timeline:
     noticed_at: float | None = None
     restored_at: float | None = None
     healthy_at: float | None = None
+    unhealthy_at: float | None = None  # the start of the last health check that failed, after the restore
     state: str = ""
     notice: str = ""  # what the system said when it noticed, or why there is no such moment
     unnoticed: bool = False  # looked at until the restore, and the system never showed the fault
@@ -190,6 +192,7 @@ class Timeline:
         assert self.restored_at is not None
         interval = FIRST_POLL_S
         while self.clock.now() - self.restored_at < self.spec.recovery_timeout_s:
+            began = self.clock.now()
             try:
                 ok, self.state = self.faults.health(self.system)
             except Exception as exc:
@@ -197,6 +200,7 @@ class Timeline:
             if ok:
                 self.healthy_at = self.clock.now()
                 return
+            self.unhealthy_at = began  # (healthy only after this: the figure's lower bound)
             self.clock.sleep(interval)
             interval = min(POLL_S, interval * 2)
 
@@ -222,7 +226,7 @@ class Timeline:
     def times(self) -> dict[str, float | None]:
         """The fault's moments, on the records' clock."""
         return {"injected": self.injected_at, "noticed": self.noticed_at, "restored": self.restored_at,
-                "healthy": self.healthy_at}
+                "healthy": self.healthy_at, "unhealthy_last": self.unhealthy_at}
 
 
 def _quietly(work: Callable[[], None]) -> Callable[[], None]:

@@ -37,7 +37,7 @@ DESCRIBES = CIRCUMSTANTIAL | set(HARNESS_PARAMS) | {
     # a node's record (harness.execution.sampling)
     "for", "cores", "peak_process", "peak_process_cpu", "cpus", "disk", "share", "capacity", "role", "serves",
     # a fault's (harness.execution.timeline)
-    "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "noticed_after_s",
+    "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "unhealthy_last", "noticed_after_s",
     "measured_from", "notice", "stores_data", "figures_of", "rate_unit", "level", "lowest_rate", "stall_s",
     "back_to_level_s", "closing_s", "figures_why",
     # an aggregate's, a per-client record's ('clients' is not: a sweep's point of one client

@@ -18,7 +18,8 @@ from harness.report.data import figure
 from harness.units import format_value
 
 # the fault record's params that say what happened, not which cell it was
-ABOUT = ("for", "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "noticed_after_s",
+ABOUT = ("for", "fault", "health", "verified", "injected", "noticed", "restored", "healthy", "unhealthy_last",
+         "noticed_after_s",
          "measured_from", "started", "ended", "notice", "why", "stores_data",
          # what the clients saw of it (harness.execution.timelines.fault_params)
          "figures_of", "rate_unit", "level", "lowest_rate", "stall_s", "back_to_level_s", "closing_s",
@@ -139,8 +140,10 @@ NOTE = ("the cell ran three times: 'before' (healthy), 'during' (the fault, time
         "injection to healthy again. 'noticed after': from the injection to the first look at the "
         "system's own state that named the node down (an OSD marked down, a brick offline, a volume "
         "server its master no longer lists: what it said is the fault record's 'notice'); "
-        "'healthy after restore': from the node's daemons running again to the first passing "
-        "health check (what it said then is the fault record's 'health'); a fault undone before "
+        "'healthy after restore': from the node's daemons running again to the end of the first "
+        "passing health check (checked 0.1 s after the restore, then at waits doubling up to 2 s; "
+        "what it said is the fault record's 'health', and 'unhealthy_last' is the start of the last "
+        "check that failed: healthy came between the two); a fault undone before "
         "the system noticed it has no recovery time. From the clients' aggregate rate every second "
         "(of the test that ran at the injection: the record's 'figures_of'), over the seconds every client "
         "moved data: 'lowest rate' in a whole second from the injection to healthy (or to the end of the "

@@ -117,7 +117,12 @@ def test_the_local_lab_kills_a_data_process_of_each_system_and_brings_it_back(la
         # (the kill is after_s into the work, late by the time its process is looked up: a brick's, asked of glusterd)
         assert 1.0 <= params["injected"] - params["measured_from"] < 3, params
         assert params["noticed_after_s"] is not None and 0 <= params["noticed_after_s"] < 3, params
-        assert fault["value"] is not None and fault["value"] >= 0, params  # healthy again, this long after
+        # the four moments in their order, on one clock: held from after_s to restore_after_s (the
+        # restore returns once the node's process runs), healthy again a time after (the record's value)
+        injected, noticed, restored, healthy = (params[k] for k in ("injected", "noticed", "restored", "healthy"))
+        assert injected < noticed < restored <= healthy, params
+        assert 2.5 <= restored - injected < 3 + 60, params  # (3 s asked, and what the restart took)
+        assert fault["value"] == pytest.approx(healthy - restored), params
         phases = {r["params"].get("phase") for r in records if r["backend"] == backend and r["workload"] == "fio"}
         assert phases == {"before", "during", "after"}
     assert_nothing_left(lab, None, unledgered=True, within_s=10)

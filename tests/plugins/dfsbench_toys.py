@@ -25,14 +25,21 @@ from harness.system import proc
 from harness.system.ledger import Ledger
 
 
+class NullFSOptions(Options):
+    replicas: str | int | None = Field(None, description="what its description says of its copies (a test's)")
+
+
 class NullFS(Backend):
     name = "nullfs"
     display = "NullFS"
+    Options = NullFSOptions
+    options: NullFSOptions
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         where = workdir / "nullfs"
         where.mkdir(parents=True, exist_ok=True)
-        return Target("path", where, self.name, self.variant, {"system": "nullfs"})
+        said = {} if self.options.replicas is None else {"replicas": self.options.replicas}
+        return Target("path", where, self.name, self.variant, {"system": "nullfs", **said})
 
 
 class StatFSOptions(Options):

@@ -26,11 +26,12 @@ from harness.api.systems import CONTRACT, LocalFaults, Placement, Processes, Sys
 from harness.api.target import Target
 from harness.system.hosts import Host
 
-SILENT_S = 0.5  # a server whose beat is older has stopped
-SERVER = ("import pathlib, sys, time\n"
+SILENT_S = 1.0  # a server whose beat is older has stopped (it beats every 0.05 s)
+SERVER = ("import os, pathlib, sys, time\n"
           "beat = pathlib.Path(sys.argv[1])\n"
-          "while True:\n"
-          "    beat.write_text(str(time.time()))\n"
+          "while True:\n"  # (written aside, then renamed over: a reader never sees half a beat)
+          "    beat.with_suffix('.new').write_text(str(time.time()))\n"
+          "    os.replace(beat.with_suffix('.new'), beat)\n"
           "    time.sleep(0.05)\n")
 
 

@@ -111,7 +111,7 @@ def _lab_system(tmp_path: Path, ledger: Ledger) -> tuple[ProcessFaults, Path]:
         # (until it has exec'd, a child's command line is its parent's)
         proc.wait_for(lambda: (str(root) in " ".join(proc.cmdline(started.popen.pid)), "not yet"),
                       what=f"{node} to run", timeout=10, interval=0.01)
-    return ProcessFaults({"one": One()}, {"one": object()}, {"one": root}, ledger, 10), root
+    return ProcessFaults({"one": One()}, {"one": object()}, ledger, 10), root
 
 
 def test_the_local_lab_kills_the_second_node_by_default_and_brings_it_back(tmp_path, ledger):
@@ -144,18 +144,31 @@ def test_only_a_process_of_the_lab_is_signalled_and_an_unknown_node_is_named(tmp
     with pytest.raises(DfsbenchError, match="fault node 'n7' is not a one node of the local lab") as e:
         faults.inject("one", FaultSpec(action="kill", after_s=1, node="n7"))
     assert e.value.hint == "its nodes: n1, n2"
-    # a process the system names that is not of the lab (its command line names no directory of it)
-    stranger = proc.spawn(SLEEPER, tmp_path / "stranger.log")
+    # a process the system names that the lab's ledger does not hold — whatever its command
+    # line names (here: the lab's own directory and a node's log) — is never signalled
+    stranger = proc.spawn([*SLEEPER, str(root), str(root / "n1.log")], tmp_path / "stranger.log")
     try:
         class Liar(type(faults.systems["one"])):  # type: ignore[misc]
             def local_pids(self, service, node, ledger):
                 return [stranger.pid]
 
         faults.systems["one"] = Liar()
-        with pytest.raises(DfsbenchError, match="runs no process of the lab to fault"):
+        with pytest.raises(DfsbenchError, match="runs no process the lab's ledger holds"):
             faults.inject("one", FaultSpec(action="kill", after_s=1))
         time.sleep(0.1)
         assert stranger.poll() is None  # (untouched)
+        # one the ledger held, gone since: its pid taken by another is not it
+        gone = node_pids(ledger, "n1")[0]
+        os.kill(gone, signal.SIGKILL)
+        proc.wait_for(lambda: (not node_pids(ledger, "n1"), "running"), what="n1 to die", timeout=10)
+
+        class Late(type(faults.systems["one"])):  # type: ignore[misc]
+            def local_pids(self, service, node, ledger):
+                return [gone]
+
+        faults.systems["one"] = Late()
+        with pytest.raises(DfsbenchError, match="runs no process the lab's ledger holds"):
+            faults.inject("one", FaultSpec(action="kill", after_s=1, node="n1"))
     finally:
         stranger.kill()
         stranger.wait()

