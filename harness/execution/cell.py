@@ -204,7 +204,7 @@ class Cell:
             still_there(target)
             room_for(workload, self.params, target, self.cluster, self.backend.facts(target.description).stored_copies,
                      clients=len(target.hosts) if spread else 1)
-            with run.progress.step(what):
+            with run.progress.step(f"{self.number}{what}"):
                 if sampler is not None:
                     sampler.start()
                     sampling = True
@@ -230,8 +230,8 @@ class Cell:
         return not unfinished  # (a tool killed at its deadline may still have printed numbers)
 
     def _what(self, phase: str | None) -> str:
-        """A pass of the cell, as the progress shows it (after its place in the session)."""
-        what = f"{self.number}{self.workload.name} {describe_cell(self.params)} on {self.backend.name}/{self.backend.variant}"
+        """A pass of the cell, as the progress shows it (after its place in the session: ``number``)."""
+        what = f"{self.workload.name} {describe_cell(self.params)} on {self.backend.name}/{self.backend.variant}"
         if self.point.values:
             what += f" at {self.point.describe()}"
         if phase:
