@@ -20,7 +20,7 @@ from backends.ceph.client import CephService
 from backends.ceph.lab import (DETECTION, FAST_REPORTING, SESSION_SCRIPT, MonSession, keyring_text, lab_conf, lab_keys,
                               osds_up)
 from harness.api.contracts import Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
+from harness.api.systems import ContainerFaults, ContainerNode, Containers, NodeWish, wait_running
 from harness.system.parallel import Stop
 from harness.system import proc
 
@@ -44,56 +44,6 @@ class CephContainerOptions(Options):
 
 def osd_names(options: Any) -> list[str]:
     return [f"ceph-osd{i + 1}" for i in range(options.ceph_osd_nodes)]
-
-
-def wishes(options: Any) -> list[NodeWish]:
-    """A monitor node (mon, mgr, MDS: no data of its own) and the OSD nodes."""
-    return [NodeWish(MON, False, DATA), *(NodeWish(name, True, DATA) for name in osd_names(options))]
-
-
-def start(options: Any, offer: Containers) -> dict[str, Any]:
-    nodes = [offer.nodes[MON], *(offer.nodes[name] for name in osd_names(options))]
-    return CephNodes(nodes[0], nodes[1:], offer.clients, offer.subnet, options.osds_per_node,
-                     options.ceph_replicas, 16, offer.timeout, offer.phase, offer.log_dir / "ceph-session.log",
-                     offer.stop).up()
-
-
-def service(facts: dict[str, Any], phases: dict[str, float]) -> CephService:
-    """The cluster as its client nodes reach it: the conf and keyring in their /etc/ceph."""
-    return CephService(
-        conf=CONF, keyring=ADMIN, mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
-        metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
-        version=facts["ceph_version"], log_dir="", phases=phases,
-        settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
-                  "osd_nodes": str(len(facts["ceph_osd_nodes"])),
-                  "mgr_disabled_modules": "those never enabled (not loaded)", **DETECTION},
-        storage_nodes=len(facts["ceph_osd_nodes"]))
-
-
-def aliases(facts: dict[str, Any]) -> dict[str, str]:
-    """The service names the monitor by its address."""
-    return {service(facts, {}).mon_host: MON}
-
-
-def restart(facts: dict[str, Any], node: ContainerNode, whole: bool) -> None:
-    """The node's daemons started as at bring-up, returning once they run."""
-    if node.hostname == MON:
-        start_mon_daemons(node)
-        wait_running(node, {"ceph-mon": 1, "ceph-mgr": 1, "ceph-mds": 1}, RESTORE_TIMEOUT_S)
-        return
-    index = int(str(node.hostname).removeprefix("ceph-osd")) - 1  # (ceph-osd1 holds the first OSDs)
-    per_node = int(facts.get("osds_per_node", 1))
-    for osd in range(index * per_node, (index + 1) * per_node):
-        start_osd(node, osd)
-    wait_running(node, {"ceph-osd": per_node}, RESTORE_TIMEOUT_S)
-
-
-def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-    """An OSD marked down in the monitor's OSD map (``ceph osd stat``)."""
-    if down == MON:
-        return None, "the monitor, which would say it, is the node down"
-    out = nodes(MON).exec("ceph", "--connect-timeout", "5", "osd", "stat", "--format", "json", check=False)
-    return osds_down(out)
 
 
 def osds_down(text: str) -> tuple[bool | None, str]:
@@ -263,3 +213,63 @@ def health(mon: Any) -> tuple[bool, str]:
     except json.JSONDecodeError:
         said = {}
     return ceph_client.health(said)
+
+
+class CephContainers(ContainerFaults):
+    """Ceph's part in the container lab (a capability of :class:`backends.ceph.system.Ceph`):
+    its nodes, their bring-up, the service its clients reach, its health, and its faults."""
+
+    ContainerOptions = CephContainerOptions
+    options: Any
+
+    def container_nodes(self) -> list[NodeWish]:
+        """A monitor node (mon, mgr, MDS: no data of its own) and the OSD nodes."""
+        return [NodeWish(MON, False, DATA), *(NodeWish(name, True, DATA) for name in osd_names(self.options))]
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        o = self.options
+        nodes = [offer.nodes[MON], *(offer.nodes[name] for name in osd_names(o))]
+        return CephNodes(nodes[0], nodes[1:], offer.clients, offer.subnet, o.osds_per_node, o.ceph_replicas, 16,
+                         offer.timeout, offer.phase, offer.log_dir / "ceph-session.log", offer.stop).up()
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> CephService:
+        """The cluster as its client nodes reach it: the conf and keyring in their /etc/ceph."""
+        return CephService(
+            conf=CONF, keyring=ADMIN, mon_addr=facts["ceph_mon_addr"], fs_name="cephfs", data_pool="cephfs_data",
+            metadata_pool="cephfs_metadata", replicas=facts["ceph_replicas"], osds=facts["osds"],
+            version=facts["ceph_version"], log_dir="", phases=phases,
+            settings={"osd_memory_target": "1024 MiB", "failure_domain": "host",
+                      "osd_nodes": str(len(facts["ceph_osd_nodes"])),
+                      "mgr_disabled_modules": "those never enabled (not loaded)", **DETECTION},
+            storage_nodes=len(facts["ceph_osd_nodes"]))
+
+    def aliases(self, facts: dict[str, Any]) -> dict[str, str]:
+        """The service names the monitor by its address."""
+        return {self.container_service(facts, {}).mon_host: MON}
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        return health(node(MON))
+
+    def data_process(self) -> str:
+        return "ceph-osd"
+
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        """The node's daemons started as at bring-up, returning once they run."""
+        if node.hostname == MON:
+            start_mon_daemons(node)
+            wait_running(node, {"ceph-mon": 1, "ceph-mgr": 1, "ceph-mds": 1}, RESTORE_TIMEOUT_S)
+            return
+        index = int(str(node.hostname).removeprefix("ceph-osd")) - 1  # (ceph-osd1 holds the first OSDs)
+        per_node = int(facts.get("osds_per_node", 1))
+        for osd in range(index * per_node, (index + 1) * per_node):
+            start_osd(node, osd)
+        wait_running(node, {"ceph-osd": per_node}, RESTORE_TIMEOUT_S)
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        """An OSD marked down in the monitor's OSD map (``ceph osd stat``)."""
+        if down == MON:
+            return None, "the monitor, which would say it, is the node down"
+        out = nodes(MON).exec("ceph", "--connect-timeout", "5", "osd", "stat", "--format", "json", check=False)
+        return osds_down(out)

@@ -6,20 +6,18 @@ monitor node and OSD nodes (``backends.ceph.containers``), or a cluster that exi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from backends.ceph import client as ceph_client
-from backends.ceph import containers
+from backends.ceph.containers import CephContainers, osds_down
 from backends.ceph.client import CephCli, CephService, ErasureCode, FailureDomains
 from backends.ceph.lab import CephLab, MonSession, longest_socket
 from backends.ceph.site import CephAccessSetup, CephSpec
 from harness.api.contracts import Backend, Options
-from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
-                                 Placement, Processes, Refusal, Room, SiteHosts, System)
+from harness.api.systems import CONTRACT, LocalFaults, OnSite, Placement, Processes, Refusal, Room, SiteHosts, System
 from harness.system.hosts import Host
 from harness.units import size
 
@@ -39,7 +37,7 @@ class CephLocalOptions(Options):
         return self
 
 
-class Ceph(System, LocalFaults, ContainerFaults, OnSite):
+class Ceph(System, LocalFaults, CephContainers, OnSite):
     name = "ceph"
     display = "Ceph"
     contract = CONTRACT
@@ -47,7 +45,6 @@ class Ceph(System, LocalFaults, ContainerFaults, OnSite):
     Service = CephService
     packages = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse")
     LocalOptions = CephLocalOptions
-    ContainerOptions = containers.CephContainerOptions
     Site = CephSpec
 
     # ---- every environment
@@ -128,35 +125,7 @@ class Ceph(System, LocalFaults, ContainerFaults, OnSite):
         with MonSession(Path(service.conf), Path(service.keyring), Path(service.log_dir) / "session.log",
                         connect_timeout=10) as mon:
             said = mon.command("osd stat", check=False)
-        return containers.osds_down(said if isinstance(said, str) else json.dumps(said))
-
-    # ---- the container lab
-
-    def container_nodes(self) -> list[NodeWish]:
-        return containers.wishes(self.options)
-
-    def start_containers(self, offer: Containers) -> dict[str, Any]:
-        return containers.start(self.options, offer)
-
-    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> CephService:
-        return containers.service(facts, phases)
-
-    def aliases(self, facts: dict[str, Any]) -> dict[str, str]:
-        return containers.aliases(facts)
-
-    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
-        return containers.health(node(containers.MON))
-
-    def data_process(self) -> str:
-        return "ceph-osd"
-
-    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
-                nodes: Callable[[str], ContainerNode]) -> None:
-        containers.restart(facts, node, whole)
-
-    def noticed(self, facts: dict[str, Any], down: str,
-                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-        return containers.noticed(facts, down, nodes)
+        return osds_down(said if isinstance(said, str) else json.dumps(said))
 
     # ---- an existing site
 

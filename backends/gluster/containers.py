@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 from backends.gluster import client as gluster_client
 from backends.gluster.client import HONEST_OPTIONS, GlusterCli, GlusterService, Layout, options_for
 from harness.api.contracts import Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
+from harness.api.systems import ContainerFaults, ContainerNode, Containers, NodeWish, wait_running
 from harness.errors import DfsbenchError
 from harness.system import proc
 
@@ -76,45 +76,6 @@ def node_names(options: Any) -> list[str]:
     return [f"gluster{i + 1}" for i in range(options.gluster_nodes)]
 
 
-def wishes(options: Any) -> list[NodeWish]:
-    return [NodeWish(name, True, BRICKS) for name in node_names(options)]
-
-
-def start(options: Any, offer: Containers) -> dict[str, Any]:
-    """glusterd on each node as it comes up, then the peers, the volume, its options, and the
-    wait for every brick online."""
-    names = list(offer.nodes)
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        started = [pool.submit(_glusterd, offer, f) for f in offer.nodes.values()]
-        nodes = [f.result() for f in started]
-    offer.phase("glusterd running on every node")
-    offer.stop.check("GlusterFS's bring-up")
-    cli = GlusterCli(nodes[0])
-    for peer in names[1:]:
-        cli("peer", "probe", peer)
-    # (as every node sees it: a volume's staging runs on every peer, and one that has not yet
-    # heard of another fails it — "Staging failed on gluster2. Error: Host gluster3 not connected")
-    clis = [GlusterCli(n) for n in nodes]
-    proc.wait_for(lambda: every_peer(clis, len(names) - 1), what="every GlusterFS peer connected, as each node sees it",
-                  timeout=offer.timeout, interval=0.2, alive=offer.stop.why)
-    layout = options.layout
-    # node-major order: consecutive bricks (a replica set) are on different nodes
-    bricks = [f"{n}:{BRICKS}/b{b}" for b in range(options.bricks_per_node) for n in names]
-    cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
-    # (every option in one 'volume set': one transaction over the peers, not one each)
-    volume_options = options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION})
-    cli("volume", "set", VOLUME, *(word for pair in volume_options.items() for word in pair))
-    cli("volume", "start", VOLUME)
-    proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
-                  what=f"all {len(bricks)} bricks of {VOLUME} online, nothing to heal",
-                  timeout=offer.timeout, interval=0.25, alive=offer.stop.why)
-    offer.phase(f"volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
-    return {"nodes": names, "volume": VOLUME, "bricks": bricks, "bricks_per_node": options.bricks_per_node,
-            "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
-            "replica": options.gluster_replica if layout.kind != "disperse" else None,
-            "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
-
-
 def _glusterd(offer: Containers, started: Future[ContainerNode]) -> ContainerNode:
     node = started.result()
     offer.stop.check(node.label)
@@ -137,16 +98,6 @@ def every_peer(clis: list[GlusterCli], want: int) -> tuple[bool, str]:
         if not ok:
             return False, f"{cli.host.label}: {said}"
     return True, f"each node sees {want} peers connected"
-
-
-def service(facts: dict[str, Any], phases: dict[str, float]) -> GlusterService:
-    """The volume as the client nodes reach it: served by the first node."""
-    return GlusterService(
-        host=facts["nodes"][0], volume=facts["volume"], volume_type=facts["volume_type"],
-        replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
-        version=facts["gluster_version"], log_dir="", phases=phases,
-        volume_options=options_for(Layout(facts["volume_type"]), {**HONEST_OPTIONS, **GLUSTER_DETECTION}),
-        redundancy=facts.get("redundancy"), brick_root=BRICKS)
 
 
 # ---------------------------------------------------------------- health and faults
@@ -184,46 +135,102 @@ def ask_any(facts: dict[str, Any], nodes: Callable[[str], ContainerNode],
     raise DfsbenchError(f"no GlusterFS node answered ({said})")
 
 
-def health(facts: dict[str, Any], nodes: Callable[[str], ContainerNode]) -> tuple[bool, str]:
-    return ask_any(facts, nodes, lambda cli: each_volume(
-        facts, cli, lambda v: gluster_client.health(cli, v.name, v.bricks, v.keeps_copies), all))
-
-
-def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-    """A brick offline in ``volume status``, asked of a node that is not the one down."""
-    try:
-        return ask_any(facts, nodes, lambda cli: each_volume(
-            facts, cli, lambda v: bricks_offline(cli, v.name, v.bricks), any), besides=down)
-    except DfsbenchError as exc:
-        return None, exc.message
-
-
 def bricks_offline(cli: GlusterCli, volume: str, bricks: int) -> tuple[bool, str]:
     online = gluster_client.bricks_online(cli.xml("volume", "status", volume))
     return online < bricks, f"{online} of {bricks} bricks online"
 
 
-def restart(facts: dict[str, Any], node: ContainerNode, whole: bool, nodes: Callable[[str], ContainerNode]) -> None:
-    """glusterd started again on a restarted node, and the bricks not running force-started
-    through a node that stayed up; returns once the node runs its bricks again."""
-    if whole:
-        # a restarted container keeps the pid files of the daemons that were killed, and its
-        # new processes reuse low pids: glusterd would take a brick whose stale pid now names
-        # another process for running, and not start it
-        node.exec("sh", "-c", "find /var/run/gluster /var/lib/glusterd -name '*.pid' -delete")
-        node.exec(*GLUSTERD)
-    # (bricks of a started volume that are not running are started; the others stay)
-    live = [n for n in facts["nodes"] if n != node.hostname] or facts["nodes"]
+class GlusterContainers(ContainerFaults):
+    """GlusterFS's part in the container lab (a capability of :class:`backends.gluster.system.Gluster`):
+    its nodes, their bring-up, the volume its clients reach, its health, and its faults."""
 
-    def force_start() -> tuple[bool, str]:
+    ContainerOptions = GlusterContainerOptions
+    options: Any
+
+    def container_nodes(self) -> list[NodeWish]:
+        return [NodeWish(name, True, BRICKS) for name in node_names(self.options)]
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        """glusterd on each node as it comes up, then the peers, the volume, its options, and the
+        wait for every brick online."""
+        names = list(offer.nodes)
+        with ThreadPoolExecutor(max_workers=len(names)) as pool:
+            started = [pool.submit(_glusterd, offer, f) for f in offer.nodes.values()]
+            nodes = [f.result() for f in started]
+        offer.phase("glusterd running on every node")
+        offer.stop.check("GlusterFS's bring-up")
+        cli = GlusterCli(nodes[0])
+        for peer in names[1:]:
+            cli("peer", "probe", peer)
+        # (as every node sees it: a volume's staging runs on every peer, and one that has not yet
+        # heard of another fails it — "Staging failed on gluster2. Error: Host gluster3 not connected")
+        clis = [GlusterCli(n) for n in nodes]
+        proc.wait_for(lambda: every_peer(clis, len(names) - 1), what="every GlusterFS peer connected, as each node sees it",
+                      timeout=offer.timeout, interval=0.2, alive=offer.stop.why)
+        layout = self.options.layout
+        # node-major order: consecutive bricks (a replica set) are on different nodes
+        bricks = [f"{n}:{BRICKS}/b{b}" for b in range(self.options.bricks_per_node) for n in names]
+        cli("volume", "create", VOLUME, *layout.create_args(len(bricks)), "transport", "tcp", *bricks, "force")
+        # (every option in one 'volume set': one transaction over the peers, not one each)
+        volume_options = options_for(layout, {**HONEST_OPTIONS, **GLUSTER_DETECTION})
+        cli("volume", "set", VOLUME, *(word for pair in volume_options.items() for word in pair))
+        cli("volume", "start", VOLUME)
+        proc.wait_for(lambda: gluster_client.health(cli, VOLUME, len(bricks), layout.keeps_copies),
+                      what=f"all {len(bricks)} bricks of {VOLUME} online, nothing to heal",
+                      timeout=offer.timeout, interval=0.25, alive=offer.stop.why)
+        offer.phase(f"volume {VOLUME} ({layout.kind}, {len(bricks)} bricks) started")
+        return {"nodes": names, "volume": VOLUME, "bricks": bricks, "bricks_per_node": self.options.bricks_per_node,
+                "volume_type": layout.kind, "redundancy": layout.redundancy if layout.kind == "disperse" else None,
+                "replica": self.options.gluster_replica if layout.kind != "disperse" else None,
+                "gluster_version": nodes[0].exec("glusterfs", "--version").split()[1]}
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> GlusterService:
+        """The volume as the client nodes reach it: served by the first node."""
+        return GlusterService(
+            host=facts["nodes"][0], volume=facts["volume"], volume_type=facts["volume_type"],
+            replica=facts["replica"], bricks=list(facts["bricks"]), socket="",
+            version=facts["gluster_version"], log_dir="", phases=phases,
+            volume_options=options_for(Layout(facts["volume_type"]), {**HONEST_OPTIONS, **GLUSTER_DETECTION}),
+            redundancy=facts.get("redundancy"), brick_root=BRICKS)
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        return ask_any(facts, node, lambda cli: each_volume(
+            facts, cli, lambda v: gluster_client.health(cli, v.name, v.bricks, v.keeps_copies), all))
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        """A brick offline in ``volume status``, asked of a node that is not the one down."""
         try:
-            cli = GlusterCli(nodes(live[0]))
-            for volume in started_volumes(facts, cli):  # (the lab's, and any a backend made for itself)
-                cli("volume", "start", volume.name, "force")
-        except DfsbenchError as exc:  # glusterd of the restarted node not answering yet
-            return False, exc.message
-        return True, "started"
+            return ask_any(facts, nodes, lambda cli: each_volume(
+                facts, cli, lambda v: bricks_offline(cli, v.name, v.bricks), any), besides=down)
+        except DfsbenchError as exc:
+            return None, exc.message
 
-    proc.wait_for(force_start, what="the GlusterFS bricks to be started again", timeout=RESTORE_TIMEOUT_S,
-                  interval=2)
-    wait_running(node, {"glusterfsd": int(facts.get("bricks_per_node", 1))}, RESTORE_TIMEOUT_S)
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        """glusterd started again on a restarted node, and the bricks not running force-started
+        through a node that stayed up; returns once the node runs its bricks again."""
+        if whole:
+            # a restarted container keeps the pid files of the daemons that were killed, and its
+            # new processes reuse low pids: glusterd would take a brick whose stale pid now names
+            # another process for running, and not start it
+            node.exec("sh", "-c", "find /var/run/gluster /var/lib/glusterd -name '*.pid' -delete")
+            node.exec(*GLUSTERD)
+        # (bricks of a started volume that are not running are started; the others stay)
+        live = [n for n in facts["nodes"] if n != node.hostname] or facts["nodes"]
+
+        def force_start() -> tuple[bool, str]:
+            try:
+                cli = GlusterCli(nodes(live[0]))
+                for volume in started_volumes(facts, cli):  # (the lab's, and any a backend made for itself)
+                    cli("volume", "start", volume.name, "force")
+            except DfsbenchError as exc:  # glusterd of the restarted node not answering yet
+                return False, exc.message
+            return True, "started"
+
+        proc.wait_for(force_start, what="the GlusterFS bricks to be started again", timeout=RESTORE_TIMEOUT_S,
+                      interval=2)
+        wait_running(node, {"glusterfsd": int(facts.get("bricks_per_node", 1))}, RESTORE_TIMEOUT_S)
+
+    def data_process(self) -> str:
+        return "glusterfsd"

@@ -5,7 +5,6 @@ lab's GlusterFS nodes (``backends.gluster.containers``), or a volume that exists
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,12 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from backends.gluster import client as gluster_client
-from backends.gluster import containers
+from backends.gluster.containers import GlusterContainers, bricks_offline
 from backends.gluster.client import GlusterCli, GlusterService, copies_kept
 from backends.gluster.lab import GlusterLab, longest_socket, replica_sets
 from backends.gluster.site import GlusterSpec, gluster_health, gluster_service
 from harness.api.contracts import Backend, Options
-from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
-                                 Placement, Processes, Refusal, SiteHosts, System)
+from harness.api.systems import (CONTRACT, LocalFaults, OnSite, Placement, Processes, Refusal, SiteHosts, System)
 from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
@@ -39,7 +37,7 @@ class GlusterLocalOptions(Options):
         return self
 
 
-class Gluster(System, LocalFaults, ContainerFaults, OnSite):
+class Gluster(System, LocalFaults, GlusterContainers, OnSite):
     name = "gluster"
     display = "GlusterFS"
     contract = CONTRACT
@@ -47,7 +45,6 @@ class Gluster(System, LocalFaults, ContainerFaults, OnSite):
     Service = GlusterService
     packages = ("glusterfs-server", "glusterfs-client")
     LocalOptions = GlusterLocalOptions
-    ContainerOptions = containers.GlusterContainerOptions
     Site = GlusterSpec
 
     # ---- every environment
@@ -161,34 +158,9 @@ class Gluster(System, LocalFaults, ContainerFaults, OnSite):
     def local_noticed(self, service: Any, down: str) -> tuple[bool | None, str]:
         """A brick offline in ``volume status``."""
         try:
-            return containers.bricks_offline(self._local_cli(service), service.volume, len(service.bricks))
+            return bricks_offline(self._local_cli(service), service.volume, len(service.bricks))
         except DfsbenchError as exc:
             return None, exc.message
-
-    # ---- the container lab
-
-    def container_nodes(self) -> list[NodeWish]:
-        return containers.wishes(self.options)
-
-    def start_containers(self, offer: Containers) -> dict[str, Any]:
-        return containers.start(self.options, offer)
-
-    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> GlusterService:
-        return containers.service(facts, phases)
-
-    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
-        return containers.health(facts, node)
-
-    def data_process(self) -> str:
-        return "glusterfsd"
-
-    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
-                nodes: Callable[[str], ContainerNode]) -> None:
-        containers.restart(facts, node, whole, nodes)
-
-    def noticed(self, facts: dict[str, Any], down: str,
-                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-        return containers.noticed(facts, down, nodes)
 
     # ---- an existing site
 

@@ -19,7 +19,7 @@ from backends.seaweedfs.weed import (OWN_CONFIG, REPLICATION_HELP, VOLUME_SIZE_M
                                      ReplicationText, SeaweedService, Topology, filer_argv, filer_config, get_json, leader, master_argv,
                                      read_health, version_of, volume_argv, weed_binary)
 from harness.api.contracts import Options
-from harness.api.systems import ContainerNode, Containers, NodeWish, wait_running
+from harness.api.systems import ContainerFaults, ContainerNode, Containers, NodeWish, wait_running
 from harness.errors import DfsbenchError
 from harness.system import proc
 
@@ -110,74 +110,6 @@ def volume_nodes(options: Any) -> list[str]:
     return [VOLUME_NODE.format(i + 1) for i in range(int(getattr(options, "seaweedfs_volume_nodes", 3)))]
 
 
-def wishes(options: Any) -> list[NodeWish]:
-    """The master's node (it holds metadata, not data: a fault of 'target: process' kills no
-    data there) and the volume nodes, each with a Docker volume at /data."""
-    return [NodeWish(MASTER_NODE, stores_data=False, volume_at=DATA),
-            *(NodeWish(name, stores_data=True, volume_at=DATA) for name in volume_nodes(options))]
-
-
-def start(options: Any, offer: Containers) -> dict[str, Any]:
-    """weed copied into each node and each client node as it comes up, the servers started
-    at once (a volume server retries its master until it answers), then the wait until the
-    master leads, lists every volume server, and the filer answers."""
-    weed = weed_binary()
-    replication = str(getattr(options, "seaweedfs_replication", "002"))
-    master = node_master(MASTER_NODE)
-    volumes = volume_nodes(options)
-
-    def part(job: Callable[..., T], *args: Any) -> T:
-        try:
-            return job(*args)
-        except BaseException as error:
-            offer.stop.fail(error)
-            raise
-
-    def server(hostname: str) -> ContainerNode:
-        node = offer.nodes[hostname].result()
-        offer.stop.check(f"SeaweedFS on {hostname}")
-        install_weed(node, weed)
-        if hostname == MASTER_NODE:
-            start_master(node, replication)
-        else:  # (one that finds no master retries only seconds later: see backends.seaweedfs.lab)
-            proc.wait_for(lambda: leads(master, node), what=f"the SeaweedFS master, from {hostname}",
-                          timeout=offer.timeout, interval=0.1, alive=offer.stop.why)
-            start_volume(node, master)
-        return node
-
-    def client(started: Future[ContainerNode]) -> None:
-        node = started.result()
-        offer.stop.check(f"SeaweedFS's client on {node.label}")
-        install_weed(node, weed)
-
-    with ThreadPoolExecutor(max_workers=1 + len(volumes) + len(offer.clients)) as pool:
-        servers = {h: pool.submit(part, server, h) for h in [MASTER_NODE, *volumes]}
-        for started in offer.clients:
-            pool.submit(part, client, started)
-    if offer.stop.first is not None:  # (every part has ended; the first error is the bring-up's)
-        raise offer.stop.first
-    offer.phase(f"weed in {len(servers) + len(offer.clients)} nodes, its servers started")
-    facts: dict[str, Any] = {"master": master, "filer": f"{MASTER_NODE}:{NODE_PORTS['filer']}",
-                             "nodes": volumes, "replication": replication}
-    head = servers[MASTER_NODE].result()
-    proc.wait_for(lambda: health(facts, lambda _: head), interval=0.25, timeout=offer.timeout,
-                  what=f"the SeaweedFS master leading, {len(volumes)} volume servers registered and the filer "
-                       "answering", alive=offer.stop.why)
-    facts["version"] = version_of(head.exec(WEED_IN_NODE, "version", timeout=30))
-    offer.phase(f"{len(volumes)} volume servers registered, filer answers")
-    return facts
-
-
-def service(facts: dict[str, Any], phases: dict[str, float]) -> SeaweedService:
-    """The lab as the client nodes reach it: by the nodes' host names."""
-    nodes = list(facts.get("nodes") or [])
-    return SeaweedService(master=str(facts["master"]), filer=str(facts["filer"]),
-                          replication=str(facts.get("replication") or ""), volume_servers=len(nodes),
-                          version=str(facts.get("version") or ""), log_dir=f"{DATA}/log in each node",
-                          phases=dict(phases), storage_nodes=len(nodes), weed=WEED_IN_NODE,
-                          settings={"volumeSizeLimitMB": str(VOLUME_SIZE_MB)})
-
-
 def health(facts: dict[str, Any], nodes: Callable[[str], ContainerNode]) -> tuple[bool, str]:
     """Asked in the master's node."""
     return read_health(str(facts["master"]), str(facts["filer"]), len(facts.get("nodes") or []),
@@ -190,35 +122,117 @@ def listed(facts: dict[str, Any], nodes: Callable[[str], ContainerNode]) -> Topo
                                 nodes(MASTER_NODE)))
 
 
-def restart(facts: dict[str, Any], node: ContainerNode, whole: bool, nodes: Callable[[str], ContainerNode]) -> None:
-    """The servers of a node started again (the master's node: the master and the filer; a
-    volume node: its volume server, on the volumes it kept), returning once they run — as
-    the other systems' restarts do: the time until the master lists every volume server
-    again is the recovery the fault table measures (health), not part of the restore."""
-    if node.hostname == MASTER_NODE:
-        start_master(node, str(facts.get("replication") or "002"))
-        wait_running(node, {"weed": 2}, RESTORE_TIMEOUT_S)  # (the master and the filer)
-        return
-    start_volume(node, str(facts["master"]))
-    wait_running(node, {"weed": 1}, RESTORE_TIMEOUT_S)
-
-
-def noticed(facts: dict[str, Any], down: str, nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-    """Whether the master no longer lists the volume server of node ``down`` (a killed one it
-    drops at once: its gRPC stream breaks; a paused one when its heartbeats stop); with no
-    node named (''), whether it lacks any of the lab's."""
-    if down == MASTER_NODE:
-        return None, "the SeaweedFS master is the node that is down: no other node can tell"
-    try:
-        top = listed(facts, nodes)
-    except DfsbenchError as exc:
-        return None, exc.message
-    urls = {n: f"{n}:{NODE_PORTS['volume']}" for n in facts.get("nodes") or []}
-    return shown_down(top, urls, down), f"the master lists {len(top.servers)} volume servers: " + (", ".join(top.servers) or "none")
-
-
 def shown_down(top: Topology, urls: dict[str, str], down: str) -> bool:
     """Whether the master's topology lacks the volume server of node ``down`` (``urls``: each
     volume node's server by its host name), or with no node named (''), any of them."""
     missing = [node for node, url in urls.items() if url not in top.servers]
     return down in missing if down else bool(missing)
+
+
+class SeaweedContainers(ContainerFaults):
+    """SeaweedFS's part in the container lab (a capability of :class:`backends.seaweedfs.system.SeaweedFS`):
+    its nodes, their bring-up, the service its clients reach, its health, and its faults."""
+
+    ContainerOptions = SeaweedContainerOptions
+    options: Any
+
+    def container_nodes(self) -> list[NodeWish]:
+        """The master's node (it holds metadata, not data: a fault of 'target: process' kills no
+        data there) and the volume nodes, each with a Docker volume at /data."""
+        return [NodeWish(MASTER_NODE, stores_data=False, volume_at=DATA),
+                *(NodeWish(name, stores_data=True, volume_at=DATA) for name in volume_nodes(self.options))]
+
+    def start_containers(self, offer: Containers) -> dict[str, Any]:
+        """weed copied into each node and each client node as it comes up, the servers started
+        at once (a volume server retries its master until it answers), then the wait until the
+        master leads, lists every volume server, and the filer answers."""
+        weed = weed_binary()
+        replication = str(getattr(self.options, "seaweedfs_replication", "002"))
+        master = node_master(MASTER_NODE)
+        volumes = volume_nodes(self.options)
+
+        def part(job: Callable[..., T], *args: Any) -> T:
+            try:
+                return job(*args)
+            except BaseException as error:
+                offer.stop.fail(error)
+                raise
+
+        def server(hostname: str) -> ContainerNode:
+            node = offer.nodes[hostname].result()
+            offer.stop.check(f"SeaweedFS on {hostname}")
+            install_weed(node, weed)
+            if hostname == MASTER_NODE:
+                start_master(node, replication)
+            else:  # (one that finds no master retries only seconds later: see backends.seaweedfs.lab)
+                proc.wait_for(lambda: leads(master, node), what=f"the SeaweedFS master, from {hostname}",
+                              timeout=offer.timeout, interval=0.1, alive=offer.stop.why)
+                start_volume(node, master)
+            return node
+
+        def client(started: Future[ContainerNode]) -> None:
+            node = started.result()
+            offer.stop.check(f"SeaweedFS's client on {node.label}")
+            install_weed(node, weed)
+
+        with ThreadPoolExecutor(max_workers=1 + len(volumes) + len(offer.clients)) as pool:
+            servers = {h: pool.submit(part, server, h) for h in [MASTER_NODE, *volumes]}
+            for started in offer.clients:
+                pool.submit(part, client, started)
+        if offer.stop.first is not None:  # (every part has ended; the first error is the bring-up's)
+            raise offer.stop.first
+        offer.phase(f"weed in {len(servers) + len(offer.clients)} nodes, its servers started")
+        facts: dict[str, Any] = {"master": master, "filer": f"{MASTER_NODE}:{NODE_PORTS['filer']}",
+                                 "nodes": volumes, "replication": replication}
+        head = servers[MASTER_NODE].result()
+        proc.wait_for(lambda: health(facts, lambda _: head), interval=0.25, timeout=offer.timeout,
+                      what=f"the SeaweedFS master leading, {len(volumes)} volume servers registered and the filer "
+                           "answering", alive=offer.stop.why)
+        facts["version"] = version_of(head.exec(WEED_IN_NODE, "version", timeout=30))
+        offer.phase(f"{len(volumes)} volume servers registered, filer answers")
+        return facts
+
+    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> SeaweedService:
+        """The lab as the client nodes reach it: by the nodes' host names."""
+        nodes = list(facts.get("nodes") or [])
+        return SeaweedService(master=str(facts["master"]), filer=str(facts["filer"]),
+                              replication=str(facts.get("replication") or ""), volume_servers=len(nodes),
+                              version=str(facts.get("version") or ""), log_dir=f"{DATA}/log in each node",
+                              phases=dict(phases), storage_nodes=len(nodes), weed=WEED_IN_NODE,
+                              settings={"volumeSizeLimitMB": str(VOLUME_SIZE_MB)})
+
+    def noticed(self, facts: dict[str, Any], down: str,
+                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
+        """Whether the master no longer lists the volume server of node ``down`` (a killed one it
+        drops at once: its gRPC stream breaks; a paused one when its heartbeats stop); with no
+        node named (''), whether it lacks any of the lab's."""
+        if down == MASTER_NODE:
+            return None, "the SeaweedFS master is the node that is down: no other node can tell"
+        try:
+            top = listed(facts, nodes)
+        except DfsbenchError as exc:
+            return None, exc.message
+        urls = {n: f"{n}:{NODE_PORTS['volume']}" for n in facts.get("nodes") or []}
+        return shown_down(top, urls, down), f"the master lists {len(top.servers)} volume servers: " + (", ".join(top.servers) or "none")
+
+    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
+                nodes: Callable[[str], ContainerNode]) -> None:
+        """The servers of a node started again (the master's node: the master and the filer; a
+        volume node: its volume server, on the volumes it kept), returning once they run — as
+        the other systems' restarts do: the time until the master lists every volume server
+        again is the recovery the fault table measures (health), not part of the restore."""
+        if node.hostname == MASTER_NODE:
+            start_master(node, str(facts.get("replication") or "002"))
+            wait_running(node, {"weed": 2}, RESTORE_TIMEOUT_S)  # (the master and the filer)
+            return
+        start_volume(node, str(facts["master"]))
+        wait_running(node, {"weed": 1}, RESTORE_TIMEOUT_S)
+
+    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
+        return health(facts, node)
+
+    def data_process(self) -> str:
+        return "weed volume"
+
+    def kill_data(self, node: ContainerNode) -> None:
+        kill_volume(node)

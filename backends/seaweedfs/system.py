@@ -14,22 +14,21 @@ SeaweedFS erasure-codes a volume once it is full and sealed, offline (``ec.encod
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from backends.seaweedfs import containers, site
+from backends.seaweedfs import site
+from backends.seaweedfs.containers import SeaweedContainers
 from backends.seaweedfs.lab import LocalLab, SeaweedLocalOptions
 from backends.seaweedfs.weed import (REPLICATION_PATTERN, Address, Replication, SeaweedService, Topology, get_json,
                                      read_health, weed_binary)
 from harness.errors import DfsbenchError
 from harness.api.contracts import Backend
-from harness.api.systems import (CONTRACT, ContainerFaults, ContainerNode, Containers, LocalFaults, NodeWish, OnSite,
-                                 Placement, Processes, Refusal, SiteHosts, System)
+from harness.api.systems import (CONTRACT, LocalFaults, OnSite, Placement, Processes, Refusal, SiteHosts, System)
 from harness.system.hosts import Host
 
 
-class SeaweedFS(System, LocalFaults, ContainerFaults, OnSite):
+class SeaweedFS(System, LocalFaults, SeaweedContainers, OnSite):
     name = "seaweedfs"
     display = "SeaweedFS"
     contract = CONTRACT
@@ -37,7 +36,6 @@ class SeaweedFS(System, LocalFaults, ContainerFaults, OnSite):
     Service = SeaweedService
     packages = ("fuse3",)  # (weed itself is one static binary, copied in from this host)
     LocalOptions = SeaweedLocalOptions
-    ContainerOptions = containers.SeaweedContainerOptions
     Site = site.SeaweedSite
 
     # the key that sizes each lab's volume servers
@@ -138,34 +136,6 @@ class SeaweedFS(System, LocalFaults, ContainerFaults, OnSite):
             return None, exc.message
         listed = len(top.servers)
         return listed < service.volume_servers, f"the master lists {listed} of {service.volume_servers} volume servers"
-
-    # ---- the container lab
-
-    def container_nodes(self) -> list[NodeWish]:
-        return containers.wishes(self.options)
-
-    def start_containers(self, offer: Containers) -> dict[str, Any]:
-        return containers.start(self.options, offer)
-
-    def container_service(self, facts: dict[str, Any], phases: dict[str, float]) -> SeaweedService:
-        return containers.service(facts, phases)
-
-    def container_health(self, facts: dict[str, Any], node: Callable[[str], ContainerNode]) -> tuple[bool, str]:
-        return containers.health(facts, node)
-
-    def data_process(self) -> str:
-        return "weed volume"
-
-    def kill_data(self, node: ContainerNode) -> None:
-        containers.kill_volume(node)
-
-    def restart(self, facts: dict[str, Any], node: ContainerNode, whole: bool,
-                nodes: Callable[[str], ContainerNode]) -> None:
-        containers.restart(facts, node, whole, nodes)
-
-    def noticed(self, facts: dict[str, Any], down: str,
-                nodes: Callable[[str], ContainerNode]) -> tuple[bool | None, str]:
-        return containers.noticed(facts, down, nodes)
 
     # ---- an existing site
 

@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from backends.seaweedfs import weed
-from backends.seaweedfs.containers import SeaweedContainerOptions, wishes
+from backends.seaweedfs.containers import SeaweedContainerOptions
 from backends.seaweedfs.lab import SeaweedLocalOptions
 from backends.seaweedfs.seaweedfs import SeaweedFSBackend
 from backends.seaweedfs.site import SeaweedSite
@@ -173,7 +173,7 @@ def test_copies_kept_per_byte_as_the_lab_is_sized():
 
 
 def test_the_container_lab_wants_a_master_node_and_its_volume_nodes():
-    found = wishes(SeaweedContainerOptions(seaweedfs_volume_nodes=4))
+    found = SeaweedFS(SeaweedContainerOptions(seaweedfs_volume_nodes=4)).container_nodes()
     assert [w.hostname for w in found] == ["seaweedfs-master1", *(f"seaweedfs-vol{i}" for i in range(1, 5))]
     assert [w.stores_data for w in found] == [False, True, True, True, True]
     assert {w.volume_at for w in found} == {"/data"}
