@@ -22,7 +22,7 @@ from backends.ceph.client import (EC_DESCRIPTION, CephBackend, CephCli, CephServ
                                   PoolOptions, ec_alone)
 from harness.api.attach import Attaching
 from harness.api.contracts import Cluster, OptionKey, Options, OptionValue, option_key
-from harness.api.mounts import FuseClients, GivenMount, Workspace, verify_mount
+from harness.api.mounts import FuseClients, GivenMount, mounted_workspace, verify_mount
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host, MountEntry
@@ -166,12 +166,7 @@ class CephFS(CephBackend):
                     cli.run("ceph", "fs", "add_data_pool", info.fs_name, pool.name)
                     cli.created(f"data pool {pool.name} of {info.fs_name}", "fs", "rm_data_pool",
                                 info.fs_name, pool.name)
-            with attach.step(f"CephFS at {mnt}", client.unmount):
-                entry = client.mount()
-            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
-                              client.argv[:-1] if isinstance(client, FuseClients) else None)
-            with attach.step(f"directory {space.path}", space.remove):
-                space.make()
+            entry, space = mounted_workspace(attach, client, cluster.clients, mnt, self.variant, "CephFS")
             if pool is not None:  # (the workloads' files go to that pool)
                 cli.host.setxattr(space.path, "ceph.dir.layout.pool", pool.name)
             return cli.target("path", self.name, self.variant, self._described(cluster, info, pool, entry, client),

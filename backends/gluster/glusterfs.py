@@ -23,7 +23,7 @@ from backends.gluster.client import FSTYPE, HONEST_OPTIONS, GlusterCli, GlusterS
 from backends.gluster.system import Gluster
 from harness.api.attach import Attaching
 from harness.api.contracts import Backend, Cluster, OptionKey, Options, OptionValue, option_key
-from harness.api.mounts import FuseClients, GivenMount, Workspace
+from harness.api.mounts import FuseClients, GivenMount, mounted_workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import DfsbenchError
@@ -107,12 +107,7 @@ class GlusterFS(Backend):
                 with attach.step(f"volume {volume.name}", volume.delete):
                     volume.create()
                     volume.start()
-            with attach.step(f"GlusterFS at {mnt}", client.unmount):
-                entry = client.mount()
-            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
-                              client.argv[:-1] if isinstance(client, FuseClients) else None)
-            with attach.step(f"directory {space.path}", space.remove):
-                space.make()
+            entry, space = mounted_workspace(attach, client, cluster.clients, mnt, self.variant, "GlusterFS")
             owned = isinstance(client, FuseClients)
             return Target("path", space.path, self.name, self.variant,
                           self._described(cluster, info, volume, entry, owned),

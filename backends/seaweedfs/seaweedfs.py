@@ -21,7 +21,7 @@ from backends.seaweedfs.weed import (GLOBAL_FLAGS, PACKAGE, REPLICATION_HELP, Ad
                                      SeaweedService, weed_binary)
 from harness.api.attach import Attaching
 from harness.api.contracts import Backend, Cluster, Options
-from harness.api.mounts import FuseClients, GivenMount, Workspace
+from harness.api.mounts import FuseClients, GivenMount, mounted_workspace
 from harness.api.tables import CLIENT, FS_TYPE, REPLICAS, VERSION, Placement, phrases
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError
@@ -99,12 +99,7 @@ class SeaweedFSBackend(Backend):
                            hint="leave out 'ec'")
         client, mnt = self._client(cluster, service, workdir)
         with Attaching(cluster.ledger, f"seaweedfs/{self.variant}") as attach:
-            with attach.step(f"SeaweedFS at {mnt}", client.unmount):
-                entry = client.mount()
-            space = Workspace(cluster.ledger, cluster.clients, mnt, self.variant,
-                              client.argv[:-1] if isinstance(client, FuseClients) else None)
-            with attach.step(f"directory {space.path}", space.remove):
-                space.make()
+            entry, space = mounted_workspace(attach, client, cluster.clients, mnt, self.variant, "SeaweedFS")
             server = Address.parse(service.filer).host
             return Target("path", space.path, self.name, self.variant, self._described(cluster, service, entry, client),
                           remount=client.remount if isinstance(client, FuseClients) else None,

@@ -6,14 +6,14 @@ What a backend's ``open`` calls, in this order, each as a step of its attachment
 (:class:`harness.api.attach.Attaching`, whose ``detach`` undoes them newest first)::
 
     client = FuseClients(cluster.ledger, cluster.clients, mnt, [*argv, str(mnt)], FSTYPE, log)
-    with attach.step(f"a {FSTYPE} mount at {mnt}", client.unmount):
-        entry = client.mount()               # the first host's /proc/mounts entry
-    space = Workspace(cluster.ledger, cluster.clients, mnt, variant, client.argv[:-1])
-    with attach.step(f"directory {space.path}", space.remove):
-        space.make()
+    # (two steps: the mount, then a Workspace under it; entry: the first host's /proc/mounts entry)
+    entry, space = mounted_workspace(attach, client, cluster.clients, mnt, variant, "MyFS")
     ...  Target(..., path=space.path, remount=client.remount, remount_host=client.remount_on)
 
 The pieces:
+
+- :func:`mounted_workspace` — the usual two steps of an ``open``: the client mounted, and
+  a fresh :class:`Workspace` under it, each a step of the attachment.
 
 - :func:`find_mount` — the topmost /proc/mounts entry at exactly a mount point (of this
   machine, or of a client host: its own /proc/mounts), or None.
@@ -57,11 +57,15 @@ import secrets
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from harness.errors import BadInput, DfsbenchError
 from harness.system import proc
 from harness.system.hosts import LOCAL, Host, MountEntry
 from harness.system.ledger import Ledger
+
+if TYPE_CHECKING:
+    from harness.api.attach import Attaching
 
 FUSE_SUPER_MAGIC = 0x65735546
 
@@ -297,3 +301,23 @@ class Workspace:
         raise DfsbenchError(f"could not remove {self.path} from the file system: " + "; ".join(problems),
                             hint="remove that directory by hand from any client")
 
+
+class Mountable(Protocol):
+    """What mounts a file system on the client hosts: a FUSE client, the kernel's, a user's mount."""
+
+    def mount(self) -> MountEntry: ...
+
+    def unmount(self) -> None: ...
+
+
+def mounted_workspace(attach: Attaching, client: Mountable, hosts: tuple[Host, ...], mount: Path, variant: str,
+                      what: str) -> tuple[MountEntry, Workspace]:
+    """``client`` mounted at ``mount`` and a fresh :class:`Workspace` under it, each a step of
+    ``attach`` (undone by the client's unmount, and by the workspace's removal, through a
+    client started for it where ``client`` is a FUSE client of dfsbench's)."""
+    with attach.step(f"{what} at {mount}", client.unmount):
+        entry = client.mount()
+    space = Workspace(attach.ledger, hosts, mount, variant, client.argv[:-1] if isinstance(client, FuseClients) else None)
+    with attach.step(f"directory {space.path}", space.remove):
+        space.make()
+    return entry, space
