@@ -41,6 +41,7 @@ from harness.system.parallel import Stop, Threads
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
+from harness.api.launch import Launch, Launching
 from harness.api.systems import (ContainerFaults, ContainerLab, ContainerNode, Containers, NodeWish, System, capable,
                                  refuse_plan, with_sizes)
 from harness.api.model import link_rate
@@ -89,7 +90,7 @@ class Link(Options):
         return int(parse_rate(self.rate) * 8)
 
 
-class LabShape(LabOptions):
+class LabShape(LabOptions, Launching):
     clients: int = Field(2, ge=1, le=8)
     link: Link = Field(default_factory=lambda: Link())
     client_links: dict[str, Link] = Field(default_factory=dict, description="a link of its own for a "
@@ -262,10 +263,12 @@ class DockerEnvironment(LabEnvironment):
 
         faults = LabFaults(self.systems, facts, lambda node: shape(node, int(shaped["now"] * 8)) if shaped["now"] else None)
         links = {name: parse_rate(rate) for name, rate in (facts.get("links") or {}).items()}
+        network = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
+                         str(facts.get("network")), timeout=30, check=False).strip() if facts.get("network") else ""
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
                        servers=servers, faults=faults, hosts_facts=facts.get("client_facts") or {}, links=links,
                        host_disk=Path(facts.get("docker_root") or "/var/lib/docker"), note=SHARED,
-                       reshape=reshape if link else None)
+                       reshape=reshape if link else None, launch=Launch.of(self.options, network or None))
 
     def check_alive(self, ledger: Ledger) -> None:
         """Refuse a lab whose nodes are down, or that an earlier dfsbench set up (it did not

@@ -32,6 +32,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from harness.api import model, registry
 from harness.api.contracts import Backend, ClientName, Cluster, HostName, LabStatus, Options, ServiceHealth, Workload, host_key
 from harness.api.lab import LabEnvironment, LabOptions, Note
+from harness.api.launch import Launch, Launching
 from harness.api.systems import OnSite, SiteHosts, System, capable, with_sites
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files
@@ -77,7 +78,7 @@ class ClientHost(Options):
 
 
 
-class SiteOptions(LabOptions):
+class SiteOptions(LabOptions, Launching):
     # (configs written for earlier versions call it workdir)
     lab_dir: Path | None = Field(None, validation_alias=AliasChoices("lab_dir", "workdir"),
                                  description=LabOptions.model_fields["lab_dir"].description)
@@ -210,7 +211,7 @@ class ExistingEnvironment(LabEnvironment):
     def cluster(self, ledger: Ledger, services: dict[str, Any], reused: bool) -> Cluster:
         made = ledger.data.get("existing", {})
         return Cluster("existing", services, ledger, Path(made["session"]), reused, tuple(self._hosts), None,
-                       hosts_facts=made.get("clients", {}))
+                       hosts_facts=made.get("clients", {}), launch=Launch.of(self.options))
 
     def undo(self, ledger: Ledger) -> list[str]:
         self._export_passwords()  # (after a crash, 'lab down' undoes through them)

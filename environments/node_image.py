@@ -49,6 +49,8 @@ TOOLS = (
     "util-linux", "attr", "kmod", "uuid-runtime", "xfsprogs", "e2fsprogs", "python3",
     # a client node can also be an SSH client host of the existing environment (its tests)
     "openssh-server",
+    # the clients of a cell run as ranks of one MPI job (harness.execution.ranks)
+    "openmpi-bin", "python3-mpi4py",
 )
 STEP = "---> Running in"  # (docker build: a step's output follows this line)
 SOURCES_FILE = Path("/etc/apt/sources.list.d/debian.sources")

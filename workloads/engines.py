@@ -35,13 +35,16 @@ class Deadline(Exception):
 
 # ------------------------------------------------------------------ smallfile
 
-def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: float = 1800) -> dict[str, Any]:
+def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: float = 1800,
+              ready: Callable[[], None] | None = None) -> dict[str, Any]:
     """One operation (create, ls-l, read) over every thread's files, the threads being
     worker processes (no GIL between them) started together at a barrier; returns
     timings and per-file latencies. Past ``deadline`` seconds (a hung FUSE client blocks
-    every call) the workers are killed and :class:`Deadline` raised."""
+    every call) the workers are killed and :class:`Deadline` raised. ``ready``, where given
+    (an MPI rank's wait for the other ranks), is called once the workers wait at their
+    barrier, and they start when it returns."""
     ctx = mp.get_context("fork")
-    barrier = ctx.Barrier(len(per_thread))
+    barrier = ctx.Barrier(len(per_thread) + (ready is not None))
     pipes, workers = [], []
     for t, count in enumerate(per_thread):
         here, there = ctx.Pipe(duplex=False)
@@ -51,6 +54,12 @@ def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: flo
         there.close()
         pipes.append(here)
         workers.append(w)
+    if ready is not None:
+        ready()
+        try:
+            barrier.wait(timeout=60)
+        except threading.BrokenBarrierError:  # (a worker that failed: its error is in its result)
+            pass
     results = []
     end = time.monotonic() + deadline
     try:

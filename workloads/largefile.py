@@ -58,6 +58,7 @@ class LargeFile(Workload):
     Options = LargeFileOptions
     options: LargeFileOptions
     times_phases = True
+    ranks = True
     tools = (("python3", "python3"),)
     suites = {"report": 1}
     tables = (TableSpec("Large files: copy one file into the mount (write) and back out (read)",

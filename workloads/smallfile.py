@@ -185,6 +185,7 @@ class SmallFile(Workload):
     Options = SmallFileOptions
     options: SmallFileOptions
     times_phases = True
+    ranks = True
     tools = (("python3", "python3"),)
     suites = {"report": 2}
     tables = (TableSpec("Small files: time to write, list and read N files",

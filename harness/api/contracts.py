@@ -16,6 +16,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.api.faults import Faults, FaultSpec
+from harness.api.launch import Launch
 from harness.api.model import ConfigModel
 from harness.api.records import Measurement
 from harness.api.sampler import Sampler
@@ -76,6 +77,8 @@ class Cluster:
     faults: Faults | None = None  # what it can do to its storage nodes (see harness.api.faults)
     # per client host (by label): kernel, CPUs, memory, clock offset — stored with each target
     hosts_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # how a cell runs on several client hosts at once (harness.api.launch)
+    launch: Launch | None = None
     # a directory of this host on the file system that holds every copy of every system's
     # data (a local lab's OSDs and bricks): what a cell writes must fit there, times replicas
     shared_disk: Path | None = None
@@ -381,6 +384,12 @@ class Workload(ABC):
     # the environment's default: then only on file system targets); see harness.execution.together
     clients: str = "first"
     clients_given: bool = False
+    # the MPI ranks on each client host of a cell run on several (the config entry's
+    # 'ranks_per_client'; None: the environment's)
+    ranks_per_client: int | None = None
+    # its timed phases are engine calls (Host.engine, right after Target.begin): on several
+    # client hosts it can run as the ranks of one MPI job (harness.execution.ranks)
+    ranks: ClassVar[bool] = False
     # it calls Target.begin right before each timed phase (so several clients start each
     # together, and a fault's clock starts with the measured work); else the cell's start
     # stands for its timed start
@@ -499,6 +508,8 @@ class Workload(ABC):
             found["fault"] = self.fault.model_dump(mode="json")
         if self.clients_given:
             found["clients"] = self.clients
+        if self.ranks_per_client is not None:
+            found["ranks_per_client"] = self.ranks_per_client
         return found
 
     def verification(self) -> str:

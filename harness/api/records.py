@@ -134,6 +134,8 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s",
                             # the untimed warm-up before a timed run (fio's ramp_time), left out of it
                             "warmup_s",
+                            # how the clients of a cell on several hosts were launched (mpi, exec)
+                            "launcher",
                             # a point of offered load is its cell's rate or share (offered_iops,
                             # offered_fraction); what each client offered and the most it did vary
                             "offered_iops_per_client", "max_iops_per_client"})

@@ -102,10 +102,11 @@ class Lineup:
         self._broken: str | None = None
         self._board: dict[tuple[str, str], Any] = {}
 
-    def begin(self, phase: str, warmup_s: float = 0.0) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
         """Wait until every client of the cell has come to this timed phase, then go on
         together; the first one also starts what waits for the cell's measured work, which
-        begins after ``warmup_s`` (what the tool runs untimed first)."""
+        begins after ``warmup_s`` (what the tool runs untimed first). ``host``: the client
+        that comes (a line-up of MPI ranks runs the phase itself: harness.execution.ranks)."""
         self.wait(phase)
         with self._cond:
             first, self._started = not self._started, True
@@ -227,7 +228,7 @@ class Target:
         remount = self.remount
         if self.remount_host is not None:
             remount_host = self.remount_host
-            remount = lambda: remount_host(host)  # noqa: E731
+            remount = lambda: remount_host(host.machine)  # noqa: E731
         # (what was filled is copied, not shared: a client's view of a cell run on every
         # client at once fills the image for that cell only, as it always did)
         return replace(self, host=host, hosts=(host,), remount=remount, detach=None,
@@ -239,7 +240,7 @@ class Target:
         the cell's measured work (a fault's clock) — ``warmup_s`` later, where the tool runs
         that long untimed first (fio's ramp_time)."""
         if self.lineup is not None:
-            self.lineup.begin(phase, warmup_s)
+            self.lineup.begin(phase, warmup_s, self.host)
 
     def settle(self, step: str) -> None:
         """Wait until every client of the cell has done this step (before one removes what
@@ -304,13 +305,16 @@ class Target:
         ("sync+other-client", or how the caches were dropped)."""
         every = self.peers or self.hosts or (self.host,)
         labels = [h.label for h in every]
-        if len(every) < 2 or self.host.label not in labels:
+        # (several ranks on one machine: the writer is as many places away as the machine has
+        # ranks, so that it is on another machine — IOR's -C shifts by the tasks per node)
+        shift = sum(1 for h in every if h.machine.label == self.host.machine.label)
+        if len(every) <= shift or self.host.label not in labels:
             return self, self.host, self.drop_caches()
         i = labels.index(self.host.label)
         self.host.run(["sync"], timeout=600)  # what this client wrote is on the servers before anyone reads
         if self.lineup is not None and self.lineup.clients > 1:
-            return self, every[(i - 1) % len(every)], f"sync+{OTHER_CLIENT}"
-        return self.on(every[(i + 1) % len(every)]), self.host, f"sync+{OTHER_CLIENT}"
+            return self, every[(i - shift) % len(every)], f"sync+{OTHER_CLIENT}"
+        return self.on(every[(i + shift) % len(every)]), self.host, f"sync+{OTHER_CLIENT}"
 
     @property
     def directory(self) -> Path:
@@ -347,15 +351,18 @@ class Target:
 
         Returns how it was done ("sync+remount+drop_caches"), recorded with the measurement.
         """
-        steps = ["sync"]
-        if self.remount is not None:
-            self.remount()
-            steps.append("remount")
-        elif self.cache_kept:  # a FUSE client the user mounted: its own cache stays (and is said)
-            steps.append("client-cache-kept")
-        # a container cannot write drop_caches: the kernel's page cache is then kept (and said)
-        steps.append("drop_caches" if self.host.drop_caches() else "no-drop_caches")
-        return "+".join(steps)
+        def drop() -> str:
+            steps = ["sync"]
+            if self.remount is not None:
+                self.remount()
+                steps.append("remount")
+            elif self.cache_kept:  # a FUSE client the user mounted: its own cache stays (and is said)
+                steps.append("client-cache-kept")
+            # a container cannot write drop_caches: the kernel's page cache is then kept (and said)
+            steps.append("drop_caches" if self.host.drop_caches() else "no-drop_caches")
+            return "+".join(steps)
+
+        return self.host.shared("drop caches", drop)  # (once per machine, for all its ranks)
 
     def require_destructive(self, workload: str) -> None:
         """Refuse to write to a raw device unless the user allowed it in so many words."""

@@ -271,7 +271,8 @@ class Cell:
         workload, target = self.workload, self.target
         if spread:
             what_all = f"{workload.name} {describe_cell(self.params)} on {len(target.hosts)} clients at once"
-            yield from together.run(workload, target, self.params, self.scratch, raw_dir, what_all, on_start, kept)
+            yield from together.run(workload, target, self.params, self.scratch, raw_dir, what_all, on_start, kept,
+                                    self.cluster.launch, self.run.progress.note)
             return
         view = target.for_cell(Lineup(1, on_start, self.scratch, kept))
         if not workload.times_phases:

@@ -36,6 +36,9 @@ class WorkloadSpec(PluginSpec):
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
                                          "after_s, restore_after_s} (harness.api.faults)")
+    ranks_per_client: int | None = Field(None, ge=1, le=64, description="MPI ranks on each client "
+                                         "host for this workload's cells on several (the environment's "
+                                         "'ranks_per_client' otherwise); needs launcher 'mpi'")
     sweep: bool = Field(True, description="false: not part of the config's sweep; it runs once, after the "
                         "sweep's points, on the environment as configured (every client host, its own link)")
 

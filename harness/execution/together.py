@@ -41,14 +41,16 @@ from harness.api.contracts import Workload
 from harness.api.histogram import merged, per_second, percentile_of
 from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement
 from harness.api.series import percentile_of_bins
+from harness.api.launch import Launch
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError
+from harness.execution import ranks
 from harness.system.hosts import Host
 from harness.system.names import host_part, named_path
 
 UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
 # what differs between the clients' records of one cell by design
-PER_CLIENT = frozenset({"host", "clients"}) | CIRCUMSTANTIAL
+PER_CLIENT = frozenset({"host", "clients", "rank", "ranks"}) | CIRCUMSTANTIAL
 OWN = frozenset(AMOUNT.values()) | {"read_on"}  # a client's own, left out of the aggregate
 
 
@@ -63,48 +65,100 @@ def spread(workload: Workload, target: Target) -> bool:
 
 def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Callable[[Host], Path],
         raw_dir: Path, what: str, on_start: Callable[[float], None] | None = None,
-        keep: list[Written] | None = None) -> Iterator[Measurement]:
+        keep: list[Written] | None = None, launch: Launch | None = None,
+        note: Callable[[str], None] | None = None) -> Iterator[Measurement]:
     """Per-client records of the cell, then the aggregate; raises if a client failed
     (after the records of those that did not). ``on_start`` hears when the first timed
-    phase begins."""
+    phase begins. Launched as ``launch`` says (:mod:`harness.execution.ranks`: the clients
+    as the ranks of one MPI job, where the workload can run so; ``note`` hears the choice
+    the first time it is made)."""
     hosts = target.hosts
-    lineup = Lineup(len(hosts), on_start, scratch, keep)
+    per_host = ranks_per_client(workload, launch)
+    decision = ranks.decide(launch, hosts) if workload.ranks else None
+    if per_host > 1 and (decision is None or decision.launcher != "mpi"):
+        raise DfsbenchError(f"{what}: ranks_per_client {per_host} needs the MPI launcher, and "
+                            + ("this workload does not run as MPI ranks" if decision is None else
+                               f"the cell is launched with exec ({decision.why})"))
+    if decision is not None and note is not None and ranks.first_said(decision):
+        note(f"  clients launched with {decision.launcher}: {decision.why}")
+    if decision is None or decision.launcher != "mpi":
+        lineup = Lineup(len(hosts), on_start, scratch, keep)
+        clients = [(h.label, target.on(h).for_cell(lineup)) for h in hosts]
+        yield from _records(workload, cell, raw_dir, what, lineup, clients, scratch, {}, len(hosts))
+        return
+    log = raw_dir / "mpirun.log"
+    with ranks.job(target, decision, launch or Launch(), per_host, log, on_start, scratch, keep) as (lineup, views):
+        extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
+        yield from _records(workload, cell, raw_dir, what, lineup, [(v.host.label, v) for v in views], scratch,
+                            extra, len(hosts), per_host)
+
+
+def ranks_per_client(workload: Workload, launch: Launch | None) -> int:
+    """The ranks on each client host of a cell: the workload entry's, else the environment's."""
+    if workload.ranks_per_client is not None:
+        return workload.ranks_per_client
+    return launch.ranks_per_client if launch is not None else 1
+
+
+def _records(workload: Workload, cell: dict[str, Any], raw_dir: Path, what: str, lineup: Lineup,
+             clients: list[tuple[str, Target]], scratch: Callable[[Host], Path], extra: dict[str, Any],
+             hosts: int, per_host: int = 1) -> Iterator[Measurement]:
+    """Run the cell on every client (a view each: a client host, or a rank of one) at
+    once, then its records: each client's (``host``: its host's label, and ``rank``
+    where a host has several), each host's where it has several ranks, the aggregate."""
     results: dict[str, list[Measurement]] = {}
     errors: dict[str, str] = {}
     stopped: list[BaseException] = []
 
-    def one(host: Host) -> None:
-        view = target.on(host).for_cell(lineup)
-        raw = named_path(raw_dir, host_part(host.label))
+    def one(label: str, view: Target) -> None:
+        raw = named_path(raw_dir, host_part(label))
         raw.mkdir(parents=True, exist_ok=True)
         try:
-            where = scratch(host)
+            where = scratch(view.host)
             if workload.times_phases:  # (the scratch directories made, every client sets out together)
                 lineup.wait("the cell")
             else:  # (its phases are not said: the cell's start is its timed start)
                 view.begin("the cell")
-            results[host.label] = list(workload.run(view, cell, where, raw))
+            results[label] = list(workload.run(view, cell, where, raw))
         except BaseException as exc:  # (whatever stops a client, the others must not wait for it)
             message = exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}"
-            errors[host.label] = message
-            lineup.abort(f"client {host.label} failed: {message}")
+            errors[label] = message
+            lineup.abort(f"client {label} failed: {message}")
             if not isinstance(exc, Exception):  # (an interrupt: raised again where the run can stop, not here)
                 stopped.append(exc)
 
-    threads = [threading.Thread(target=one, args=(h,), name=f"dfsbench-{h.label}") for h in hosts]
+    threads = [threading.Thread(target=one, args=(label, view), name=f"dfsbench-{label}") for label, view in clients]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if stopped:
         raise stopped[0]
-    clients = len(hosts)
-    each = [replace(m, params={**m.params, "host": label, "clients": clients})
-            for label in sorted(results) for m in results[label]]
+    machine = {label: view.host.machine.label for label, view in clients}
+    rank = {label: i for i, (label, _) in enumerate(clients)}
+
+    def own(label: str, m: Measurement) -> Measurement:
+        params = {**m.params, **extra, "host": machine[label], "clients": hosts}
+        if per_host > 1:
+            params["rank"] = rank[label]
+        return replace(m, params=params)
+
+    each = [own(label, m) for label, _ in clients if label in results for m in results[label]]
     yield from each
     if errors:
         raise DfsbenchError(f"{what}: " + "; ".join(f"{label}: {error}" for label, error in errors.items()))
-    yield from aggregate(each, clients, cell)
+    if per_host > 1:
+        for host in dict.fromkeys(machine.values()):  # (each host's ranks, as one client)
+            for m in aggregate([m for m in each if m.params["host"] == host], per_host, cell):
+                yield replace(m, params={**m.params, "host": host, "clients": hosts, "ranks": per_host})
+    for m in aggregate(each, len(clients), cell):
+        yield replace(m, params={**m.params, "clients": hosts, **({"ranks": len(clients)} if per_host > 1 else {})})
+
+
+def _client(m: Measurement) -> str:
+    """Which client gave a record: its host, and its rank there where it has several."""
+    rank = m.params.get("rank")
+    return str(m.params.get("host")) + (f"/{rank}" if rank is not None else "")
 
 
 def _identity(m: Measurement) -> tuple[tuple[str, str], ...]:
@@ -186,7 +240,7 @@ def _cannot_add(found: list[Measurement], clients: int, amount: str | None) -> s
                        and len({repr(o.params.get(k)) for o in found}) > 1})
         return "the clients' records differ in " + ", ".join(
             f"{k} ({' vs '.join(sorted({repr(m.params.get(k)) for m in found}))})" for k in keys)
-    hosts = {m.params.get("host") for m in found}
+    hosts = {_client(m) for m in found}
     if len(hosts) != len(found):
         return f"{len(found)} records from {len(hosts)} clients for one figure"
     if len(found) != clients:
@@ -213,7 +267,7 @@ def _stonewalled(first: Measurement, found: list[Measurement], params: dict[str,
     if any(len(m.progress) < 2 for m in found):
         return replace(first, metric=metric, value=None, flags=(*flags, "no-aggregate"),
                        params={**base, "why": "a client reported no progress over time"})
-    each = {str(m.params.get("host")): moved_by(m.progress, end) - moved_by(m.progress, start) for m in found}
+    each = {_client(m): moved_by(m.progress, end) - moved_by(m.progress, start) for m in found}
     moved = sum(each.values())
     return replace(first, metric=metric, value=moved / (end - start), flags=flags,
                    params={**base, "moved": moved, "moved_each": each, "basis": "stonewalled"})

@@ -23,11 +23,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import DfsbenchError, Hung
 from harness.system import proc, signals
 from harness.system.ledger import Ledger, read_mounts, tool_started
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,18 @@ class Host(ABC):
     def label(self) -> str:
         """How records and tables name the host (stable across labs)."""
         return self.name
+
+    @property
+    def machine(self) -> Host:
+        """The host itself: what one of several ranks on it stands for
+        (``harness.execution.ranks.RankHost``) is that host's."""
+        return self
+
+    def shared(self, key: str, do: Callable[[], T]) -> T:
+        """``do()``, which changes the host for everything running there (a remount, a
+        cache drop): where several ranks run on the host, the first rank to come to it does
+        it and the others get its outcome (``harness.execution.ranks.RankHost``)."""
+        return do()
 
     @abstractmethod
     def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,

@@ -1,0 +1,37 @@
+"""``mpirun``'s launch agent (its ``plm_rsh_agent``) for a cell's MPI job: how this machine
+starts Open MPI's daemon on a client host, in place of ``ssh``.
+
+    python3 mpi_agent.py HOSTS_JSON NAME COMMAND-WORDS…
+
+``mpirun`` calls it with a host's name from the job's hostfile and the daemon's command
+line (words of a shell line). ``HOSTS_JSON`` is a file dfsbench wrote (a name: the argv
+that runs a command on that host from this machine — ``docker exec`` into a client
+container, or dfsbench's SSH runner — ending in ``sh -c``); the agent appends the command
+line as one word and execs it. A name the file does not hold is refused: nothing but the
+hosts of the job is reached. Only the standard library: ``mpirun`` runs it with this
+machine's Python, outside dfsbench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4:
+        sys.stderr.write("usage: mpi_agent.py HOSTS_JSON NAME COMMAND...\n")
+        return 2
+    with open(argv[1]) as f:
+        hosts = json.load(f)
+    prefix = hosts.get(argv[2])
+    if not isinstance(prefix, list) or not prefix or not all(isinstance(w, str) for w in prefix):
+        sys.stderr.write(f"mpi_agent: {argv[2]!r} is not a host of this job\n")
+        return 2
+    os.execvp(prefix[0], [*prefix, " ".join(argv[3:])])
+    return 127  # (execvp does not return)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

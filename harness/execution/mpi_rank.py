@@ -1,0 +1,131 @@
+"""The program every rank of a cell's MPI job runs, on a client host: it imports nothing of
+dfsbench (the host has a Python 3 with ``mpi4py``, not dfsbench), only the standard
+library, ``mpi4py`` and the engine scripts it is told to load (``workloads/engines.py``).
+
+    mpirun … python3 mpi_rank.py TAG
+
+The job is launched once per cell (``harness.execution.ranks``) and then led by rank 0,
+which reads one JSON command per line on its standard input (``mpirun`` hands this
+machine's input to rank 0) and broadcasts it:
+
+- ``{"phase": NAME, "calls": [{"script": PATH, "engine": NAME, "args": {…}}, …]}``: every
+  rank runs the call at its own index, one timed phase: it gets ready (a smallfile engine
+  forks its workers), waits at ``MPI_Barrier`` with the others, and only then starts its
+  clock. Rank 0 prints, right after the barrier, ``{"began": NAME, "t": …}``, and when every
+  rank is done, ``{"phase": NAME, "results": [{"rank", "host", "released", "result"}, …]}``
+  (a rank's ``result`` is the engine's document, or ``{"error": …}``).
+- ``{"end": true}`` (or the end of its input): every rank leaves.
+
+At the start rank 0 prints ``{"hello": [[host, pid], …]}``, a pair per rank. Each line
+rank 0 prints starts with :data:`MARK`. Ranks waiting for a command or for the others to
+finish sleep between polls of a non-blocking barrier instead of spinning in a blocking
+one: on a small host a spinning rank takes the CPU from the ranks still working and from
+the storage daemons. Only the barrier right before a timed phase spins (the ranks reach
+it together, so it is short), which is what lines their starts up to a fraction of a
+millisecond.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+MARK = "DFSBENCH-RANKS "
+IDLE_POLL_S = 0.002  # how often a waiting rank looks whether the others have come
+
+
+def _say(doc: dict[str, Any]) -> None:
+    sys.stdout.write(MARK + json.dumps(doc) + "\n")
+    sys.stdout.flush()
+
+
+def _idle_wait(comm: Any) -> None:
+    """Wait for every rank, asleep between polls (see the module)."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(IDLE_POLL_S)
+
+
+_modules: dict[str, Any] = {}
+
+
+def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
+    if script not in _modules:
+        spec = importlib.util.spec_from_file_location(f"dfsbench_engine_{len(_modules)}", script)
+        if spec is None or spec.loader is None:
+            raise RuntimeError(f"cannot load the engine script {script}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _modules[script] = module
+    found: Callable[..., dict[str, Any]] = _modules[script].ENGINES[name]
+    return found
+
+
+def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
+    phase = str(command["phase"])
+    call = command["calls"][rank]
+    released: list[float] = []
+
+    def ready() -> None:
+        """Everything set up: wait for the others, then go (the clock starts after this)."""
+        _idle_wait(comm)  # (all of them ready, asleep meanwhile)
+        comm.Barrier()  # (and out of it together)
+        released.append(time.time())
+        if rank == 0:
+            _say({"began": phase, "t": released[0]})
+
+    result: dict[str, Any]
+    try:
+        engine = _engine(str(call["script"]), str(call["engine"]))
+        args = dict(call["args"])
+        if "ready" in inspect.signature(engine).parameters:
+            result = engine(**args, ready=ready)
+        else:
+            ready()
+            result = engine(**args)
+    except Exception as exc:  # noqa: BLE001 (said to rank 0, which says it to dfsbench)
+        deadline = type(exc).__name__ == "Deadline"
+        result = {"error": f"{type(exc).__name__}: {exc}" if not deadline else str(exc), "hung": deadline}
+    finally:
+        if not released:  # (a rank that failed before the barrier still lets the others through)
+            ready()
+    _idle_wait(comm)
+    gathered = comm.gather({"rank": rank, "host": host, "released": released[0], "result": result}, root=0)
+    if rank == 0:
+        _say({"phase": phase, "results": gathered})
+
+
+def main(argv: list[str]) -> int:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    host = MPI.Get_processor_name()
+    hello = comm.gather([host, os.getpid()], root=0)
+    if rank == 0:
+        _say({"hello": hello, "tag": argv[1] if len(argv) > 1 else ""})
+    while True:
+        command: dict[str, Any] | None = None
+        if rank == 0:
+            line = sys.stdin.readline()
+            try:
+                command = json.loads(line) if line.strip() else {"end": True}
+            except json.JSONDecodeError:
+                command = {"end": True, "error": f"not a command: {line[:200]!r}"}
+        _idle_wait(comm)
+        command = comm.bcast(command, root=0)
+        if command is None or command.get("end"):
+            if rank == 0 and command and command.get("error"):
+                _say({"error": command["error"]})
+            return 0
+        _phase(comm, rank, host, command)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

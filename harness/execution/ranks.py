@@ -1,0 +1,562 @@
+"""A cell on several client hosts as one MPI job (the ``mpi`` launcher; see
+``harness.api.launch``): its clients are the ranks of one ``mpirun``, launched once per
+cell, as IOR, mdtest and IO500 run theirs.
+
+- **Where ``mpirun`` runs.** On this machine. It starts Open MPI's daemon (``orted``) on
+  each client host through :mod:`harness.execution.mpi_agent` in place of ``ssh``: the
+  argv by which dfsbench already runs commands there (``docker exec`` into a client
+  container; its own SSH connection to an existing site's host). Tree spawn is off, so no
+  client host needs SSH to another; the daemons call back to ``mpirun`` over TCP, and the
+  ranks talk to each other over TCP, on the lab's network (or ``mpi_network``). Host names
+  reach ``mpirun`` only in a hostfile, as checked host names; nothing of a config becomes
+  an argument or an MCA parameter (the network is a checked CIDR).
+- **What the ranks run.** :mod:`harness.execution.mpi_rank`, which loads the workload's
+  engine script (``workloads/engines.py``) on its host and runs, for each timed phase, the
+  call its rank was given, after ``MPI_Barrier``; rank 0 gathers every rank's result and
+  prints one document. Everything between two timed phases (a remount that drops a
+  client's cache, reading what another client wrote) stays dfsbench's, as before: the
+  workload's own code runs unchanged, one thread per rank (:class:`RankHost`, a view of
+  its client host), and only its timed engine calls go to the job (:class:`RankLineup`).
+  Several ranks of one host share what changes the host (a remount, a cache drop, the
+  source file of a copy): the first rank to come to it does it (:meth:`RankHost.shared`).
+- **Failure.** A phase past its deadline (the engine's, plus :data:`GRACE_S`) ends the job;
+  a rank that dies ends it too (``mpirun`` aborts the others); either way the cell is
+  failed, naming the rank and its host. The job is in the run's ledger while it runs
+  (``mpirun`` by pid here; on each client host, a command that ends every process whose
+  environment carries the job's tag, :data:`JOB_ENV`), so ``lab down`` after a crash ends
+  it; Ctrl-C ends it at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.api.launch import Launch
+from harness.api.target import Lineup, Target, Written
+from harness.errors import BadInput, DfsbenchError, Hung
+from harness.system import proc, signals
+from harness.system.hosts import Host, Running
+from harness.system.ledger import Ledger, tool_started
+
+T = TypeVar("T")
+MPI_RANK = Path(__file__).with_name("mpi_rank.py")
+MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
+MARK = "DFSBENCH-RANKS "  # (mpi_rank.MARK: the lines rank 0 prints for dfsbench)
+JOB_ENV = "DFSBENCH_MPI_JOB"  # every process of a job carries its tag in its environment
+START_S = 60.0  # the longest a job may take to have every rank up
+GRACE_S = 30.0  # past a phase's deadline: for the ranks to say so themselves, then the job ends
+END_S = 10.0  # the longest a job may take to end when told to
+HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+                      r"[A-Za-z0-9])?)*")
+# the MCA settings of every job: the daemons all started from here (no tree spawn: no client
+# host needs SSH to another); TCP between hosts, shared memory within one; no rank bound to a
+# core (several containers of one machine each think they own its cores); a rank waiting in a
+# blocking call yields its CPU
+MCA = (("plm_rsh_no_tree_spawn", "1"), ("btl", "self,vader,tcp"), ("mpi_yield_when_idle", "1"),
+       ("rmaps_base_oversubscribe", "1"), ("hwloc_base_binding_policy", "none"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How the cells of a run on several client hosts are launched, and why."""
+
+    launcher: str  # "mpi" or "exec"
+    why: str
+    version: str = ""  # Open MPI's, where mpi
+    hostnames: tuple[str, ...] = ()  # each client host's, as its ranks name it (mpi)
+
+
+_decided: dict[tuple[Any, ...], Decision] = {}
+_lock = threading.Lock()
+
+
+def mpirun_version() -> str | None:
+    """The version of this machine's ``mpirun`` (None: there is none)."""
+    if shutil.which("mpirun") is None:
+        return None
+    out = proc.run(["mpirun", "--version"], check=False, timeout=30).stdout
+    found = re.search(r"Open MPI\)? ([0-9][0-9.]*)", out)
+    return found.group(1) if found else None
+
+
+# what a client host answers: its hostname, Open MPI's version as its mpi4py sees it (without
+# starting MPI), whether it has orted
+PROBE = ("import socket, mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; import shutil; "
+         "print(socket.gethostname()); print(MPI.Get_library_version().split(',')[0]); "
+         "print(bool(shutil.which('orted')))")
+
+
+def decide(launch: Launch | None, hosts: Sequence[Host]) -> Decision:
+    """The launcher of cells on these client hosts: the one asked, else ``mpi`` where this
+    machine and every host can run the job, else ``exec`` (saying why). Asked once per set
+    of hosts in a process. An ``mpi`` asked for and impossible is an error."""
+    launch = launch or Launch()
+    key = (launch, tuple(h.label for h in hosts))
+    with _lock:
+        if key in _decided:
+            return _decided[key]
+    found = _decide(launch, hosts)
+    with _lock:
+        _decided[key] = found
+    return found
+
+
+def _decide(launch: Launch, hosts: Sequence[Host]) -> Decision:
+    if launch.asked == "exec":
+        return Decision("exec", "asked for (environment.options.launcher: exec)")
+    problems = []
+    version = mpirun_version()
+    if version is None:
+        problems.append("this machine has no mpirun (Debian package openmpi-bin)")
+    if shutil.which("python3") is None:
+        problems.append("this machine has no python3 on its PATH for mpirun's launch agent")
+    for path in (str(MPI_AGENT), tempfile.gettempdir()):
+        if re.search(r"\s", path):  # (mpirun splits its launch agent's line on white space)
+            problems.append(f"{path} holds white space, which mpirun's launch agent cannot")
+    names: list[str] = []
+    with ThreadPoolExecutor(max_workers=min(8, len(hosts))) as pool:
+        probes = list(pool.map(lambda h: h.run(["python3", "-c", PROBE], check=False, timeout=60), hosts))
+    for host, probe in zip(hosts, probes):
+        lines = probe.stdout.split("\n")
+        if probe.returncode != 0 or len(lines) < 3:
+            problems.append(f"{host.name} has no mpi4py for its python3 (Debian package python3-mpi4py)")
+            continue
+        name, library, orted = lines[0].strip(), lines[1].strip(), lines[2].strip()
+        if not HOSTNAME.fullmatch(name):
+            problems.append(f"{host.name} calls itself {name[:80]!r}, which is no host name for a hostfile")
+        elif name in names:
+            problems.append(f"two client hosts call themselves {name}: their ranks could not be told apart")
+        names.append(name)
+        if orted != "True":
+            problems.append(f"{host.name} has no orted (Debian package openmpi-bin)")
+        there = re.search(r"([0-9][0-9.]*)", library)
+        if version is not None and (there is None or there.group(1) != version):
+            problems.append(f"{host.name} has {library or 'an unknown MPI'}, this machine Open MPI {version}: "
+                            "Open MPI's daemons must be one version")
+    if problems:
+        if launch.asked == "mpi":
+            raise BadInput("launcher 'mpi' cannot run here: " + "; ".join(problems),
+                           hint="install openmpi-bin here and openmpi-bin and python3-mpi4py on every client "
+                                "host (one Open MPI version), or set environment.options.launcher: exec")
+        return Decision("exec", "; ".join(problems))
+    return Decision("mpi", f"Open MPI {version} here and on all {len(hosts)} client hosts", version or "",
+                    tuple(names))
+
+
+_said: set[Decision] = set()
+
+
+def first_said(decision: Decision) -> bool:
+    """Whether this is the first time the run says this decision (it says it once)."""
+    with _lock:
+        first = decision not in _said
+        _said.add(decision)
+    return first
+
+
+def kill_script(tag: str) -> str:
+    """Shell: end every process of the host whose environment carries the job's tag (its
+    daemon, ranks and their workers), and nothing else."""
+    assert re.fullmatch(r"[0-9a-f]+", tag)
+    return (f'for e in /proc/[0-9]*/environ; do if tr "\\0" "\\n" < "$e" 2>/dev/null | '
+            f'grep -qx "{JOB_ENV}={tag}"; then p=${{e#/proc/}}; kill -9 "${{p%/environ}}" 2>/dev/null; fi; '
+            'done; exit 0')
+
+
+class MpiJob:
+    """One ``mpirun`` of ``per_host`` ranks on each of ``hosts`` (host-major: ranks 0 to
+    per_host-1 on the first), led through rank 0's input and output (see
+    :mod:`harness.execution.mpi_rank`)."""
+
+    def __init__(self, hosts: Sequence[Host], hostnames: Sequence[str], per_host: int, network: str | None,
+                 log: Path) -> None:
+        self.hosts, self.hostnames, self.per_host = tuple(hosts), tuple(hostnames), per_host
+        self.network, self.log = network, log
+        self.size = len(self.hosts) * per_host
+        self.tag = secrets.token_hex(6)
+        self.started = 0.0  # (when mpirun was started, this machine's clock)
+        self.up_s = 0.0  # how long until every rank said hello
+        self._child: subprocess.Popen[bytes] | None = None
+        self._said: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._ended: list[Callable[[], None]] = []
+        self._dir: Path | None = None
+        self._failed = False
+
+    def host_of(self, rank: int) -> Host:
+        return self.hosts[rank // self.per_host]
+
+    def argv(self, agent_map: Path, hostfile: Path, rank_argv: Sequence[str]) -> list[str]:
+        # (the agent's first word is one every client host has too: Open MPI's daemons look
+        # for it there, and fail where it is not, though they never use it without tree spawn)
+        mca = [*MCA, ("plm_rsh_agent", f"python3 -S {MPI_AGENT} {agent_map}")]
+        if self.network:
+            mca += [("oob_tcp_if_include", self.network), ("btl_tcp_if_include", self.network)]
+        return ["mpirun", "--hostfile", str(hostfile), "-np", str(self.size),
+                *[w for key, value in mca for w in ("--mca", key, value)], *rank_argv, self.tag]
+
+    def start(self) -> None:
+        """Start the job; return once every rank said it is up, on the host it should be."""
+        rank_argv = {tuple(h.python(MPI_RANK)) for h in self.hosts}
+        if len(rank_argv) != 1:  # (the same program path everywhere: one app context)
+            raise DfsbenchError("the client hosts keep dfsbench's programs in different places: "
+                                f"{', '.join(' '.join(a) for a in sorted(rank_argv))}")
+        self._dir = Path(tempfile.mkdtemp(prefix="dfsbench-mpi-"))
+        hostfile, agent_map = self._dir / "hostfile", self._dir / "hosts.json"
+        hostfile.write_text("".join(f"{name} slots={self.per_host}\n" for name in self.hostnames))
+        agent_map.write_text(json.dumps({name: host.wrap(["env", f"{JOB_ENV}={self.tag}", "sh", "-c"])
+                                         for name, host in zip(self.hostnames, self.hosts)}))
+        env = dict(os.environ)
+        if os.geteuid() == 0:  # (Open MPI refuses root unless told twice)
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        # (every host's part of the job in the ledger before it exists: a crash leaves none)
+        self._ended = [tool_started(f"MPI ranks of job {self.tag} on {h.name}",
+                                    stop=h.wrap(["sh", "-c", kill_script(self.tag)])) for h in self.hosts]
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.started = time.time()
+        with open(self.log, "ab") as log:
+            self._child = subprocess.Popen(self.argv(agent_map, hostfile, next(iter(rank_argv))),
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                                           start_new_session=True)
+        self._ended.append(tool_started(f"mpirun of job {self.tag}", pid=self._child.pid))
+        threading.Thread(target=self._read, name=f"dfsbench-mpi-{self.tag}", daemon=True).start()
+        hello = self._next("the job to start", time.monotonic() + START_S)
+        while "hello" not in hello:
+            hello = self._next("the job to start", time.monotonic() + START_S)
+        got = [str(name) for name, _ in hello["hello"]]
+        wanted = [self.hostnames[r // self.per_host] for r in range(self.size)]
+        if got != wanted:
+            raise DfsbenchError(f"mpirun placed the ranks on {', '.join(got)}, not on {', '.join(wanted)}")
+        self.up_s = time.time() - self.started
+
+    def _read(self) -> None:
+        assert self._child is not None and self._child.stdout is not None
+        for raw in self._child.stdout:
+            line = raw.decode(errors="replace")
+            if line.startswith(MARK):
+                try:
+                    self._said.put(json.loads(line[len(MARK):]))
+                except json.JSONDecodeError:
+                    pass
+        self._said.put(None)  # (its output ended: the job is over)
+
+    def _next(self, what: str, deadline: float) -> dict[str, Any]:
+        """What rank 0 says next; an error where the job ended or ``deadline`` passed."""
+        while True:
+            signals.check()  # (an interrupted run stops waiting)
+            try:
+                said = self._said.get(timeout=0.2)
+            except queue.Empty:
+                if time.monotonic() > deadline:
+                    self._failed = True
+                    raise Hung(f"the MPI job waited for {what} past its deadline, and was ended",
+                               hint="check the client hosts (a stopped FUSE client blocks every call), or "
+                                    "raise the workload's deadline_s")
+                continue
+            if said is None:
+                self._failed = True
+                raise DfsbenchError(f"the MPI job ended while waiting for {what}: {self._why()}")
+            return said
+
+    def _why(self) -> str:
+        """What mpirun said of its end: the lines of its log that name a rank or a host."""
+        said = proc.log_tail(self.log, 40) if self.log.exists() else ""
+        lines = [line.strip() for line in said.splitlines() if line.strip() and not line.startswith("-" * 10)]
+        named = [line for line in lines if re.search(r"rank|node|process|signal|error", line, re.I)]
+        return " / ".join((named or lines)[-4:])[:800] or "it said nothing (its log is empty)"
+
+    def phase(self, phase: str, calls: Sequence[dict[str, Any]], deadline: float,
+              began: Callable[[float], None]) -> list[dict[str, Any]]:
+        """Run one timed phase: every rank its call, after a barrier; every rank's result
+        (``rank``, ``host``, ``released``, ``result``) in rank order. ``began`` hears when
+        the ranks left the barrier (this machine's clock)."""
+        child = self._child
+        if child is None or child.stdin is None:
+            raise DfsbenchError("the MPI job is not running")
+        try:
+            child.stdin.write((json.dumps({"phase": phase, "calls": list(calls)}) + "\n").encode())
+            child.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._failed = True
+            raise DfsbenchError(f"the MPI job ended before phase {phase!r}: {self._why()}") from None
+        end = time.monotonic() + deadline + GRACE_S
+        while True:
+            said = self._next(f"phase {phase!r}", end)
+            if said.get("began") == phase:
+                began(float(said["t"]))
+            elif said.get("phase") == phase:
+                results: list[dict[str, Any]] = said["results"]
+                if len(results) != self.size:
+                    raise DfsbenchError(f"the MPI job gave {len(results)} results of phase {phase!r} for "
+                                        f"{self.size} ranks")
+                return sorted(results, key=lambda r: int(r["rank"]))
+
+    def close(self) -> None:
+        """End the job: told to where it is well, else stopped; then nothing of it is left
+        on any host (each host's part is ended by its tag where the job did not end well)."""
+        with signals.shielded():
+            child = self._child
+            if child is not None:
+                if not self._failed and child.poll() is None and child.stdin is not None:
+                    try:
+                        child.stdin.write(b'{"end": true}\n')
+                        child.stdin.close()
+                    except OSError:
+                        pass
+                    try:
+                        child.wait(timeout=END_S)
+                    except subprocess.TimeoutExpired:
+                        self._failed = True
+                if child.poll() is None:
+                    self._failed = True
+                    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+                        try:
+                            os.killpg(child.pid, sig)  # (mpirun, in a session of its own, and its agents)
+                        except ProcessLookupError:
+                            break
+                        try:
+                            child.wait(timeout=wait)
+                            break
+                        except subprocess.TimeoutExpired:
+                            continue
+                if child.returncode not in (0, None):
+                    self._failed = True
+            if self._failed or child is None:
+                with ThreadPoolExecutor(max_workers=min(8, len(self.hosts))) as pool:
+                    list(pool.map(lambda h: h.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60),
+                                  self.hosts))
+            for ended in self._ended:
+                ended()
+            self._ended = []
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class MachineShare:
+    """What the ranks of one host do once for all of them (:meth:`RankHost.shared`): the
+    n-th time any of them comes to a step, the first does it and the others get its outcome."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done: dict[tuple[str, int], Future[Any]] = {}
+        self._count: dict[tuple[int, str], int] = {}
+
+    def once(self, who: int, key: str, do: Callable[[], T]) -> T:
+        with self._lock:
+            n = self._count.get((who, key), 0)
+            self._count[(who, key)] = n + 1
+            found = self._done.get((key, n))
+            mine = found is None
+            if found is None:
+                found = self._done[(key, n)] = Future()
+        if mine:
+            try:
+                found.set_result(do())
+            except BaseException as exc:
+                found.set_exception(exc)
+                raise
+        while True:
+            signals.check()
+            try:
+                result: T = found.result(timeout=0.2)
+                return result
+            except TimeoutError:
+                continue
+
+
+class RankHost(Host):
+    """One rank of a cell's MPI job, as the workload's code sees its client host: every
+    command runs on that host (:attr:`base`), but the timed engine calls, which the rank
+    runs in the job (:class:`RankLineup`); named ``client1-r1`` where a host has several."""
+
+    def __init__(self, base: Host, k: int, per_host: int, rank: int, lineup: RankLineup,
+                 share: MachineShare) -> None:
+        self.base, self.k, self.rank, self.lineup, self.share = base, k, rank, lineup, share
+        self.name = base.name if per_host == 1 else f"{base.name} (rank {rank})"
+        self._label = base.label if per_host == 1 else f"{base.label}-r{k}"
+        self.local = base.local
+        self.clock_offset = base.clock_offset  # (its times are the host's: here() asks the host)
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    @property
+    def machine(self) -> Host:
+        return self.base
+
+    def shared(self, key: str, do: Callable[[], T]) -> T:
+        return self.share.once(self.k, key, do)
+
+    def here(self, t: float) -> float:
+        return self.base.here(t)
+
+    def facts(self) -> dict[str, Any]:
+        return self.base.facts()
+
+    def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
+            env: Any = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self.base.run(argv, timeout=timeout, check=check, env=env, input=input)
+
+    def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
+                 env: Any = None, cwd: Path | None = None, grace: float = 5.0) -> proc.ToolRun:
+        return self.base.run_tool(argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace)
+
+    def python(self, script: Path) -> list[str]:
+        return self.shared(f"python {script}", lambda: self.base.python(script))
+
+    def scratch(self, here: Path, ledger: Ledger) -> Path:
+        return self.shared(f"scratch {here}", lambda: self.base.scratch(here, ledger))
+
+    def tail(self, path: Path, lines: int = 15) -> str | None:
+        return self.base.tail(path, lines)
+
+    def start_daemon(self, argv: list[str], log: Path, ledger: Ledger, what: str,
+                     grace: float) -> tuple[int | None, Callable[[], str | None]]:
+        return self.base.start_daemon(argv, log, ledger, what, grace)
+
+    def spawn(self, argv: Sequence[str], log: Path) -> Running:
+        return self.base.spawn(argv, log)
+
+    def address(self) -> str:
+        return self.base.address()
+
+    def record_mount(self, ledger: Ledger, path: Path) -> None:
+        self.base.record_mount(ledger, path)
+
+    def drop_caches(self) -> bool:
+        return self.base.drop_caches()
+
+    def wrap(self, argv: Sequence[str | os.PathLike[str]]) -> list[str]:
+        return self.base.wrap(argv)
+
+    def write_text(self, path: Path, text: str) -> None:
+        self.base.write_text(path, text)
+
+    def engine(self, script: Path, name: str, args: dict[str, Any], *, deadline: float,
+               output: Path) -> dict[str, Any]:
+        """A timed phase's engine call (right after ``Target.begin``) runs in the job; any
+        other (a copy's source, a check) here as on any host, once for the host's ranks
+        where they ask the same."""
+        if self.lineup.pending(self):
+            return self.lineup.collective(self, script, name, args, deadline, output)
+        return self.shared(f"engine {script} {name} {json.dumps(args, sort_keys=True)}",
+                           lambda: self.base.engine(script, name, args, deadline=deadline, output=output))
+
+
+class RankLineup(Lineup):
+    """The line-up of a cell's ranks: the start of each timed phase is the job's barrier
+    (the ranks' threads here do not wait for each other there); each rank's timed engine
+    call waits until every rank has made its own, and the job runs them together."""
+
+    def __init__(self, job: MpiJob, on_start: Callable[[float], None] | None,
+                 scratch: Callable[[Host], Path] | None, keep: list[Written] | None) -> None:
+        super().__init__(job.size, on_start, scratch, keep)
+        self.job = job
+        self._pending: dict[int, tuple[str, float]] = {}  # rank: the phase it began, its warm-up
+        self._calls: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._results: dict[int, dict[str, Any]] = {}
+        self._call_round = 0
+        self._began = False
+        self.released: dict[str, list[float]] = {}  # each phase: when each rank left its barrier
+
+    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
+        if not isinstance(host, RankHost):
+            raise DfsbenchError(f"{phase}: a timed phase of an MPI job begun by no rank")
+        with self._cond:
+            if self._broken:
+                raise DfsbenchError(f"{phase}: {self._broken}")
+            self._pending[host.rank] = (phase, warmup_s)
+
+    def pending(self, host: RankHost) -> bool:
+        with self._cond:
+            return host.rank in self._pending
+
+    def _began_at(self, t: float, warmup_s: float) -> None:
+        if not self._began:
+            self._began = True
+            if self._on_start is not None:
+                self._on_start(warmup_s)
+
+    def collective(self, host: RankHost, script: Path, name: str, args: dict[str, Any], deadline: float,
+                   output: Path) -> dict[str, Any]:
+        where = host.python(script)[-1]  # (the script on the host, as its ranks load it)
+        with self._cond:
+            phase, warmup_s = self._pending.pop(host.rank)
+            if self._broken:
+                raise DfsbenchError(f"{phase}: {self._broken}")
+            self._calls[host.rank] = (phase, {"script": where, "engine": name, "args": args})
+            round_ = self._call_round
+            leader = len(self._calls) == self.job.size
+            if leader:
+                calls, self._calls = self._calls, {}
+        if leader:
+            phases = sorted({p for p, _ in calls.values()})
+            try:
+                if len(phases) > 1:
+                    raise DfsbenchError(f"the ranks came to different phases at once: {', '.join(phases)}")
+                results = self.job.phase(phase, [calls[r][1] for r in range(self.job.size)], deadline,
+                                         lambda t: self._began_at(t, warmup_s))
+            except BaseException as exc:
+                self.abort(exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}")
+                raise
+            with self._cond:
+                self._results.update({int(r["rank"]): r for r in results})
+                self.released[phase] = [float(r["released"]) for r in results]
+                self._call_round += 1
+                self._cond.notify_all()
+        else:
+            with self._cond:
+                while self._call_round == round_ and not self._broken:
+                    self._cond.wait(0.2)
+                    signals.check()
+                if self._call_round == round_:
+                    raise DfsbenchError(f"{phase}: {self._broken}")
+        with self._cond:
+            mine = self._results.pop(host.rank)
+        result: dict[str, Any] = mine["result"]
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result))
+        if "error" in result:
+            what = f"rank {host.rank} on {host.machine.name}: {name} engine: {result['error']}"
+            if result.get("hung"):
+                raise Hung(what, hint="check the client (a stopped or dead FUSE client blocks every call), "
+                                      "or raise the workload's deadline_s")
+            raise DfsbenchError(what)
+        return result
+
+
+@contextmanager
+def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: Path,
+        on_start: Callable[[float], None] | None, scratch: Callable[[Host], Path] | None,
+        keep: list[Written] | None) -> Iterator[tuple[RankLineup, list[Target]]]:
+    """A cell's MPI job up, its line-up, and a view of the attachment for each rank (in
+    rank order); ended when the block ends, however it ends."""
+    hosts = target.hosts
+    mpi = MpiJob(hosts, decision.hostnames, per_host, launch.network, log)
+    try:
+        mpi.start()
+        lineup = RankLineup(mpi, on_start, scratch, keep)
+        shares = {h.label: MachineShare() for h in hosts}
+        ranks = [RankHost(h, k, per_host, i * per_host + k, lineup, shares[h.label])
+                 for i, h in enumerate(hosts) for k in range(per_host)]
+        views = [replace(target.on(r).for_cell(lineup), peers=tuple(ranks)) for r in ranks]
+        yield lineup, views
+    finally:
+        mpi.close()
