@@ -264,19 +264,24 @@ class MpiJob:
                 said = self._said.get(timeout=0.2)
             except queue.Empty:
                 if time.monotonic() > deadline:
-                    self._failed = True
+                    self._stop()
                     raise Hung(f"the MPI job waited for {what} past its deadline, and was ended",
                                hint="check the client hosts (a stopped FUSE client blocks every call), or "
                                     "raise the workload's deadline_s")
                 continue
             if said is None:
-                self._failed = True
+                self._stop()
                 raise DfsbenchError(f"the MPI job ended while waiting for {what}: {self._why()}")
             return said
 
     def _why(self) -> str:
-        """What mpirun said of its end: the lines of its log that name a rank or a host."""
-        said = proc.log_tail(self.log, 40) if self.log.exists() else ""
+        """What mpirun said of its end: which rank ended, on which host, how (else the
+        lines of its log that name a rank or a host)."""
+        said = proc.log_tail(self.log, 60) if self.log.exists() else ""
+        died = re.search(r"process rank (\d+) with PID \d+ on node (\S+) (exited on signal \d+(?: \([^)]*\))?|"
+                         r"exited with[^.]*)", said)
+        if died:
+            return f"rank {died.group(1)} on {died.group(2)} {died.group(3).rstrip('.')}"
         lines = [line.strip() for line in said.splitlines() if line.strip() and not line.startswith("-" * 10)]
         named = [line for line in lines if re.search(r"rank|node|process|signal|error", line, re.I)]
         return " / ".join((named or lines)[-4:])[:800] or "it said nothing (its log is empty)"
@@ -307,13 +312,43 @@ class MpiJob:
                                         f"{self.size} ranks")
                 return sorted(results, key=lambda r: int(r["rank"]))
 
+    def _stop(self) -> None:
+        """End a job that failed, at once: ``mpirun`` and whatever of the job is left on any
+        host (a rank's workers outlive a rank killed), before anything else of the cell."""
+        if self._failed:
+            return
+        self._failed = True
+        with signals.shielded():
+            self._end_mpirun()
+            self._end_hosts()
+
+    def _end_mpirun(self) -> None:
+        child = self._child
+        if child is None or child.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(child.pid, sig)  # (mpirun, in a session of its own, and its agents)
+            except ProcessLookupError:
+                return
+            try:
+                child.wait(timeout=5.0)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def _end_hosts(self) -> None:
+        with ThreadPoolExecutor(max_workers=min(8, len(self.hosts))) as pool:
+            list(pool.map(lambda h: h.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60),
+                          self.hosts))
+
     def close(self) -> None:
         """End the job: told to where it is well, else stopped; then nothing of it is left
         on any host (each host's part is ended by its tag where the job did not end well)."""
         with signals.shielded():
             child = self._child
-            if child is not None:
-                if not self._failed and child.poll() is None and child.stdin is not None:
+            if child is not None and not self._failed:
+                if child.poll() is None and child.stdin is not None:
                     try:
                         child.stdin.write(b'{"end": true}\n')
                         child.stdin.close()
@@ -322,25 +357,13 @@ class MpiJob:
                     try:
                         child.wait(timeout=END_S)
                     except subprocess.TimeoutExpired:
-                        self._failed = True
-                if child.poll() is None:
-                    self._failed = True
-                    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-                        try:
-                            os.killpg(child.pid, sig)  # (mpirun, in a session of its own, and its agents)
-                        except ProcessLookupError:
-                            break
-                        try:
-                            child.wait(timeout=wait)
-                            break
-                        except subprocess.TimeoutExpired:
-                            continue
-                if child.returncode not in (0, None):
-                    self._failed = True
-            if self._failed or child is None:
-                with ThreadPoolExecutor(max_workers=min(8, len(self.hosts))) as pool:
-                    list(pool.map(lambda h: h.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60),
-                                  self.hosts))
+                        pass
+                if child.returncode != 0:
+                    self._stop()
+            elif child is None:  # (it never started: its hosts may hold what the agent began)
+                self._stop()
+            else:
+                self._end_mpirun()  # (stopped already; reaped now)
             for ended in self._ended:
                 ended()
             self._ended = []
@@ -558,5 +581,8 @@ def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: 
                  for i, h in enumerate(hosts) for k in range(per_host)]
         views = [replace(target.on(r).for_cell(lineup), peers=tuple(ranks)) for r in ranks]
         yield lineup, views
+    except BaseException:  # (a failed cell, an interrupt: the job ends now, not after its phase)
+        mpi._stop()
+        raise
     finally:
         mpi.close()

@@ -197,7 +197,8 @@ def test_an_unknown_or_missing_key_still_lists_the_keys():
     assert err.value.hint is None  # (ceph's own keys are not environment.options')
     with pytest.raises(BadInput, match="environment.options.colour: unknown key") as err:
         build_plan({**ceph_site(), "environment": {"kind": "existing", "options": {"colour": 1}}})
-    assert err.value.hint.startswith("environment.options accepts: lab_dir, clients") and "ceph" in err.value.hint
+    assert err.value.hint.startswith("environment.options accepts: ") and "ceph" in err.value.hint
+    assert "lab_dir, clients" in err.value.hint and "launcher, ranks_per_client" in err.value.hint
 
 
 def test_a_ceph_key_of_cephs_own_length_passes():
