@@ -41,7 +41,7 @@ from harness.system.parallel import Stop, Threads
 from harness.api import registry
 from harness.api.contracts import Backend, Cluster, LabStatus, Options, ServiceHealth, Workload
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.api.launch import Launch, Launching
+from harness.api.launch import LAUNCH_OPTIONS, Launch, Launching
 from harness.api.systems import (ContainerFaults, ContainerLab, ContainerNode, Containers, NodeWish, System, capable,
                                  refuse_plan, with_sizes)
 from harness.api.model import link_rate
@@ -141,7 +141,7 @@ class DockerEnvironment(LabEnvironment):
     # the report's suite, plus fio loading the target from every client node at once
     report_workloads = ({"name": "fio", "options": {"all_clients": True}},)
 
-    run_only = LabEnvironment.run_only | {"ready_timeout_s", "sample_every_s"}
+    run_only = LabEnvironment.run_only | {"ready_timeout_s", "sample_every_s"} | LAUNCH_OPTIONS
 
     @property
     def where(self) -> str:

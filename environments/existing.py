@@ -32,7 +32,7 @@ from pydantic import AliasChoices, Field, field_validator, model_validator
 from harness.api import model, registry
 from harness.api.contracts import Backend, ClientName, Cluster, HostName, LabStatus, Options, ServiceHealth, Workload, host_key
 from harness.api.lab import LabEnvironment, LabOptions, Note
-from harness.api.launch import Launch, Launching
+from harness.api.launch import LAUNCH_OPTIONS, Launch, Launching
 from harness.api.systems import OnSite, SiteHosts, System, capable, with_sites
 from harness.errors import BadInput, DfsbenchError
 from harness.system import files
@@ -117,7 +117,7 @@ class ExistingEnvironment(LabEnvironment):
     # a lab is one run's (or one 'lab up' check's): what it did on the client hosts is undone
     # at its end, and a ledger found is what a crashed run left
     stays_up = False
-    run_only = LabEnvironment.run_only | {"connect_timeout_s"}
+    run_only = LabEnvironment.run_only | {"connect_timeout_s"} | LAUNCH_OPTIONS
     provides = {name: s.Service for name, s in SYSTEMS.items()}
     capability = OnSite
     said = "an existing site"

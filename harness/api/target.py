@@ -5,6 +5,7 @@ drop every cache between a workload and the storage."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,9 @@ class Lineup:
         self._started = False
         self._broken: str | None = None
         self._board: dict[tuple[str, str], Any] = {}
+        # when each step let its clients go (this machine's clock): what a launch costs is
+        # measured from there (bench/launch_skew.py)
+        self.released: dict[str, Any] = {}
 
     def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
         """Wait until every client of the cell has come to this timed phase, then go on
@@ -128,6 +132,7 @@ class Lineup:
             self._arrived += 1
             if self._arrived >= self.clients:
                 self._arrived, self._round = 0, self._round + 1
+                self.released[step] = time.time()
                 self._cond.notify_all()
             else:
                 round_ = self._round

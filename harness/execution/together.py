@@ -31,6 +31,7 @@ an aggregate without a value, flagged ``no-aggregate``, that says why.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -84,13 +85,28 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
     if decision is None or decision.launcher != "mpi":
         lineup = Lineup(len(hosts), on_start, scratch, keep)
         clients = [(h.label, target.on(h).for_cell(lineup)) for h in hosts]
-        yield from _records(workload, cell, raw_dir, what, lineup, clients, scratch, {}, len(hosts))
+        try:
+            yield from _records(workload, cell, raw_dir, what, lineup, clients, scratch,
+                                {"launcher": "exec"} if decision is not None else {}, len(hosts))
+        finally:
+            _launch_kept(raw_dir, {"launcher": "exec", "released": lineup.released})
         return
     log = raw_dir / "mpirun.log"
     with ranks.job(target, decision, launch or Launch(), per_host, log, on_start, scratch, keep) as (lineup, views):
         extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
-        yield from _records(workload, cell, raw_dir, what, lineup, [(v.host.label, v) for v in views], scratch,
-                            extra, len(hosts), per_host)
+        try:
+            yield from _records(workload, cell, raw_dir, what, lineup, [(v.host.label, v) for v in views], scratch,
+                                extra, len(hosts), per_host)
+        finally:
+            _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": lineup.job.started, "up_s": lineup.job.up_s,
+                                   "ranks": lineup.job.size, "released": lineup.released})
+
+
+def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
+    """How the cell's clients were launched, and when each phase let them go (this
+    machine's clock), beside its raw outputs: ``launch.json``."""
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    (raw_dir / "launch.json").write_text(json.dumps(said, indent=1))
 
 
 def ranks_per_client(workload: Workload, launch: Launch | None) -> int:
@@ -135,24 +151,42 @@ def _records(workload: Workload, cell: dict[str, Any], raw_dir: Path, what: str,
     if stopped:
         raise stopped[0]
     machine = {label: view.host.machine.label for label, view in clients}
-    rank = {label: i for i, (label, _) in enumerate(clients)}
-
-    def own(label: str, m: Measurement) -> Measurement:
-        params = {**m.params, **extra, "host": machine[label], "clients": hosts}
-        if per_host > 1:
-            params["rank"] = rank[label]
-        return replace(m, params=params)
-
-    each = [own(label, m) for label, _ in clients if label in results for m in results[label]]
+    each = per_client(results, [label for label, _ in clients], machine, extra, hosts, per_host)
     yield from each
     if errors:
         raise DfsbenchError(f"{what}: " + "; ".join(f"{label}: {error}" for label, error in errors.items()))
+    yield from summed(each, len(clients), hosts, per_host, cell)
+
+
+def per_client(results: dict[str, list[Measurement]], order: list[str], machine: dict[str, str],
+               extra: dict[str, Any], hosts: int, per_host: int = 1) -> list[Measurement]:
+    """Each client's records (``results``, by its label, in ``order``: the ranks' order),
+    saying its host (``machine``: a client's host's label), how many hosts ran, and its
+    rank where a host ran several."""
+    out = []
+    for i, label in enumerate(order):
+        for m in results.get(label, ()):
+            params = {**m.params, **extra, "host": machine[label], "clients": hosts}
+            if per_host > 1:
+                params["rank"] = i
+            out.append(replace(m, params=params))
+    return out
+
+
+def summed(each: list[Measurement], clients: int, hosts: int, per_host: int,
+           cell: dict[str, Any]) -> list[Measurement]:
+    """What the ``clients`` clients of a cell did together: with several ranks per host,
+    each host's (its ranks as one client: ``host`` its label, ``ranks``), then everyone's
+    (``host: all``) — each by :func:`aggregate` over the clients' own records, never over
+    other sums."""
+    out = []
     if per_host > 1:
-        for host in dict.fromkeys(machine.values()):  # (each host's ranks, as one client)
+        for host in dict.fromkeys(str(m.params["host"]) for m in each):
             for m in aggregate([m for m in each if m.params["host"] == host], per_host, cell):
-                yield replace(m, params={**m.params, "host": host, "clients": hosts, "ranks": per_host})
-    for m in aggregate(each, len(clients), cell):
-        yield replace(m, params={**m.params, "clients": hosts, **({"ranks": len(clients)} if per_host > 1 else {})})
+                out.append(replace(m, params={**m.params, "host": host, "clients": hosts, "ranks": per_host}))
+    for m in aggregate(each, clients, cell):
+        out.append(replace(m, params={**m.params, "clients": hosts, **({"ranks": clients} if per_host > 1 else {})}))
+    return out
 
 
 def _client(m: Measurement) -> str:

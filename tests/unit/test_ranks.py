@@ -1,0 +1,199 @@
+"""The MPI launcher's pieces that run here: what rank 0 printed, read back into records and
+their sums; mpirun's word on a rank that died; the launch agent; the end of a job's
+processes by its tag; the choice of launcher; what the ranks of one host do once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.api.launch import Launch, Launching
+from harness.api.target import Target
+from harness.errors import BadInput
+from harness.execution import ranks, together
+from harness.execution.ranks import MARK, MPI_AGENT, MachineShare, MpiJob, RankHost, kill_script
+from harness.system.hosts import LOCAL, LocalHost
+from workloads import smallfile
+
+DATA = Path(__file__).parent.parent / "data" / "tools" / "mpi"
+
+
+def gathered(name: str) -> list[dict]:
+    """The results of the phase rank 0 printed (a real job's output, 2 ranks on 2 hosts)."""
+    for line in (DATA / name).read_text().splitlines():
+        if line.startswith(MARK) and "results" in line:
+            return json.loads(line[len(MARK):])["results"]
+    raise AssertionError("no phase in the capture")
+
+
+def target() -> Target:
+    return Target("path", Path("/mnt/x"), "glusterfs", "default")
+
+
+def records(results: list[dict], cell: dict) -> dict[str, list]:
+    return {f"r{r['rank']}": list(smallfile.measurements("create", r["result"], cell, "none", target()))
+            for r in results}
+
+
+CELL = {"files": 100, "file_size": 4096, "threads": 2}
+
+
+def test_the_ranks_results_make_a_record_each_and_one_aggregate_over_the_span():
+    results = gathered("rank0-smallfile-create-2x1.txt")
+    assert [r["host"] for r in results] == ["c1", "c2"] and all("error" not in r["result"] for r in results)
+    # one rank started later than the other (as a rank slow to leave a barrier does): the
+    # sum of the ranks' own rates is then more than what they did together over the span
+    late = results[1]["result"]
+    shift = late["ended"] - late["started"]
+    late.update(started=late["started"] + shift, ended=late["ended"] + shift,
+                progress=[[t + shift, f, b] for t, f, b in late["progress"]])
+    by = records(results, CELL)
+    each = together.per_client(by, ["r0", "r1"], {"r0": "client1", "r1": "client2"}, {"launcher": "mpi"}, 2)
+    assert {m.params["host"] for m in each} == {"client1", "client2"} and all("rank" not in m.params for m in each)
+    sums = together.summed(each, 2, 2, 1, CELL)
+    rate = next(m for m in sums if m.metric == "files_per_sec" and m.params.get("basis") == "span")
+    starts = [r["result"]["started"] for r in results]
+    ends = [r["result"]["ended"] for r in results]
+    assert rate.params["host"] == "all" and rate.params["clients"] == 2 and "ranks" not in rate.params
+    assert rate.value == pytest.approx(200 / (max(ends) - min(starts)), rel=1e-4)  # (times kept to 1 µs)
+    naive = sum(m.value for m in each if m.metric == "files_per_sec")
+    assert naive > 1.5 * rate.value  # (the naive sum would say far more than was done)
+    # the launcher is said, and is no part of the cell's figure
+    assert rate.params["launcher"] == "mpi"
+
+
+def test_several_ranks_of_a_host_give_a_row_each_a_row_for_the_host_and_the_aggregate():
+    results = gathered("rank0-smallfile-create-2x1.txt")
+    by = records(results, CELL)
+    each = together.per_client(by, ["r0", "r1"], {"r0": "client1", "r1": "client1"}, {}, 1, per_host=2)
+    assert sorted(m.params["rank"] for m in each if m.metric == "files_per_sec") == [0, 1]
+    sums = together.summed(each, 2, 1, 2, CELL)
+    host = [m for m in sums if m.params["host"] == "client1" and m.metric == "files_per_sec"]
+    everyone = [m for m in sums if m.params["host"] == "all" and m.metric == "files_per_sec"]
+    assert len(host) == 1 and len(everyone) == 1
+    assert host[0].params["ranks"] == 2 and everyone[0].params["ranks"] == 2
+    assert host[0].value == pytest.approx(everyone[0].value)  # (one host: its ranks are everyone)
+    # the two ranks on one host are two clients, not one record of a host twice
+    assert "no-aggregate" not in everyone[0].flags
+
+
+def test_mpiruns_word_on_a_rank_that_died_names_the_rank_and_its_host(tmp_path):
+    job = MpiJob([LOCAL], ["h"], 1, None, DATA / "mpirun-rank-killed.log")
+    assert job._why() == "rank 1 on client2 exited on signal 9 (Killed)"
+    empty = tmp_path / "mpirun.log"
+    empty.write_text("")
+    assert "said nothing" in MpiJob([LOCAL], ["h"], 1, None, empty)._why()
+
+
+def test_the_agent_runs_only_the_hosts_of_its_job(tmp_path):
+    hosts = tmp_path / "hosts.json"
+    hosts.write_text(json.dumps({"node1": ["sh", "-c"]}))
+    ran = subprocess.run([sys.executable, str(MPI_AGENT), str(hosts), "node1", "echo", "the", "daemon"],
+                         capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 0 and ran.stdout == "the daemon\n"
+    refused = subprocess.run([sys.executable, str(MPI_AGENT), str(hosts), "node1;reboot", "echo", "x"],
+                             capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "is not a host of this job" in refused.stderr and not refused.stdout
+
+
+def test_a_jobs_processes_end_by_its_tag_and_nothing_else_does():
+    ours = subprocess.Popen(["sleep", "60"], env={**os.environ, ranks.JOB_ENV: "abc123"})
+    other = subprocess.Popen(["sleep", "60"], env={**os.environ, ranks.JOB_ENV: "abc1234"})
+    try:
+        subprocess.run(["sh", "-c", kill_script("abc123")], check=True, timeout=30)
+        assert ours.wait(timeout=10) == -9
+        assert other.poll() is None
+    finally:
+        for p in (ours, other):
+            p.kill()
+            p.wait()
+    with pytest.raises(AssertionError):
+        kill_script("x; reboot")
+
+
+class Named(LocalHost):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+@pytest.fixture
+def probe(tmp_path, monkeypatch):
+    """Client hosts whose python3 answers the probe as given (this machine, under names)."""
+    def answering(lines: str) -> None:
+        fake = tmp_path / "bin" / "python3"
+        fake.parent.mkdir(exist_ok=True)
+        fake.write_text(f"#!/bin/sh\nprintf '{lines}'\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+        ranks._decided.clear()
+    yield answering
+    ranks._decided.clear()
+
+
+def test_the_launcher_is_mpi_only_where_every_host_can_run_its_job(probe, monkeypatch):
+    monkeypatch.setattr(ranks, "mpirun_version", lambda: "4.1.4")
+    hosts = [Named("client1"), Named("client2")]
+    probe("client1\\nOpen MPI v4.1.4\\nTrue\\n")
+    found = ranks.decide(None, hosts)
+    assert found.launcher == "exec" and "two client hosts call themselves client1" in found.why
+    probe("client1\\nOpen MPI v4.1.2\\nTrue\\n")
+    found = ranks.decide(Launch(), hosts[:1])
+    assert found.launcher == "exec" and "Open MPI v4.1.2, this machine Open MPI 4.1.4" in found.why
+    with pytest.raises(BadInput, match="launcher 'mpi' cannot run here: .*must be one version"):
+        ranks.decide(Launch("mpi"), hosts[:1])
+    probe("client1;x\\nOpen MPI v4.1.4\\nTrue\\n")
+    assert "no host name for a hostfile" in ranks.decide(None, hosts[:1]).why
+    probe("client1\\nOpen MPI v4.1.4\\nFalse\\n")
+    assert "has no orted" in ranks.decide(None, hosts[:1]).why
+    probe("client1\\nOpen MPI v4.1.4\\nTrue\\n")
+    found = ranks.decide(None, hosts[:1])
+    assert found.launcher == "mpi" and found.hostnames == ("client1",)
+    assert ranks.decide(Launch("exec"), hosts[:1]).launcher == "exec"
+
+
+def test_more_ranks_than_one_need_the_mpi_launcher_and_the_network_is_a_cidr():
+    with pytest.raises(ValueError, match="ranks_per_client 2 needs launcher 'mpi'"):
+        Launching(launcher="exec", ranks_per_client=2)
+    with pytest.raises(ValueError, match="CIDR"):
+        Launching(mpi_network="10.0.0.0/24 --mca x")
+    assert Launching(mpi_network="10.1.2.3/24").mpi_network == "10.1.2.0/24"
+
+
+def test_the_ranks_of_a_host_do_what_changes_it_once_each_time_they_come_to_it():
+    share, done = MachineShare(), []
+
+    def remount() -> str:
+        time.sleep(0.05)
+        done.append(1)
+        return "sync+remount"
+
+    got: list[str] = []
+    threads = [threading.Thread(target=lambda k=k: got.append(share.once(k, "drop caches", remount)))
+               for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(done) == 1 and got == ["sync+remount"] * 4
+    assert share.once(0, "drop caches", remount) == "sync+remount" and len(done) == 2  # (the next time: again)
+
+
+def test_a_rank_reads_what_a_rank_on_another_host_wrote():
+    bases = [Named("client1"), Named("client2")]
+    share = {b.name: MachineShare() for b in bases}
+    peers = tuple(RankHost(b, k, 2, i * 2 + k, None, share[b.name])  # type: ignore[arg-type]
+                  for i, b in enumerate(bases) for k in range(2))
+    assert [p.label for p in peers] == ["client1-r0", "client1-r1", "client2-r0", "client2-r1"]
+    t = Target("path", Path("/mnt/x"), "glusterfs", "default", hosts=tuple(bases))
+    for p in peers:
+        view = replace(t.on(p), peers=peers)
+        reader, writer, cache = view.reader()
+        assert reader.host.machine.label != writer.machine.label and cache == "sync+other-client"
