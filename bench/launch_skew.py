@@ -11,9 +11,12 @@ clients go, when ``mpirun`` started) it prints, per launcher and size:
 
 - **spread**: each timed phase's start spread across the clients (last start − first start),
   the median over phases and repeats, with its max;
-- **launch**: from the first process the cell starts to its first timed I/O — ``mpi``: from
-  ``mpirun``'s start, once per cell; ``exec``: from each phase's release to its first client's
-  start, which it pays again in every phase (so also their sum over a cell's phases);
+- **launch**: from the moment every client had come to a timed phase to the first client's
+  timed I/O in it — ``exec``: the line-up lets them go and each starts a process on its host;
+  ``mpi``: the command goes to the job's ranks (on the first phase, after waiting for the job
+  to be up: ``mpirun`` starts with the cell, and the cell's own set-up runs meanwhile) — for
+  the cell's first phase, and summed over its phases (what a cell pays); and for ``mpi``, how
+  long the job took from ``mpirun``'s start until every rank was up;
 - **stonewalled/span**: for the 256-file create, the rate while all clients ran (from each
   one's progress) over the rate from the first start to the last end (1.0: no client
   waited for another).
@@ -109,23 +112,22 @@ def analyse(results: Path, run_id: str) -> dict[int, dict[str, list[float]]]:
         clients = len(phases[PHASES[workload][0]])
         if not clients:
             continue
-        into = out.setdefault(clients, {"spread": [], "first": [], "cell": [], "ratio": []})
+        into = out.setdefault(clients, {"spread": [], "first": [], "cell": [], "ratio": [], "up": []})
+        # when every client had come to a phase: exec's line-up let them go (and each started a
+        # process), mpi's command went to the job (whose ranks were up, or were waited for)
+        came = said["released"] if said["launcher"] == "exec" else said.get("sent", {})
         cell = 0.0
         for i, phase in enumerate(PHASES[workload]):
             starts = [c[0] for c in phases[phase]]
-            if len(starts) < 2:
+            if len(starts) < 2 or not isinstance(came.get(phase), (int, float)):
                 continue
             into["spread"].append((max(starts) - min(starts)) * 1e3)
-            if said["launcher"] == "exec":
-                released = said["released"].get(phase)
-                if released is not None:
-                    cell += min(starts) - released
-                    if i == 0:
-                        into["first"].append(min(starts) - released)
-            elif i == 0:
-                into["first"].append(min(starts) - said["mpirun_started"])
-                cell = min(starts) - said["mpirun_started"]
+            cell += min(starts) - came[phase]
+            if i == 0:
+                into["first"].append(min(starts) - came[phase])
         into["cell"].append(cell)
+        if said["launcher"] == "mpi":
+            into["up"].append(said["up_s"])
         if workload == "smallfile":
             ratio = stonewalled_over_span(phases["create"])
             if ratio is not None:
@@ -179,12 +181,13 @@ def main() -> int:
             if down.returncode != 0:
                 print("lab down failed:", down.stdout[-2000:], down.stderr[-2000:])
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"\n{'launcher':8} {'nodes':>5} {'ranks':>5}  {'start spread, ms: median (max)':34} "
-          f"{'launch to 1st I/O, s':28} {'launch per cell, s':28} {'stonewalled/span (create)':28}")
+    print(f"\n{'launcher':8} {'nodes':>5} {'ranks':>5}  {'start spread, ms':28} {'launch, 1st phase, s':28} "
+          f"{'launch, per cell, s':28} {'job up, s':28} {'stonewalled/span (create)':28}")
     for launcher, nodes, per, n, got in rows:
-        print(f"{launcher:8} {nodes:>5} {n:>5}  {median_max(got['spread'], '.2f'):34} "
+        print(f"{launcher:8} {nodes:>5} {n:>5}  {median_max(got['spread'], '.2f'):28} "
               f"{median_max(got['first'], '.3f'):28} {median_max(got['cell'], '.3f'):28} "
-              f"{median_max(got['ratio'], '.3f'):28}")
+              f"{median_max(got['up'], '.3f'):28} {median_max(got['ratio'], '.3f'):28}")
+    print("(each: the median over phases and repeats, its max, and how many)")
     print(f"\nresults in {work}")
     return 0
 

@@ -212,7 +212,13 @@ class MpiJob:
                 *[w for key, value in mca for w in ("--mca", key, value)], *rank_argv, self.tag]
 
     def start(self) -> None:
-        """Start the job; return once every rank said it is up, on the host it should be."""
+        """Start the job (:meth:`launch`), and return once every rank is up (:meth:`up`)."""
+        self.launch()
+        self.up()
+
+    def launch(self) -> None:
+        """Start the job, and return at once: the cell sets itself up meanwhile (its
+        directories, a copy's source), and its first phase waits for the job (:meth:`up`)."""
         rank_argv = {tuple(h.python(MPI_RANK)) for h in self.hosts}
         if len(rank_argv) != 1:  # (the same program path everywhere: one app context)
             raise DfsbenchError("the client hosts keep dfsbench's programs in different places: "
@@ -236,12 +242,18 @@ class MpiJob:
                                            start_new_session=True)
         self._ended.append(tool_started(f"mpirun of job {self.tag}", pid=self._child.pid))
         threading.Thread(target=self._read, name=f"dfsbench-mpi-{self.tag}", daemon=True).start()
+
+    def up(self) -> None:
+        """Wait until every rank said it is up, on the host it should be (once)."""
+        if self.up_s:
+            return
         hello = self._next("the job to start", time.monotonic() + START_S)
         while "hello" not in hello:
             hello = self._next("the job to start", time.monotonic() + START_S)
         got = [str(name) for name, _ in hello["hello"]]
         wanted = [self.hostnames[r // self.per_host] for r in range(self.size)]
         if got != wanted:
+            self._stop()
             raise DfsbenchError(f"mpirun placed the ranks on {', '.join(got)}, not on {', '.join(wanted)}")
         self.up_s = time.time() - self.started
 
@@ -497,7 +509,8 @@ class RankLineup(Lineup):
         self._results: dict[int, dict[str, Any]] = {}
         self._call_round = 0
         self._began = False
-        self.released: dict[str, list[float]] = {}  # each phase: when each rank left its barrier
+        self.released: dict[str, Any] = {}  # each phase: when each rank left its barrier
+        self.sent: dict[str, float] = {}  # each phase: when every rank had come to it (here)
 
     def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
         if not isinstance(host, RankHost):
@@ -530,10 +543,12 @@ class RankLineup(Lineup):
             if leader:
                 calls, self._calls = self._calls, {}
         if leader:
+            self.sent[phase] = time.time()
             phases = sorted({p for p, _ in calls.values()})
             try:
                 if len(phases) > 1:
                     raise DfsbenchError(f"the ranks came to different phases at once: {', '.join(phases)}")
+                self.job.up()
                 results = self.job.phase(phase, [calls[r][1] for r in range(self.job.size)], deadline,
                                          lambda t: self._began_at(t, warmup_s))
             except BaseException as exc:
@@ -574,7 +589,7 @@ def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: 
     hosts = target.hosts
     mpi = MpiJob(hosts, decision.hostnames, per_host, launch.network, log)
     try:
-        mpi.start()
+        mpi.launch()
         lineup = RankLineup(mpi, on_start, scratch, keep)
         shares = {h.label: MachineShare() for h in hosts}
         ranks = [RankHost(h, k, per_host, i * per_host + k, lineup, shares[h.label])

@@ -3,8 +3,11 @@
 Each client runs the workload on its own view of the attachment (``Target.on``: its own
 paths and tools, a cache drop that remounts only its own client), in a thread of its own;
 every timed phase of the cell starts behind a barrier across the clients
-(``Target.begin``). Each client's records carry ``host`` (its name), ``clients`` (how many
-ran), and, for a rate, when its timed phase started and ended (``started``, ``ended``:
+(``Target.begin``). Where the workload's timed phases are engine calls (``Workload.ranks``)
+and the launcher is MPI (:mod:`harness.execution.ranks`), the clients are the ranks of one
+MPI job, ``ranks_per_client`` on each host, and the barrier is the job's. Each client's
+records carry ``host`` (its host's name), ``rank`` (where a host ran several), ``clients``
+(how many hosts ran), ``launcher``, and, for a rate, when its timed phase started and ended (``started``, ``ended``:
 seconds since the epoch on this machine's clock) and what it moved then (``bytes``,
 ``files`` or ``ops``, as the rate's unit counts).
 
@@ -99,7 +102,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
                                 extra, len(hosts), per_host)
         finally:
             _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": lineup.job.started, "up_s": lineup.job.up_s,
-                                   "ranks": lineup.job.size, "released": lineup.released})
+                                   "ranks": lineup.job.size, "released": lineup.released, "sent": lineup.sent})
 
 
 def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ the regression gate all read a View; none of them decides a flag or a verdict ag
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -348,6 +349,10 @@ def _header(info: RunInfo, systems: Systems) -> list[str]:
             + ")" for label, f in remote.items()))
     for note in dict.fromkeys(d.get("environment_note") for d in info.targets.values() if d.get("environment_note")):
         lines.append(f"  {note}")
+    for launched in dict.fromkeys(json.dumps(d["launcher"], sort_keys=True) for d in info.targets.values()
+                                  if isinstance(d.get("launcher"), dict)):
+        said = json.loads(launched)
+        lines.append(f"  clients of a cell on several hosts launched with {said.get('launcher')}: {said.get('why')}")
     tools = host.get("tools") or {}
     if tools:
         lines.append(f"  tools: {_tools(tools)}")
