@@ -6,7 +6,7 @@ run, each launcher runs the report's small-file cell (a 256-file create, ``ls -l
 and a large-file copy in and out on every client at once, swept over 2, 4 and 8 client
 nodes (one rank per node), and the MPI launcher again with 8 ranks per node (64 ranks).
 From the raw outputs each run keeps (every client's own timing of each phase, on this
-machine's clock, which the containers share; and ``launch.json``: when each phase let its
+machine's clock, which the containers share; and ``_launch.json``: when each phase let its
 clients go, when ``mpirun`` started) it prints, per launcher and size:
 
 - **spread**: each timed phase's start spread across the clients (last start − first start),
@@ -102,7 +102,7 @@ def stonewalled_over_span(clients: list[tuple[float, float, list[Any]]]) -> floa
 def analyse(results: Path, run_id: str) -> dict[int, dict[str, list[float]]]:
     """Per number of clients: spreads (ms), first launches (s), launches per cell (s), ratios."""
     out: dict[int, dict[str, list[float]]] = {}
-    for launch_file in sorted((results / "raw" / run_id).rglob("launch.json")):
+    for launch_file in sorted((results / "raw" / run_id).rglob("_launch.json")):
         cell_dir = launch_file.parent
         workload = cell_dir.name if cell_dir.name in PHASES else cell_dir.parent.name
         if workload not in PHASES:

@@ -16,7 +16,7 @@ from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.execution import ranks
+from harness.execution import mpi_job
 from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, every_cell, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
@@ -311,7 +311,7 @@ def _described(run: Run, backend: Backend, cluster: Cluster, target: Target) -> 
     if cluster.note:  # what holds for every comparison made in this environment
         described["environment_note"] = cluster.note
     if len(target.hosts) > 1:  # how its cells on every client host are launched (asked now: before any I/O)
-        decision = ranks.decide(cluster.launch, target.hosts)
+        decision = mpi_job.decide(cluster.launch, target.hosts)
         described["launcher"] = {"launcher": decision.launcher, "why": decision.why}
     if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host
         described["client_facts"] = cluster.hosts_facts

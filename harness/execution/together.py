@@ -48,10 +48,14 @@ from harness.api.series import percentile_of_bins
 from harness.api.launch import Launch
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError
-from harness.execution import ranks
+from harness.execution import mpi_job, ranks
 from harness.system.hosts import Host
 from harness.system.names import host_part, named_path
 
+# beside the clients' directories of raw outputs: names no client's directory has ('_' and
+# no two hex digits: harness.system.names.host_part)
+LAUNCH_FILE = "_launch.json"
+MPIRUN_LOG = "_mpirun.log"
 UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
 # what differs between the clients' records of one cell by design
 PER_CLIENT = frozenset({"host", "clients", "rank", "ranks"}) | CIRCUMSTANTIAL
@@ -78,12 +82,12 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
     the first time it is made)."""
     hosts = target.hosts
     per_host = ranks_per_client(workload, launch)
-    decision = ranks.decide(launch, hosts) if workload.ranks else None
+    decision = mpi_job.decide(launch, hosts) if workload.ranks else None
     if per_host > 1 and (decision is None or decision.launcher != "mpi"):
         raise DfsbenchError(f"{what}: ranks_per_client {per_host} needs the MPI launcher, and "
                             + ("this workload does not run as MPI ranks" if decision is None else
                                f"the cell is launched with exec ({decision.why})"))
-    if decision is not None and note is not None and ranks.first_said(decision):
+    if decision is not None and note is not None and mpi_job.first_said(decision):
         note(f"  clients launched with {decision.launcher}: {decision.why}")
     if decision is None or decision.launcher != "mpi":
         lineup = Lineup(len(hosts), on_start, scratch, keep)
@@ -94,7 +98,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
         finally:
             _launch_kept(raw_dir, {"launcher": "exec", "released": lineup.released})
         return
-    log = raw_dir / "mpirun.log"
+    log = raw_dir / MPIRUN_LOG
     with ranks.job(target, decision, launch or Launch(), per_host, log, on_start, scratch, keep) as (lineup, views):
         extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
         try:
@@ -107,9 +111,9 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
 
 def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
     """How the cell's clients were launched, and when each phase let them go (this
-    machine's clock), beside its raw outputs: ``launch.json``."""
+    machine's clock), beside its clients' raw outputs: :data:`LAUNCH_FILE`."""
     raw_dir.mkdir(parents=True, exist_ok=True)
-    (raw_dir / "launch.json").write_text(json.dumps(said, indent=1))
+    (raw_dir / LAUNCH_FILE).write_text(json.dumps(said, indent=1))
 
 
 def ranks_per_client(workload: Workload, launch: Launch | None) -> int:

@@ -151,7 +151,8 @@ SYSTEMS = ("glusterfs", "cephfs", "seaweedfs")
 def measured_on_the_client_nodes(lab_dir: Path, env: dict[str, str], tmp_path: Path) -> None:
     """run --env docker, on the lab that is up, mounts on both client nodes, runs the
     workloads there (fio and smallfile from both at once, each timed phase behind a
-    barrier), reads back on the other client, takes the link as the network limit, sets
+    barrier; smallfile launched by exec, a process per client and phase: the MPI launcher's
+    test is test_mpi_lab, the existing site's uses it over SSH), reads back on the other client, takes the link as the network limit, sets
     each node's resources against its capacity, kills a storage node in the middle of the
     largefile write and brings it back, and leaves the lab as it found it — on each of the
     three systems, the third (SeaweedFS) a plugin the environment knows nothing of. (A run
@@ -161,7 +162,7 @@ def measured_on_the_client_nodes(lab_dir: Path, env: dict[str, str], tmp_path: P
     before = json.loads((lab_dir / "ledger.json").read_text())["data"]["docker"]["lab"]
     config = tmp_path / "run.yaml"
     config.write_text("""
-environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}, sample_every_s: 4}}
+environment: {kind: docker, options: {clients: 2, link: {rate: 1Gbit}, sample_every_s: 4, launcher: exec}}
 backends: [glusterfs, cephfs, seaweedfs]
 workloads:
   - {name: largefile, options: {sizes: [128MiB]}, fault: {action: kill, after_s: 1, restore_after_s: 9}}

@@ -4,6 +4,7 @@ under the cell's directory and apart from every other client's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,8 @@ def test_each_clients_raw_outputs_stay_under_the_cells_directory(tmp_path):
     records = list(together.run(largefile, target, largefile.cells()[0],
                                 scratch_of(tmp_path / "scratch-root"), raw, "largefile on 2 clients"))
     assert {m.params["host"] for m in records} == {"fd00::5", "../up", "all"}
-    assert sorted(p.name for p in raw.iterdir()) == ["_2e._2fup", "fd00_3a_3a5"]
+    assert sorted(p.name for p in raw.iterdir()) == ["_2e._2fup", "_launch.json", "fd00_3a_3a5"]
+    assert json.loads((raw / "_launch.json").read_text())["launcher"] == "exec"
     assert not (tmp_path / "cell" / "up").exists()
 
 

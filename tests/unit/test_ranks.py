@@ -18,8 +18,9 @@ import pytest
 from harness.api.launch import Launch, Launching
 from harness.api.target import Target
 from harness.errors import BadInput
-from harness.execution import ranks, together
-from harness.execution.ranks import MARK, MPI_AGENT, MachineShare, MpiJob, RankHost, kill_script
+from harness.execution import mpi_job, together
+from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
+from harness.execution.ranks import MachineShare, RankHost
 from harness.system.hosts import LOCAL, LocalHost
 from workloads import smallfile
 
@@ -105,8 +106,8 @@ def test_the_agent_runs_only_the_hosts_of_its_job(tmp_path):
 
 
 def test_a_jobs_processes_end_by_its_tag_and_nothing_else_does():
-    ours = subprocess.Popen(["sleep", "60"], env={**os.environ, ranks.JOB_ENV: "abc123"})
-    other = subprocess.Popen(["sleep", "60"], env={**os.environ, ranks.JOB_ENV: "abc1234"})
+    ours = subprocess.Popen(["sleep", "60"], env={**os.environ, mpi_job.JOB_ENV: "abc123"})
+    other = subprocess.Popen(["sleep", "60"], env={**os.environ, mpi_job.JOB_ENV: "abc1234"})
     try:
         subprocess.run(["sh", "-c", kill_script("abc123")], check=True, timeout=30)
         assert ours.wait(timeout=10) == -9
@@ -133,30 +134,30 @@ def probe(tmp_path, monkeypatch):
         fake.write_text(f"#!/bin/sh\nprintf '{lines}'\n")
         fake.chmod(0o755)
         monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
-        ranks._decided.clear()
+        mpi_job._decided.clear()
     yield answering
-    ranks._decided.clear()
+    mpi_job._decided.clear()
 
 
 def test_the_launcher_is_mpi_only_where_every_host_can_run_its_job(probe, monkeypatch):
-    monkeypatch.setattr(ranks, "mpirun_version", lambda: "4.1.4")
+    monkeypatch.setattr(mpi_job, "mpirun_version", lambda: "4.1.4")
     hosts = [Named("client1"), Named("client2")]
     probe("client1\\nOpen MPI v4.1.4\\nTrue\\n")
-    found = ranks.decide(None, hosts)
+    found = mpi_job.decide(None, hosts)
     assert found.launcher == "exec" and "two client hosts call themselves client1" in found.why
     probe("client1\\nOpen MPI v4.1.2\\nTrue\\n")
-    found = ranks.decide(Launch(), hosts[:1])
+    found = mpi_job.decide(Launch(), hosts[:1])
     assert found.launcher == "exec" and "Open MPI v4.1.2, this machine Open MPI 4.1.4" in found.why
     with pytest.raises(BadInput, match="launcher 'mpi' cannot run here: .*must be one version"):
-        ranks.decide(Launch("mpi"), hosts[:1])
+        mpi_job.decide(Launch("mpi"), hosts[:1])
     probe("client1;x\\nOpen MPI v4.1.4\\nTrue\\n")
-    assert "no host name for a hostfile" in ranks.decide(None, hosts[:1]).why
+    assert "no host name for a hostfile" in mpi_job.decide(None, hosts[:1]).why
     probe("client1\\nOpen MPI v4.1.4\\nFalse\\n")
-    assert "has no orted" in ranks.decide(None, hosts[:1]).why
+    assert "has no orted" in mpi_job.decide(None, hosts[:1]).why
     probe("client1\\nOpen MPI v4.1.4\\nTrue\\n")
-    found = ranks.decide(None, hosts[:1])
+    found = mpi_job.decide(None, hosts[:1])
     assert found.launcher == "mpi" and found.hostnames == ("client1",)
-    assert ranks.decide(Launch("exec"), hosts[:1]).launcher == "exec"
+    assert mpi_job.decide(Launch("exec"), hosts[:1]).launcher == "exec"
 
 
 def test_more_ranks_than_one_need_the_mpi_launcher_and_the_network_is_a_cidr():
