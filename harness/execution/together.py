@@ -59,7 +59,7 @@ MPIRUN_LOG = "_mpirun.log"
 UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
 # what differs between the clients' records of one cell by design
 PER_CLIENT = frozenset({"host", "clients", "rank", "ranks"}) | CIRCUMSTANTIAL
-OWN = frozenset(AMOUNT.values()) | {"read_on"}  # a client's own, left out of the aggregate
+OWN = frozenset(AMOUNT.values()) | {"read_on", "rank"}  # a client's own, left out of the aggregate
 
 
 def spread(workload: Workload, target: Target) -> bool:

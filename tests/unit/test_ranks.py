@@ -80,6 +80,7 @@ def test_several_ranks_of_a_host_give_a_row_each_a_row_for_the_host_and_the_aggr
     host = [m for m in sums if m.params["host"] == "client1" and m.metric == "files_per_sec"]
     everyone = [m for m in sums if m.params["host"] == "all" and m.metric == "files_per_sec"]
     assert len(host) == 1 and len(everyone) == 1
+    assert not any("rank" in m.params for m in sums)  # (a sum is no rank's)
     assert host[0].params["ranks"] == 2 and everyone[0].params["ranks"] == 2
     assert host[0].value == pytest.approx(everyone[0].value)  # (one host: its ranks are everyone)
     # the two ranks on one host are two clients, not one record of a host twice
