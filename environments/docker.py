@@ -21,6 +21,7 @@ before a crash), and nothing else.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import shlex
@@ -121,6 +122,17 @@ class LabShape(LabOptions, Launching):
 
 # the lab's own keys and every system's sizing keys (each named after its system)
 DockerOptions = with_sizes(LabShape, "ContainerOptions", SYSTEMS)
+
+
+def ipv4_subnet(said: str) -> str | None:
+    """The lab network's IPv4 subnet, of what Docker says of its subnets (None: none is one):
+    the network the MPI launcher's daemons and ranks talk over."""
+    for word in said.split():
+        try:
+            return str(ipaddress.IPv4Network(word, strict=False))
+        except ValueError:
+            continue
+    return None
 
 
 def docker(*args: str, timeout: float = 120, check: bool = True) -> str:
@@ -263,12 +275,12 @@ class DockerEnvironment(LabEnvironment):
 
         faults = LabFaults(self.systems, facts, lambda node: shape(node, int(shaped["now"] * 8)) if shaped["now"] else None)
         links = {name: parse_rate(rate) for name, rate in (facts.get("links") or {}).items()}
-        network = docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}",
-                         str(facts.get("network")), timeout=30, check=False).strip() if facts.get("network") else ""
+        network = ipv4_subnet(docker("network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}",
+                                     str(facts.get("network")), timeout=30, check=False)) if facts.get("network") else None
         return Cluster("docker", services, ledger, self.lab_dir, reused, clients, link, sampler=sampler,
                        servers=servers, faults=faults, hosts_facts=facts.get("client_facts") or {}, links=links,
                        host_disk=Path(facts.get("docker_root") or "/var/lib/docker"), note=SHARED,
-                       reshape=reshape if link else None, launch=Launch.of(self.options, network or None))
+                       reshape=reshape if link else None, launch=Launch.of(self.options, network))
 
     def check_alive(self, ledger: Ledger) -> None:
         """Refuse a lab whose nodes are down, or that an earlier dfsbench set up (it did not

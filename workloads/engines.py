@@ -48,8 +48,9 @@ def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: flo
     pipes, workers = [], []
     for t, count in enumerate(per_thread):
         here, there = ctx.Pipe(duplex=False)
-        w = ctx.Process(target=_worker, args=(op, Path(top) / f"t{t:02d}", count, size, barrier, there),
-                        daemon=True)
+        # (with ready, the workers wait for every rank of the job: as long as the deadline)
+        w = ctx.Process(target=_worker, args=(op, Path(top) / f"t{t:02d}", count, size, barrier, there,
+                                              deadline if ready is not None else 60), daemon=True)
         w.start()
         there.close()
         pipes.append(here)
@@ -108,7 +109,8 @@ def merged(series: list[list[list[float]]]) -> list[list[float]]:
 NOTE_EVERY = 0.25  # seconds between two notes of what a worker or a copy has done so far
 
 
-def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection) -> None:
+def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection,
+            wait_s: float = 60) -> None:
     try:
         if op == "create":
             directory.mkdir()
@@ -118,7 +120,7 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         clock = time.perf_counter
         total = 0
         done = 0
-        barrier.wait(timeout=60)
+        barrier.wait(timeout=wait_s)
         start = clock()
         started = time.time()
         progress = [[started, 0, 0]]

@@ -373,7 +373,7 @@ def verify(kept: list[Written], timeline: Timeline, target: Target, workload: Wo
     peers = target.peers or target.hosts or (target.host,)
     checked = []
     for written in during:
-        other = next((h for h in peers if h.label != written.writer.label), None)
+        other = next((h for h in peers if h.machine.label != written.writer.machine.label), None)
         if other is None:
             return "not checked (one client only: a read on the writer could come from its cache)"
         view = target.on(other)

@@ -28,6 +28,7 @@ import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -47,6 +48,7 @@ from harness.system.ledger import tool_started
 MPI_RANK = Path(__file__).with_name("mpi_rank.py")
 MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
 MARK = "DFSBENCH-RANKS "  # (mpi_rank.MARK: the lines rank 0 prints for dfsbench)
+RANK0 = "[1,0]<stdout>:"  # (how mpirun --tag-output marks a line of rank 0 of its job)
 JOB_ENV = "DFSBENCH_MPI_JOB"  # every process of a job carries its tag in its environment
 START_S = 60.0  # the longest a job may take to have every rank up
 GRACE_S = 30.0  # past a phase's deadline: for the ranks to say so themselves, then the job ends
@@ -58,6 +60,8 @@ HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-
 # core (several containers of one machine each think they own its cores); a rank waiting in a
 # blocking call yields its CPU
 MCA = (("plm_rsh_no_tree_spawn", "1"), ("btl", "self,vader,tcp"), ("mpi_yield_when_idle", "1"),
+       # (a host is the name its ranks report, whole: Open MPI would cut a domain off)
+       ("orte_keep_fqdn_hostnames", "1"),
        ("rmaps_base_oversubscribe", "1"), ("hwloc_base_binding_policy", "none"))
 
 
@@ -129,6 +133,9 @@ def _decide(launch: Launch, hosts: Sequence[Host]) -> Decision:
         name, library, orted = lines[0].strip(), lines[1].strip(), lines[2].strip()
         if not HOSTNAME.fullmatch(name):
             problems.append(f"{host.name} calls itself {name[:80]!r}, which is no host name for a hostfile")
+        elif name.lower() in ("localhost", socket.gethostname().lower()):  # (mpirun would run its ranks here)
+            problems.append(f"{host.name} calls itself {name}, as this machine does: mpirun would take it for "
+                            "this machine")
         elif name in names:
             problems.append(f"two client hosts call themselves {name}: their ranks could not be told apart")
         names.append(name)
@@ -180,12 +187,15 @@ class MpiJob:
         self.size = len(self.hosts) * per_host
         self.tag = secrets.token_hex(6)
         self.started = 0.0  # (when mpirun was started, this machine's clock)
-        self.up_s = 0.0  # how long until every rank said hello
+        self.up_s = 0.0  # how long until every rank said hello (as rank 0's word came here)
+        self.closed_s = 0.0  # how long its end took
         self._child: subprocess.Popen[bytes] | None = None
         self._said: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ended: list[Callable[[], None]] = []
         self._dir: Path | None = None
-        self._failed = False
+        self._failed = False  # (stopped, or to be: nothing more is asked of it)
+        self._checked = False  # (its ranks' hosts checked)
+        self._unreached: list[Host] = []  # (hosts its end could not reach: left in the ledger)
 
     def host_of(self, rank: int) -> Host:
         return self.hosts[rank // self.per_host]
@@ -196,7 +206,8 @@ class MpiJob:
         mca = [*MCA, ("plm_rsh_agent", f"python3 -S {MPI_AGENT} {agent_map}")]
         if self.network:
             mca += [("oob_tcp_if_include", self.network), ("btl_tcp_if_include", self.network)]
-        return ["mpirun", "--hostfile", str(hostfile), "-np", str(self.size),
+        # (--tag-output: each line says its rank, and only rank 0's are read)
+        return ["mpirun", "--tag-output", "--hostfile", str(hostfile), "-np", str(self.size),
                 *[w for key, value in mca for w in ("--mca", key, value)], *rank_argv, self.tag]
 
     def start(self) -> None:
@@ -233,27 +244,36 @@ class MpiJob:
 
     def up(self) -> None:
         """Wait until every rank said it is up, on the host it should be (once)."""
-        if self.up_s:
+        if self._checked:
             return
         hello = self._next("the job to start", time.monotonic() + START_S)
         while "hello" not in hello:
             hello = self._next("the job to start", time.monotonic() + START_S)
         got = [str(name) for name, _ in hello["hello"]]
         wanted = [self.hostnames[r // self.per_host] for r in range(self.size)]
-        if got != wanted:
+        if got != wanted or hello.get("tag") != self.tag:
             self._stop()
-            raise DfsbenchError(f"mpirun placed the ranks on {', '.join(got)}, not on {', '.join(wanted)}")
-        self.up_s = time.time() - self.started
+            raise DfsbenchError(f"mpirun placed the ranks on {', '.join(got)[:500]}, not on {', '.join(wanted)}"
+                                if got != wanted else "the MPI job's ranks answered for another job")
+        self._checked = True
 
     def _read(self) -> None:
+        """Rank 0's lines (each tagged with its rank by mpirun; another rank's, or a line
+        not its own, is not read), as they come; what cannot be read ends the job."""
         assert self._child is not None and self._child.stdout is not None
         for raw in self._child.stdout:
             line = raw.decode(errors="replace")
-            if line.startswith(MARK):
-                try:
-                    self._said.put(json.loads(line[len(MARK):]))
-                except json.JSONDecodeError:
-                    pass
+            if not line.startswith(RANK0) or not line[len(RANK0):].startswith(MARK):
+                continue
+            try:
+                said = json.loads(line[len(RANK0) + len(MARK):])
+                if not isinstance(said, dict):
+                    raise ValueError("not an object")
+            except ValueError as exc:
+                said = {"unreadable": f"{exc}: {line[:200]!r}"}
+            if "hello" in said and not self.up_s:
+                self.up_s = time.time() - self.started
+            self._said.put(said)
         self._said.put(None)  # (its output ended: the job is over)
 
     def _next(self, what: str, deadline: float) -> dict[str, Any]:
@@ -272,6 +292,10 @@ class MpiJob:
             if said is None:
                 self._stop()
                 raise DfsbenchError(f"the MPI job ended while waiting for {what}: {self._why()}")
+            if "unreadable" in said:
+                self._stop()
+                raise DfsbenchError(f"rank 0 of the MPI job said what cannot be read ({said['unreadable']}), "
+                                    f"waiting for {what}; the job was ended")
             return said
 
     def _why(self) -> str:
@@ -298,7 +322,7 @@ class MpiJob:
             child.stdin.write((json.dumps({"phase": phase, "calls": list(calls)}) + "\n").encode())
             child.stdin.flush()
         except (BrokenPipeError, OSError):
-            self._failed = True
+            self._stop()
             raise DfsbenchError(f"the MPI job ended before phase {phase!r}: {self._why()}") from None
         end = time.monotonic() + deadline + GRACE_S
         while True:
@@ -338,13 +362,21 @@ class MpiJob:
                 continue
 
     def _end_hosts(self) -> None:
+        """End what is left of the job on every host; a host that cannot be reached keeps
+        its entry in the ledger (``lab down`` tries again), and the cell's own error stands."""
+        def end(host: Host) -> bool:
+            try:
+                return host.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60).returncode == 0
+            except (DfsbenchError, OSError):
+                return False
+
         with ThreadPoolExecutor(max_workers=min(8, len(self.hosts))) as pool:
-            list(pool.map(lambda h: h.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60),
-                          self.hosts))
+            self._unreached = [h for h, ok in zip(self.hosts, pool.map(end, self.hosts)) if not ok]
 
     def close(self) -> None:
         """End the job: told to where it is well, else stopped; then nothing of it is left
         on any host (each host's part is ended by its tag where the job did not end well)."""
+        t0 = time.monotonic()
         with signals.shielded():
             child = self._child
             if child is not None and not self._failed:
@@ -364,8 +396,11 @@ class MpiJob:
                 self._stop()
             else:
                 self._end_mpirun()  # (stopped already; reaped now)
-            for ended in self._ended:
-                ended()
+            unreached = {h.name for h in self._unreached}
+            for host, ended in zip([*self.hosts, None], self._ended):
+                if host is None or host.name not in unreached:
+                    ended()
             self._ended = []
             if self._dir is not None:
                 shutil.rmtree(self._dir, ignore_errors=True)
+        self.closed_s = time.monotonic() - t0

@@ -269,7 +269,7 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
     _within_bounds(i, workload, swept)
     workload.clients = given or environment.default_clients
     workload.clients_given = given is not None
-    if spec.ranks_per_client is not None:
+    if spec.ranks_per_client is not None and spec.ranks_per_client > 1:
         if not workload.ranks:
             raise BadInput(f"workloads[{i}].ranks_per_client: '{spec.name}' does not run as MPI ranks",
                            hint="leave it out; smallfile and largefile run so")
@@ -277,6 +277,7 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
             raise BadInput(f"workloads[{i}].ranks_per_client: ranks run only in a cell on every client host "
                            "at once (clients: all, with two or more client hosts)", hint="leave it out, or give "
                            "'clients: all' on an environment of several client hosts")
+    if spec.ranks_per_client is not None:
         workload.ranks_per_client = spec.ranks_per_client
     if spec.fault is not None:
         try:

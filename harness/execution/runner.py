@@ -310,7 +310,8 @@ def _described(run: Run, backend: Backend, cluster: Cluster, target: Target) -> 
             described["tools_by_host"] = {h.label: tool_versions(run.plan.workloads, h) for h in target.hosts}
     if cluster.note:  # what holds for every comparison made in this environment
         described["environment_note"] = cluster.note
-    if len(target.hosts) > 1:  # how its cells on every client host are launched (asked now: before any I/O)
+    if len(target.hosts) > 1 and any(w.ranks and w.clients == "all" for w in run.plan.workloads):
+        # how its cells of clients as ranks are launched on every client host (asked now: before any I/O)
         decision = mpi_job.decide(cluster.launch, target.hosts)
         described["launcher"] = {"launcher": decision.launcher, "why": decision.why}
     if cluster.hosts_facts:  # kernel, CPUs, memory, clock offset of each client host

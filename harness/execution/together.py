@@ -117,9 +117,12 @@ def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
 
 
 def ranks_per_client(workload: Workload, launch: Launch | None) -> int:
-    """The ranks on each client host of a cell: the workload entry's, else the environment's."""
+    """The ranks on each client host of a cell: the workload entry's, else the environment's
+    where the workload runs as ranks, else one."""
     if workload.ranks_per_client is not None:
         return workload.ranks_per_client
+    if not workload.ranks:  # (the environment's is for the workloads that run as ranks)
+        return 1
     return launch.ranks_per_client if launch is not None else 1
 
 
@@ -190,7 +193,10 @@ def summed(each: list[Measurement], clients: int, hosts: int, per_host: int,
     if per_host > 1:
         for host in dict.fromkeys(str(m.params["host"]) for m in each):
             for m in aggregate([m for m in each if m.params["host"] == host], per_host, cell):
-                out.append(replace(m, params={**m.params, "host": host, "clients": hosts, "ranks": per_host}))
+                # (no progress of its own: a timeline or a fault's figures, which add up the
+                # clients' series, never count a host's sum as one more client)
+                out.append(replace(m, params={**m.params, "host": host, "clients": hosts, "ranks": per_host},
+                                   progress=(), series=None))
     for m in aggregate(each, clients, cell):
         out.append(replace(m, params={**m.params, "clients": hosts, **({"ranks": clients} if per_host > 1 else {})}))
     return out

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.api.faults import FAULT
-from harness.api.records import Measurement, describe_cell
+from harness.api.records import OVER_CLIENTS, Measurement, describe_cell
 from harness.api.sampler import RESOURCES
 from harness.report import cells
 from harness.report.data import figure
@@ -189,7 +189,10 @@ def timeline_chart(records: list[Measurement], name: Callable[[tuple[str, str]],
                     or not isinstance(started, (int, float)) or not isinstance(ended, (int, float)):
                 continue
             host = m.params.get("host")
-            label = f"{m.test} {m.metric}" + (f" on {host}" if host else "")
+            if "ranks" in m.params and "rank" not in m.params and host not in OVER_CLIENTS:
+                continue  # (a host's ranks summed: each rank has its bar)
+            rank = f" rank {m.params['rank']}" if "rank" in m.params else ""
+            label = f"{m.test} {m.metric}" + (f" on {host}{rank}" if host else "")
             bars.append({"label": label, "start": float(started) - zero, "end": float(ended) - zero,
                          "degraded": "degraded" in m.flags})
         if bars:

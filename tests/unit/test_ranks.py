@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.api.launch import Launch, Launching
-from harness.api.target import Target
+from harness.api.target import Lineup, Target
 from harness.errors import BadInput
 from harness.execution import mpi_job, together
 from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
@@ -71,20 +71,39 @@ def test_the_ranks_results_make_a_record_each_and_one_aggregate_over_the_span():
     assert rate.params["launcher"] == "mpi"
 
 
+def shifted(result: dict, by: float) -> dict:
+    return {**result, "started": result["started"] + by, "ended": result["ended"] + by,
+            "progress": [[t + by, f, b] for t, f, b in result["progress"]]}
+
+
 def test_several_ranks_of_a_host_give_a_row_each_a_row_for_the_host_and_the_aggregate():
+    # two hosts of two ranks each: the captured two ranks on client1, and the same two on
+    # client2 a phase's length later (as a host whose ranks started late)
     results = gathered("rank0-smallfile-create-2x1.txt")
-    by = records(results, CELL)
-    each = together.per_client(by, ["r0", "r1"], {"r0": "client1", "r1": "client1"}, {}, 1, per_host=2)
-    assert sorted(m.params["rank"] for m in each if m.metric == "files_per_sec") == [0, 1]
-    sums = together.summed(each, 2, 1, 2, CELL)
-    host = [m for m in sums if m.params["host"] == "client1" and m.metric == "files_per_sec"]
-    everyone = [m for m in sums if m.params["host"] == "all" and m.metric == "files_per_sec"]
-    assert len(host) == 1 and len(everyone) == 1
+    late = max(r["result"]["ended"] for r in results) - min(r["result"]["started"] for r in results)
+    four = [*results, *({**r, "rank": r["rank"] + 2, "result": shifted(r["result"], late)} for r in results)]
+    by = records(four, CELL)
+    machine = {"r0": "client1", "r1": "client1", "r2": "client2", "r3": "client2"}
+    each = together.per_client(by, ["r0", "r1", "r2", "r3"], machine, {}, 2, per_host=2)
+    assert sorted((m.params["host"], m.params["rank"]) for m in each if m.metric == "files_per_sec") == \
+        [("client1", 0), ("client1", 1), ("client2", 2), ("client2", 3)]
+    sums = together.summed(each, 4, 2, 2, CELL)
+    rate = {m.params["host"]: m for m in sums if m.metric == "files_per_sec" and m.params.get("basis") == "span"}
+    assert set(rate) == {"client1", "client2", "all"}
     assert not any("rank" in m.params for m in sums)  # (a sum is no rank's)
-    assert host[0].params["ranks"] == 2 and everyone[0].params["ranks"] == 2
-    assert host[0].value == pytest.approx(everyone[0].value)  # (one host: its ranks are everyone)
-    # the two ranks on one host are two clients, not one record of a host twice
-    assert "no-aggregate" not in everyone[0].flags
+    assert [rate[h].params["ranks"] for h in ("client1", "client2", "all")] == [2, 2, 4]
+    assert all(rate[h].params["clients"] == 2 for h in rate)  # (hosts, not ranks)
+    # each host's row is its own ranks' files over their own span; everyone's, all files
+    # over the span of all four (which the late host stretches)
+    for host, ranks in (("client1", four[:2]), ("client2", four[2:])):
+        span = max(r["result"]["ended"] for r in ranks) - min(r["result"]["started"] for r in ranks)
+        assert rate[host].value == pytest.approx(200 / span, rel=1e-4)
+    span = max(r["result"]["ended"] for r in four) - min(r["result"]["started"] for r in four)
+    assert rate["all"].value == pytest.approx(400 / span, rel=1e-4)
+    assert rate["all"].value < rate["client1"].value + rate["client2"].value
+    # a host's sum has no progress of its own: no timeline counts it as one more client
+    assert rate["client1"].progress == () and all(m.progress for m in each if m.metric == "files_per_sec")
+    assert "no-aggregate" not in rate["all"].flags
 
 
 def test_mpiruns_word_on_a_rank_that_died_names_the_rank_and_its_host(tmp_path):
@@ -195,7 +214,12 @@ def test_a_rank_reads_what_a_rank_on_another_host_wrote():
                   for i, b in enumerate(bases) for k in range(2))
     assert [p.label for p in peers] == ["client1-r0", "client1-r1", "client2-r0", "client2-r1"]
     t = Target("path", Path("/mnt/x"), "glusterfs", "default", hosts=tuple(bases))
+    lineup = Lineup(len(peers))  # (every rank of the cell at once: each reads what another wrote)
     for p in peers:
-        view = replace(t.on(p), peers=peers)
+        view = replace(t.on(p), peers=peers).for_cell(lineup)
         reader, writer, cache = view.reader()
-        assert reader.host.machine.label != writer.machine.label and cache == "sync+other-client"
+        assert reader.host is p and writer.machine.label != p.machine.label and cache == "sync+other-client"
+        assert writer.label == peers[(peers.index(p) - 2) % 4].label  # (IOR's -C: as many places off as ranks per host)
+    alone = replace(t.on(peers[0]), peers=peers)  # (one rank's cell: the next host reads it)
+    reader, writer, _ = alone.reader()
+    assert writer is peers[0] and reader.host.machine.label == "client2"
