@@ -48,7 +48,6 @@ from harness.system.ledger import tool_started
 MPI_RANK = Path(__file__).with_name("mpi_rank.py")
 MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
 MARK = "DFSBENCH-RANKS "  # (mpi_rank.MARK: the lines rank 0 prints for dfsbench)
-RANK0 = "[1,0]<stdout>:"  # (how mpirun --tag-output marks a line of rank 0 of its job)
 JOB_ENV = "DFSBENCH_MPI_JOB"  # every process of a job carries its tag in its environment
 START_S = 60.0  # the longest a job may take to have every rank up
 GRACE_S = 30.0  # past a phase's deadline: for the ranks to say so themselves, then the job ends
@@ -206,8 +205,7 @@ class MpiJob:
         mca = [*MCA, ("plm_rsh_agent", f"python3 -S {MPI_AGENT} {agent_map}")]
         if self.network:
             mca += [("oob_tcp_if_include", self.network), ("btl_tcp_if_include", self.network)]
-        # (--tag-output: each line says its rank, and only rank 0's are read)
-        return ["mpirun", "--tag-output", "--hostfile", str(hostfile), "-np", str(self.size),
+        return ["mpirun", "--hostfile", str(hostfile), "-np", str(self.size),
                 *[w for key, value in mca for w in ("--mca", key, value)], *rank_argv, self.tag]
 
     def start(self) -> None:
@@ -258,15 +256,16 @@ class MpiJob:
         self._checked = True
 
     def _read(self) -> None:
-        """Rank 0's lines (each tagged with its rank by mpirun; another rank's, or a line
-        not its own, is not read), as they come; what cannot be read ends the job."""
+        """Rank 0's lines, as they come (only rank 0 writes to its standard output; mpirun's
+        --tag-output, which would say whose a line is, cuts a long line into pieces); a
+        line of the protocol that cannot be read ends the job, at once."""
         assert self._child is not None and self._child.stdout is not None
         for raw in self._child.stdout:
             line = raw.decode(errors="replace")
-            if not line.startswith(RANK0) or not line[len(RANK0):].startswith(MARK):
+            if not line.startswith(MARK):
                 continue
             try:
-                said = json.loads(line[len(RANK0) + len(MARK):])
+                said = json.loads(line[len(MARK):])
                 if not isinstance(said, dict):
                     raise ValueError("not an object")
             except ValueError as exc:
