@@ -25,6 +25,7 @@ Goals (issue 46): MPI spread ≤ 2 ms median at 8 ranks one per node; launch ≤
 cell; stonewalled/span ≥ 0.9 at 8 clients.
 
     .venv/bin/python bench/launch_skew.py [--repeat 3] [--clients 2,4,8] [--ranks 8] [--keep DIR]
+        [--launchers exec,mpi]
 
 Needs Docker and the node images (built on first use). Prints the load (``uptime``) before
 and after.
@@ -145,7 +146,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clients", default="2,4,8")
-    ap.add_argument("--ranks", type=int, default=8, help="ranks per client node of the last MPI run")
+    ap.add_argument("--ranks", type=int, default=8, help="ranks per client node of the last MPI run (1: none)")
+    ap.add_argument("--launchers", default="exec,mpi", help="which launchers to run, of exec,mpi")
     ap.add_argument("--keep", type=Path, help="keep the results here")
     args = ap.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
@@ -153,7 +155,10 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     env = {"DFSBENCH_DOCKER_LAB_DIR": str(work / "lab"), "DFSBENCH_RESULTS": str(work / "results")}
     print("load before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    runs = [("exec", 1, clients), ("mpi", 1, clients), ("mpi", args.ranks, [max(clients)])]
+    launchers = args.launchers.split(",")
+    runs = [(launcher, 1, clients) for launcher in ("exec", "mpi") if launcher in launchers]
+    if "mpi" in launchers and args.ranks > 1:
+        runs.append(("mpi", args.ranks, [max(clients)]))
     cfgs = []
     for launcher, ranks, over in runs:
         cfg = work / f"{launcher}-{ranks}.json"

@@ -76,6 +76,7 @@ class Node(RemoteHost, ContainerNode):
     """A container of the lab, reached with ``docker exec``."""
 
     clock_offset = 0.0  # (a container reads this machine's kernel clock)
+    clock_shared = True
 
     def __init__(self, name: str, hostname: str | None = None) -> None:
         self.name = name

@@ -311,14 +311,17 @@ class MpiJob:
 
     def phase(self, phase: str, calls: Sequence[dict[str, Any]], deadline: float,
               began: Callable[[float], None]) -> list[dict[str, Any]]:
-        """Run one timed phase: every rank its call, after a barrier; every rank's result
-        (``rank``, ``host``, ``released``, ``result``) in rank order. ``began`` hears when
-        the ranks left the barrier (this machine's clock)."""
+        """Run one timed phase: every rank its call, after a barrier (and, where every host
+        reads this machine's clock, at one moment of it: :mod:`harness.execution.mpi_rank`);
+        every rank's result (``rank``, ``host``, ``released``, ``result``) in rank order.
+        ``began`` hears when the ranks left the barrier (rank 0's clock)."""
         child = self._child
         if child is None or child.stdin is None:
             raise DfsbenchError("the MPI job is not running")
         try:
-            child.stdin.write((json.dumps({"phase": phase, "calls": list(calls)}) + "\n").encode())
+            one_clock = all(h.clock_shared for h in self.hosts)
+            child.stdin.write((json.dumps({"phase": phase, "calls": list(calls), "one_clock": one_clock})
+                               + "\n").encode())
             child.stdin.flush()
         except (BrokenPipeError, OSError):
             self._stop()

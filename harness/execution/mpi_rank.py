@@ -38,6 +38,10 @@ from typing import Any
 
 MARK = "DFSBENCH-RANKS "
 IDLE_POLL_S = 0.002  # how often a waiting rank looks whether the others have come
+# where every rank reads one clock (containers of one machine), how far ahead of the
+# barrier rank 0 sets the moment they all start: long enough for its word to reach every
+# rank, however the host schedules them
+AHEAD_S = 0.05
 
 
 def _say(doc: dict[str, Any]) -> None:
@@ -73,9 +77,16 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
     released: list[float] = []
 
     def ready() -> None:
-        """Everything set up: wait for the others, then go (the clock starts after this)."""
+        """Everything set up: wait for the others, then go (the clock starts after this).
+        Where the ranks share one clock, they go at one moment of it that rank 0 sets
+        just after the barrier: a barrier lets its ranks out one after another as a small
+        host schedules them, a clock reached asleep lets them out within its wake-up."""
         _idle_wait(comm)  # (all of them ready, asleep meanwhile)
         comm.Barrier()  # (and out of it together)
+        if command.get("one_clock"):
+            at = comm.bcast(time.time() + AHEAD_S if rank == 0 else None, root=0)
+            if at - time.time() > 0:
+                time.sleep(at - time.time())
         released.append(time.time())
         if rank == 0:
             _say({"began": phase, "t": released[0]})

@@ -84,6 +84,7 @@ class RankHost(Host):
         self._label = base.label if per_host == 1 else f"{base.label}-r{k}"
         self.local = base.local
         self.clock_offset = base.clock_offset  # (its times are the host's: here() asks the host)
+        self.clock_shared = base.clock_shared
 
     @property
     def label(self) -> str:

@@ -197,6 +197,9 @@ class Host(ABC):
     # seconds this host's clock is ahead of this machine's (None: not measured yet); a host
     # that shares this machine's kernel (a container) has the same clock
     clock_offset: float | None = None
+    # it reads this machine's clock itself (this machine, a container of it): no offset to
+    # measure, none to be wrong by
+    clock_shared: bool = False
 
     def here(self, t: float) -> float:
         """A time this host's clock gave (seconds since the epoch) on this machine's clock,
@@ -362,6 +365,7 @@ class LocalHost(Host):
     name = "this host"
     local = True
     clock_offset = 0.0
+    clock_shared = True
 
     def run(self, argv: Sequence[str | os.PathLike[str]], *, timeout: float = 120, check: bool = True,
             env: Mapping[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
