@@ -49,7 +49,10 @@ MPI_RANK = Path(__file__).with_name("mpi_rank.py")
 MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
 MARK = "DFSBENCH-RANKS "  # (mpi_rank.MARK: the lines rank 0 prints for dfsbench)
 JOB_ENV = "DFSBENCH_MPI_JOB"  # every process of a job carries its tag in its environment
-START_S = 60.0  # the longest a job may take to have every rank up
+# the longest a job may take to have every rank up: at least a minute, and 3 s a rank (64
+# ranks on this 2-core lab took 16-21 s, and twice over 60 s, while their cell set up)
+START_S = 60.0
+START_PER_RANK_S = 3.0
 GRACE_S = 30.0  # past a phase's deadline: for the ranks to say so themselves, then the job ends
 END_S = 10.0  # the longest a job may take to end when told to
 HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
@@ -244,9 +247,10 @@ class MpiJob:
         """Wait until every rank said it is up, on the host it should be (once)."""
         if self._checked:
             return
-        hello = self._next("the job to start", time.monotonic() + START_S)
+        deadline = time.monotonic() + max(START_S, START_PER_RANK_S * self.size)
+        hello = self._next("the job to start", deadline)
         while "hello" not in hello:
-            hello = self._next("the job to start", time.monotonic() + START_S)
+            hello = self._next("the job to start", deadline)
         got = [str(name) for name, _ in hello["hello"]]
         wanted = [self.hostnames[r // self.per_host] for r in range(self.size)]
         if got != wanted or hello.get("tag") != self.tag:
