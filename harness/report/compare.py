@@ -379,6 +379,11 @@ def presentations(workload: str, records: list[Measurement]) -> tuple[TableSpec 
     return declared or (generic_spec(workload, records),)
 
 
+RANKS_NOTE = ("host=NAME with ranks: what that host's MPI ranks did together, each rank doing the cell's "
+              "work (its ranks' own rows are in the "
+              "records: compare --format json)")
+
+
 def tables(records: list[Measurement], systems: Systems | None = None, each_repeat: bool = False,
            cv_threshold: float | None = None) -> list[Table]:
     """Every table the (annotated) records fill, workload by workload in the order they
@@ -405,12 +410,17 @@ def tables(records: list[Measurement], systems: Systems | None = None, each_repe
                                    faults.timeline_chart(records, systems.name), name="faults",
                                    keys=list(faults.KEYS), data=faults.table_data(mine, systems.name)))
             continue
-        for spec in presentations(workload, mine):
+        # (each rank of a host that ran several: in the records, not in the tables, which
+        # show the host's row — its ranks together — beside the aggregate)
+        shown = [m for m in mine if "rank" not in m.params]
+        for spec in presentations(workload, shown):
             if isinstance(spec, MatrixSpec):
-                built += matrices(spec, mine, systems, cv, each_repeat)
+                built += matrices(spec, shown, systems, cv, each_repeat)
             else:
-                t = side_by_side(spec, mine, systems, cv)
+                t = side_by_side(spec, shown, systems, cv)
                 if t is not None:
+                    if len(shown) < len(mine):
+                        t.notes.append(RANKS_NOTE)
                     built.append(t)
     rows, said = aggregates.table(records, systems.name)
     if rows:
