@@ -36,27 +36,28 @@ class Deadline(Exception):
 # ------------------------------------------------------------------ smallfile
 
 def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: float = 1800,
-              ready: Callable[[], None] | None = None) -> dict[str, Any]:
+              ready: Callable[[], float | None] | None = None) -> dict[str, Any]:
     """One operation (create, ls-l, read) over every thread's files, the threads being
     worker processes (no GIL between them) started together at a barrier; returns
     timings and per-file latencies. Past ``deadline`` seconds (a hung FUSE client blocks
     every call) the workers are killed and :class:`Deadline` raised. ``ready``, where given
     (an MPI rank's wait for the other ranks), is called once the workers wait at their
-    barrier, and they start when it returns."""
+    barrier; they start when it returns, or at the moment (this host's clock) it returns."""
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(len(per_thread) + (ready is not None))
+    at = ctx.Value("d", 0.0)  # (when the workers start, if ready says: this host's clock)
     pipes, workers = [], []
     for t, count in enumerate(per_thread):
         here, there = ctx.Pipe(duplex=False)
         # (with ready, the workers wait for every rank of the job: as long as the deadline)
         w = ctx.Process(target=_worker, args=(op, Path(top) / f"t{t:02d}", count, size, barrier, there,
-                                              deadline if ready is not None else 60), daemon=True)
+                                              deadline if ready is not None else 60, at), daemon=True)
         w.start()
         there.close()
         pipes.append(here)
         workers.append(w)
     if ready is not None:
-        ready()
+        at.value = ready() or 0.0
         try:
             barrier.wait(timeout=60)
         except threading.BrokenBarrierError:  # (a worker that failed: its error is in its result)
@@ -110,7 +111,7 @@ NOTE_EVERY = 0.25  # seconds between two notes of what a worker or a copy has do
 
 
 def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection,
-            wait_s: float = 60) -> None:
+            wait_s: float = 60, at: Any = None) -> None:
     try:
         if op == "create":
             directory.mkdir()
@@ -121,6 +122,8 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         total = 0
         done = 0
         barrier.wait(timeout=wait_s)
+        if at is not None and at.value > time.time():  # (a moment every rank of a job starts at)
+            time.sleep(at.value - time.time())
         start = clock()
         started = time.time()
         progress = [[started, 0, 0]]

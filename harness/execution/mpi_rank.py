@@ -76,20 +76,19 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
     call = command["calls"][rank]
     released: list[float] = []
 
-    def ready() -> None:
-        """Everything set up: wait for the others, then go (the clock starts after this).
-        Where the ranks share one clock, they go at one moment of it that rank 0 sets
-        just after the barrier: a barrier lets its ranks out one after another as a small
-        host schedules them, a clock reached asleep lets them out within its wake-up."""
+    def ready() -> float | None:
+        """Everything set up: wait for the others; the moment to go (None: now). Where the
+        ranks share one clock, they go at one moment of it that rank 0 sets just after the
+        barrier: a barrier lets its ranks out one after another as a small host schedules
+        them, a moment slept to lets them out within a wake-up. Whoever does the timed work
+        (the rank, or a smallfile rank's workers) sleeps until it, then starts its clock."""
         _idle_wait(comm)  # (all of them ready, asleep meanwhile)
         comm.Barrier()  # (and out of it together)
-        if command.get("one_clock"):
-            at = comm.bcast(time.time() + AHEAD_S if rank == 0 else None, root=0)
-            if at - time.time() > 0:
-                time.sleep(at - time.time())
-        released.append(time.time())
+        at = comm.bcast(time.time() + AHEAD_S if rank == 0 else None, root=0) if command.get("one_clock") else None
+        released.append(at if at is not None else time.time())
         if rank == 0:
             _say({"began": phase, "t": released[0]})
+        return at
 
     result: dict[str, Any]
     try:
@@ -98,7 +97,9 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
         if "ready" in inspect.signature(engine).parameters:
             result = engine(**args, ready=ready)
         else:
-            ready()
+            at = ready()
+            if at is not None and at > time.time():
+                time.sleep(at - time.time())
             result = engine(**args)
     except Exception as exc:  # noqa: BLE001 (said to rank 0, which says it to dfsbench)
         deadline = type(exc).__name__ == "Deadline"

@@ -183,10 +183,13 @@ class RankLineup(Lineup):
             return host.rank in self._pending
 
     def _began_at(self, t: float, warmup_s: float) -> None:
+        """The ranks left the barrier, to start at ``t`` (rank 0's clock, which is this
+        machine's where the ranks go at one moment of it: then a few ms from now)."""
         if not self._began:
             self._began = True
             if self._on_start is not None:
-                self._on_start(warmup_s)
+                ahead = t - time.time() if all(h.clock_shared for h in self.job.hosts) else 0.0
+                self._on_start(warmup_s + min(max(0.0, ahead), 1.0))
 
     def collective(self, host: RankHost, script: Path, name: str, args: dict[str, Any], deadline: float,
                    output: Path) -> dict[str, Any]:

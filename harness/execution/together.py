@@ -7,9 +7,11 @@ every timed phase of the cell starts behind a barrier across the clients
 and the launcher is MPI (:mod:`harness.execution.ranks`), the clients are the ranks of one
 MPI job, ``ranks_per_client`` on each host, and the barrier is the job's. Each client's
 records carry ``host`` (its host's name), ``rank`` (where a host ran several), ``clients``
-(how many hosts ran), ``launcher``, and, for a rate, when its timed phase started and ended (``started``, ``ended``:
-seconds since the epoch on this machine's clock) and what it moved then (``bytes``,
-``files`` or ``ops``, as the rate's unit counts).
+(how many hosts ran), ``launcher``, and, for a rate, when its timed phase started and
+ended (``started``, ``ended``: seconds since the epoch on this machine's clock) and what it
+moved then (``bytes``, ``files`` or ``ops``, as the rate's unit counts). With several ranks
+on a host, each host's records are also given, its ranks as one client (``ranks``: how
+many), by the aggregate's definitions below.
 
 The aggregate, ``host: all``, is defined as (IOR's and smallfile's definitions):
 
@@ -99,19 +101,28 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
             _launch_kept(raw_dir, {"launcher": "exec", "released": lineup.released})
         return
     log = raw_dir / MPIRUN_LOG
-    with ranks.job(target, decision, launch or Launch(), per_host, log, on_start, scratch, keep) as (lineup, views):
-        extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
-        try:
+    extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
+    job: list[ranks.RankLineup] = []
+    try:
+        with ranks.job(target, decision, launch or Launch(), per_host, log, on_start, scratch, keep) as (lineup, views):
+            job.append(lineup)
             yield from _records(workload, cell, raw_dir, what, lineup, [(v.host.label, v) for v in views], scratch,
                                 extra, len(hosts), per_host)
-        finally:
-            _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": lineup.job.started, "up_s": lineup.job.up_s,
-                                   "ranks": lineup.job.size, "released": lineup.released, "sent": lineup.sent})
+    finally:
+        if job:  # (after the job's end, which it says the length of)
+            mpi = job[0].job
+            _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": mpi.started, "up_s": mpi.up_s,
+                                   "closed_s": mpi.closed_s, "ranks": mpi.size, "released": job[0].released,
+                                   "sent": job[0].sent})
 
 
 def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
-    """How the cell's clients were launched, and when each phase let them go (this
-    machine's clock), beside its clients' raw outputs: :data:`LAUNCH_FILE`."""
+    """How the cell's clients were launched, beside their raw outputs (:data:`LAUNCH_FILE`):
+    when each step let them go — exec: this machine's clock when the last came to it; mpi: a
+    timed phase's, each rank's clock when it left the barrier, and when the last of their
+    threads here came to it (``sent``, this machine's clock) — and for mpi, when ``mpirun``
+    started, how long until every rank was up (``up_s``, as rank 0's word came here) and how
+    long its end took (``closed_s``)."""
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / LAUNCH_FILE).write_text(json.dumps(said, indent=1))
 
