@@ -41,27 +41,29 @@ def smallfile(op: str, top: str, per_thread: list[int], size: int, deadline: flo
     worker processes (no GIL between them) started together at a barrier; returns
     timings and per-file latencies. Past ``deadline`` seconds (a hung FUSE client blocks
     every call) the workers are killed and :class:`Deadline` raised. ``ready``, where given
-    (an MPI rank's wait for the other ranks), is called once the workers wait at their
-    barrier; they start when it returns, or at the moment (this host's clock) it returns."""
+    (an MPI rank's wait for the other ranks), is called once every worker is set up and
+    waits; they start when it returns, or at the moment (this host's clock) it returns."""
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(len(per_thread) + (ready is not None))
-    at = ctx.Value("d", 0.0)  # (when the workers start, if ready says: this host's clock)
+    at = ctx.Value("d", 0.0, lock=False)  # (when the workers start, if ready says: this host's clock)
+    go = ctx.Event() if ready is not None else None  # (ready returned: the workers may start)
     pipes, workers = [], []
     for t, count in enumerate(per_thread):
         here, there = ctx.Pipe(duplex=False)
         # (with ready, the workers wait for every rank of the job: as long as the deadline)
         w = ctx.Process(target=_worker, args=(op, Path(top) / f"t{t:02d}", count, size, barrier, there,
-                                              deadline if ready is not None else 60, at), daemon=True)
+                                              deadline if ready is not None else 60, at, go), daemon=True)
         w.start()
         there.close()
         pipes.append(here)
         workers.append(w)
-    if ready is not None:
-        at.value = ready() or 0.0
+    if ready is not None and go is not None:
         try:
-            barrier.wait(timeout=60)
+            barrier.wait(timeout=deadline)  # (every worker set up and waiting)
         except threading.BrokenBarrierError:  # (a worker that failed: its error is in its result)
             pass
+        at.value = ready() or 0.0
+        go.set()
     results = []
     end = time.monotonic() + deadline
     try:
@@ -111,7 +113,7 @@ NOTE_EVERY = 0.25  # seconds between two notes of what a worker or a copy has do
 
 
 def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: Connection,
-            wait_s: float = 60, at: Any = None) -> None:
+            wait_s: float = 60, at: Any = None, go: Any = None) -> None:
     try:
         if op == "create":
             directory.mkdir()
@@ -122,8 +124,11 @@ def _worker(op: str, directory: Path, count: int, size: int, barrier: Any, out: 
         total = 0
         done = 0
         barrier.wait(timeout=wait_s)
-        if at is not None and at.value > time.time():  # (a moment every rank of a job starts at)
-            time.sleep(at.value - time.time())
+        if go is not None:  # (the rank's word that every rank of its job is ready, and when to start)
+            if not go.wait(timeout=wait_s):
+                raise TimeoutError(f"the other ranks were not ready within {wait_s:.0f} s")
+            if at.value > time.time():
+                time.sleep(at.value - time.time())
         start = clock()
         started = time.time()
         progress = [[started, 0, 0]]

@@ -7,8 +7,9 @@ starts Open MPI's daemon on a client host, in place of ``ssh``.
 line (words of a shell line). ``HOSTS_JSON`` is a file dfsbench wrote (a name: the argv
 that runs a command on that host from this machine — ``docker exec`` into a client
 container, or dfsbench's SSH runner — ending in ``sh -c``); the agent appends the command
-line as one word and execs it. A name the file does not hold is refused: nothing but the
-hosts of the job is reached. Only the standard library: ``mpirun`` runs it with this
+line as one word and execs it (telling dfsbench's SSH runner that the command lasts as long
+as the job). A name the file does not hold is refused: nothing but the hosts of the job is
+reached. Only the standard library: ``mpirun`` runs it with this
 machine's Python, outside dfsbench.
 """
 
@@ -29,6 +30,8 @@ def main(argv: list[str]) -> int:
     if not isinstance(prefix, list) or not prefix or not all(isinstance(w, str) for w in prefix):
         sys.stderr.write(f"mpi_agent: {argv[2]!r} is not a host of this job\n")
         return 2
+    # (through dfsbench's SSH runner, the daemon's command lasts as long as the job does)
+    os.environ["DFSBENCH_SSH_LIFELONG"] = "1"
     os.execvp(prefix[0], [*prefix, " ".join(argv[3:])])
     return 127  # (execvp does not return)
 

@@ -49,10 +49,11 @@ MPI_RANK = Path(__file__).with_name("mpi_rank.py")
 MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
 MARK = "DFSBENCH-RANKS "  # (mpi_rank.MARK: the lines rank 0 prints for dfsbench)
 JOB_ENV = "DFSBENCH_MPI_JOB"  # every process of a job carries its tag in its environment
-# the longest a job may take to have every rank up: at least a minute, and 3 s a rank (64
-# ranks on this 2-core lab took 16-21 s, and twice over 60 s, while their cell set up)
+# the longest a job may take to have every rank up: 3 s a rank, at least a minute, at most
+# ten (64 ranks on a 2-core container lab took 16-95 s, while their cell set up)
 START_S = 60.0
 START_PER_RANK_S = 3.0
+START_MOST_S = 600.0
 GRACE_S = 30.0  # past a phase's deadline: for the ranks to say so themselves, then the job ends
 END_S = 10.0  # the longest a job may take to end when told to
 HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
@@ -125,9 +126,18 @@ def _decide(launch: Launch, hosts: Sequence[Host]) -> Decision:
         if re.search(r"\s", path):  # (mpirun splits its launch agent's line on white space)
             problems.append(f"{path} holds white space, which mpirun's launch agent cannot")
     names: list[str] = []
+    def ask(host: Host) -> subprocess.CompletedProcess[str] | str:
+        try:
+            return host.run(["python3", "-c", PROBE], check=False, timeout=60)
+        except (DfsbenchError, OSError) as exc:
+            return f"{host.name} did not answer whether it has mpi4py ({exc})"
+
     with ThreadPoolExecutor(max_workers=min(8, len(hosts))) as pool:
-        probes = list(pool.map(lambda h: h.run(["python3", "-c", PROBE], check=False, timeout=60), hosts))
+        probes = list(pool.map(ask, hosts))
     for host, probe in zip(hosts, probes):
+        if isinstance(probe, str):
+            problems.append(probe[:300])
+            continue
         lines = probe.stdout.split("\n")
         if probe.returncode != 0 or len(lines) < 3:
             problems.append(f"{host.name} has no mpi4py for its python3 (Debian package python3-mpi4py)")
@@ -172,9 +182,12 @@ def kill_script(tag: str) -> str:
     """Shell: end every process of the host whose environment carries the job's tag (its
     daemon, ranks and their workers), and nothing else."""
     assert re.fullmatch(r"[0-9a-f]+", tag)
-    return (f'for e in /proc/[0-9]*/environ; do if tr "\\0" "\\n" < "$e" 2>/dev/null | '
-            f'grep -qx "{JOB_ENV}={tag}"; then p=${{e#/proc/}}; kill -9 "${{p%/environ}}" 2>/dev/null; fi; '
-            'done; exit 0')
+    ours = (f'for e in /proc/[0-9]*/environ; do if tr "\\0" "\\n" < "$e" 2>/dev/null | '
+            f'grep -qx "{JOB_ENV}={tag}"; then p=${{e#/proc/}}; p=${{p%/environ}}; [ "$p" = $$ ] || {{ ACT; }}; fi; done')
+    # (kill, then look again: a process that outlives SIGKILL — stuck in a hung mount — fails
+    # the command, so its entry stays in the ledger for lab down)
+    return (ours.replace("ACT", 'kill -9 "$p" 2>/dev/null') + "; sleep 0.5; left=0; "
+            + ours.replace("ACT", "left=1") + '; exit $left')
 
 
 class MpiJob:
@@ -190,7 +203,7 @@ class MpiJob:
         self.tag = secrets.token_hex(6)
         self.started = 0.0  # (when mpirun was started, this machine's clock)
         self.up_s = 0.0  # how long until every rank said hello (as rank 0's word came here)
-        self.closed_s = 0.0  # how long its end took
+        self.closed_s = 0.0  # how long its end took (harness.execution.ranks.job)
         self._child: subprocess.Popen[bytes] | None = None
         self._said: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ended: list[Callable[[], None]] = []
@@ -247,7 +260,7 @@ class MpiJob:
         """Wait until every rank said it is up, on the host it should be (once)."""
         if self._checked:
             return
-        deadline = time.monotonic() + max(START_S, START_PER_RANK_S * self.size)
+        deadline = time.monotonic() + min(START_MOST_S, max(START_S, START_PER_RANK_S * self.size))
         hello = self._next("the job to start", deadline)
         while "hello" not in hello:
             hello = self._next("the job to start", deadline)
@@ -382,7 +395,6 @@ class MpiJob:
     def close(self) -> None:
         """End the job: told to where it is well, else stopped; then nothing of it is left
         on any host (each host's part is ended by its tag where the job did not end well)."""
-        t0 = time.monotonic()
         with signals.shielded():
             child = self._child
             if child is not None and not self._failed:
@@ -409,4 +421,3 @@ class MpiJob:
             self._ended = []
             if self._dir is not None:
                 shutil.rmtree(self._dir, ignore_errors=True)
-        self.closed_s = time.monotonic() - t0

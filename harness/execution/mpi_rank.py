@@ -39,8 +39,8 @@ from typing import Any
 MARK = "DFSBENCH-RANKS "
 IDLE_POLL_S = 0.002  # how often a waiting rank looks whether the others have come
 # where every rank reads one clock (containers of one machine), how far ahead of the
-# barrier rank 0 sets the moment they all start: long enough for its word to reach every
-# rank, however the host schedules them
+# barrier rank 0 sets the moment they all start: time for its word to reach every rank (a
+# rank that gets it later starts late, and its own start says so)
 AHEAD_S = 0.05
 
 
@@ -74,7 +74,8 @@ def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
 def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
     phase = str(command["phase"])
     call = command["calls"][rank]
-    released: list[float] = []
+    released: list[float] = []  # when the rank starts its timed work
+    left: list[float] = []  # when it left the barrier
 
     def ready() -> float | None:
         """Everything set up: wait for the others; the moment to go (None: now). Where the
@@ -84,8 +85,9 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
         (the rank, or a smallfile rank's workers) sleeps until it, then starts its clock."""
         _idle_wait(comm)  # (all of them ready, asleep meanwhile)
         comm.Barrier()  # (and out of it together)
+        left.append(time.time())
         at = comm.bcast(time.time() + AHEAD_S if rank == 0 else None, root=0) if command.get("one_clock") else None
-        released.append(at if at is not None else time.time())
+        released.append(at if at is not None else left[0])
         if rank == 0:
             _say({"began": phase, "t": released[0]})
         return at
@@ -108,7 +110,8 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
         if not released:  # (a rank that failed before the barrier still lets the others through)
             ready()
     _idle_wait(comm)
-    gathered = comm.gather({"rank": rank, "host": host, "released": released[0], "result": result}, root=0)
+    gathered = comm.gather({"rank": rank, "host": host, "released": released[0], "left": left[0],
+                            "result": result}, root=0)
     if rank == 0:
         _say({"phase": phase, "results": gathered})
 

@@ -167,7 +167,8 @@ class RankLineup(Lineup):
         self._results: dict[int, dict[str, Any]] = {}
         self._call_round = 0
         self._began = False
-        self.released: dict[str, Any] = {}  # each phase: when each rank left its barrier
+        self.released: dict[str, Any] = {}  # each phase: when each rank was let go (its clock)
+        self.left: dict[str, list[float]] = {}  # each phase: when each rank left the barrier (its clock)
         self.sent: dict[str, float] = {}  # each phase: when every rank had come to it (here)
 
     def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
@@ -218,6 +219,7 @@ class RankLineup(Lineup):
             with self._cond:
                 self._results.update({int(r["rank"]): r for r in results})
                 self.released[phase] = [float(r["released"]) for r in results]
+                self.left[phase] = [float(r.get("left", r["released"])) for r in results]
                 self._call_round += 1
                 self._cond.notify_all()
         else:
@@ -249,6 +251,7 @@ def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: 
     rank order); ended when the block ends, however it ends."""
     hosts = target.hosts
     mpi = MpiJob(hosts, decision.hostnames, per_host, launch.network, log)
+    ending = 0.0  # (when its end began: its length is the job's closed_s)
     try:
         mpi.launch()
         lineup = RankLineup(mpi, on_start, scratch, keep)
@@ -258,7 +261,10 @@ def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: 
         views = [replace(target.on(r).for_cell(lineup), peers=tuple(ranks)) for r in ranks]
         yield lineup, views
     except BaseException:  # (a failed cell, an interrupt: the job ends now, not after its phase)
+        ending = time.monotonic()
         mpi._stop()
         raise
     finally:
+        ending = ending or time.monotonic()
         mpi.close()
+        mpi.closed_s = time.monotonic() - ending  # (its whole end, stopped or told)

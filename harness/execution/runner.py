@@ -16,7 +16,7 @@ from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.execution import mpi_job
+from harness.execution import mpi_job, together
 from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, every_cell, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
@@ -310,7 +310,7 @@ def _described(run: Run, backend: Backend, cluster: Cluster, target: Target) -> 
             described["tools_by_host"] = {h.label: tool_versions(run.plan.workloads, h) for h in target.hosts}
     if cluster.note:  # what holds for every comparison made in this environment
         described["environment_note"] = cluster.note
-    if len(target.hosts) > 1 and any(w.ranks and w.clients == "all" for w in run.plan.workloads):
+    if any(w.ranks and together.spread(w, target) for w in run.plan.workloads):
         # how its cells of clients as ranks are launched on every client host (asked now: before any I/O)
         decision = mpi_job.decide(cluster.launch, target.hosts)
         described["launcher"] = {"launcher": decision.launcher, "why": decision.why}

@@ -93,12 +93,13 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
         note(f"  clients launched with {decision.launcher}: {decision.why}")
     if decision is None or decision.launcher != "mpi":
         lineup = Lineup(len(hosts), on_start, scratch, keep)
-        clients = [(h.label, target.on(h).for_cell(lineup)) for h in hosts]
+        clients = sorted((h.label, target.on(h).for_cell(lineup)) for h in hosts)  # (by label, as ever)
         try:
             yield from _records(workload, cell, raw_dir, what, lineup, clients, scratch,
                                 {"launcher": "exec"} if decision is not None else {}, len(hosts))
         finally:
-            _launch_kept(raw_dir, {"launcher": "exec", "released": lineup.released})
+            if decision is not None:  # (a workload that could run as ranks: how it was launched instead)
+                _launch_kept(raw_dir, {"launcher": "exec", "released": lineup.released})
         return
     log = raw_dir / MPIRUN_LOG
     extra = {"launcher": "mpi", **({"ranks_per_client": per_host} if per_host > 1 else {})}
@@ -113,7 +114,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
             mpi = job[0].job
             _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": mpi.started, "up_s": mpi.up_s,
                                    "closed_s": mpi.closed_s, "ranks": mpi.size, "released": job[0].released,
-                                   "sent": job[0].sent})
+                                   "left_barrier": job[0].left, "sent": job[0].sent})
 
 
 def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:

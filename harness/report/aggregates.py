@@ -13,6 +13,13 @@ from harness.report.data import figure, flags as data_flags
 from harness.units import format_value, size
 
 
+def _clients(params: dict[str, Any]) -> str:
+    """Whose records an aggregate adds up: its clients, or the MPI ranks on them."""
+    if isinstance(params.get("ranks"), int):
+        return f"{params['ranks']} ranks on {params.get('clients')} hosts,"
+    return str(params.get("clients"))
+
+
 def _amount(unit: str, moved: float) -> str:
     return size(moved) if unit == "B/s" else f"{moved:,.0f} {AMOUNT.get(unit, '')}"
 
@@ -57,7 +64,7 @@ def table(records: list[Measurement], name: Callable[[tuple[str, str]], str]
         elif m.value is None and "no-aggregate" in m.flags:  # (no aggregate, and why)
             rows.append([f"{m.workload} {m.test} {key[-1]}",
                          name((m.backend, m.variant)) + (f" (repeat {m.repeat + 1})" if m.repeat else ""),
-                         f"{m.params.get('clients')} × {m.metric}", "—",
+                         f"{_clients(m.params)} × {m.metric}", "—",
                          f"none: {m.params.get('why', '')}", "—"])
             found.append(_row(m, rows[-1], None, None, _figure(m, rows[-1][4]), None))
     for key, m in spans.items():
@@ -73,7 +80,7 @@ def table(records: list[Measurement], name: Callable[[tuple[str, str]], str]
                          f"{window[1] - window[0]:.1f} s{_share(wall)}")
         rows.append([f"{m.workload} {m.test} {describe_cell(m.params, ('host', 'clients', *CIRCUMSTANTIAL))}",
                      name((m.backend, m.variant)) + (f" (repeat {m.repeat + 1})" if m.repeat else ""),
-                     f"{m.params.get('clients')} × {m.metric}",
+                     f"{_clients(m.params)} × {m.metric}",
                      f"{_amount(m.unit, float(m.params.get('moved') or 0))} in {span:.1f} s",
                      format_value(m.value, m.unit, m.metric) + flag_marks(m.flags) + _share(m), while_all])
         amount = AMOUNT.get(m.unit, "")

@@ -35,6 +35,10 @@ from harness.system.ledger import Ledger
 from harness.system.secret import expand, redact, redact_file, remember
 
 TIMED_OUT = (124, 137)  # coreutils timeout stopped the command, or had to KILL it
+# set to "1" in its environment: a command run by ``python -m harness.system.ssh`` may last as
+# long as it lasts (an MPI job's daemon), not 600 s
+LIFELONG = "DFSBENCH_SSH_LIFELONG"
+LIFELONG_S = 30 * 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -268,9 +272,12 @@ def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         print("usage: python -m harness.system.ssh REACH_JSON -- ARGV...", file=sys.stderr)
         return 2
+    # (a daemon of an MPI job, which its launch agent starts so, lives as long as the job:
+    # harness.execution.mpi_agent)
+    timeout = LIFELONG_S if os.environ.get(LIFELONG) == "1" else 600
     try:
         host = connect(Reach(**json.loads(argv[0])))
-        result = host.run(argv[2:], check=False, timeout=600)
+        result = host.run(argv[2:], check=False, timeout=timeout)
     except (DfsbenchError, ValueError) as exc:
         print(redact(str(exc)), file=sys.stderr)
         return 255

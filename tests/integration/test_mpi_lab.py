@@ -25,7 +25,7 @@ def job_processes(lab: str) -> dict[str, list[str]]:
     found = {}
     here = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
     found["here"] = [p for p in here if p.startswith("mpirun ")]
-    for name in labelled(["ps", "-q", "--format", "{{.Names}}"], lab):
+    for name in labelled(["ps", "--format", "{{.Names}}"], lab):
         if "-client" in name:
             ps = subprocess.run(["docker", "exec", name, "ps", "-eo", "args"], capture_output=True, text=True,
                                 timeout=60).stdout.splitlines()
