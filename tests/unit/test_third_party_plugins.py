@@ -233,9 +233,19 @@ def _lease_of(lab: Path, process: subprocess.Popen[str], within: float = 120) ->
     raise AssertionError(f"no run took the lease of {lab} within {within} s")
 
 
-def _daemons(lab: Path) -> list[proc.ProcessId]:
-    ledger = json.loads((lab / "ledger.json").read_text())
-    return [proc.ProcessId(e["pid"], e["start"]) for e in ledger["entries"] if e["kind"] == "process"]
+def _daemons(lab: Path, within: float = 120) -> list[proc.ProcessId]:
+    """The lab's daemons, as its ledger says, once it says any (a run holds the lease from
+    its start, before its lab's daemons are up)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            entries = json.loads((lab / "ledger.json").read_text())["entries"]
+        except (FileNotFoundError, json.JSONDecodeError):  # (being written)
+            entries = []
+        found = [proc.ProcessId(e["pid"], e["start"]) for e in entries if e["kind"] == "process"]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def _ended(process: subprocess.Popen[str], sig: int | None = None) -> tuple[int, str]:
