@@ -15,7 +15,6 @@ from pydantic import Field, field_validator, model_validator
 
 from harness.api.model import ConfigModel
 
-LAUNCHERS = ("mpi", "exec")
 # (a run's: a lab that is up serves runs launched either way)
 LAUNCH_OPTIONS = frozenset({"launcher", "ranks_per_client", "mpi_network"})
 MOST_RANKS_PER_CLIENT = 64

@@ -74,7 +74,6 @@ class Decision:
 
     launcher: str  # "mpi" or "exec"
     why: str
-    version: str = ""  # Open MPI's, where mpi
     hostnames: tuple[str, ...] = ()  # each client host's, as its ranks name it (mpi)
 
 
@@ -163,8 +162,7 @@ def _decide(launch: Launch, hosts: Sequence[Host]) -> Decision:
                            hint="install openmpi-bin here and openmpi-bin and python3-mpi4py on every client "
                                 "host (one Open MPI version), or set environment.options.launcher: exec")
         return Decision("exec", "; ".join(problems))
-    return Decision("mpi", f"Open MPI {version} here and on all {len(hosts)} client hosts", version or "",
-                    tuple(names))
+    return Decision("mpi", f"Open MPI {version} here and on all {len(hosts)} client hosts", tuple(names))
 
 
 _said: set[Decision] = set()
@@ -212,9 +210,6 @@ class MpiJob:
         self._checked = False  # (its ranks' hosts checked)
         self._unreached: list[Host] = []  # (hosts its end could not reach: left in the ledger)
 
-    def host_of(self, rank: int) -> Host:
-        return self.hosts[rank // self.per_host]
-
     def argv(self, agent_map: Path, hostfile: Path, rank_argv: Sequence[str]) -> list[str]:
         # (the agent's first word is one every client host has too: Open MPI's daemons look
         # for it there, and fail where it is not, though they never use it without tree spawn)
@@ -223,11 +218,6 @@ class MpiJob:
             mca += [("oob_tcp_if_include", self.network), ("btl_tcp_if_include", self.network)]
         return ["mpirun", "--hostfile", str(hostfile), "-np", str(self.size),
                 *[w for key, value in mca for w in ("--mca", key, value)], *rank_argv, self.tag]
-
-    def start(self) -> None:
-        """Start the job (:meth:`launch`), and return once every rank is up (:meth:`up`)."""
-        self.launch()
-        self.up()
 
     def launch(self) -> None:
         """Start the job, and return at once: the cell sets itself up meanwhile (its

@@ -83,7 +83,6 @@ class RankHost(Host):
         self.name = base.name if per_host == 1 else f"{base.name} (rank {rank})"
         self._label = base.label if per_host == 1 else f"{base.label}-r{k}"
         self.local = base.local
-        self.clock_offset = base.clock_offset  # (its times are the host's: here() asks the host)
         self.clock_shared = base.clock_shared
 
     @property
