@@ -387,8 +387,9 @@ class Workload(ABC):
     # the MPI ranks on each client host of a cell run on several (the config entry's
     # 'ranks_per_client'; None: the environment's)
     ranks_per_client: int | None = None
-    # its timed phases are engine calls (Host.engine, right after Target.begin): on several
-    # client hosts it can run as the ranks of one MPI job (harness.execution.ranks)
+    # its timed phases are engine calls or measuring tools (Host.engine or Host.run_tool,
+    # right after Target.begin): on several client hosts it can run as the ranks of one MPI
+    # job (harness.execution.ranks)
     ranks: ClassVar[bool] = False
     # it calls Target.begin right before each timed phase (so several clients start each
     # together, and a fault's clock starts with the measured work); else the cell's start

@@ -11,7 +11,9 @@ machine's input to rank 0) and broadcasts it:
 - ``{"phase": NAME, "calls": [{"script": PATH, "engine": NAME, "args": {…}}, …]}``: every
   rank runs the call at its own index, one timed phase: it gets ready (a smallfile engine
   forks its workers), waits at ``MPI_Barrier`` with the others, and only then starts its
-  clock. Rank 0 prints, right after the barrier, ``{"began": NAME, "t": …}``, and when every
+  clock. A call ``{"tool": {"argv": […], "output": PATH, "deadline": S, "env": {…}}}`` runs
+  a measuring tool instead (fio, timed by itself): :func:`tool`. Rank 0 prints, right
+  after the barrier, ``{"began": NAME, "t": …}``, and when every
   rank is done, ``{"phase": NAME, "results": [{"rank", "host", "released", "result"}, …]}``
   (a rank's ``result`` is the engine's document, or ``{"error": …}``).
 - ``{"end": true}`` (or the end of its input): every rank leaves.
@@ -71,6 +73,49 @@ def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
     return found
 
 
+TOOL_ERRORS_KEPT = 64 << 10  # the last bytes of a tool's standard error that come back
+
+
+def tool(argv: list[str], output: str, deadline: float, env: dict[str, str] | None = None,
+         grace: float = 5.0, cwd: str | None = None) -> dict[str, Any]:
+    """Run a measuring tool as dfsbench built its command, what it prints into the file
+    ``output`` of this host (dfsbench fetches it: fio's may be megabytes), in a process
+    group of its own. Past ``deadline`` seconds the group gets SIGTERM, then SIGKILL after
+    ``grace``, and ``exit`` is None (hung; its output so far is kept), as with a tool
+    dfsbench runs itself (``harness.system.proc.run_tool``). Returns its exit code, the end
+    of its standard error, and how long it ran."""
+    import signal
+    import subprocess
+    import threading
+
+    started = time.monotonic()
+    with open(output, "wb") as out:
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
+                                 start_new_session=True, cwd=cwd, env={**os.environ, **(env or {})})
+        errors: list[bytes] = []
+        reader = threading.Thread(target=lambda: errors.append(child.stderr.read() if child.stderr else b""),
+                                  daemon=True)
+        reader.start()
+        code: int | None
+        try:
+            code = child.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            code = None
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(child.pid, sig)
+                    os.killpg(child.pid, signal.SIGCONT)  # (a stopped tool only dies of SIGKILL)
+                    child.wait(timeout=grace)
+                    break
+                except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        reader.join(grace)
+    tail = b"".join(errors)[-TOOL_ERRORS_KEPT:]
+    return {"exit": code, "errors": tail.decode(errors="replace"), "elapsed": time.monotonic() - started}
+
+
 def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
     phase = str(command["phase"])
     call = command["calls"][rank]
@@ -94,8 +139,9 @@ def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:
 
     result: dict[str, Any]
     try:
-        engine = _engine(str(call["script"]), str(call["engine"]))
-        args = dict(call["args"])
+        engine: Callable[..., dict[str, Any]] = tool if "tool" in call else _engine(str(call["script"]),
+                                                                                   str(call["engine"]))
+        args = dict(call["tool"] if "tool" in call else call["args"])
         if "ready" in inspect.signature(engine).parameters:
             result = engine(**args, ready=ready)
         else:

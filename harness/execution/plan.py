@@ -272,7 +272,7 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
     if spec.ranks_per_client is not None and spec.ranks_per_client > 1:
         if not workload.ranks:
             raise BadInput(f"workloads[{i}].ranks_per_client: '{spec.name}' does not run as MPI ranks",
-                           hint="leave it out; smallfile and largefile run so")
+                           hint="leave it out; smallfile, largefile and fio run so")
         if environment.client_hosts < 2 or workload.clients != "all":
             raise BadInput(f"workloads[{i}].ranks_per_client: ranks run only in a cell on every client host "
                            "at once (clients: all, with two or more client hosts)", hint="leave it out, or give "

@@ -17,6 +17,7 @@ theirs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -36,6 +37,7 @@ from harness.execution.mpi_job import Decision, MpiJob
 from harness.system import proc, signals
 from harness.system.hosts import Host, Running
 from harness.system.ledger import Ledger
+from harness.system.secret import redact_file
 
 T = TypeVar("T")
 
@@ -108,6 +110,10 @@ class RankHost(Host):
 
     def run_tool(self, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
                  env: Any = None, cwd: Path | None = None, grace: float = 5.0) -> proc.ToolRun:
+        """A timed phase's tool (fio right after ``Target.begin``) runs in the job; any other
+        (fio laying its file out) here as on any host."""
+        if self.lineup.pending(self):
+            return self.lineup.tool(self, argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace)
         return self.base.run_tool(argv, deadline=deadline, output=output, env=env, cwd=cwd, grace=grace)
 
     def python(self, script: Path) -> list[str]:
@@ -147,7 +153,12 @@ class RankHost(Host):
         other (a copy's source, a check) here as on any host, once for the host's ranks
         where they ask the same."""
         if self.lineup.pending(self):
-            return self.lineup.collective(self, script, name, args, deadline, output)
+            where = self.python(script)[-1]  # (the script on the host, as its ranks load it)
+            result = self.lineup.collective(self, {"script": where, "engine": name, "args": args}, f"{name} engine",
+                                            deadline)
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(result))
+            return result
         return self.shared(f"engine {script} {name} {json.dumps(args, sort_keys=True)}",
                            lambda: self.base.engine(script, name, args, deadline=deadline, output=output))
 
@@ -165,6 +176,7 @@ class RankLineup(Lineup):
         self._calls: dict[int, tuple[str, dict[str, Any]]] = {}
         self._results: dict[int, dict[str, Any]] = {}
         self._call_round = 0
+        self._tools = 0  # (tools run so far: each one's output has a name of its own on its host)
         self._began = False
         self.released: dict[str, Any] = {}  # each phase: when each rank was let go (its clock)
         self.left: dict[str, list[float]] = {}  # each phase: when each rank left the barrier (its clock)
@@ -191,14 +203,14 @@ class RankLineup(Lineup):
                 ahead = t - time.time() if all(h.clock_shared for h in self.job.hosts) else 0.0
                 self._on_start(warmup_s + min(max(0.0, ahead), 1.0))
 
-    def collective(self, host: RankHost, script: Path, name: str, args: dict[str, Any], deadline: float,
-                   output: Path) -> dict[str, Any]:
-        where = host.python(script)[-1]  # (the script on the host, as its ranks load it)
+    def collective(self, host: RankHost, call: dict[str, Any], what: str, deadline: float) -> dict[str, Any]:
+        """Run ``call`` (an engine's, or a tool's: :mod:`harness.execution.mpi_rank`) as this
+        rank's part of the timed phase it began, once every rank has made its own; its result."""
         with self._cond:
             phase, warmup_s = self._pending.pop(host.rank)
             if self._broken:
                 raise DfsbenchError(f"{phase}: {self._broken}")
-            self._calls[host.rank] = (phase, {"script": where, "engine": name, "args": args})
+            self._calls[host.rank] = (phase, call)
             round_ = self._call_round
             leader = len(self._calls) == self.job.size
             if leader:
@@ -231,15 +243,50 @@ class RankLineup(Lineup):
         with self._cond:
             mine = self._results.pop(host.rank)
         result: dict[str, Any] = mine["result"]
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(result))
         if "error" in result:
-            what = f"rank {host.rank} on {host.machine.name}: {name} engine: {result['error']}"
+            said = f"rank {host.rank} on {host.machine.name}: {what}: {result['error']}"
             if result.get("hung"):
-                raise Hung(what, hint="check the client (a stopped or dead FUSE client blocks every call), "
+                raise Hung(said, hint="check the client (a stopped or dead FUSE client blocks every call), "
                                       "or raise the workload's deadline_s")
-            raise DfsbenchError(what)
+            raise DfsbenchError(said)
         return result
+
+    def tool(self, host: RankHost, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
+             env: Any, cwd: Path | None, grace: float) -> proc.ToolRun:
+        """A timed phase's measuring tool (fio), run by the rank in the job after the
+        barrier, as it would run on the host: in a process group of its own, killed past
+        ``deadline`` (then its output so far is kept, and the run is hung). What it printed
+        is written on the host, fetched here into ``output`` and removed there; beside it,
+        its command line and standard error, as :func:`harness.system.proc.run_tool` keeps
+        them."""
+        if self.scratch is None:
+            raise DfsbenchError(f"{argv[0]}: no scratch directory on {host.machine.name} for a rank's output")
+        cmd = [str(a) for a in argv]
+        with self._cond:
+            self._tools += 1
+            n = self._tools
+        there = self.scratch(host) / f"tool-{self.tag}-{n}-rank{host.rank}.out"
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.with_name(output.name + ".argv").write_text(json.dumps(cmd) + "\n")
+        call = {"argv": cmd, "output": str(there), "deadline": deadline, "env": dict(env or {}), "grace": grace,
+                **({"cwd": str(cwd)} if cwd is not None else {})}
+        try:
+            said = self.collective(host, {"tool": call}, Path(cmd[0]).name, deadline + 2 * grace)
+            fetched = host.machine.run(["cat", "--", str(there)], check=False, timeout=600)
+        finally:
+            with contextlib.suppress(DfsbenchError, OSError):
+                host.machine.run(["rm", "-f", "--", str(there)], check=False, timeout=60)
+        if fetched.returncode != 0:
+            raise DfsbenchError(f"rank {host.rank} on {host.machine.name}: could not read what {cmd[0]} printed "
+                                f"({there}): {fetched.stderr.strip()[-300:]}")
+        output.write_text(fetched.stdout)
+        errors = output.with_name(output.name + ".stderr")
+        errors.write_text(str(said.get("errors", "")))
+        redact_file(output)
+        redact_file(errors)
+        code = said.get("exit")
+        return proc.ToolRun(cmd, int(code) if isinstance(code, int) else None, output.read_text(errors="replace"),
+                            errors.read_text(errors="replace"), float(said.get("elapsed", 0.0)))
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """The clients of a cell as the ranks of one MPI job, on the container lab: four client
-nodes, two ranks on each, through a fault; a rank killed in the middle of a phase; a run
+nodes, two ranks on each, through a fault, and fio from every rank; a rank killed in the middle of a phase; a run
 interrupted in one. After each, no mpirun here and no orted or rank on any client node."""
 
 import json
@@ -80,6 +80,7 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
   - {name: smallfile, clients: all, options: {files: [128], file_size: 40KiB, threads: 2}}
   - {name: largefile, clients: all, options: {sizes: [8MiB]},
      fault: {action: kill, after_s: 0.1, restore_after_s: 3}}
+  - {name: fio, options: {all_clients: true, size: 8MiB, runtime_s: 1, profiles: [{name: w, rw: write, bs: 1MiB}]}}
 """)
     run = dfsbench("run", str(config), env=env, timeout=1200)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
@@ -106,6 +107,14 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
     for f in read:
         said = json.loads(f.read_text())
         assert said["cache"].startswith("sync+other-client") and said["host"].split()[0] != said["of"].split()[0]
+    # fio on every client: each rank started its own after the job's barrier, and its output came back here
+    fio = [r for r in records if r["workload"] == "fio" and r["metric"] == "throughput"]
+    assert sorted(r["params"]["rank"] for r in fio if "rank" in r["params"]) == list(range(8))
+    assert {r["params"]["host"]: r["params"]["ranks"] for r in fio if "rank" not in r["params"]} == \
+        {"client1": 2, "client2": 2, "client3": 2, "client4": 2, "all": 8}
+    assert all(r["params"]["launcher"] == "mpi" and r["value"] > 0 for r in fio)
+    outputs = sorted(Path(env["DFSBENCH_RESULTS"]).rglob("fio-w.json"))
+    assert len(outputs) == 8 and all('"fio version"' in f.read_text() for f in outputs)
     # the fault ran through the ranks' large-file cell: its figures are of the eight ranks'
     # rates (never of a host's sum counted as one more client)
     fault = next(r for r in records if r["workload"] == "fault")

@@ -18,7 +18,7 @@ import pytest
 from harness.api.launch import Launch, Launching
 from harness.api.target import Lineup, Target
 from harness.errors import BadInput
-from harness.execution import mpi_job, together
+from harness.execution import mpi_job, mpi_rank, together
 from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
 from harness.execution.ranks import MachineShare, RankHost
 from harness.system.hosts import LOCAL, LocalHost
@@ -223,3 +223,66 @@ def test_a_rank_reads_what_a_rank_on_another_host_wrote():
     alone = replace(t.on(peers[0]), peers=peers)  # (one rank's cell: the next host reads it)
     reader, writer, _ = alone.reader()
     assert writer is peers[0] and reader.host.machine.label == "client2"
+
+
+def test_a_rank_runs_a_tool_in_a_group_of_its_own_and_a_hung_one_is_killed_with_its_output_kept(tmp_path):
+    out = tmp_path / "fio.out"
+    said = mpi_rank.tool(["sh", "-c", "echo result; echo trouble >&2; exit 3"], str(out), deadline=30)
+    assert said["exit"] == 3 and said["errors"] == "trouble\n" and out.read_text() == "result\n"
+    # past its deadline: SIGTERM to its group (the child it forked too), its output so far kept
+    began = time.monotonic()
+    said = mpi_rank.tool(["sh", "-c", "echo partial; sleep 60 & wait"], str(out), deadline=0.5, grace=2)
+    assert said["exit"] is None and out.read_text() == "partial\n"
+    assert time.monotonic() - began < 10
+    with pytest.raises(FileNotFoundError):
+        mpi_rank.tool(["no-such-tool-here"], str(out), deadline=5)
+
+
+class Job:
+    """The ranks of a job run here, one after another (what rank 0 gathers, without mpirun):
+    the harness's side of a tool run in a rank is under test, not Open MPI."""
+
+    def __init__(self, hosts: list[LocalHost], per_host: int) -> None:
+        self.hosts, self.size = hosts, len(hosts) * per_host
+
+    def up(self) -> None:
+        pass
+
+    def phase(self, phase: str, calls: list[dict], deadline: float, began) -> list[dict]:
+        began(time.time())
+        return [{"rank": r, "host": "h", "released": time.time(), "result": mpi_rank.tool(**c["tool"])}
+                for r, c in enumerate(calls)]
+
+
+def test_a_timed_tool_of_every_rank_runs_in_the_job_and_its_output_comes_back_here(tmp_path):
+    from harness.execution.ranks import RankLineup
+
+    bases = [Named("client1"), Named("client2")]
+    scratch = {b.name: tmp_path / b.name for b in bases}
+    for d in scratch.values():
+        d.mkdir()
+    lineup = RankLineup(Job(bases, 1), None, lambda h: scratch[h.machine.name], None)  # type: ignore[arg-type]
+    share = {b.name: MachineShare() for b in bases}
+    ranks = [RankHost(b, 0, 1, i, lineup, share[b.name]) for i, b in enumerate(bases)]
+    got: dict[int, object] = {}
+
+    def rank(host: RankHost) -> None:
+        lineup.begin("write", 0.0, host)
+        got[host.rank] = host.run_tool(["sh", "-c", f"echo rank {host.rank}; echo said >&2; exit {host.rank}"],
+                                       deadline=30, output=tmp_path / "raw" / f"r{host.rank}" / "fio.json")
+
+    threads = [threading.Thread(target=rank, args=(h,)) for h in ranks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in (0, 1):
+        run = got[r]
+        assert run.output == f"rank {r}\n" and run.returncode == r and run.errors == "said\n"  # type: ignore[attr-defined]
+        kept = tmp_path / "raw" / f"r{r}"
+        assert (kept / "fio.json").read_text() == f"rank {r}\n" and (kept / "fio.json.stderr").read_text() == "said\n"
+        assert json.loads((kept / "fio.json.argv").read_text())[0] == "sh"
+    assert not any(any(d.iterdir()) for d in scratch.values())  # (its output is removed from the host)
+    # a tool outside a timed phase runs on the host, as on any
+    alone = ranks[0].run_tool(["echo", "untimed"], deadline=30, output=tmp_path / "layout.txt")
+    assert alone.output == "untimed\n" and lineup.sent == {"write": pytest.approx(time.time(), abs=30)}

@@ -121,9 +121,9 @@ class FioOptions(Options):
     local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "
                                "host's loopback addresses and run in client/server mode (each "
                                "stands for one load-generating host)")
-    all_clients: bool = Field(False, description="in a lab with several client nodes: a fio server "
-                              "on each, all running the job at once on their own file (records per "
-                              "client and the aggregate, host 'all')")
+    all_clients: bool = Field(False, description="with several client hosts: fio on each, all running "
+                              "the job at once on their own file (records per client and the "
+                              "aggregate, host 'all'); as MPI ranks where the launcher is mpi")
     deadline_s: float | None = Field(None, gt=0, description="default: runtime + 120 s + layout")
     iodepth: PositiveInt | None = Field(None, le=65536, description="every profile's queue depth instead of "
                                         "its own (e.g. swept: sweep: {iodepth: [1, 16, 64]})")
