@@ -1,8 +1,9 @@
 """Benchmark: fio on several clients at once — how together do their I/Os start, launched
 each of three ways?
 
-- ``exec``: dfsbench's own line-up lets the clients go, and each starts ``fio`` on its
-  host (``docker exec``), as a cell with ``all_clients`` did before the MPI launcher;
+- ``exec``: a thread per client waits at a barrier here (as dfsbench's line-up has them
+  wait), and each then starts ``fio`` on its host (``Node.run_tool``: ``docker exec``), as a
+  cell with ``all_clients`` did before the MPI launcher;
 - ``mpi``: each client is a rank of one MPI job (dfsbench's ``MpiJob``, launched once),
   which starts its ``fio`` after ``MPI_Barrier``, at one moment of the clock the containers
   share (``harness.execution.mpi_rank``) — what ``all_clients`` does now where the launcher
@@ -17,8 +18,14 @@ first I/O's completion less its latency, on the clock the containers share (to t
 millisecond: the log's resolution). It prints, per way and number of clients:
 
 - **spread**: the last client's start − the first's (ms), the median over repeats and its max;
-- **launch**: from the moment the clients were let go (the line-up's release, the command
-  sent to the job, ``fio --client`` started) to the first client's first I/O (ms).
+- **launch**: from the moment this machine let the clients go to the first client's first
+  I/O (ms) — ``exec``: the barrier opened; ``mpi``: the phase's command written to
+  ``mpirun`` (so it counts the word reaching the ranks, the barrier, and the 50 ms ahead
+  that rank 0 sets their common start); ``servers``: ``fio --client`` started. For ``mpi``
+  the launch is also split in two: from the command to the moment the ranks start their
+  fio (the moment rank 0 set), and from there to each client's first I/O (fio's own start).
+
+The three ways take turns in a different order in each repeat.
 
 fio 3.33's client/server output says nothing of when each server started (no per-job
 ``job_start``, one whole-second ``timestamp``), which is why the latency logs are the one
@@ -124,12 +131,13 @@ def run_servers(nodes: list[Node], out: Path, servers: list[str]) -> tuple[list[
     return found, let_go
 
 
-def run_mpi(nodes: list[Node], job: mpi_job.MpiJob) -> tuple[list[float | None], float]:
+def run_mpi(nodes: list[Node], job: mpi_job.MpiJob) -> tuple[list[float | None], float, float]:
+    """Also when the ranks started their fio: the one moment rank 0 set (the clock is shared)."""
     calls = [{"tool": {"argv": ["fio", "--output-format=json", f"{THERE}/job.fio"], "output": f"{THERE}/out.json",
-                       "deadline": 60}} for _ in nodes]
+                       "errors": f"{THERE}/out.err", "deadline": 60}} for _ in nodes]
     let_go = time.time()
-    job.phase("write", calls, 90, lambda t: None)
-    return [first_io(node_log(n, "job")) for n in nodes], let_go
+    results = job.phase("write", calls, 90, lambda t: None)
+    return [first_io(node_log(n, "job")) for n in nodes], let_go, max(float(r["released"]) for r in results)
 
 
 def summary(values: list[float]) -> str:
@@ -179,8 +187,9 @@ def main() -> int:
             job.up()
             try:
                 with FioServers([(node, node.address()) for node in nodes], out, Path(THERE)) as servers:
+                    ways = ["exec", "servers", "mpi"]
                     for r in range(args.repeat):
-                        for way in ("exec", "servers", "mpi"):
+                        for way in ways[r % 3:] + ways[:r % 3]:  # (each repeat in another order)
                             for node in nodes:
                                 node.run(["sh", "-c", f'rm -f "{THERE}"/job_lat.*.log'])
                             if way == "exec":
@@ -188,14 +197,17 @@ def main() -> int:
                             elif way == "servers":
                                 starts, let_go = run_servers(nodes, out, servers)
                             else:
-                                starts, let_go = run_mpi(nodes, job)
-                            got = rows.setdefault((way, n), {"spread": [], "launch": []})
+                                starts, let_go, went = run_mpi(nodes, job)
+                            got = rows.setdefault((way, n), {"spread": [], "launch": [], "mpi": [], "fio": []})
                             if None in starts:
                                 print(f"{way} × {n}, repeat {r + 1}: a client wrote no latency log: {starts}")
                                 continue
                             known = [s for s in starts if s is not None]
                             got["spread"].append((max(known) - min(known)) * 1e3)
                             got["launch"].append((min(known) - let_go) * 1e3)
+                            if way == "mpi":  # (the launch in two: the MPI side, then fio's own start)
+                                got["mpi"].append((went - let_go) * 1e3)
+                                got["fio"].extend((s - went) * 1e3 for s in known)
                             print(f"{way:8} {n} clients, repeat {r + 1}: spread {got['spread'][-1]:.1f} ms, "
                                   f"launch {got['launch'][-1]:.1f} ms", flush=True)
             finally:
@@ -207,10 +219,12 @@ def main() -> int:
         if down.returncode != 0:
             print("lab down failed:", down.stdout[-2000:], down.stderr[-2000:])
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    print(f"\n{'way':8} {'clients':>7}  {'start spread, ms':26} {'launch to first I/O, ms':26}")
+    print(f"\n{'way':8} {'clients':>7}  {'start spread, ms':26} {'launch to first I/O, ms':26} "
+          f"{'mpi: to the ranks start, ms':28} {'mpi: fio start to first I/O, ms':28}")
     for (way, n), got in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{way:8} {n:>7}  {summary(got['spread']):26} {summary(got['launch']):26}")
-    print("(each: the median over repeats, its max, and how many)")
+        print(f"{way:8} {n:>7}  {summary(got['spread']):26} {summary(got['launch']):26} "
+              f"{summary(got['mpi']):28} {summary(got['fio']):28}")
+    print("(each: the median over repeats — over clients and repeats for fio's start — its max, and how many)")
     print(f"\noutputs in {work}")
     return 0
 

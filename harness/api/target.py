@@ -106,12 +106,16 @@ class Lineup:
         # measured from there (bench/launch_skew.py)
         self.released: dict[str, Any] = {}
 
-    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None, starts: bool = True) -> None:
         """Wait until every client of the cell has come to this timed phase, then go on
         together; the first one also starts what waits for the cell's measured work, which
-        begins after ``warmup_s`` (what the tool runs untimed first). ``host``: the client
-        that comes (a line-up of MPI ranks runs the phase itself: harness.execution.ranks)."""
+        begins after ``warmup_s`` (what the tool runs untimed first) — unless the phase
+        ``starts`` nothing of it (a run that only finds the most a client does, before the
+        measured one). ``host``: the client that comes (a line-up of MPI ranks runs the phase
+        itself: harness.execution.ranks)."""
         self.wait(phase)
+        if not starts:
+            return
         with self._cond:
             first, self._started = not self._started, True
         if first and self._on_start is not None:
@@ -239,13 +243,14 @@ class Target:
         return replace(self, host=host, hosts=(host,), remount=remount, detach=None,
                        peers=self.peers or self.hosts or (self.host,), filled=Filled(self.filled.bytes))
 
-    def begin(self, phase: str, warmup_s: float = 0.0) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0, starts: bool = True) -> None:
         """Say that a timed phase of the cell starts now (call it right before timing):
         the clients running the cell at once start it together, and the first phase starts
         the cell's measured work (a fault's clock) — ``warmup_s`` later, where the tool runs
-        that long untimed first (fio's ramp_time)."""
+        that long untimed first (fio's ramp_time); a phase that ``starts`` nothing of it
+        does not (fio's closed-loop run before an offered load)."""
         if self.lineup is not None:
-            self.lineup.begin(phase, warmup_s, self.host)
+            self.lineup.begin(phase, warmup_s, self.host, starts)
 
     def settle(self, step: str) -> None:
         """Wait until every client of the cell has done this step (before one removes what

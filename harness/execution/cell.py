@@ -203,7 +203,8 @@ class Cell:
             run.store.room()
             still_there(target)
             room_for(workload, self.params, target, self.cluster, self.backend.facts(target.description).stored_copies,
-                     clients=len(target.hosts) if spread else 1)
+                     clients=len(target.hosts) * together.ranks_per_client(workload, self.cluster.launch)
+                     if spread else 1)  # (each rank of a host writes its own)
             with run.progress.step(f"{self.number}{what}"):
                 if sampler is not None:
                     sampler.start()

@@ -11,7 +11,7 @@ machine's input to rank 0) and broadcasts it:
 - ``{"phase": NAME, "calls": [{"script": PATH, "engine": NAME, "args": {…}}, …]}``: every
   rank runs the call at its own index, one timed phase: it gets ready (a smallfile engine
   forks its workers), waits at ``MPI_Barrier`` with the others, and only then starts its
-  clock. A call ``{"tool": {"argv": […], "output": PATH, "deadline": S, "env": {…}}}`` runs
+  clock. A call ``{"tool": {"argv": […], "output": PATH, "errors": PATH, "deadline": S, …}}`` runs
   a measuring tool instead (fio, timed by itself): :func:`tool`. Rank 0 prints, right
   after the barrier, ``{"began": NAME, "t": …}``, and when every
   rank is done, ``{"phase": NAME, "results": [{"rank", "host", "released", "result"}, …]}``
@@ -73,29 +73,21 @@ def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
     return found
 
 
-TOOL_ERRORS_KEPT = 64 << 10  # the last bytes of a tool's standard error that come back
-
-
-def tool(argv: list[str], output: str, deadline: float, env: dict[str, str] | None = None,
+def tool(argv: list[str], output: str, errors: str, deadline: float, env: dict[str, str] | None = None,
          grace: float = 5.0, cwd: str | None = None) -> dict[str, Any]:
-    """Run a measuring tool as dfsbench built its command, what it prints into the file
-    ``output`` of this host (dfsbench fetches it: fio's may be megabytes), in a process
-    group of its own. Past ``deadline`` seconds the group gets SIGTERM, then SIGKILL after
-    ``grace``, and ``exit`` is None (hung; its output so far is kept), as with a tool
-    dfsbench runs itself (``harness.system.proc.run_tool``). Returns its exit code, the end
-    of its standard error, and how long it ran."""
+    """Run a measuring tool as dfsbench built its command, what it prints into the files
+    ``output`` and ``errors`` of this host (dfsbench fetches them: fio's may be megabytes),
+    in a process group of its own. Past ``deadline`` seconds the group gets SIGTERM, then
+    SIGKILL after ``grace``, and ``exit`` is None (hung; its output so far is kept), as with
+    a tool dfsbench runs itself (``harness.system.proc.run_tool``). Returns its exit code
+    and how long it ran."""
     import signal
     import subprocess
-    import threading
 
     started = time.monotonic()
-    with open(output, "wb") as out:
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE,
-                                 start_new_session=True, cwd=cwd, env={**os.environ, **(env or {})})
-        errors: list[bytes] = []
-        reader = threading.Thread(target=lambda: errors.append(child.stderr.read() if child.stderr else b""),
-                                  daemon=True)
-        reader.start()
+    with open(output, "wb") as out, open(errors, "wb") as err:
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                                 cwd=cwd, env={**os.environ, **(env or {})})
         code: int | None
         try:
             code = child.wait(timeout=deadline)
@@ -111,9 +103,7 @@ def tool(argv: list[str], output: str, deadline: float, env: dict[str, str] | No
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        reader.join(grace)
-    tail = b"".join(errors)[-TOOL_ERRORS_KEPT:]
-    return {"exit": code, "errors": tail.decode(errors="replace"), "elapsed": time.monotonic() - started}
+    return {"exit": code, "elapsed": time.monotonic() - started}
 
 
 def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:

@@ -37,7 +37,6 @@ from harness.execution.mpi_job import Decision, MpiJob
 from harness.system import proc, signals
 from harness.system.hosts import Host, Running
 from harness.system.ledger import Ledger
-from harness.system.secret import redact_file
 
 T = TypeVar("T")
 
@@ -82,6 +81,8 @@ class RankHost(Host):
     def __init__(self, base: Host, k: int, per_host: int, rank: int, lineup: RankLineup,
                  share: MachineShare) -> None:
         self.base, self.k, self.rank, self.lineup, self.share = base, k, rank, lineup, share
+        self.per_host = per_host
+        self._made: set[Path] = set()  # (directories of its own made on the host)
         self.name = base.name if per_host == 1 else f"{base.name} (rank {rank})"
         self._label = base.label if per_host == 1 else f"{base.label}-r{k}"
         self.local = base.local
@@ -147,6 +148,18 @@ class RankHost(Host):
     def write_text(self, path: Path, text: str) -> None:
         self.base.write_text(path, text)
 
+    def put(self, file: Path, directory: Path) -> Path:
+        """As the host puts it, but where the host has several ranks, in a directory of this
+        rank's own: the ranks of a host share its scratch directory, and each has its own
+        job files of the same names."""
+        if self.per_host == 1:
+            return self.base.put(file, directory)
+        own = directory / f"rank{self.rank}"
+        if own not in self._made:
+            self.base.mkdir(own)
+            self._made.add(own)
+        return self.base.put(file, own)
+
     def engine(self, script: Path, name: str, args: dict[str, Any], *, deadline: float,
                output: Path) -> dict[str, Any]:
         """A timed phase's engine call (right after ``Target.begin``) runs in the job; any
@@ -172,7 +185,8 @@ class RankLineup(Lineup):
                  scratch: Callable[[Host], Path] | None, keep: list[Written] | None) -> None:
         super().__init__(job.size, on_start, scratch, keep)
         self.job = job
-        self._pending: dict[int, tuple[str, float]] = {}  # rank: the phase it began, its warm-up
+        # rank: the phase it began, its warm-up (None: the phase starts no measured work)
+        self._pending: dict[int, tuple[str, float | None]] = {}
         self._calls: dict[int, tuple[str, dict[str, Any]]] = {}
         self._results: dict[int, dict[str, Any]] = {}
         self._call_round = 0
@@ -182,13 +196,13 @@ class RankLineup(Lineup):
         self.left: dict[str, list[float]] = {}  # each phase: when each rank left the barrier (its clock)
         self.sent: dict[str, float] = {}  # each phase: when every rank had come to it (here)
 
-    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None) -> None:
+    def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None, starts: bool = True) -> None:
         if not isinstance(host, RankHost):
             raise DfsbenchError(f"{phase}: a timed phase of an MPI job begun by no rank")
         with self._cond:
             if self._broken:
                 raise DfsbenchError(f"{phase}: {self._broken}")
-            self._pending[host.rank] = (phase, warmup_s)
+            self._pending[host.rank] = (phase, warmup_s if starts else None)
 
     def pending(self, host: RankHost) -> bool:
         with self._cond:
@@ -223,7 +237,7 @@ class RankLineup(Lineup):
                     raise DfsbenchError(f"the ranks came to different phases at once: {', '.join(phases)}")
                 self.job.up()
                 results = self.job.phase(phase, [calls[r][1] for r in range(self.job.size)], deadline,
-                                         lambda t: self._began_at(t, warmup_s))
+                                         lambda t: self._began_at(t, warmup_s) if warmup_s is not None else None)
             except BaseException as exc:
                 self.abort(exc.message if isinstance(exc, DfsbenchError) else f"{type(exc).__name__}: {exc}")
                 raise
@@ -255,38 +269,60 @@ class RankLineup(Lineup):
              env: Any, cwd: Path | None, grace: float) -> proc.ToolRun:
         """A timed phase's measuring tool (fio), run by the rank in the job after the
         barrier, as it would run on the host: in a process group of its own, killed past
-        ``deadline`` (then its output so far is kept, and the run is hung). What it printed
-        is written on the host, fetched here into ``output`` and removed there; beside it,
-        its command line and standard error, as :func:`harness.system.proc.run_tool` keeps
-        them."""
+        ``deadline`` (then its output so far is kept, and the run is hung). What it prints
+        goes to files on the host, which come here (``output`` and its ``.stderr``, beside
+        its command line in ``.argv``, as :func:`harness.system.proc.run_tool` keeps them)
+        however the phase ended, short of an interrupt; each is removed there once here."""
         if self.scratch is None:
             raise DfsbenchError(f"{argv[0]}: no scratch directory on {host.machine.name} for a rank's output")
         cmd = [str(a) for a in argv]
         with self._cond:
             self._tools += 1
             n = self._tools
-        there = self.scratch(host) / f"tool-{self.tag}-{n}-rank{host.rank}.out"
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.with_name(output.name + ".argv").write_text(json.dumps(cmd) + "\n")
-        call = {"argv": cmd, "output": str(there), "deadline": deadline, "env": dict(env or {}), "grace": grace,
-                **({"cwd": str(cwd)} if cwd is not None else {})}
-        try:
-            said = self.collective(host, {"tool": call}, Path(cmd[0]).name, deadline + 2 * grace)
-            fetched = host.machine.run(["cat", "--", str(there)], check=False, timeout=600)
-        finally:
-            with contextlib.suppress(DfsbenchError, OSError):
-                host.machine.run(["rm", "-f", "--", str(there)], check=False, timeout=60)
-        if fetched.returncode != 0:
-            raise DfsbenchError(f"rank {host.rank} on {host.machine.name}: could not read what {cmd[0]} printed "
-                                f"({there}): {fetched.stderr.strip()[-300:]}")
-        output.write_text(fetched.stdout)
+        there = self.scratch(host) / f"tool-{self.tag}-{n}-rank{host.rank}"
+        out_there, err_there = Path(f"{there}.out"), Path(f"{there}.err")
         errors = output.with_name(output.name + ".stderr")
-        errors.write_text(str(said.get("errors", "")))
-        redact_file(output)
-        redact_file(errors)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.with_name(output.name + ".argv").write_text(json.dumps([f"{host.machine.name}:", *cmd]) + "\n")
+        call = {"argv": cmd, "output": str(out_there), "errors": str(err_there), "deadline": deadline,
+                "env": dict(env or {}), "grace": grace, **({"cwd": str(cwd)} if cwd is not None else {})}
+        try:
+            # (the rank's worst case: the deadline, then SIGTERM's and SIGKILL's grace each)
+            said = self.collective(host, {"tool": call}, Path(cmd[0]).name, deadline + 3 * grace)
+        except Exception:
+            # (a failed phase: what the rank's tool printed so far is kept all the same)
+            with contextlib.suppress(DfsbenchError, OSError):
+                self._fetch(host.machine, out_there, output)
+                self._fetch(host.machine, err_there, errors)
+            raise
+        fetched = self._fetch(host.machine, out_there, output)
+        self._fetch(host.machine, err_there, errors)
         code = said.get("exit")
-        return proc.ToolRun(cmd, int(code) if isinstance(code, int) else None, output.read_text(errors="replace"),
-                            errors.read_text(errors="replace"), float(said.get("elapsed", 0.0)))
+        hung = not isinstance(code, int)  # (killed past its deadline)
+        if not fetched:
+            raise (Hung if hung else DfsbenchError)(
+                f"rank {host.rank} on {host.machine.name}: what {Path(cmd[0]).name} printed could not be read "
+                f"from {out_there} (it stays there until the run's scratch directory is removed)")
+        return proc.ToolRun(cmd, code if isinstance(code, int) else None, output.read_text(errors="replace"),
+                            errors.read_text(errors="replace") if errors.exists() else "",
+                            float(said.get("elapsed", 0.0)))
+
+    @staticmethod
+    def _fetch(machine: Host, there: Path, here: Path) -> bool:
+        """Bring a file of ``machine`` here, streamed (fio's output may be megabytes), and
+        remove it there; False, and left there, where it could not be read."""
+        part = here.with_name(here.name + ".fetching")
+        try:
+            got = machine.run_tool(["cat", "--", str(there)], deadline=600, output=part)
+            if not got.ok:
+                return False
+            part.replace(here)
+        finally:
+            for left in (part, part.with_name(part.name + ".argv"), part.with_name(part.name + ".stderr")):
+                left.unlink(missing_ok=True)
+        with contextlib.suppress(DfsbenchError, OSError):
+            machine.run(["rm", "-f", "--", str(there)], check=False, timeout=60)
+        return True
 
 
 @contextmanager

@@ -119,11 +119,13 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
 
 def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
     """How the cell's clients were launched, beside their raw outputs (:data:`LAUNCH_FILE`):
-    when each step let them go — exec: this machine's clock when the last came to it; mpi: a
-    timed phase's, each rank's clock when it left the barrier, and when the last of their
-    threads here came to it (``sent``, this machine's clock) — and for mpi, when ``mpirun``
-    started, how long until every rank was up (``up_s``, as rank 0's word came here) and how
-    long its end took (``closed_s``)."""
+    when each step let them go (``released``) — exec: this machine's clock when the last
+    came to it; mpi: a timed phase's, when each rank started its timed work (its clock: the
+    moment rank 0 set, where the ranks share one clock, else when it left the barrier) —
+    and for mpi, when each rank left the barrier (``left_barrier``, its clock), when the
+    last of their threads here came to the phase (``sent``, this machine's clock), when
+    ``mpirun`` started, how long until every rank was up (``up_s``, as rank 0's word came
+    here) and how long its end took (``closed_s``)."""
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / LAUNCH_FILE).write_text(json.dumps(said, indent=1))
 

@@ -4,6 +4,7 @@ interrupted in one. After each, no mpirun here and no orted or rank on any clien
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ LAB = ("environment: {kind: docker, options: {gluster_nodes: 3, clients: 4, link
 
 
 def job_processes(lab: str) -> dict[str, list[str]]:
-    """What of an MPI job runs anywhere: mpirun here, orted and ranks in each client node."""
+    """What of an MPI job runs anywhere: mpirun here, orted, ranks and their fio in each client node."""
     found = {}
     here = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
     found["here"] = [p for p in here if p.startswith("mpirun ")]
@@ -29,7 +30,7 @@ def job_processes(lab: str) -> dict[str, list[str]]:
         if "-client" in name:
             ps = subprocess.run(["docker", "exec", name, "ps", "-eo", "args"], capture_output=True, text=True,
                                 timeout=60).stdout.splitlines()
-            found[name] = [p for p in ps if p.startswith("orted") or "mpi_rank.py" in p]
+            found[name] = [p for p in ps if p.startswith(("orted", "fio ")) or "mpi_rank.py" in p]
     return {where: procs for where, procs in found.items() if procs}
 
 
@@ -115,6 +116,10 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
     assert all(r["params"]["launcher"] == "mpi" and r["value"] > 0 for r in fio)
     outputs = sorted(Path(env["DFSBENCH_RESULTS"]).rglob("fio-w.json"))
     assert len(outputs) == 8 and all('"fio version"' in f.read_text() for f in outputs)
+    said = json.loads(next(Path(env["DFSBENCH_RESULTS"]).rglob("fio/_launch.json")).read_text())
+    assert said["launcher"] == "mpi" and len(said["left_barrier"]["w"]) == 8  # (the job's barrier, then fio)
+    files = {name for f in outputs for name in re.findall(r'"filename" : "([^"]+)"', f.read_text())}
+    assert len(files) == 8  # (each rank its own job file and its own file, two ranks on each host)
     # the fault ran through the ranks' large-file cell: its figures are of the eight ranks'
     # rates (never of a host's sum counted as one more client)
     fault = next(r for r in records if r["workload"] == "fault")

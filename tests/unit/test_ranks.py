@@ -17,11 +17,11 @@ import pytest
 
 from harness.api.launch import Launch, Launching
 from harness.api.target import Lineup, Target
-from harness.errors import BadInput
+from harness.errors import BadInput, DfsbenchError
 from harness.execution import mpi_job, mpi_rank, together
 from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
 from harness.execution.ranks import MachineShare, RankHost
-from harness.system.hosts import LOCAL, LocalHost
+from harness.system.hosts import LOCAL, Host, LocalHost
 from workloads import smallfile
 
 DATA = Path(__file__).parent.parent / "data" / "tools" / "mpi"
@@ -225,17 +225,31 @@ def test_a_rank_reads_what_a_rank_on_another_host_wrote():
     assert writer is peers[0] and reader.host.machine.label == "client2"
 
 
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def test_a_rank_runs_a_tool_in_a_group_of_its_own_and_a_hung_one_is_killed_with_its_output_kept(tmp_path):
-    out = tmp_path / "fio.out"
-    said = mpi_rank.tool(["sh", "-c", "echo result; echo trouble >&2; exit 3"], str(out), deadline=30)
-    assert said["exit"] == 3 and said["errors"] == "trouble\n" and out.read_text() == "result\n"
+    out, err = tmp_path / "fio.out", tmp_path / "fio.err"
+    said = mpi_rank.tool(["sh", "-c", "echo result; echo trouble >&2; exit 3"], str(out), str(err), deadline=30)
+    assert said["exit"] == 3 and err.read_text() == "trouble\n" and out.read_text() == "result\n"
     # past its deadline: SIGTERM to its group (the child it forked too), its output so far kept
+    forked = tmp_path / "forked.pid"
     began = time.monotonic()
-    said = mpi_rank.tool(["sh", "-c", "echo partial; sleep 60 & wait"], str(out), deadline=0.5, grace=2)
+    said = mpi_rank.tool(["sh", "-c", f"echo partial; sleep 60 & echo $! > {forked}; wait"], str(out), str(err),
+                         deadline=0.5, grace=2)
     assert said["exit"] is None and out.read_text() == "partial\n"
     assert time.monotonic() - began < 10
+    pid = int(forked.read_text())
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)  # (the tool's whole group ended, not the tool alone)
     with pytest.raises(FileNotFoundError):
-        mpi_rank.tool(["no-such-tool-here"], str(out), deadline=5)
+        mpi_rank.tool(["no-such-tool-here"], str(out), str(err), deadline=5)
 
 
 class Job:
@@ -244,45 +258,101 @@ class Job:
 
     def __init__(self, hosts: list[LocalHost], per_host: int) -> None:
         self.hosts, self.size = hosts, len(hosts) * per_host
+        self.deadlines: list[float] = []
 
     def up(self) -> None:
         pass
 
     def phase(self, phase: str, calls: list[dict], deadline: float, began) -> list[dict]:
+        self.deadlines.append(deadline)
         began(time.time())
         return [{"rank": r, "host": "h", "released": time.time(), "result": mpi_rank.tool(**c["tool"])}
                 for r, c in enumerate(calls)]
 
 
-def test_a_timed_tool_of_every_rank_runs_in_the_job_and_its_output_comes_back_here(tmp_path):
+class Copying(Named):
+    """A client host that, as a remote one, copies a file put there into the directory."""
+
+    put = Host.put
+
+
+def ranks_of(tmp_path: Path, per_host: int) -> tuple[list[RankHost], dict[str, Path], Job]:
     from harness.execution.ranks import RankLineup
 
-    bases = [Named("client1"), Named("client2")]
+    bases = [Copying("client1"), Copying("client2")]
     scratch = {b.name: tmp_path / b.name for b in bases}
     for d in scratch.values():
         d.mkdir()
-    lineup = RankLineup(Job(bases, 1), None, lambda h: scratch[h.machine.name], None)  # type: ignore[arg-type]
+    job = Job(bases, per_host)
+    lineup = RankLineup(job, None, lambda h: scratch[h.machine.name], None)  # type: ignore[arg-type]
     share = {b.name: MachineShare() for b in bases}
-    ranks = [RankHost(b, 0, 1, i, lineup, share[b.name]) for i, b in enumerate(bases)]
+    ranks = [RankHost(b, k, per_host, i * per_host + k, lineup, share[b.name])
+             for i, b in enumerate(bases) for k in range(per_host)]
+    return ranks, scratch, job
+
+
+def each_rank(ranks: list[RankHost], do) -> dict[int, object]:
     got: dict[int, object] = {}
 
-    def rank(host: RankHost) -> None:
-        lineup.begin("write", 0.0, host)
-        got[host.rank] = host.run_tool(["sh", "-c", f"echo rank {host.rank}; echo said >&2; exit {host.rank}"],
-                                       deadline=30, output=tmp_path / "raw" / f"r{host.rank}" / "fio.json")
+    def one(host: RankHost) -> None:
+        try:
+            got[host.rank] = do(host)
+        except Exception as exc:  # noqa: BLE001 (what a rank raised is the test's)
+            got[host.rank] = exc
 
-    threads = [threading.Thread(target=rank, args=(h,)) for h in ranks]
+    threads = [threading.Thread(target=one, args=(h,)) for h in ranks]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for r in (0, 1):
+    return got
+
+
+def test_a_timed_tool_of_every_rank_runs_in_the_job_and_its_output_comes_back_here(tmp_path):
+    ranks, scratch, job = ranks_of(tmp_path, per_host=2)
+    raw = tmp_path / "raw"
+
+    def timed(host: RankHost):
+        own = tmp_path / f"job-{host.rank}" / "job.fio"  # (every rank's job file of one name)
+        own.parent.mkdir()
+        own.write_text(f"rank {host.rank}\n")
+        there = host.put(own, scratch[host.machine.name])
+        host.lineup.begin("write", 0.0, host)
+        return host.run_tool(["sh", "-c", f'cat "$0"; echo said >&2; exit {host.rank}', str(there)], deadline=30,
+                             output=raw / f"r{host.rank}" / "fio.json", grace=0.5)
+
+    got = each_rank(ranks, timed)
+    for r in range(4):
         run = got[r]
+        # (each ran its own job file, though the two ranks of a host put one of the same name)
         assert run.output == f"rank {r}\n" and run.returncode == r and run.errors == "said\n"  # type: ignore[attr-defined]
-        kept = tmp_path / "raw" / f"r{r}"
+        kept = raw / f"r{r}"
         assert (kept / "fio.json").read_text() == f"rank {r}\n" and (kept / "fio.json.stderr").read_text() == "said\n"
-        assert json.loads((kept / "fio.json.argv").read_text())[0] == "sh"
-    assert not any(any(d.iterdir()) for d in scratch.values())  # (its output is removed from the host)
+        assert json.loads((kept / "fio.json.argv").read_text())[:2] == [f"client{1 + r // 2}:", "sh"]
+        assert sorted(p.name for p in kept.iterdir()) == ["fio.json", "fio.json.argv", "fio.json.stderr"]
+    assert not list(tmp_path.glob("client*/tool-*"))  # (its output is removed from the host)
+    assert job.deadlines == [30 + 3 * 0.5]  # (the job waits for the tool's deadline and its two graces)
     # a tool outside a timed phase runs on the host, as on any
     alone = ranks[0].run_tool(["echo", "untimed"], deadline=30, output=tmp_path / "layout.txt")
-    assert alone.output == "untimed\n" and lineup.sent == {"write": pytest.approx(time.time(), abs=30)}
+    assert alone.output == "untimed\n" and set(ranks[0].lineup.sent) == {"write"}  # type: ignore[attr-defined]
+
+
+def test_a_rank_tool_that_hangs_is_kept_as_hung_and_one_whose_output_is_gone_fails_naming_its_rank(tmp_path):
+    ranks, scratch, _ = ranks_of(tmp_path, per_host=1)
+
+    def hung(host: RankHost):
+        host.lineup.begin("read", 0.0, host)
+        return host.run_tool(["sh", "-c", "echo so far; sleep 30"], deadline=0.3, output=tmp_path / f"h{host.rank}",
+                             grace=0.5)
+
+    got = each_rank(ranks, hung)
+    assert all(got[r].hung and got[r].output == "so far\n" for r in range(2))  # type: ignore[attr-defined]
+
+    def lost(host: RankHost):
+        host.lineup.begin("write", 0.0, host)
+        return host.run_tool(["sh", "-c", f'rm -f "{scratch[host.machine.name]}"/tool-*.out'], deadline=30,
+                             output=tmp_path / f"l{host.rank}", grace=0.5)
+
+    got = each_rank(ranks, lost)
+    assert all(isinstance(got[r], DfsbenchError) and f"rank {r} on client{r + 1}: what sh printed could not be read"
+               in got[r].message for r in range(2)), got  # type: ignore[union-attr]

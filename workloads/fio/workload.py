@@ -471,10 +471,10 @@ class Fio(Workload):
             path, env = job(view, writer, f"fio-{name}.fio", view.scratch() if view is not target else scratch,
                             offered)
             out = raw_dir / f"fio-{name}.json"
-            if starts:  # (its measured I/O, and a fault's clock, begin after the warm-up)
-                view.begin(profile.name, self.options.warmup_s)
-            else:  # (together, and not yet the cell's measured work)
-                view.settle(f"{profile.name}, closed loop")
+            # (together; its measured I/O, and a fault's clock, begin after the warm-up, where
+            # it is the cell's measured work and not the closed-loop run before an offered load)
+            view.begin(profile.name if starts else f"{profile.name}, closed loop", self.options.warmup_s,
+                       starts=starts)
             result = view.host.run_tool(["fio", "--output-format=json+", "--status-interval=1", str(path)],
                                         deadline=self.deadline(), output=out, env=env)
         except BaseException:
