@@ -6,8 +6,10 @@ each of three ways?
   cell with ``all_clients`` did before the MPI launcher;
 - ``mpi``: each client is a rank of one MPI job (dfsbench's ``MpiJob``, launched once),
   which starts its ``fio`` after ``MPI_Barrier``, at one moment of the clock the containers
-  share (``harness.execution.mpi_rank``) — what ``all_clients`` does now where the launcher
-  is ``mpi``;
+  share (``harness.execution.mpi_rank``);
+- ``mpi+gate``: the same, but each rank starts its fio before the barrier, and each fio
+  job, set up, waits at a gate (its ``exec_prerun``: a shell reading a FIFO the rank holds)
+  that the rank lets go of at the moment the ranks go — what ``all_clients`` does now;
 - ``servers``: fio's own client/server mode: ``fio --server`` in each client node (dfsbench's
   ``FioServers``), one ``fio --client=… --client=…`` here.
 
@@ -21,9 +23,9 @@ millisecond: the log's resolution). It prints, per way and number of clients:
 - **launch**: from the moment this machine let the clients go to the first client's first
   I/O (ms) — ``exec``: the barrier opened; ``mpi``: the phase's command written to
   ``mpirun`` (so it counts the word reaching the ranks, the barrier, and the 50 ms ahead
-  that rank 0 sets their common start); ``servers``: ``fio --client`` started. For ``mpi``
+  that rank 0 sets their common start; with the gate, also the fios' set-up before it); ``servers``: ``fio --client`` started. For ``mpi``
   the launch is also split in two: from the command to the moment the ranks start their
-  fio (the moment rank 0 set), and from there to each client's first I/O (fio's own start).
+  fio or open its gate (the moment rank 0 set), and from there to each client's first I/O.
 
 The three ways take turns in a different order in each repeat.
 
@@ -57,6 +59,7 @@ from environments.docker import ipv4_subnet  # noqa: E402
 from environments.nodes import Node  # noqa: E402
 from harness.api.launch import Launch  # noqa: E402
 from harness.execution import mpi_job  # noqa: E402
+from harness.execution.ranks import gate_line  # noqa: E402
 from harness.system.hosts import LOCAL  # noqa: E402
 from workloads.fio.servers import FioServers  # noqa: E402
 
@@ -131,10 +134,15 @@ def run_servers(nodes: list[Node], out: Path, servers: list[str]) -> tuple[list[
     return found, let_go
 
 
-def run_mpi(nodes: list[Node], job: mpi_job.MpiJob) -> tuple[list[float | None], float, float]:
-    """Also when the ranks started their fio: the one moment rank 0 set (the clock is shared)."""
-    calls = [{"tool": {"argv": ["fio", "--output-format=json", f"{THERE}/job.fio"], "output": f"{THERE}/out.json",
-                       "errors": f"{THERE}/out.err", "deadline": 60}} for _ in nodes]
+def run_mpi(nodes: list[Node], job: mpi_job.MpiJob, gated: bool) -> tuple[list[float | None], float, float]:
+    """Also when the ranks started their fio (``gated``: opened its gate): the one moment
+    rank 0 set (the clock is shared)."""
+    gate = {"gate": f"{THERE}/gate", "gate_jobs": 1, "cwd": f"{THERE}/gate"} if gated else {}
+    for node in nodes if gated else ():
+        node.run(["sh", "-c", f'rm -rf "{THERE}/gate" && mkdir "{THERE}/gate"'])
+    calls = [{"tool": {"argv": ["fio", "--output-format=json", f"{THERE}/{'gated' if gated else 'job'}.fio"],
+                       "output": f"{THERE}/out.json", "errors": f"{THERE}/out.err", "deadline": 60, **gate}}
+             for _ in nodes]
     let_go = time.time()
     results = job.phase("write", calls, 90, lambda t: None)
     return [first_io(node_log(n, "job")) for n in nodes], let_go, max(float(r["released"]) for r in results)
@@ -180,6 +188,9 @@ def main() -> int:
             for i, node in enumerate(nodes):
                 node.run(["mkdir", "-p", THERE])
                 node.write_text(Path(f"{THERE}/job.fio"), JOB.format(log=f"{THERE}/job", there=THERE))
+                prerun = gate_line(Path(f"{THERE}/gate"))
+                node.write_text(Path(f"{THERE}/gated.fio"), JOB.format(log=f"{THERE}/job", there=THERE)
+                                .replace("[spread]", f"exec_prerun={prerun}\n[spread]"))
             (out / "job.fio").write_text(JOB.format(log="job", there=THERE))
             decision = mpi_job.decide(Launch(asked="mpi", network=subnet), nodes)
             job = mpi_job.MpiJob(nodes, decision.hostnames, 1, subnet, out / "mpirun.log")
@@ -187,9 +198,9 @@ def main() -> int:
             job.up()
             try:
                 with FioServers([(node, node.address()) for node in nodes], out, Path(THERE)) as servers:
-                    ways = ["exec", "servers", "mpi"]
+                    ways = ["exec", "servers", "mpi", "mpi+gate"]
                     for r in range(args.repeat):
-                        for way in ways[r % 3:] + ways[:r % 3]:  # (each repeat in another order)
+                        for way in ways[r % 4:] + ways[:r % 4]:  # (each repeat in another order)
                             for node in nodes:
                                 node.run(["sh", "-c", f'rm -f "{THERE}"/job_lat.*.log'])
                             if way == "exec":
@@ -197,7 +208,7 @@ def main() -> int:
                             elif way == "servers":
                                 starts, let_go = run_servers(nodes, out, servers)
                             else:
-                                starts, let_go, went = run_mpi(nodes, job)
+                                starts, let_go, went = run_mpi(nodes, job, gated=way == "mpi+gate")
                             got = rows.setdefault((way, n), {"spread": [], "launch": [], "mpi": [], "fio": []})
                             if None in starts:
                                 print(f"{way} × {n}, repeat {r + 1}: a client wrote no latency log: {starts}")
@@ -205,7 +216,7 @@ def main() -> int:
                             known = [s for s in starts if s is not None]
                             got["spread"].append((max(known) - min(known)) * 1e3)
                             got["launch"].append((min(known) - let_go) * 1e3)
-                            if way == "mpi":  # (the launch in two: the MPI side, then fio's own start)
+                            if way.startswith("mpi"):  # (the launch in two: the MPI side, then fio's start)
                                 got["mpi"].append((went - let_go) * 1e3)
                                 got["fio"].extend((s - went) * 1e3 for s in known)
                             print(f"{way:8} {n} clients, repeat {r + 1}: spread {got['spread'][-1]:.1f} ms, "

@@ -74,35 +74,67 @@ def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
 
 
 def tool(argv: list[str], output: str, errors: str, deadline: float, env: dict[str, str] | None = None,
-         grace: float = 5.0, cwd: str | None = None) -> dict[str, Any]:
+         grace: float = 5.0, cwd: str | None = None, gate: str | None = None, gate_jobs: int = 1,
+         ready: Callable[[], float | None] | None = None) -> dict[str, Any]:
     """Run a measuring tool as dfsbench built its command, what it prints into the files
     ``output`` and ``errors`` of this host (dfsbench fetches them: fio's may be megabytes),
     in a process group of its own. Past ``deadline`` seconds the group gets SIGTERM, then
     SIGKILL after ``grace``, and ``exit`` is None (hung; its output so far is kept), as with
     a tool dfsbench runs itself (``harness.system.proc.run_tool``). Returns its exit code
-    and how long it ran."""
+    and how long it ran.
+
+    Without a ``gate`` the tool is started when the ranks go (``ready``: the barrier, and
+    the moment rank 0 set). With one (a directory of this host where each of its
+    ``gate_jobs`` jobs, set up, says it is there and waits on the FIFO ``go`` before its
+    timed I/O: fio's ``exec_prerun``, ``harness.execution.ranks.RankLineup.gate``) it is
+    started first, the FIFO held open here; once every job waits (or the tool ended, or its
+    deadline passed), the rank goes to the barrier, and at the moment the ranks go it lets
+    go of the FIFO, which every job reading it sees at once. What the tools take to set
+    themselves up is then before the start, not in its spread."""
     import signal
     import subprocess
 
+    held: int | None = None  # (the FIFO's one writer: while it is open, the jobs wait)
+    if gate is None:
+        at = ready() if ready is not None else None
+        if at is not None and at > time.time():
+            time.sleep(at - time.time())
+    else:
+        fifo = os.path.join(gate, "go")
+        os.mkfifo(fifo)
+        held = os.open(fifo, os.O_RDWR)  # (never blocks; a job's open then does not either)
     started = time.monotonic()
-    with open(output, "wb") as out, open(errors, "wb") as err:
-        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                                 cwd=cwd, env={**os.environ, **(env or {})})
-        code: int | None
-        try:
-            code = child.wait(timeout=deadline)
-        except subprocess.TimeoutExpired:
-            code = None
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(child.pid, sig)
-                    os.killpg(child.pid, signal.SIGCONT)  # (a stopped tool only dies of SIGKILL)
-                    child.wait(timeout=grace)
-                    break
-                except ProcessLookupError:
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+    try:
+        with open(output, "wb") as out, open(errors, "wb") as err:
+            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                     start_new_session=True, cwd=cwd, env={**os.environ, **(env or {})})
+            if held is not None and gate is not None:
+                while (len([n for n in os.listdir(gate) if n.startswith("ready-")]) < gate_jobs
+                       and child.poll() is None and time.monotonic() - started < deadline):
+                    time.sleep(IDLE_POLL_S)
+                at = ready() if ready is not None else None
+                if at is not None and at > time.time():
+                    time.sleep(at - time.time())
+                os.close(held)  # (no writer left: every job reading the FIFO reads its end now)
+                held = None
+            code: int | None
+            try:
+                code = child.wait(timeout=max(0.0, deadline - (time.monotonic() - started)))
+            except subprocess.TimeoutExpired:
+                code = None
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    try:
+                        os.killpg(child.pid, sig)
+                        os.killpg(child.pid, signal.SIGCONT)  # (a stopped tool only dies of SIGKILL)
+                        child.wait(timeout=grace)
+                        break
+                    except ProcessLookupError:
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
+    finally:
+        if held is not None:
+            os.close(held)
     return {"exit": code, "elapsed": time.monotonic() - started}
 
 

@@ -5,12 +5,13 @@ theirs.
 
 - **What the ranks run.** :mod:`harness.execution.mpi_rank`, which loads the workload's
   engine script (``workloads/engines.py``) on its host and runs, for each timed phase, the
-  call its rank was given, after ``MPI_Barrier``; rank 0 gathers every rank's result and
-  prints one document.
+  call its rank was given, after ``MPI_Barrier``, or runs a measuring tool (fio), held at a
+  gate until then (:meth:`RankLineup.gate`); rank 0 gathers every rank's result and prints
+  one document.
 - **What stays dfsbench's.** Everything between two timed phases (a remount that drops a
   client's cache, reading what another client wrote), as before: the workload's own code
   runs unchanged, one thread per rank (:class:`RankHost`, a view of its client host), and
-  only its timed engine calls go to the job (:class:`RankLineup`). Several ranks of one host
+  only its timed engine calls and tools go to the job (:class:`RankLineup`). Several ranks of one host
   share what changes the host (a remount, a cache drop, the source file of a copy): the
   first rank to come to it does it (:meth:`RankHost.shared`).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -39,6 +41,15 @@ from harness.system.hosts import Host, Running
 from harness.system.ledger import Ledger
 
 T = TypeVar("T")
+PLAIN = re.compile(r"[A-Za-z0-9/._+-]+")  # a word a shell line holds as it is
+
+
+def gate_line(where: Path) -> str:
+    """The shell line of a tool's job that waits at the gate in ``where`` (:meth:`RankLineup.gate`):
+    a file of its own that says it is there (``mktemp``), then a read of the FIFO. No ';'
+    and no '$' in it: fio ends a job file's line at the one and reads the other as its own
+    syntax."""
+    return f"( mktemp -p {where} ready-XXXXXX && read x || : ) < {where}/go"
 
 
 class MachineShare:
@@ -148,6 +159,9 @@ class RankHost(Host):
     def write_text(self, path: Path, text: str) -> None:
         self.base.write_text(path, text)
 
+    def gate(self, jobs: int) -> str | None:
+        return self.lineup.gate(self, jobs)
+
     def put(self, file: Path, directory: Path) -> Path:
         """As the host puts it, but where the host has several ranks, in a directory of this
         rank's own: the ranks of a host share its scratch directory, and each has its own
@@ -191,6 +205,7 @@ class RankLineup(Lineup):
         self._results: dict[int, dict[str, Any]] = {}
         self._call_round = 0
         self._tools = 0  # (tools run so far: each one's output has a name of its own on its host)
+        self._gates: dict[int, tuple[Path, int]] = {}  # rank: its next tool's gate, and how many jobs pass it
         self._began = False
         self.released: dict[str, Any] = {}  # each phase: when each rank was let go (its clock)
         self.left: dict[str, list[float]] = {}  # each phase: when each rank left the barrier (its clock)
@@ -265,6 +280,27 @@ class RankLineup(Lineup):
             raise DfsbenchError(said)
         return result
 
+    def gate(self, host: RankHost, jobs: int) -> str | None:
+        """The shell line that holds each of the ``jobs`` jobs of the rank's next tool at its
+        start until the ranks go: in a directory of its own on the host, it says the job is
+        there (a file ``ready-…``, once it has the FIFO ``go`` open), then reads the FIFO,
+        which ends when the rank lets go of it (:func:`harness.execution.mpi_rank.tool`). A
+        shell's read wakes within a scheduler's tick of the others, and its exit costs
+        little. None where the directory's path would not be plain in a shell line (a path
+        of the run with spaces, say): then the tool starts when the rank does."""
+        if self.scratch is None:
+            return None
+        with self._cond:
+            self._tools += 1
+            n = self._tools
+        where = self.scratch(host) / f"gate-{self.tag}-{n}-rank{host.rank}"
+        if not PLAIN.fullmatch(str(where)):
+            return None
+        host.machine.mkdir(where)
+        with self._cond:
+            self._gates[host.rank] = (where, jobs)
+        return gate_line(where)
+
     def tool(self, host: RankHost, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
              env: Any, cwd: Path | None, grace: float) -> proc.ToolRun:
         """A timed phase's measuring tool (fio), run by the rank in the job after the
@@ -284,8 +320,13 @@ class RankLineup(Lineup):
         errors = output.with_name(output.name + ".stderr")
         output.parent.mkdir(parents=True, exist_ok=True)
         output.with_name(output.name + ".argv").write_text(json.dumps([f"{host.machine.name}:", *cmd]) + "\n")
+        with self._cond:
+            gate = self._gates.pop(host.rank, None)  # (the gate its tool's jobs were given)
+        if gate is not None and cwd is None:
+            cwd = gate[0]  # (fio writes what each job's exec_prerun said where it runs)
         call = {"argv": cmd, "output": str(out_there), "errors": str(err_there), "deadline": deadline,
-                "env": dict(env or {}), "grace": grace, **({"cwd": str(cwd)} if cwd is not None else {})}
+                "env": dict(env or {}), "grace": grace, **({"cwd": str(cwd)} if cwd is not None else {}),
+                **({"gate": str(gate[0]), "gate_jobs": gate[1]} if gate is not None else {})}
         try:
             # (the rank's worst case: the deadline, then SIGTERM's and SIGKILL's grace each)
             said = self.collective(host, {"tool": call}, Path(cmd[0]).name, deadline + 3 * grace)
@@ -294,9 +335,14 @@ class RankLineup(Lineup):
             with contextlib.suppress(DfsbenchError, OSError):
                 self._fetch(host.machine, out_there, output)
                 self._fetch(host.machine, err_there, errors)
+                if gate is not None:
+                    host.machine.run(["rm", "-rf", "--", str(gate[0])], check=False, timeout=60)
             raise
         fetched = self._fetch(host.machine, out_there, output)
         self._fetch(host.machine, err_there, errors)
+        if gate is not None:
+            with contextlib.suppress(DfsbenchError, OSError):
+                host.machine.run(["rm", "-rf", "--", str(gate[0])], check=False, timeout=60)
         code = said.get("exit")
         hung = not isinstance(code, int)  # (killed past its deadline)
         if not fetched:

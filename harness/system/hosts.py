@@ -307,6 +307,14 @@ class Host(ABC):
         self.write_text(where, file.read_text())
         return where
 
+    def gate(self, jobs: int) -> str | None:
+        """A shell command that each of the ``jobs`` jobs of the measuring tool this host runs
+        next in a timed phase runs right before its timed I/O (fio's ``exec_prerun``), and
+        that returns once every client of the phase may start: its tools are set up before
+        the clients start together, not started then. None: the tool starts its I/O as soon
+        as it can (a rank of an MPI job has one: ``harness.execution.ranks``)."""
+        return None
+
     def engine(self, script: Path, name: str, args: dict[str, Any], *, deadline: float,
                output: Path) -> dict[str, Any]:
         """Run the engine ``name`` of a workload's engine script on this host: the script

@@ -120,6 +120,9 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
     assert said["launcher"] == "mpi" and len(said["left_barrier"]["w"]) == 8  # (the job's barrier, then fio)
     files = {name for f in outputs for name in re.findall(r'"filename" : "([^"]+)"', f.read_text())}
     assert len(files) == 8  # (each rank its own job file and its own file, two ranks on each host)
+    # each fio was held at its gate until the ranks went, and let go: none hung there
+    assert all('"exec_prerun"' in f.read_text() for f in outputs)
+    assert not any({"hung", "failed", "incomplete"} & set(r["flags"]) for r in fio)
     # the fault ran through the ranks' large-file cell: its figures are of the eight ranks'
     # rates (never of a host's sum counted as one more client)
     fault = next(r for r in records if r["workload"] == "fault")

@@ -23,6 +23,7 @@ from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
 from harness.execution.ranks import MachineShare, RankHost
 from harness.system.hosts import LOCAL, Host, LocalHost
 from workloads import smallfile
+from workloads.fio.profiles import job_value
 
 DATA = Path(__file__).parent.parent / "data" / "tools" / "mpi"
 
@@ -356,3 +357,42 @@ def test_a_rank_tool_that_hangs_is_kept_as_hung_and_one_whose_output_is_gone_fai
     got = each_rank(ranks, lost)
     assert all(isinstance(got[r], DfsbenchError) and f"rank {r} on client{r + 1}: what sh printed could not be read"
                in got[r].message for r in range(2)), got  # type: ignore[union-attr]
+
+
+def test_a_gated_fio_sets_itself_up_then_each_job_waits_for_the_ranks_to_go(tmp_path):
+    ranks, _, _ = ranks_of(tmp_path, per_host=1)
+    line = ranks[0].gate(2)  # (the rank's next tool: two jobs, each held at the gate)
+    gate = ranks[0].lineup._gates[0][0]  # type: ignore[attr-defined]
+    assert gate.is_dir() and line is not None and job_value(line) == line  # (a value fio takes as it is)
+    job = tmp_path / "job.fio"
+    job.write_text(f"""[global]
+ioengine=null
+size=64m
+bs=4k
+rw=write
+time_based=1
+runtime=1
+log_unix_epoch=1
+write_lat_log={tmp_path}/lat
+exec_prerun={line}
+[gated]
+numjobs=2
+""")
+    seen: dict[str, object] = {}
+
+    def ready() -> float:
+        """The barrier: every job waits at the gate by now; the ranks go 0.3 s later."""
+        seen["waiting"] = len(list(gate.glob("ready-*")))
+        seen["at"] = time.time() + 0.3
+        return seen["at"]  # type: ignore[return-value]
+
+    said = mpi_rank.tool(["fio", "--output-format=json", str(job)], str(tmp_path / "out.json"),
+                         str(tmp_path / "err"), deadline=60, cwd=str(gate), gate=str(gate), gate_jobs=2, ready=ready)
+    assert said["exit"] == 0, (tmp_path / "err").read_text()
+    assert seen["waiting"] == 2  # (both jobs were set up and waiting)
+    firsts = []
+    for log in tmp_path.glob("lat_lat.*.log"):
+        t_ms, lat_ns = (int(v) for v in log.read_text().splitlines()[0].split(",")[:2])
+        firsts.append(t_ms / 1e3 - lat_ns / 1e9)
+    assert len(firsts) == 2 and all(f >= seen["at"] - 0.002 for f in firsts)  # (no I/O before the gate opened)
+    assert max(firsts) - min(firsts) < 0.05

@@ -348,10 +348,14 @@ class Fio(Workload):
             return lines + [f"filename={job_value(target.block.device, path=True)}"], {}
         return lines + [f"filename={job_value(target.directory / f'dfsbench-fio-{tag}', path=True)}"], {}
 
-    def job_text(self, profile: Profile, target: Target, tag: str,
-                 offered: int | None = None) -> tuple[str, dict[str, str]]:
+    def job_text(self, profile: Profile, target: Target, tag: str, offered: int | None = None,
+                 gate: str | None = None) -> tuple[str, dict[str, str]]:
+        """The profile's job file; ``gate``: the command each of its jobs runs right before its
+        I/O, which returns when every client starts (``Host.gate``: the ranks of an MPI job)."""
         o = self.options
         head, env = self.target_lines(target, tag)
+        if gate is not None:
+            head = [*head, f"exec_prerun={job_value(gate)}"]
         ramp = [f"ramp_time={o.warmup_s}"] if o.warmup_s else []  # (fio leaves it out of every figure)
         lines = ["[global]", *head, f"size={o.size}", f"runtime={o.runtime_s}", *ramp, "time_based=1",
                  "group_reporting=1", "lat_percentiles=1", "", f"[{job_value(profile.name, section=True)}]", f"rw={profile.rw}",
@@ -449,9 +453,10 @@ class Fio(Workload):
         cache: str | None = None
         self.fill(target, raw_dir, scratch)
 
-        def job(on: Target, of: Host, name: str, where: Path, offered: int | None = None) -> tuple[Path, dict[str, str]]:
+        def job(on: Target, of: Host, name: str, where: Path, offered: int | None = None,
+                gate: str | None = None) -> tuple[Path, dict[str, str]]:
             """The profile's job file on ``on``'s host, on the file of client ``of``."""
-            text, env = self.job_text(profile, on, target.file_of("", of).lstrip("-"), offered)
+            text, env = self.job_text(profile, on, target.file_of("", of).lstrip("-"), offered, gate)
             local = raw_dir / name
             local.write_text(text)
             return on.host.put(local, where), env
@@ -468,8 +473,9 @@ class Fio(Workload):
                     view, writer, cache = target.reader()
             offered = cell.get("offered_iops")
             name = f"{profile.name}-{offered}iops" if offered is not None else profile.name
+            # (where the clients are ranks, each fio sets itself up, then waits for the others)
             path, env = job(view, writer, f"fio-{name}.fio", view.scratch() if view is not target else scratch,
-                            offered)
+                            offered, view.host.gate(profile.numjobs))
             out = raw_dir / f"fio-{name}.json"
             # (together; its measured I/O, and a fault's clock, begin after the warm-up, where
             # it is the cell's measured work and not the closed-loop run before an offered load)
