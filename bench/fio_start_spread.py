@@ -139,7 +139,7 @@ def run_mpi(nodes: list[Node], job: mpi_job.MpiJob, gated: bool) -> tuple[list[f
     rank 0 set (the clock is shared)."""
     gate = {"gate": f"{THERE}/gate", "gate_jobs": 1, "cwd": f"{THERE}/gate"} if gated else {}
     for node in nodes if gated else ():
-        node.run(["sh", "-c", f'rm -rf "{THERE}/gate" && mkdir "{THERE}/gate"'])
+        node.run(["sh", "-c", f'rm -rf "{THERE}/gate" && mkdir -p "{THERE}/gate/ready"'])
     calls = [{"tool": {"argv": ["fio", "--output-format=json", f"{THERE}/{'gated' if gated else 'job'}.fio"],
                        "output": f"{THERE}/out.json", "errors": f"{THERE}/out.err", "deadline": 60, **gate}}
              for _ in nodes]
@@ -231,7 +231,7 @@ def main() -> int:
             print("lab down failed:", down.stdout[-2000:], down.stderr[-2000:])
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"\n{'way':8} {'clients':>7}  {'start spread, ms':26} {'launch to first I/O, ms':26} "
-          f"{'mpi: to the ranks start, ms':28} {'mpi: fio start to first I/O, ms':28}")
+          f"{'mpi: to the ranks start (gate: its opening), ms':28} {'mpi: from there to first I/O, ms':28}")
     for (way, n), got in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         print(f"{way:8} {n:>7}  {summary(got['spread']):26} {summary(got['launch']):26} "
               f"{summary(got['mpi']):28} {summary(got['fio']):28}")

@@ -33,12 +33,14 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 MARK = "DFSBENCH-RANKS "
+TOOL_ENV = "DFSBENCH_RANK_TOOL"  # in a rank's tool's environment: what of it to end at its deadline
 IDLE_POLL_S = 0.002  # how often a waiting rank looks whether the others have come
 # where every rank reads one clock (containers of one machine), how far ahead of the
 # barrier rank 0 sets the moment they all start: time for its word to reach every rank (a
@@ -73,27 +75,35 @@ def _engine(script: str, name: str) -> Callable[..., dict[str, Any]]:
     return found
 
 
+GATE_SETUP_S = 120.0  # the longest a tool's jobs take to come to their gate before the ranks go anyway
+FAILED_JOB = re.compile(rb"^fio: pid=\d+, err=", re.M)  # how fio says one of its jobs failed
+
+
 def tool(argv: list[str], output: str, errors: str, deadline: float, env: dict[str, str] | None = None,
          grace: float = 5.0, cwd: str | None = None, gate: str | None = None, gate_jobs: int = 1,
          ready: Callable[[], float | None] | None = None) -> dict[str, Any]:
     """Run a measuring tool as dfsbench built its command, what it prints into the files
-    ``output`` and ``errors`` of this host (dfsbench fetches them: fio's may be megabytes),
-    in a process group of its own. Past ``deadline`` seconds the group gets SIGTERM, then
-    SIGKILL after ``grace``, and ``exit`` is None (hung; its output so far is kept), as with
-    a tool dfsbench runs itself (``harness.system.proc.run_tool``). Returns its exit code
-    and how long it ran.
+    ``output`` and ``errors`` of this host (dfsbench fetches them: fio's may be megabytes).
+    Past ``deadline`` seconds of its timed run its processes get SIGTERM, then SIGKILL after
+    ``grace``, and ``exit`` is None (hung; its output so far is kept), as with a tool
+    dfsbench runs itself (``harness.system.proc.run_tool``): its process group, and every
+    process that carries its mark in the environment (fio's jobs each leave the group for a
+    session of their own). Returns its exit code and how long its timed run lasted.
 
     Without a ``gate`` the tool is started when the ranks go (``ready``: the barrier, and
-    the moment rank 0 set). With one (a directory of this host where each of its
-    ``gate_jobs`` jobs, set up, says it is there and waits on the FIFO ``go`` before its
-    timed I/O: fio's ``exec_prerun``, ``harness.execution.ranks.RankLineup.gate``) it is
-    started first, the FIFO held open here; once every job waits (or the tool ended, or its
-    deadline passed), the rank goes to the barrier, and at the moment the ranks go it lets
-    go of the FIFO, which every job reading it sees at once. What the tools take to set
-    themselves up is then before the start, not in its spread."""
+    the moment rank 0 set). With one (a directory of this host: each of the tool's
+    ``gate_jobs`` jobs, once set up, makes a file in ``ready/`` and reads the FIFO ``go``
+    before its timed I/O — fio's ``exec_prerun``: ``harness.execution.ranks.gate_line``) it
+    is started first, the FIFO held open here. Once every job waits there, or said it failed
+    (fio prints ``fio: pid=…, err=…``), or the tool ended, or :data:`GATE_SETUP_S` passed,
+    the rank goes to the barrier; at the moment the ranks go it puts an empty file in the
+    FIFO's place (a job that comes later reads its end at once) and lets go of the FIFO,
+    whose end every job reading it reads at once. What the tools take to set themselves up
+    is then before the start, not in its spread; the deadline counts from the start."""
     import signal
     import subprocess
 
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"  # (in the tool's environment: TOOL_ENV)
     held: int | None = None  # (the FIFO's one writer: while it is open, the jobs wait)
     if gate is None:
         at = ready() if ready is not None else None
@@ -107,35 +117,67 @@ def tool(argv: list[str], output: str, errors: str, deadline: float, env: dict[s
     try:
         with open(output, "wb") as out, open(errors, "wb") as err:
             child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                     start_new_session=True, cwd=cwd, env={**os.environ, **(env or {})})
+                                     start_new_session=True, cwd=cwd,
+                                     env={**os.environ, **(env or {}), TOOL_ENV: mark})
             if held is not None and gate is not None:
-                while (len([n for n in os.listdir(gate) if n.startswith("ready-")]) < gate_jobs
-                       and child.poll() is None and time.monotonic() - started < deadline):
-                    time.sleep(IDLE_POLL_S)
+                come = os.path.join(gate, "ready")
+                while child.poll() is None and time.monotonic() - started < GATE_SETUP_S:
+                    with open(output, "rb") as said:
+                        failed = len(FAILED_JOB.findall(said.read(1 << 20)))
+                    if len(os.listdir(come)) + failed >= gate_jobs:
+                        break
+                    time.sleep(IDLE_POLL_S * 10)
                 at = ready() if ready is not None else None
                 if at is not None and at > time.time():
                     time.sleep(at - time.time())
+                with open(fifo + ".open", "wb"):
+                    pass
+                os.replace(fifo + ".open", fifo)  # (a job that opens it from now on reads its end)
                 os.close(held)  # (no writer left: every job reading the FIFO reads its end now)
                 held = None
+                started = time.monotonic()
             code: int | None
             try:
                 code = child.wait(timeout=max(0.0, deadline - (time.monotonic() - started)))
             except subprocess.TimeoutExpired:
                 code = None
                 for sig in (signal.SIGTERM, signal.SIGKILL):
+                    _signal_marked(mark, child.pid, sig)
                     try:
-                        os.killpg(child.pid, sig)
-                        os.killpg(child.pid, signal.SIGCONT)  # (a stopped tool only dies of SIGKILL)
                         child.wait(timeout=grace)
-                        break
-                    except ProcessLookupError:
-                        break
                     except subprocess.TimeoutExpired:
                         continue
+                    if sig == signal.SIGTERM:  # (what of it is left, ended too: a job of its own session)
+                        time.sleep(min(grace, 1.0))
+                        _signal_marked(mark, child.pid, signal.SIGKILL)
+                    break
     finally:
         if held is not None:
             os.close(held)
     return {"exit": code, "elapsed": time.monotonic() - started}
+
+
+def _signal_marked(mark: str, group: int, sig: int) -> None:
+    """Send ``sig`` to the process group ``group`` and to every process whose environment
+    carries ``TOOL_ENV=mark`` (woken too, where it was stopped)."""
+    import signal
+
+    pids = set()
+    wanted = f"{TOOL_ENV}={mark}".encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    if wanted in f.read().split(b"\0"):
+                        pids.add(int(entry))
+            except OSError:
+                continue
+    for kill, target in [(os.killpg, group)] + [(os.kill, pid) for pid in sorted(pids)]:
+        try:
+            kill(target, sig)
+            kill(target, signal.SIGCONT)  # (a stopped process only dies of SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
 
 
 def _phase(comm: Any, rank: int, host: str, command: dict[str, Any]) -> None:

@@ -36,20 +36,22 @@ from harness.api.launch import Launch
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError, Hung
 from harness.execution.mpi_job import Decision, MpiJob
+from harness.execution.mpi_rank import GATE_SETUP_S
 from harness.system import proc, signals
 from harness.system.hosts import Host, Running
 from harness.system.ledger import Ledger
 
 T = TypeVar("T")
 PLAIN = re.compile(r"[A-Za-z0-9/._+-]+")  # a word a shell line holds as it is
+GATE_PATH_MOST = 1024  # (the gate's line names its directory twice, in a job file's line of at most 8 KiB)
 
 
 def gate_line(where: Path) -> str:
     """The shell line of a tool's job that waits at the gate in ``where`` (:meth:`RankLineup.gate`):
-    a file of its own that says it is there (``mktemp``), then a read of the FIFO. No ';'
-    and no '$' in it: fio ends a job file's line at the one and reads the other as its own
-    syntax."""
-    return f"( mktemp -p {where} ready-XXXXXX && read x || : ) < {where}/go"
+    a file of its own in ``ready/`` that says it is there (``mktemp``), then a read of the
+    FIFO ``go``. No ';' and no '$' in it: fio ends a job file's line at the one and reads the
+    other as its own syntax."""
+    return f"( mktemp -p {where}/ready XXXXXX && read x || : ) < {where}/go"
 
 
 class MachineShare:
@@ -294,9 +296,9 @@ class RankLineup(Lineup):
             self._tools += 1
             n = self._tools
         where = self.scratch(host) / f"gate-{self.tag}-{n}-rank{host.rank}"
-        if not PLAIN.fullmatch(str(where)):
+        if not PLAIN.fullmatch(str(where)) or len(str(where)) > GATE_PATH_MOST:
             return None
-        host.machine.mkdir(where)
+        host.machine.mkdir(where / "ready")
         with self._cond:
             self._gates[host.rank] = (where, jobs)
         return gate_line(where)
@@ -323,19 +325,21 @@ class RankLineup(Lineup):
         with self._cond:
             gate = self._gates.pop(host.rank, None)  # (the gate its tool's jobs were given)
         if gate is not None and cwd is None:
-            cwd = gate[0]  # (fio writes what each job's exec_prerun said where it runs)
+            cwd = gate[0]  # (fio writes what each job's exec_prerun said where it runs: not in ready/)
         call = {"argv": cmd, "output": str(out_there), "errors": str(err_there), "deadline": deadline,
                 "env": dict(env or {}), "grace": grace, **({"cwd": str(cwd)} if cwd is not None else {}),
                 **({"gate": str(gate[0]), "gate_jobs": gate[1]} if gate is not None else {})}
         try:
             # (the rank's worst case: the deadline, then SIGTERM's and SIGKILL's grace each)
-            said = self.collective(host, {"tool": call}, Path(cmd[0]).name, deadline + 3 * grace)
+            said = self.collective(host, {"tool": call}, Path(cmd[0]).name,
+                                   deadline + 3 * grace + (GATE_SETUP_S if gate is not None else 0.0))
         except Exception:
             # (a failed phase: what the rank's tool printed so far is kept all the same)
-            with contextlib.suppress(DfsbenchError, OSError):
-                self._fetch(host.machine, out_there, output)
-                self._fetch(host.machine, err_there, errors)
-                if gate is not None:
+            for there, here in ((out_there, output), (err_there, errors)):
+                with contextlib.suppress(DfsbenchError, OSError):
+                    self._fetch(host.machine, there, here)
+            if gate is not None:
+                with contextlib.suppress(DfsbenchError, OSError):
                     host.machine.run(["rm", "-rf", "--", str(gate[0])], check=False, timeout=60)
             raise
         fetched = self._fetch(host.machine, out_there, output)

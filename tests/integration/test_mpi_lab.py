@@ -30,7 +30,8 @@ def job_processes(lab: str) -> dict[str, list[str]]:
         if "-client" in name:
             ps = subprocess.run(["docker", "exec", name, "ps", "-eo", "args"], capture_output=True, text=True,
                                 timeout=60).stdout.splitlines()
-            found[name] = [p for p in ps if p.startswith(("orted", "fio ")) or "mpi_rank.py" in p]
+            found[name] = [p for p in ps if p.startswith(("orted", "fio ")) or "mpi_rank.py" in p
+                           or "ready XXXXXX" in p]  # (a fio job's shell at its gate)
     return {where: procs for where, procs in found.items() if procs}
 
 
@@ -120,9 +121,12 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
     assert said["launcher"] == "mpi" and len(said["left_barrier"]["w"]) == 8  # (the job's barrier, then fio)
     files = {name for f in outputs for name in re.findall(r'"filename" : "([^"]+)"', f.read_text())}
     assert len(files) == 8  # (each rank its own job file and its own file, two ranks on each host)
-    # each fio was held at its gate until the ranks went, and let go: none hung there
+    # each fio was held at its gate until the ranks went, and let go: none hung there, and
+    # no rank's timed I/O began before the moment the ranks were let go
     assert all('"exec_prerun"' in f.read_text() for f in outputs)
     assert not any({"hung", "failed", "incomplete"} & set(r["flags"]) for r in fio)
+    assert all(r["params"]["started"] >= said["released"]["w"][r["params"]["rank"]] - 0.005
+               for r in fio if "rank" in r["params"])
     # the fault ran through the ranks' large-file cell: its figures are of the eight ranks'
     # rates (never of a host's sum counted as one more client)
     fault = next(r for r in records if r["workload"] == "fault")

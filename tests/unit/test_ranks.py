@@ -20,7 +20,7 @@ from harness.api.target import Lineup, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.execution import mpi_job, mpi_rank, together
 from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
-from harness.execution.ranks import MachineShare, RankHost
+from harness.execution.ranks import MachineShare, RankHost, gate_line
 from harness.system.hosts import LOCAL, Host, LocalHost
 from workloads import smallfile
 from workloads.fio.profiles import job_value
@@ -240,15 +240,15 @@ def test_a_rank_runs_a_tool_in_a_group_of_its_own_and_a_hung_one_is_killed_with_
     # past its deadline: SIGTERM to its group (the child it forked too), its output so far kept
     forked = tmp_path / "forked.pid"
     began = time.monotonic()
-    said = mpi_rank.tool(["sh", "-c", f"echo partial; sleep 60 & echo $! > {forked}; wait"], str(out), str(err),
-                         deadline=0.5, grace=2)
+    said = mpi_rank.tool(["sh", "-c", f"echo partial; setsid sleep 60 & echo $! > {forked}; wait"], str(out),
+                         str(err), deadline=0.5, grace=2)
     assert said["exit"] is None and out.read_text() == "partial\n"
     assert time.monotonic() - began < 10
     pid = int(forked.read_text())
     deadline = time.monotonic() + 5
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not alive(pid)  # (the tool's whole group ended, not the tool alone)
+    assert not alive(pid)  # (all of the tool ended, a process of a session of its own too: fio's jobs)
     with pytest.raises(FileNotFoundError):
         mpi_rank.tool(["no-such-tool-here"], str(out), str(err), deadline=5)
 
@@ -382,7 +382,7 @@ numjobs=2
 
     def ready() -> float:
         """The barrier: every job waits at the gate by now; the ranks go 0.3 s later."""
-        seen["waiting"] = len(list(gate.glob("ready-*")))
+        seen["waiting"] = len(list((gate / "ready").iterdir()))
         seen["at"] = time.time() + 0.3
         return seen["at"]  # type: ignore[return-value]
 
@@ -396,3 +396,39 @@ numjobs=2
         firsts.append(t_ms / 1e3 - lat_ns / 1e9)
     assert len(firsts) == 2 and all(f >= seen["at"] - 0.002 for f in firsts)  # (no I/O before the gate opened)
     assert max(firsts) - min(firsts) < 0.05
+
+
+def test_a_gate_opens_when_a_job_failed_setting_up_and_a_job_that_comes_late_is_not_held(tmp_path):
+    ranks, _, _ = ranks_of(tmp_path, per_host=1)
+    line = ranks[0].gate(2)
+    gate = ranks[0].lineup._gates[0][0]  # type: ignore[attr-defined]
+    most = int(Path("/proc/sys/fs/aio-max-nr").read_text())
+    job = tmp_path / "job.fio"  # (two jobs whose queues together pass the host's aio limit: one fails)
+    job.write_text(f"""[global]
+ioengine=libaio
+direct=1
+iodepth={most * 6 // 10}
+size=4m
+bs=4k
+rw=write
+time_based=1
+runtime=1
+filename={tmp_path}/data
+exec_prerun={line}
+[failing]
+numjobs=2
+""")
+    began = time.monotonic()
+    said = mpi_rank.tool(["fio", "--output-format=json", str(job)], str(tmp_path / "out"), str(tmp_path / "err"),
+                         deadline=60, cwd=str(gate), gate=str(gate), gate_jobs=2, ready=lambda: None)
+    assert said["exit"] is not None and said["exit"] != 0 and time.monotonic() - began < 30
+    assert "err=" in (tmp_path / "out").read_text()
+    # a job that comes to the gate after it opened goes on at once (not held for ever)
+    again = tmp_path / "again"
+    (again / "ready").mkdir(parents=True)
+    late = f"{gate_line(again)}; sleep 0.2; ( read x || : ) < {again}/go; echo through"
+    began = time.monotonic()
+    said = mpi_rank.tool(["sh", "-c", late], str(tmp_path / "out"), str(tmp_path / "err"), deadline=20,
+                         gate=str(again), gate_jobs=1, ready=lambda: None)
+    assert said["exit"] == 0 and (tmp_path / "out").read_text().endswith("through\n")
+    assert time.monotonic() - began < 5
