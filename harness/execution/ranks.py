@@ -284,12 +284,12 @@ class RankLineup(Lineup):
 
     def gate(self, host: RankHost, jobs: int) -> str | None:
         """The shell line that holds each of the ``jobs`` jobs of the rank's next tool at its
-        start until the ranks go: in a directory of its own on the host, it says the job is
-        there (a file ``ready-…``, once it has the FIFO ``go`` open), then reads the FIFO,
-        which ends when the rank lets go of it (:func:`harness.execution.mpi_rank.tool`). A
-        shell's read wakes within a scheduler's tick of the others, and its exit costs
-        little. None where the directory's path would not be plain in a shell line (a path
-        of the run with spaces, say): then the tool starts when the rank does."""
+        start until the ranks go (:func:`gate_line`): in a directory of its own on the host,
+        once it has the FIFO ``go`` open, it says the job is there (a file in ``ready/``),
+        then reads the FIFO, which ends when the rank lets go of it
+        (:func:`harness.execution.mpi_rank.tool`). None where the directory's path would not
+        be plain in a shell line (a path of the run with spaces, say), or is too long: then
+        the tool starts when the rank does."""
         if self.scratch is None:
             return None
         with self._cond:
@@ -305,9 +305,10 @@ class RankLineup(Lineup):
 
     def tool(self, host: RankHost, argv: Sequence[str | os.PathLike[str]], *, deadline: float, output: Path,
              env: Any, cwd: Path | None, grace: float) -> proc.ToolRun:
-        """A timed phase's measuring tool (fio), run by the rank in the job after the
-        barrier, as it would run on the host: in a process group of its own, killed past
-        ``deadline`` (then its output so far is kept, and the run is hung). What it prints
+        """A timed phase's measuring tool (fio), started by the rank in the job — after the
+        barrier, or, where :meth:`gate` gave its jobs a gate, before it, its jobs held at the
+        gate until the ranks go — as it would run on the host: killed past ``deadline`` of
+        its timed run (then its output so far is kept, and the run is hung). What it prints
         goes to files on the host, which come here (``output`` and its ``.stderr``, beside
         its command line in ``.argv``, as :func:`harness.system.proc.run_tool` keeps them)
         however the phase ended, short of an interrupt; each is removed there once here."""
