@@ -205,7 +205,7 @@ class Fio(Workload):
     version_argv = ("fio", "--version")
     tools = (("fio", "fio"),)
     times_phases = True
-    ranks = True  # (all_clients: each client's fio is a rank's, started after the job's barrier)
+    ranks = True  # (all_clients: each client's fio is a rank's, held at a gate until the job's ranks go)
     any_order = True  # (each cell lays out, and removes, its own file; a device's fill is the attachment's)
     tool = "fio"
     parser = staticmethod(parse)
