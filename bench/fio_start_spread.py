@@ -1,5 +1,5 @@
 """Benchmark: fio on several clients at once — how together do their I/Os start, launched
-each of three ways?
+each of four ways?
 
 - ``exec``: a thread per client waits at a barrier here (as dfsbench's line-up has them
   wait), and each then starts ``fio`` on its host (``Node.run_tool``: ``docker exec``), as a
@@ -27,11 +27,11 @@ millisecond: the log's resolution). It prints, per way and number of clients:
   the launch is also split in two: from the command to the moment the ranks start their
   fio or open its gate (the moment rank 0 set), and from there to each client's first I/O.
 
-The three ways take turns in a different order in each repeat.
+The ways' order rotates from one repeat to the next (it comes round again every 4).
 
 fio 3.33's client/server output says nothing of when each server started (no per-job
 ``job_start``, one whole-second ``timestamp``), which is why the latency logs are the one
-measure taken of all three.
+measure taken of all four.
 
     .venv/bin/python bench/fio_start_spread.py [--repeat 5] [--clients 2,4,8] [--keep DIR]
 
@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,6 +61,8 @@ from harness.execution import mpi_job  # noqa: E402
 from harness.execution.ranks import gate_line  # noqa: E402
 from harness.system.hosts import LOCAL  # noqa: E402
 from workloads.fio.servers import FioServers  # noqa: E402
+
+from launch_skew import median_max  # noqa: E402  (the bench's sibling: how both print a figure)
 
 THERE = "/var/tmp/dfsbench-fio-spread"  # (in each client node; removed at the end)
 JOB = """[global]
@@ -85,8 +86,8 @@ def dfsbench(*args: str, env: dict[str, str], timeout: float = 3600) -> subproce
 
 
 def first_io(log_text: str) -> float | None:
-    """A fio latency log's first I/O start (s since the epoch): the earliest completion time
-    (ms) less its latency (ns), over the log's first lines."""
+    """A fio latency log's first I/O start (s since the epoch): the earliest of (completion
+    time, ms, less latency, ns) over the log's first lines."""
     starts = []
     for line in log_text.splitlines()[:20]:
         parts = [p.strip() for p in line.split(",")]
@@ -146,12 +147,6 @@ def run_mpi(nodes: list[Node], job: mpi_job.MpiJob, gated: bool) -> tuple[list[f
     let_go = time.time()
     results = job.phase("write", calls, 90, lambda t: None)
     return [first_io(node_log(n, "job")) for n in nodes], let_go, max(float(r["released"]) for r in results)
-
-
-def summary(values: list[float]) -> str:
-    if not values:
-        return "—"
-    return f"{statistics.median(values):.1f} (max {max(values):.1f}, n={len(values)})"
 
 
 def main() -> int:
@@ -233,8 +228,8 @@ def main() -> int:
     print(f"\n{'way':8} {'clients':>7}  {'start spread, ms':26} {'launch to first I/O, ms':26} "
           f"{'mpi: to the ranks start (gate: its opening), ms':28} {'mpi: from there to first I/O, ms':28}")
     for (way, n), got in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        print(f"{way:8} {n:>7}  {summary(got['spread']):26} {summary(got['launch']):26} "
-              f"{summary(got['mpi']):28} {summary(got['fio']):28}")
+        print(f"{way:8} {n:>7}  {median_max(got['spread'], '.1f'):26} {median_max(got['launch'], '.1f'):26} "
+              f"{median_max(got['mpi'], '.1f'):28} {median_max(got['fio'], '.1f'):28}")
     print("(each: the median over repeats — over clients and repeats for fio's start — its max, and how many)")
     print(f"\noutputs in {work}")
     return 0

@@ -339,15 +339,13 @@ class RankLineup(Lineup):
             for there, here in ((out_there, output), (err_there, errors)):
                 with contextlib.suppress(DfsbenchError, OSError):
                     self._fetch(host.machine, there, here)
-            if gate is not None:
+            raise
+        finally:
+            if gate is not None:  # (its directory goes however the phase ended; the scratch's teardown else)
                 with contextlib.suppress(DfsbenchError, OSError):
                     host.machine.run(["rm", "-rf", "--", str(gate[0])], check=False, timeout=60)
-            raise
         fetched = self._fetch(host.machine, out_there, output)
         self._fetch(host.machine, err_there, errors)
-        if gate is not None:
-            with contextlib.suppress(DfsbenchError, OSError):
-                host.machine.run(["rm", "-rf", "--", str(gate[0])], check=False, timeout=60)
         code = said.get("exit")
         hung = not isinstance(code, int)  # (killed past its deadline)
         if not fetched:

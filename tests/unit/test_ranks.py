@@ -359,25 +359,21 @@ def test_a_rank_tool_that_hangs_is_kept_as_hung_and_one_whose_output_is_gone_fai
                in got[r].message for r in range(2)), got  # type: ignore[union-attr]
 
 
-def test_a_gated_fio_sets_itself_up_then_each_job_waits_for_the_ranks_to_go(tmp_path):
+def gated_job(tmp_path: Path, lines: str) -> tuple[Path, Path]:
+    """A rank's gate for its next tool, two jobs of it (``RankLineup.gate``), and a fio job
+    file of two jobs that wait at it: the gate's directory and the job file."""
     ranks, _, _ = ranks_of(tmp_path, per_host=1)
-    line = ranks[0].gate(2)  # (the rank's next tool: two jobs, each held at the gate)
+    line = ranks[0].gate(2)
     gate = ranks[0].lineup._gates[0][0]  # type: ignore[attr-defined]
     assert gate.is_dir() and line is not None and job_value(line) == line  # (a value fio takes as it is)
     job = tmp_path / "job.fio"
-    job.write_text(f"""[global]
-ioengine=null
-size=64m
-bs=4k
-rw=write
-time_based=1
-runtime=1
-log_unix_epoch=1
-write_lat_log={tmp_path}/lat
-exec_prerun={line}
-[gated]
-numjobs=2
-""")
+    job.write_text(f"[global]\n{lines}\nsize=4m\nbs=4k\nrw=write\ntime_based=1\nruntime=1\n"
+                   f"exec_prerun={line}\n[gated]\nnumjobs=2\n")
+    return gate, job
+
+
+def test_a_gated_fio_sets_itself_up_then_each_job_waits_for_the_ranks_to_go(tmp_path):
+    gate, job = gated_job(tmp_path, f"ioengine=null\nlog_unix_epoch=1\nwrite_lat_log={tmp_path}/lat")
     seen: dict[str, object] = {}
 
     def ready() -> float:
@@ -399,25 +395,9 @@ numjobs=2
 
 
 def test_a_gate_opens_when_a_job_failed_setting_up_and_a_job_that_comes_late_is_not_held(tmp_path):
-    ranks, _, _ = ranks_of(tmp_path, per_host=1)
-    line = ranks[0].gate(2)
-    gate = ranks[0].lineup._gates[0][0]  # type: ignore[attr-defined]
     most = int(Path("/proc/sys/fs/aio-max-nr").read_text())
-    job = tmp_path / "job.fio"  # (two jobs whose queues together pass the host's aio limit: one fails)
-    job.write_text(f"""[global]
-ioengine=libaio
-direct=1
-iodepth={most * 6 // 10}
-size=4m
-bs=4k
-rw=write
-time_based=1
-runtime=1
-filename={tmp_path}/data
-exec_prerun={line}
-[failing]
-numjobs=2
-""")
+    # (two jobs whose queues together pass the host's aio limit: one fails)
+    gate, job = gated_job(tmp_path, f"ioengine=libaio\ndirect=1\niodepth={most * 6 // 10}\nfilename={tmp_path}/data")
     began = time.monotonic()
     said = mpi_rank.tool(["fio", "--output-format=json", str(job)], str(tmp_path / "out"), str(tmp_path / "err"),
                          deadline=60, cwd=str(gate), gate=str(gate), gate_jobs=2, ready=lambda: None)
