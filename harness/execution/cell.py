@@ -317,6 +317,7 @@ class Cell:
         timeline = Timeline(self.cluster.faults, system, spec)
 
         ok = self._once("before")
+        timeline.look_first()
         kept: list[Written] = []  # what the cell wrote, kept for the check after the fault
         try:  # (the fault's clock starts with the cell's measured work, not with its set-up)
             during_ok = self._once("during", timeline.start, kept)

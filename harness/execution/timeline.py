@@ -72,11 +72,19 @@ class Timeline:
     notice: str = ""  # what the system said when it noticed, or why there is no such moment
     unnoticed: bool = False  # looked at until the restore, and the system never showed the fault
     problems: list[str] = field(default_factory=list)
+    before: tuple[bool | None, str] | None = None  # the system's state before the fault (:meth:`look_first`)
     _poller: threading.Thread | None = None
     _watcher: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
     _ended: bool = False  # the cell's work ended (:meth:`work_ended`): no fault is done after it
+
+    def look_first(self) -> None:
+        """Ask the system's state now, before the cell's measured work starts the fault's
+        clock (a node already shown down leaves the noticed moment unknown). Asked on the
+        fault's clock instead, the answer's seconds on a loaded host (a ``ceph status`` in a
+        container) would come before the kill and make it late."""
+        self.before = self._baseline()
 
     def start(self, warmup_s: float = 0.0) -> None:
         """The cell's measured work begins, ``warmup_s`` from now (what its tool runs untimed
@@ -87,7 +95,8 @@ class Timeline:
 
     def _run(self) -> None:
         assert self.started_at is not None
-        baseline = self._baseline()  # (the system must not show a node down already)
+        # (the system must not show a node down already: asked before the clock started, or now)
+        baseline = self.before if self.before is not None else self._baseline()
         if self.clock.wait(self._done, max(0.0, self.started_at + self.spec.after_s - self.clock.now())):
             return
         with self._lock:

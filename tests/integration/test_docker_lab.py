@@ -227,6 +227,7 @@ workloads:
     # the fault: the cell before, during and after; its moments on the records' clock, the
     # node came back, the system noticed and was healthy again, and the file written during
     # the fault read back intact on the other client
+    verified = []
     for backend in SYSTEMS:
         fault = next(r for r in records if r["workload"] == "fault" and r["backend"] == backend)
         p = fault["params"]
@@ -241,11 +242,22 @@ workloads:
         # a loaded host, a system once had not noticed before the node was back)
         assert p["injected"] < p["noticed"] <= p["restored"] and p["noticed"] - p["injected"] < 8, p
         assert fault["value"] == pytest.approx(p["healthy"] - p["restored"])
-        assert p["verified"].startswith("yes") and "read on client2" in p["verified"], p
+        # what was written while the fault held is read back on the other client; on a
+        # loaded host the kill can come after a short write ended (Ceph's 128 MiB takes ~2 s
+        # at the link), and then the fault says so instead
+        wrote = [r for r in records if r["workload"] == "largefile" and r["backend"] == backend
+                 and r["test"] == "write" and r["params"].get("phase") == "during"
+                 and r["params"]["started"] < p["restored"] and r["params"]["ended"] > p["injected"]]
+        if wrote:
+            assert p["verified"].startswith("yes") and "read on client2" in p["verified"], p
+            verified.append(backend)
+        else:
+            assert p["verified"] == "not checked (nothing was written while the fault held)", p
         for r in records:  # degraded: exactly the records whose time overlaps the fault
             if r["workload"] == "largefile" and r["backend"] == backend:
                 overlap = r["params"]["started"] < p["healthy"] and r["params"]["ended"] > p["injected"]
                 assert ("degraded" in r["flags"]) == overlap, r
+    assert "glusterfs" in verified  # (its write crosses the link three times: ~4 s, the fault inside it)
     # what the nodes spent, against their capacity, and this machine under them
     shares = [r for r in records if r["workload"] == "resources" and "share" in r["params"]]
     assert {"client1", "client2", "gluster1", "ceph-mon1", "ceph-osd3", "seaweedfs-vol3"} <= \

@@ -167,6 +167,24 @@ def recorded(faults, spec):
                                       Group("largefile", {}, "cephfs", "default"))
 
 
+def test_a_slow_look_at_the_state_before_the_fault_does_not_make_it_late():
+    class Slow(System):  # its state takes 1 s to ask (a `ceph status` in a container, on a loaded host)
+        def noticed(self, system, injected):
+            self.clock.sleep(1.0)
+            return super().noticed(system, injected)
+
+    clock = Driven()
+    faults = Slow(clock, heal_s=0)
+    timeline = Timeline(faults, "ceph", FaultSpec(action="kill", after_s=0.2, restore_after_s=1.5), clock)
+    timeline.look_first()  # (the runner asks between the cell's 'before' and its 'during')
+    start = clock.now()
+    timeline.start()
+    clock.sleep(1.8)
+    timeline.restore()
+    assert faults.events[0][0] == "inject" and faults.events[0][2] - start == pytest.approx(0.2)
+    assert timeline.before == (False, "3 of 3 OSDs up")
+
+
 def test_a_fault_undone_before_the_system_noticed_it_says_so():
     # a 1 s stop that the cluster does not notice
     timeline, _, m = recorded(System(Driven(), heal_s=0, notice_s=30),
