@@ -14,9 +14,12 @@ clients go, when ``mpirun`` started) it prints, per launcher and size:
 - **launch**: from the moment every client had come to a timed phase to the first client's
   timed I/O in it — ``exec``: the line-up lets them go and each starts a process on its host;
   ``mpi``: the command goes to the job's ranks (on the first phase, after waiting for the job
-  to be up: ``mpirun`` starts with the cell, and the cell's own set-up runs meanwhile) — for
-  the cell's first phase, and summed over its phases (what a cell pays); and for ``mpi``, how
-  long the job took from ``mpirun``'s start until every rank was up;
+  to be up: ``mpirun`` starts with the cell, and the cell's own set-up runs meanwhile; a later
+  cell of the same attachment runs on the job the first kept) — for the cell's first phase,
+  and summed over its phases (what a cell pays: over all cells, and for each workload's cell
+  apart — with ``mpi`` the smallfile cell, the attachment's first, starts the job and the
+  largefile cell runs on it); and for ``mpi``, how long a job took from ``mpirun``'s start
+  until every rank was up;
 - **stonewalled/span**: for the 256-file create, the rate while all clients ran (from each
   one's progress) over the rate from the first start to the last end (1.0: no client
   waited for another).
@@ -113,7 +116,8 @@ def analyse(results: Path, run_id: str) -> dict[int, dict[str, list[float]]]:
         clients = len(phases[PHASES[workload][0]])
         if not clients:
             continue
-        into = out.setdefault(clients, {"spread": [], "first": [], "cell": [], "ratio": [], "up": []})
+        into = out.setdefault(clients, {"spread": [], "first": [], "cell": [], "smallfile": [], "largefile": [],
+                                        "ratio": [], "up": []})
         # when every client had come to a phase: exec's line-up let them go (and each started a
         # process), mpi's command went to the job (whose ranks were up, or were waited for)
         came = said["released"] if said["launcher"] == "exec" else said.get("sent", {})
@@ -127,7 +131,8 @@ def analyse(results: Path, run_id: str) -> dict[int, dict[str, list[float]]]:
             if i == 0:
                 into["first"].append(min(starts) - came[phase])
         into["cell"].append(cell)
-        if said["launcher"] == "mpi":
+        into[workload].append(cell)
+        if said["launcher"] == "mpi" and said.get("job_cell", 1) == 1:  # (a kept job's start was counted once)
             into["up"].append(said["up_s"])
         if workload == "smallfile":
             ratio = stonewalled_over_span(phases["create"])
@@ -187,12 +192,15 @@ def main() -> int:
                 print("lab down failed:", down.stdout[-2000:], down.stderr[-2000:])
     print("load after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     print(f"\n{'launcher':8} {'nodes':>5} {'ranks':>5}  {'start spread, ms':28} {'launch, 1st phase, s':28} "
-          f"{'launch, per cell, s':28} {'job up, s':28} {'stonewalled/span (create)':28}")
+          f"{'launch per cell, s':28} {'… smallfile cell':28} {'… largefile cell':28} "
+          f"{'job up, s':28} {'stonewalled/span (create)':28}")
     for launcher, nodes, per, n, got in rows:
         print(f"{launcher:8} {nodes:>5} {n:>5}  {median_max(got['spread'], '.2f'):28} "
               f"{median_max(got['first'], '.3f'):28} {median_max(got['cell'], '.3f'):28} "
+              f"{median_max(got['smallfile'], '.3f'):28} {median_max(got['largefile'], '.3f'):28} "
               f"{median_max(got['up'], '.3f'):28} {median_max(got['ratio'], '.3f'):28}")
-    print("(each: the median over phases and repeats, its max, and how many)")
+    print("(each: the median over phases, cells and repeats, its max, and how many; mpi: the smallfile cell, the\n"
+          " attachment's first, starts its job, and the largefile cell runs on the job it kept)")
     print(f"\nresults in {work}")
     return 0
 

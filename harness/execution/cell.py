@@ -23,7 +23,7 @@ from harness.api.records import Measurement, describe_cell
 from harness.api.sampler import CLIENT, Sampler
 from harness.api.target import Lineup, Target, Written
 from harness.errors import DfsbenchError, Hung, StoreUnwritable
-from harness.execution import sampling, timelines, together
+from harness.execution import ranks, sampling, timelines, together
 from harness.execution.checks import room_for, still_there
 from harness.execution.group import Group
 from harness.execution.order import Order
@@ -199,6 +199,8 @@ class Cell:
         sampler = self.cluster.sampler() if self.cluster.sampler is not None else None
         sampling = False  # (a sampler started is stopped when the pass fails, too)
         spread = together.spread(workload, target) and not workload.spreads_itself()
+        if not (spread and workload.ranks):  # (an MPI job kept for the next cell on ranks waits not through this one)
+            ranks.set_aside()
         try:
             run.store.room()
             still_there(target)

@@ -59,10 +59,12 @@ END_S = 10.0  # the longest a job may take to end when told to
 HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
                       r"[A-Za-z0-9])?)*")
 # the MCA settings of every job: the daemons all started from here (no tree spawn: no client
-# host needs SSH to another); TCP between hosts, shared memory within one; no rank bound to a
+# host needs SSH to another); TCP between hosts, shared memory within one, through the one
+# messaging layer that uses them (ob1: left to choose, each rank's MPI_Init also loads and
+# probes UCX, 0.26 s of a rank's start in a container here against 0.06 s); no rank bound to a
 # core (several containers of one machine each think they own its cores); a rank waiting in a
 # blocking call yields its CPU
-MCA = (("plm_rsh_no_tree_spawn", "1"), ("btl", "self,vader,tcp"), ("mpi_yield_when_idle", "1"),
+MCA = (("plm_rsh_no_tree_spawn", "1"), ("btl", "self,vader,tcp"), ("pml", "ob1"), ("mpi_yield_when_idle", "1"),
        # (a host is the name its ranks report, whole: Open MPI would cut a domain off)
        ("orte_keep_fqdn_hostnames", "1"),
        ("rmaps_base_oversubscribe", "1"), ("hwloc_base_binding_policy", "none"))
@@ -201,7 +203,8 @@ class MpiJob:
         self.tag = secrets.token_hex(6)
         self.started = 0.0  # (when mpirun was started, this machine's clock)
         self.up_s = 0.0  # how long until every rank said hello (as rank 0's word came here)
-        self.closed_s = 0.0  # how long its end took (harness.execution.ranks.job)
+        self.closed_s: float | None = None  # how long its end took (harness.execution.ranks.job); None: not ended
+        self.cells = 0  # the cells it ran (or runs): it is kept from one to the next (ranks.KeptJobs)
         self._child: subprocess.Popen[bytes] | None = None
         self._said: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ended: list[Callable[[], None]] = []
@@ -245,6 +248,23 @@ class MpiJob:
                                            start_new_session=True)
         self._ended.append(tool_started(f"mpirun of job {self.tag}", pid=self._child.pid))
         threading.Thread(target=self._read, name=f"dfsbench-mpi-{self.tag}", daemon=True).start()
+
+    def alive(self) -> bool:
+        """Whether the job runs and nothing has failed it (what a cell kept it for)."""
+        return self._child is not None and self._child.poll() is None and not self._failed
+
+    def rest(self, resting: bool) -> None:
+        """Tell the ranks the job is kept between two cells (True: they wait polling every
+        50 ms, :data:`harness.execution.mpi_rank.RESTING_POLL_S`) or taken by a cell (False:
+        every 2 ms again, so its phases start as a new job's do). A job that cannot be told
+        is found ended at its next phase."""
+        child = self._child
+        if child is not None and child.stdin is not None and self.alive():
+            try:
+                child.stdin.write(json.dumps({"rest": resting}).encode() + b"\n")
+                child.stdin.flush()
+            except OSError:
+                pass
 
     def up(self) -> None:
         """Wait until every rank said it is up, on the host it should be (once)."""
@@ -375,7 +395,8 @@ class MpiJob:
         its entry in the ledger (``lab down`` tries again), and the cell's own error stands."""
         def end(host: Host) -> bool:
             try:
-                return host.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60).returncode == 0
+                with signals.shielded():  # (in this thread too: an interrupt must not skip a host)
+                    return host.run(["sh", "-c", kill_script(self.tag)], check=False, timeout=60).returncode == 0
             except (DfsbenchError, OSError):
                 return False
 
@@ -384,7 +405,7 @@ class MpiJob:
 
     def close(self) -> None:
         """End the job: told to where it is well, else stopped; then nothing of it is left
-        on any host (each host's part is ended by its tag where the job did not end well)."""
+        on any host (each host's part is ended by its tag, however the job ended)."""
         with signals.shielded():
             child = self._child
             if child is not None and not self._failed:
@@ -400,6 +421,8 @@ class MpiJob:
                         pass
                 if child.returncode != 0:
                     self._stop()
+                else:  # (ended well: what of it a rank left — a tool stuck in a hung mount — ends too)
+                    self._end_hosts()
             elif child is None:  # (it never started: its hosts may hold what the agent began)
                 self._stop()
             else:

@@ -4,7 +4,8 @@ library, ``mpi4py`` and the engine scripts it is told to load (``workloads/engin
 
     mpirun … python3 mpi_rank.py TAG
 
-The job is launched once per cell (``harness.execution.ranks``) and then led by rank 0,
+The job is launched for a cell, and kept for the next cells of its attachment laid out alike
+(``harness.execution.ranks``); it is led by rank 0,
 which reads one JSON command per line on its standard input (``mpirun`` hands this
 machine's input to rank 0) and broadcasts it:
 
@@ -16,6 +17,10 @@ machine's input to rank 0) and broadcasts it:
   after the barrier, ``{"began": NAME, "t": …}``, and when every
   rank is done, ``{"phase": NAME, "results": [{"rank", "host", "released", "result"}, …]}``
   (a rank's ``result`` is the engine's document, or ``{"error": …}``).
+- ``{"rest": true}``: nothing now; every rank waits for the next command polling every
+  :data:`RESTING_POLL_S` instead of every 2 ms (the job is kept between two cells, and other
+  work may run on its hosts meanwhile). ``{"rest": false}``: a cell took the job; the ranks
+  wait for its phases polling every 2 ms again.
 - ``{"end": true}`` (or the end of its input): every rank leaves.
 
 At the start rank 0 prints ``{"hello": [[host, pid], …]}``, a pair per rank. Each line
@@ -42,6 +47,7 @@ from typing import Any
 MARK = "DFSBENCH-RANKS "
 TOOL_ENV = "DFSBENCH_RANK_TOOL"  # in a rank's tool's environment: what of it to end at its deadline
 IDLE_POLL_S = 0.002  # how often a waiting rank looks whether the others have come
+RESTING_POLL_S = 0.05  # (and while the job rests between two cells: the ``rest`` command)
 # where every rank reads one clock (containers of one machine), how far ahead of the
 # barrier rank 0 sets the moment they all start: time for its word to reach every rank (a
 # rank that gets it later starts late, and its own start says so)
@@ -53,11 +59,13 @@ def _say(doc: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def _idle_wait(comm: Any) -> None:
-    """Wait for every rank, asleep between polls (see the module)."""
+def _idle_wait(comm: Any, poll_s: float = IDLE_POLL_S) -> None:
+    """Wait for every rank, asleep between polls of ``poll_s`` (see the module). (A
+    non-blocking barrier moves on only while its ranks poll it, a round of messages at a
+    time: polled every 50 ms, 8 ranks took ~0.3 s to see it end.)"""
     request = comm.Ibarrier()
     while not request.Test():
-        time.sleep(IDLE_POLL_S)
+        time.sleep(poll_s)
 
 
 _modules: dict[str, Any] = {}
@@ -235,6 +243,7 @@ def main(argv: list[str]) -> int:
     hello = comm.gather([host, os.getpid()], root=0)
     if rank == 0:
         _say({"hello": hello, "tag": argv[1] if len(argv) > 1 else ""})
+    resting = False
     while True:
         command: dict[str, Any] | None = None
         if rank == 0:
@@ -243,12 +252,15 @@ def main(argv: list[str]) -> int:
                 command = json.loads(line) if line.strip() else {"end": True}
             except json.JSONDecodeError:
                 command = {"end": True, "error": f"not a command: {line[:200]!r}"}
-        _idle_wait(comm)
+        _idle_wait(comm, RESTING_POLL_S if resting else IDLE_POLL_S)
         command = comm.bcast(command, root=0)
         if command is None or command.get("end"):
             if rank == 0 and command and command.get("error"):
                 _say({"error": command["error"]})
             return 0
+        if "rest" in command:  # (kept between two cells, or taken by the next: see the module)
+            resting = bool(command["rest"])
+            continue
         _phase(comm, rank, host, command)
 
 

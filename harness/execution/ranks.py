@@ -1,7 +1,7 @@
 """A cell on several client hosts as one MPI job (the ``mpi`` launcher; see
 ``harness.api.launch``): its clients are the ranks of one ``mpirun``
-(:mod:`harness.execution.mpi_job`), launched once per cell, as IOR, mdtest and IO500 run
-theirs.
+(:mod:`harness.execution.mpi_job`), as IOR, mdtest and IO500 run theirs: launched for a
+cell, and kept for the attachment's next cells of the same layout (:class:`KeptJobs`).
 
 - **What the ranks run.** :mod:`harness.execution.mpi_rank`, which loads the workload's
   engine script (``workloads/engines.py``) on its host and runs, for each timed phase, the
@@ -212,6 +212,7 @@ class RankLineup(Lineup):
         self.released: dict[str, Any] = {}  # each phase: when each rank was let go (its clock)
         self.left: dict[str, list[float]] = {}  # each phase: when each rank left the barrier (its clock)
         self.sent: dict[str, float] = {}  # each phase: when every rank had come to it (here)
+        self.hung = False  # a rank's tool was killed past its deadline: the job is not kept
 
     def begin(self, phase: str, warmup_s: float = 0.0, host: Host | None = None, starts: bool = True) -> None:
         if not isinstance(host, RankHost):
@@ -348,6 +349,8 @@ class RankLineup(Lineup):
         self._fetch(host.machine, err_there, errors)
         code = said.get("exit")
         hung = not isinstance(code, int)  # (killed past its deadline)
+        if hung:  # (what of it is left, stuck in a hung mount, must not outlive its job: KeptJobs)
+            self.hung = True
         if not fetched:
             raise (Hung if hung else DfsbenchError)(
                 f"rank {host.rank} on {host.machine.name}: what {Path(cmd[0]).name} printed could not be read "
@@ -374,28 +377,121 @@ class RankLineup(Lineup):
         return True
 
 
+class KeptJobs:
+    """The MPI job of an attached target kept from one cell to the next, as IO500 runs all its
+    phases in one ``mpirun``: a cell whose clients are laid out as the last cell's (the same
+    hosts, reached the same way, the same ranks on each, the same network) takes the job that
+    cell ended with, instead of paying a job's start again (8 ranks on a 2-core container lab
+    take 1-3 s to be up). A job is kept only after a cell that ended well (no rank's tool
+    hung), and only while it runs; at most one is kept: another layout ends it, and so does a
+    cell that does not run as ranks (:func:`set_aside`: nothing of the job waits on the hosts
+    while other work runs there); the kept one ends with the attachment (:func:`kept_jobs`).
+    While kept, its ranks rest (they poll for a command every 50 ms, not every 2 ms:
+    ``harness.execution.mpi_rank``); the cell that takes it wakes them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: tuple[tuple[Any, ...], MpiJob] | None = None
+
+    def take(self, key: tuple[Any, ...]) -> MpiJob | None:
+        """The job kept for this layout, woken, if one is (and still runs); another layout's ends."""
+        with signals.shielded():
+            with self._lock:
+                kept, self._kept = self._kept, None
+            if kept is None:
+                return None
+            if kept[0] == key and kept[1].alive():
+                kept[1].rest(False)
+                return kept[1]
+            kept[1].close()
+            return None
+
+    def give(self, key: tuple[Any, ...], mpi: MpiJob) -> None:
+        """Keep ``mpi``, resting, for the next cell of its layout (ending one kept before)."""
+        with signals.shielded():
+            mpi.rest(True)
+            with self._lock:
+                before, self._kept = self._kept, (key, mpi)
+            if before is not None:
+                before[1].close()
+
+    def close(self) -> None:
+        with signals.shielded():
+            with self._lock:
+                kept, self._kept = self._kept, None
+            if kept is not None:
+                kept[1].close()
+
+
+_kept: KeptJobs | None = None  # (the attachment's, while one runs its cells: :func:`kept_jobs`)
+
+
+@contextmanager
+def kept_jobs() -> Iterator[KeptJobs]:
+    """While the block runs (an attached target's cells), a cell's MPI job is kept for the
+    next cell of the same layout (:class:`KeptJobs`); the job kept ends with the block,
+    however it ends."""
+    global _kept
+    outer, _kept = _kept, KeptJobs()
+    kept = _kept
+    try:
+        yield kept
+    finally:
+        _kept = outer
+        kept.close()
+
+
+def set_aside() -> None:
+    """A cell that does not run as ranks starts: the job kept for the next one that does ends
+    (its ranks would wait on the client hosts while this cell measures them)."""
+    if _kept is not None:
+        _kept.close()
+
+
+def layout(hosts: Sequence[Host], decision: Decision, per_host: int, network: str | None) -> tuple[Any, ...]:
+    """What a cell's job is, for :class:`KeptJobs`: each host as it is reached from here (the
+    argv that runs a command there), the names of the hostfile, the ranks on each, the network."""
+    return (tuple(tuple(h.wrap(["true"])) for h in hosts), tuple(decision.hostnames), per_host, network)
+
+
 @contextmanager
 def job(target: Target, decision: Decision, launch: Launch, per_host: int, log: Path,
         on_start: Callable[[float], None] | None, scratch: Callable[[Host], Path] | None,
         keep: list[Written] | None) -> Iterator[tuple[RankLineup, list[Target]]]:
-    """A cell's MPI job up, its line-up, and a view of the attachment for each rank (in
-    rank order); ended when the block ends, however it ends."""
+    """A cell's MPI job up (the one the last cell kept, where it is of the same layout:
+    :class:`KeptJobs`; else a new one, whose ``mpirun`` writes to ``log``), its line-up, and a
+    view of the attachment for each rank (in rank order). When the block ends well (and no
+    rank's tool hung) the job is kept for the next cell where one is kept, else ended; a
+    failed cell's, or an interrupted one's, is ended at once."""
     hosts = target.hosts
-    mpi = MpiJob(hosts, decision.hostnames, per_host, launch.network, log)
+    key = layout(hosts, decision, per_host, launch.network)
+    kept = _kept
+    mpi: MpiJob | None = None
     ending = 0.0  # (when its end began: its length is the job's closed_s)
+    well = False
     try:
-        mpi.launch()
+        mpi = kept.take(key) if kept is not None else None
+        if mpi is None:
+            mpi = MpiJob(hosts, decision.hostnames, per_host, launch.network, log)
+            mpi.launch()
+        mpi.cells += 1
         lineup = RankLineup(mpi, on_start, scratch, keep)
         shares = {h.label: MachineShare() for h in hosts}
         ranks = [RankHost(h, k, per_host, i * per_host + k, lineup, shares[h.label])
                  for i, h in enumerate(hosts) for k in range(per_host)]
         views = [replace(target.on(r).for_cell(lineup), peers=tuple(ranks)) for r in ranks]
         yield lineup, views
+        well = not lineup.hung
     except BaseException:  # (a failed cell, an interrupt: the job ends now, not after its phase)
         ending = time.monotonic()
-        mpi._stop()
+        if mpi is not None:
+            mpi._stop()
         raise
     finally:
-        ending = ending or time.monotonic()
-        mpi.close()
-        mpi.closed_s = time.monotonic() - ending  # (its whole end, stopped or told)
+        with signals.shielded():
+            if mpi is not None and well and kept is not None and mpi.alive():
+                kept.give(key, mpi)
+            elif mpi is not None:
+                ending = ending or time.monotonic()
+                mpi.close()
+                mpi.closed_s = time.monotonic() - ending  # (its whole end, stopped or told)

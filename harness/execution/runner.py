@@ -16,7 +16,7 @@ from harness.api.contracts import Backend, Cluster
 from harness.api.records import Measurement
 from harness.api.target import Target
 from harness.errors import BadInput, DfsbenchError, StoreUnwritable
-from harness.execution import mpi_job, together
+from harness.execution import mpi_job, ranks, together
 from harness.execution.cell import UNSUPPORTED, Cell, Run, attach_key, every_cell, planned
 from harness.execution.checks import preflight
 from harness.execution.order import ordered
@@ -271,6 +271,7 @@ def _run_backend(run: Run, point: Point, rep: int, backend: Backend, cluster: Cl
                                                        f"{backend.variant}", backend.attach(cluster, workdir / tag)))
             Described.checked(target.description, backend.name)  # (what the core reads of it, typed)
         stack.callback(progress.note, f"detaching {backend.name}/{backend.variant}")
+        stack.enter_context(ranks.kept_jobs())  # (an MPI job kept from cell to cell ends before the detach)
         attach = attach_key(backend, rep, point)
         if store.supersede(run.id, attach):  # an earlier session could not attach it
             store.cell_ended(run.id, attach, "ok")

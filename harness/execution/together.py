@@ -37,6 +37,7 @@ an aggregate without a value, flagged ``no-aggregate``, that says why.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -113,6 +114,7 @@ def run(workload: Workload, target: Target, cell: dict[str, Any], scratch: Calla
         if job:  # (after the job's end, which it says the length of)
             mpi = job[0].job
             _launch_kept(raw_dir, {"launcher": "mpi", "mpirun_started": mpi.started, "up_s": mpi.up_s,
+                                   "job_cell": mpi.cells, "mpirun_log": os.path.relpath(mpi.log, raw_dir),
                                    "closed_s": mpi.closed_s, "ranks": mpi.size, "released": job[0].released,
                                    "left_barrier": job[0].left, "sent": job[0].sent})
 
@@ -125,7 +127,10 @@ def _launch_kept(raw_dir: Path, said: dict[str, Any]) -> None:
     and for mpi, when each rank left the barrier (``left_barrier``, its clock), when the
     last of their threads here came to the phase (``sent``, this machine's clock), when
     ``mpirun`` started, how long until every rank was up (``up_s``, as rank 0's word came
-    here) and how long its end took (``closed_s``)."""
+    here), which of the job's cells this was (``job_cell``: 1 where the cell started the job,
+    more where an earlier cell of the attachment kept it: ``harness.execution.ranks.KeptJobs``),
+    where ``mpirun``'s log is (``mpirun_log``, from this directory: the first cell's) and how
+    long its end took (``closed_s``; None where the job was kept for the next cell)."""
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / LAUNCH_FILE).write_text(json.dumps(said, indent=1))
 

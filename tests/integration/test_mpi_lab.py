@@ -1,6 +1,6 @@
 """The clients of a cell as the ranks of one MPI job, on the container lab: four client
-nodes, two ranks on each, through a fault, and fio from every rank; a rank killed in the middle of a phase; a run
-interrupted in one. After each, no mpirun here and no orted or rank on any client node."""
+nodes, two ranks on each, through a fault, and fio from every rank, one job kept from cell to cell; a rank
+killed in the middle of a phase; a run interrupted in one, on a job kept from the cell before. After each, no mpirun here and no orted or rank on any client node."""
 
 import json
 import os
@@ -62,13 +62,15 @@ def started(config: Path, env: dict[str, str], out: Path) -> subprocess.Popen[st
                             stderr=subprocess.STDOUT, text=True, env={**os.environ, **env})
 
 
-def in_a_phase(lab: str, child: subprocess.Popen[str], out: Path) -> int:
-    """Wait until client2's first rank is in the long create; its pid."""
+def in_a_phase(lab: str, child: subprocess.Popen[str], out: Path, cell: str = "") -> int:
+    """Wait until client2's first rank is in the long create (of the cell whose progress line
+    starts so); its pid."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         assert child.poll() is None, out.read_text()[-3000:]
         pid = rank_pid(lab, "client2")
-        if pid is not None and "clients launched with mpi" in out.read_text():
+        said = out.read_text()
+        if pid is not None and "clients launched with mpi" in said and cell in said:
             time.sleep(3)  # (well into the phase)
             return pid
         time.sleep(0.2)
@@ -117,6 +119,18 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
     assert all(r["params"]["launcher"] == "mpi" and r["value"] > 0 for r in fio)
     outputs = sorted(Path(env["DFSBENCH_RESULTS"]).rglob("fio-w.json"))
     assert len(outputs) == 8 and all('"fio version"' in f.read_text() for f in outputs)
+    # one job for the attachment's cells (the large-file cell's three passes around its fault each
+    # one): started by the first, kept by the next, ended with the attachment
+    launched = {}
+    for f in Path(env["DFSBENCH_RESULTS"]).rglob("_launch.json"):
+        name = f.parent.name if f.parent.name in ("smallfile", "fio") else f"largefile/{f.parent.name}"
+        launched[name] = json.loads(f.read_text())
+    order = ["smallfile", "largefile/before", "largefile/during", "largefile/after", "fio"]
+    assert sorted(launched, key=lambda n: launched[n]["job_cell"]) == order
+    assert [launched[n]["job_cell"] for n in order] == [1, 2, 3, 4, 5]
+    assert len({s["mpirun_started"] for s in launched.values()}) == 1
+    assert all(s["closed_s"] is None for s in launched.values())  # (kept: it ended with the attachment, and left nothing: above)
+    assert all(s["mpirun_log"].endswith("_mpirun.log") for s in launched.values())
     said = json.loads(next(Path(env["DFSBENCH_RESULTS"]).rglob("fio/_launch.json")).read_text())
     assert said["launcher"] == "mpi" and len(said["left_barrier"]["w"]) == 8  # (the phase was the job's)
     files = {name for f in outputs for name in re.findall(r'"filename" : "([^"]+)"', f.read_text())}
@@ -147,11 +161,16 @@ def test_ranks_on_four_clients_through_a_fault_then_a_rank_killed_then_ctrl_c(mp
         in text, text[-3000:]
     assert job_processes(lab) == {}
 
-    # Ctrl-C in a phase: the run stops, and the job with it
+    # Ctrl-C in a phase of a cell on a job kept from the cell before: the run stops, and the job with it
+    config.write_text(LAB + "order: listed\nworkloads:\n  - {name: largefile, clients: all, options: {sizes: [1MiB]}}\n"
+                      "  - {name: smallfile, clients: all, options: {files: [20000], file_size: 1KiB, threads: 2, "
+                      "operations: [create]}}\n")
     out = tmp / "interrupted.out"
     child = started(config, env, out)
-    in_a_phase(lab, child, out)
+    in_a_phase(lab, child, out, "] [2/2] smallfile")
     child.send_signal(signal.SIGINT)
     assert child.wait(timeout=120) == 130, out.read_text()[-3000:]
     assert job_processes(lab) == {}
+    last = max(Path(env["DFSBENCH_RESULTS"]).rglob("smallfile/_launch.json"), key=lambda f: f.stat().st_mtime)
+    assert json.loads(last.read_text())["job_cell"] == 2  # (the job the large-file cell kept)
     assert len(labelled(["ps", "-q"], lab)) == 3 + 4  # (the lab itself stays up for lab down)

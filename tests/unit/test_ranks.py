@@ -412,3 +412,112 @@ def test_a_gate_opens_when_a_job_failed_setting_up_and_a_job_that_comes_late_is_
                          gate=str(again), gate_jobs=1, ready=lambda: None)
     assert said["exit"] == 0 and (tmp_path / "out").read_text().endswith("through\n")
     assert time.monotonic() - began < 5
+
+
+class Launched:
+    """An MPI job as :func:`ranks.job` sees it, counting what is done to it (its ranks and
+    Open MPI are not under test here: what becomes of a job from one cell to the next is)."""
+
+    made: list[Launched] = []
+
+    def __init__(self, hosts, hostnames, per_host, network, log) -> None:
+        self.hosts, self.size, self.log = tuple(hosts), len(hosts) * per_host, log
+        self.cells, self.launched, self.stopped, self.closed, self.running = 0, 0, 0, 0, True
+        self.told: list[bool] = []  # (rest: True when kept, False when taken)
+        self.closed_s = None
+        Launched.made.append(self)
+
+    def launch(self) -> None:
+        self.launched += 1
+
+    def rest(self, resting: bool) -> None:
+        self.told.append(resting)
+
+    def alive(self) -> bool:
+        return self.running and not self.stopped and not self.closed
+
+    def _stop(self) -> None:
+        self.stopped += 1
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class Reached(Named):
+    """A client host reached through a prefix of its own (as ``docker exec`` into one lab's container)."""
+
+    def __init__(self, name: str, via: str) -> None:
+        super().__init__(name)
+        self.via = via
+
+    def wrap(self, argv):
+        return [self.via, *map(str, argv)]
+
+
+def test_an_attachments_cells_of_one_layout_share_a_job_and_a_failed_cell_ends_its_own(monkeypatch, tmp_path):
+    from harness.execution import ranks
+
+    monkeypatch.setattr(ranks, "MpiJob", Launched)
+    Launched.made = []
+    two = replace(target(), hosts=(Named("client1"), Named("client2")))
+    decision = mpi_job.Decision("mpi", "test", ("client1", "client2"))
+
+    def cell(on: Target = two, per_host: int = 1, fails: bool = False, hangs: bool = False) -> Launched:
+        names = tuple(h.name for h in on.hosts)
+        with ranks.job(on, mpi_job.Decision("mpi", "test", names), Launch(), per_host, tmp_path / "log", None, None,
+                       None) as (lineup, views):
+            assert len(views) == lineup.job.size
+            if fails:
+                raise DfsbenchError("a rank failed")
+            lineup.hung = hangs  # (as RankLineup.tool sets it: a rank's tool killed past its deadline)
+            return lineup.job
+
+    # without an attachment keeping jobs (a cell on its own), each cell starts and ends its own
+    first = cell()
+    assert (first.launched, first.closed, first.cells, first.told) == (1, 1, 1, [])
+    with ranks.kept_jobs():
+        a = cell()
+        assert a.told == [True] and a.closed == 0  # (kept, resting)
+        assert cell() is a and (a.launched, a.cells, a.closed) == (1, 2, 0)  # (taken, not started again)
+        assert a.told == [True, False, True]  # (woken for the cell, resting after it)
+        with pytest.raises(DfsbenchError):
+            cell(fails=True)  # (a failed cell's job is stopped at once and not kept)
+        assert (a.stopped, a.closed, a.cells) == (1, 1, 3)
+        b = cell()
+        assert b is not a and b.launched == 1
+        ranks.set_aside()  # (a cell that does not run as ranks: the kept job ends before it runs)
+        assert b.closed == 1
+        c = cell(per_host=2)
+        assert c is not b and c.launched == 1
+        d = cell(per_host=1)  # (another layout: the kept job ends, another starts)
+        assert d is not c and c.closed == 1
+        d.running = False  # (a kept job that ended meanwhile is not taken again)
+        e = cell()
+        assert e is not d and d.closed == 1
+        f = cell(on=replace(two, hosts=(Reached("client1", "lab-a"), Reached("client2", "lab-a"))))
+        assert f is not e and e.closed == 1  # (the same names, reached another way: other hosts)
+        g = cell(on=replace(two, hosts=(Reached("client1", "lab-a"), Reached("client2", "lab-a"))), hangs=True)
+        assert g is f and f.closed == 1  # (a rank's tool hung: what is left of it ends with its job)
+        h = cell(on=replace(two, hosts=(Named("client1"),)))
+    assert h.closed == 1 and ranks._kept is None  # (the job kept ends with the attachment)
+    assert all(j.closed == 1 for j in Launched.made)
+
+
+@pytest.mark.skipif(subprocess.run(["/usr/bin/python3", "-c", "import mpi4py"], capture_output=True).returncode != 0,
+                    reason="needs Debian's python3-mpi4py (make test installs it)")
+def test_a_rank_rests_between_cells_and_runs_the_next_cells_phase_when_woken(tmp_path):
+    """The rank's side of a kept job, a real rank (one, Open MPI's singleton): told to rest
+    and to wake, it says nothing and stays; it then runs a phase as ever, and leaves at the end."""
+    engine = tmp_path / "engine.py"
+    engine.write_text("import time\nENGINES = {'now': lambda **_: {'t': time.time()}}\n")
+    phase = {"phase": "p", "calls": [{"script": str(engine), "engine": "now", "args": {}}], "one_clock": True}
+    lines = [{"rest": True}, {"rest": False}, phase, {"rest": True}, {"rest": False}, phase, {"end": True}]
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "self,vader,tcp"}
+    done = subprocess.run(["/usr/bin/python3", str(mpi_rank.__file__), "tag1"], input="".join(
+        json.dumps(line) + "\n" for line in lines), capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [json.loads(line[len(MARK):]) for line in done.stdout.splitlines() if line.startswith(MARK)]
+    assert [next(iter(d)) for d in said] == ["hello", "began", "phase", "began", "phase"]
+    results = [d["results"] for d in said if "results" in d]
+    assert all(len(r) == 1 and "t" in r[0]["result"] for r in results)
