@@ -1,15 +1,18 @@
 """Benchmark: what one S3 operation costs the load generator's CPU — dfsbench's lean client
 (``workloads/s3_engine.py``: one keep-alive connection, SigV4 with an unsigned payload) beside
-botocore (the AWS SDK's stack, which boto3 wraps) — against one real gateway.
+botocore (the AWS SDK's stack, which boto3 wraps; set as the lean client goes: the payload
+unsigned, no checksums of its own) — against one real gateway.
 
 A SeaweedFS local lab (master, 3 volume servers, filer; replication 000) and ``weed s3`` on
 its filer with an identity of its own are brought up on this machine; then, one worker each,
 the two clients take turns (rounds of N PUTs of one object size, then N GETs of what was put),
 ``--repeat`` times. Each round's client CPU (user + system of the thread the clients run in,
-from ``getrusage(RUSAGE_THREAD)``) over its operations is the cost per operation; also printed: each client's
-operations per second and its GET's median latency, on the same gateway in the same minutes.
-The gateway runs on the same 2 cores, so the rates are of both together; the CPU per operation
-is the client's own.
+from ``getrusage(RUSAGE_THREAD)``) over its operations is the cost per operation; also
+printed: each client's operations per second and its GET's median latency, on the same
+gateway in the same minutes. The gateway runs on the same 2 cores, so the rates are of both
+together; the CPU per operation is the client thread's (over loopback, part of the kernel's
+work of the gateway's side of each transfer may be counted in it: compare the two clients,
+not the figure with another machine's).
 
     .venv/bin/python bench/s3_client_cost.py [--size 64KiB] [--ops 300] [--repeat 3]
 

@@ -8,14 +8,16 @@ costs a few tenths of that. So this client does only what an S3 operation needs:
 
 - **Signing** (:func:`sign`): the canonical request of SigV4 for S3 (each path segment
   URI-encoded once, ``/`` kept; the query sorted and encoded; the host, ``x-amz-date`` and
-  ``x-amz-content-sha256`` headers signed), with the payload sent as ``UNSIGNED-PAYLOAD`` (as
-  warp and the AWS SDKs do): hashing every body would cost the client 2.5 ms per MiB.
+  ``x-amz-content-sha256`` headers signed), with the payload sent as ``UNSIGNED-PAYLOAD``,
+  which S3, RGW and SeaweedFS accept: hashing every body would cost the client about 2.5 ms
+  per MiB here (botocore hashes every body over plain HTTP).
 - **One connection** (:class:`Connection`), opened at the first request and kept; opened again
-  only where the server closed it (an error answer may close it: then the next request opens
-  a new one, and ``connects`` counts them).
-- **Each request's times** (:class:`Answer`): from just before the request is sent to its
-  status line and headers read (``ttfb_s``, the time to first byte), and to its body read
-  (``total_s``), on the monotonic clock.
+  after the server closed it or a request failed on it (``connects`` counts them).
+- **Each request's times** (:class:`Answer`), on the monotonic clock from just before it is
+  sent (a connection's opening included, as warp counts it): to the first byte of the body
+  (``ttfb_s``; for a PUT that is after the whole upload: a GET's is the one to read) and to the
+  body read (``total_s``). A request that got no whole answer is an answer with ``status`` 0
+  and its ``error``, never an exception.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import datetime
 import hashlib
 import hmac
 import http.client
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -78,17 +81,25 @@ def sign(method: str, host: str, path: str, query: dict[str, str], headers: dict
 
 @dataclass(frozen=True)
 class Answer:
-    """What came back for one request, and when (seconds from just before it was sent)."""
+    """What came back for one request, and when: seconds from just before it was sent (its
+    connection's opening included, where it needed one). A request that got no whole answer
+    (refused, reset, timed out, cut short) is an answer too: ``status`` 0 and ``error``."""
 
     status: int
     headers: dict[str, str]
     body: bytes
-    ttfb_s: float  # to the status line and headers read
-    total_s: float  # to the body read
+    ttfb_s: float  # to the body's first byte (to the status line and headers where the body is empty)
+    total_s: float  # to the body read whole (or to the error)
+    error: str = ""
+    retried: bool = False  # sent again on a new connection: the kept one was closed by the server
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status < 300
+
+
+STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")  # (S3's bucket names: never a path of another)
 
 
 @dataclass
@@ -99,7 +110,7 @@ class Connection:
     host: str
     port: int
     access_key: str
-    secret_key: str
+    secret_key: str = field(repr=False)
     region: str = "us-east-1"
     timeout_s: float = 60.0
     connects: int = 0  # TCP connections opened so far
@@ -108,36 +119,49 @@ class Connection:
 
     def request(self, method: str, path: str, query: dict[str, str] | None = None, body: bytes = b"",
                 headers: dict[str, str] | None = None) -> Answer:
-        """One signed request; its answer whatever its status (an error answer is an outcome)."""
+        """One signed request; its answer whatever came back (:class:`Answer`: an error is an
+        outcome, and the connection is opened again for the next request). Sent again once,
+        on a new connection, only where the kept one turned out closed before any of an
+        answer came (the server closed it while idle: ``retried``); its times then count from
+        the first try."""
         query = query or {}
         when = datetime.datetime.now(datetime.timezone.utc)
         day = when.strftime("%Y%m%d")
         if self._key is None or self._key[0] != day:
             self._key = (day, signing_key(self.secret_key, day, self.region))
-        netloc = self.host if self.port == 80 else f"{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        netloc = host if self.port == 80 else f"{host}:{self.port}"
         sent = sign(method, netloc, path, query, dict(headers or {}), access_key=self.access_key,
                     secret_key=self.secret_key, region=self.region, when=when, key=self._key[1])
         if body or method in ("PUT", "POST"):
             sent["Content-Length"] = str(len(body))
         target = urllib.parse.quote(path, safe="/-_.~") + (f"?{canonical_query(query)}" if query else "")
-        for attempt in (0, 1):  # (a kept connection the server closed meanwhile: once more, on a new one)
-            conn = self._connection()
-            t0 = time.monotonic()
+        t0 = time.monotonic()
+        retried = False
+        while True:
+            reused = self._conn is not None
+            answered = False
             try:
+                conn = self._connection()
                 conn.request(method, target, body=body or None, headers=sent)
                 response = conn.getresponse()
-                t1 = time.monotonic()
-                data = response.read()
+                answered = True
+                head_at = time.monotonic()
+                first = response.read(1)
+                t1 = time.monotonic() if first else head_at
+                data = first + response.read()
                 t2 = time.monotonic()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            except Exception as exc:  # (whatever it was, the connection is not used again)
                 self.close()
-                if attempt:
-                    raise
-                continue
+                if reused and not answered and not retried and isinstance(exc, STALE):
+                    retried = True
+                    continue
+                now = time.monotonic() - t0
+                return Answer(0, {}, b"", now, now, f"{type(exc).__name__}: {exc}"[:300], retried)
             if response.will_close:
                 self.close()
-            return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data, t1 - t0, t2 - t0)
-        raise AssertionError("unreachable")
+            return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data, t1 - t0,
+                          t2 - t0, "", retried)
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._conn is None:
@@ -151,21 +175,28 @@ class Connection:
             self._conn.close()
             self._conn = None
 
-    # the operations of the workload's mix, path-style
+    # the operations of the workload's mix, path-style (a bucket's name is checked: never a path)
     def create_bucket(self, bucket: str) -> Answer:
-        return self.request("PUT", f"/{bucket}")
+        return self.request("PUT", f"/{_bucket(bucket)}")
 
     def put(self, bucket: str, key: str, body: bytes) -> Answer:
-        return self.request("PUT", f"/{bucket}/{key}", body=body)
+        return self.request("PUT", f"/{_bucket(bucket)}/{key}", body=body)
 
     def get(self, bucket: str, key: str) -> Answer:
-        return self.request("GET", f"/{bucket}/{key}")
+        return self.request("GET", f"/{_bucket(bucket)}/{key}")
 
     def head(self, bucket: str, key: str) -> Answer:
-        return self.request("HEAD", f"/{bucket}/{key}")
+        return self.request("HEAD", f"/{_bucket(bucket)}/{key}")
 
     def delete(self, bucket: str, key: str) -> Answer:
-        return self.request("DELETE", f"/{bucket}/{key}")
+        return self.request("DELETE", f"/{_bucket(bucket)}/{key}")
 
     def list(self, bucket: str, prefix: str = "", max_keys: int = 1000) -> Answer:
-        return self.request("GET", f"/{bucket}", {"list-type": "2", "prefix": prefix, "max-keys": str(max_keys)})
+        return self.request("GET", f"/{_bucket(bucket)}", {"list-type": "2", "prefix": prefix,
+                                                           "max-keys": str(max_keys)})
+
+
+def _bucket(name: str) -> str:
+    if not BUCKET.fullmatch(name) or ".." in name:
+        raise ValueError(f"not an S3 bucket name: {name[:80]!r} (3-63 of a-z, 0-9, '.' and '-')")
+    return name

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import re
+import socket
+import threading
+import time
 import urllib.parse
 
 import pytest
@@ -61,3 +65,100 @@ def test_a_days_signing_key_kept_signs_as_one_derived_anew():
     c = s3_engine.sign("GET", HOST, "/b/k", {}, {}, access_key=KEYS[0], secret_key="another", region="us-east-1",
                        when=WHEN)
     assert c["Authorization"] != a["Authorization"]
+
+
+class Server:
+    """A socket server of this test's own on loopback: each connection it accepts is handed to
+    the next of ``handlers`` (a function of the socket and the requests read so far)."""
+
+    def __init__(self, handlers) -> None:
+        self.handlers, self.requests = list(handlers), []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        for handler in self.handlers:  # (in the order the connections come, each in a thread of its own)
+            conn, _ = self.sock.accept()
+            threading.Thread(target=self._one, args=(handler, conn), daemon=True).start()
+
+    def _one(self, handler, conn: socket.socket) -> None:
+        with conn:
+            handler(conn, self)
+
+    def read_request(self, conn: socket.socket) -> bytes | None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, body = data.split(b"\r\n\r\n", 1)
+        said = re.search(rb"(?im)^content-length: *(\d+)", head)
+        length = int(said[1]) if said else 0
+        while len(body) < length:
+            body += conn.recv(65536)
+        self.requests.append(head)
+        return head
+
+
+def answering(*answers: bytes, then_close: bool = False):
+    def handle(conn: socket.socket, server: Server) -> None:
+        for answer in answers:
+            if server.read_request(conn) is None:
+                return
+            conn.sendall(answer)
+        if not then_close:
+            while server.read_request(conn) is not None:
+                conn.sendall(OK)
+    return handle
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+
+
+def stalling(conn: socket.socket, server: Server) -> None:
+    server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+    time.sleep(2)  # (the client gives up first)
+
+
+def cut_short(conn: socket.socket, server: Server) -> None:
+    server.read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
+
+
+def test_requests_share_one_connection_and_a_failed_one_is_an_answer_and_a_new_connection():
+    server = Server([answering(OK, OK, then_close=True), stalling, answering(OK, then_close=True), cut_short,
+                     answering(OK)])
+    c = s3_engine.Connection("127.0.0.1", server.port, *KEYS, timeout_s=0.5)
+    a = c.get("bench-0", "a b/ü")
+    assert (a.status, a.body, a.error, c.connects) == (200, b"hello", "", 1) and 0 < a.ttfb_s <= a.total_s
+    assert c.put("bench-0", "k", b"").status == 200 and c.connects == 1  # (kept)
+    get, put = server.requests[0].decode(), server.requests[1].decode()
+    assert get.startswith("GET /bench-0/a%20b/%C3%BC HTTP/1.1") and "content-length" not in get.lower()
+    assert put.startswith("PUT /bench-0/k HTTP/1.1") and "Content-Length: 0" in put
+    # the server closed the kept connection while idle: sent again once, on a new one, and said;
+    # there the body stalls: an answer with its error, and the next request on a new connection
+    stalled = c.get("bench-0", "k")
+    assert stalled.status == 0 and "timed out" in stalled.error and stalled.retried and stalled.total_s >= 0.5
+    assert c.connects == 2
+    again = c.get("bench-0", "k")
+    assert again.ok and not again.retried and c.connects == 3
+    # a body cut short (after the kept connection was found closed again): an answer with its
+    # error, not sent a third time (the server answered)
+    short = c.get("bench-0", "k")
+    assert short.status == 0 and "IncompleteRead" in short.error and short.retried and c.connects == 4
+    assert c.get("bench-0", "k").ok and c.connects == 5
+    assert len(server.requests) == 6  # (each request came to the server once)
+    assert "secret" not in repr(c) and KEYS[1] not in repr(c)
+
+
+def test_a_bucket_name_that_is_not_one_is_refused_before_any_request():
+    c = s3_engine.Connection("127.0.0.1", 9, *KEYS)
+    for name in ("x/../y", "a/b", "..", "A-upper", "a", "bucket..x"):
+        with pytest.raises(ValueError, match="not an S3 bucket name"):
+            c.get(name, "k")
+    assert c.connects == 0
