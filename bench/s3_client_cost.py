@@ -23,10 +23,8 @@ mount. Prints the load (``uptime``) before and after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,9 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from backends.seaweedfs.system import SeaweedFS  # noqa: E402
-from backends.seaweedfs.weed import weed_binary  # noqa: E402
+from backends.seaweedfs.weed import s3_argv, s3_identities, weed_binary  # noqa: E402
+from harness.api.daemons import free_ports  # noqa: E402
 from harness.api.systems import Processes  # noqa: E402
 from harness.system.ledger import Ledger  # noqa: E402
+from harness.units import parse_size  # noqa: E402
 from workloads import s3_engine  # noqa: E402
 
 KEY, SECRET = "benchkey", "bench-secret"
@@ -50,20 +50,6 @@ def cpu() -> float:
     """This thread's CPU seconds (the clients run in it; the lab's threads are not counted)."""
     r = resource.getrusage(resource.RUSAGE_THREAD)
     return r.ru_utime + r.ru_stime
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def size_of(text: str) -> int:
-    units = {"KiB": 1 << 10, "MiB": 1 << 20, "B": 1}
-    for unit, factor in units.items():
-        if text.endswith(unit):
-            return int(text[: -len(unit)]) * factor
-    return int(text)
 
 
 class Lean:
@@ -105,7 +91,7 @@ def main() -> int:
     ap.add_argument("--ops", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    size = size_of(args.size)
+    size = parse_size(args.size)
     print("load before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     work = Path(tempfile.mkdtemp(prefix="dfsbench-s3-cost-"))
     ledger = Ledger(work / "ledger.json")
@@ -114,16 +100,12 @@ def main() -> int:
     gateway = None
     try:
         service = system.start_processes(Processes(work / "seaweedfs", ledger, 60, lambda _: None))
-        port = free_port()
+        port, grpc = free_ports(2)
         config = work / "s3.json"
-        config.write_text(json.dumps({"identities": [{"name": "bench", "credentials": [
-            {"accessKey": KEY, "secretKey": SECRET}], "actions": ["Admin", "Read", "Write", "List"]}]}))
+        config.write_text(s3_identities(KEY, SECRET))
         with open(work / "s3.log", "wb") as log:
-            gateway = subprocess.Popen(
-                [weed_binary(), "-logtostderr", "s3", f"-filer={service.filer}", "-ip.bind=127.0.0.1",
-                 f"-port={port}", f"-port.grpc={free_port()}", "-port.iceberg=0", "-port.lance=0",
-                 f"-config={config}", f"-localSocket={work / 's3.sock'}"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=work)
+            gateway = subprocess.Popen(s3_argv(weed_binary(), service.filer, port, grpc, str(config),
+                                               str(work / "s3.sock")), stdout=log, stderr=subprocess.STDOUT, cwd=work)
         lean = s3_engine.Connection("127.0.0.1", port, KEY, SECRET)
         deadline = time.monotonic() + 60
         while True:

@@ -26,10 +26,19 @@ import datetime
 import hashlib
 import hmac
 import http.client
+import json
+import multiprocessing as mp
+import os
+import random
 import re
+import resource
+import sys
+import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 UNSIGNED = "UNSIGNED-PAYLOAD"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -200,3 +209,423 @@ def _bucket(name: str) -> str:
     if not BUCKET.fullmatch(name) or ".." in name:
         raise ValueError(f"not an S3 bucket name: {name[:80]!r} (3-63 of a-z, 0-9, '.' and '-')")
     return name
+
+
+# ------------------------------------------------------------------ the workload's engine
+#
+#     python3 s3_engine.py NAME 'JSON ARGUMENTS'
+#
+# as ``workloads/engines.py`` is run (``Host.engine``): ``prepare`` (the buckets, and each
+# worker's objects, untimed), ``mix`` (the timed closed loop), ``clean`` (every object under
+# the client's prefix, and the buckets where asked). The secret key is read from a file of
+# mode 0600 on the client's host, never from the command line.
+
+HUNG = 3  # (Host.engine's ENGINE_HUNG: this script cannot import dfsbench)
+OPS = ("get", "head", "put", "delete", "list")
+LIST_KEYS = 100  # keys a LIST of the mix asks for (its prefix: the worker's own objects)
+
+
+class Deadline(Exception):
+    """The engine passed its deadline; its workers were killed."""
+
+
+def bin_of(ns: int) -> int:
+    """The histogram bin of a latency in nanoseconds: exact below 128 ns, else its 7 highest
+    bits (the bin's lower bound; 64 bins per power of two, each within 1.6 % of its values).
+    Every client bins alike, so their histograms add up bin by bin."""
+    if ns < 128:
+        return max(ns, 0)
+    shift = ns.bit_length() - 7
+    return (ns >> shift) << shift
+
+
+def bin_value_s(lower: int) -> float:
+    """A bin's latency in seconds: the middle of its range."""
+    width = 1 if lower < 128 else 1 << (lower.bit_length() - 7)
+    return (lower + (width - 1) / 2) / 1e9
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the three steps of one client agree on, so that ``mix`` finds the objects
+    ``prepare`` put without a list of them: the objects each worker owns follow from the seed."""
+
+    buckets: list[str]
+    prefix: str  # every key of this client starts with it (its own: other clients' differ)
+    objects: int  # prepared, over all the workers
+    workers: int
+    sizes: list[list[int]]  # [[bytes, weight], …]
+    seed: int
+
+    def rng(self, worker: int) -> random.Random:
+        return random.Random(f"{self.seed}/{self.prefix}/{worker}")
+
+    def size(self, rng: random.Random) -> int:
+        return rng.choices([s for s, _ in self.sizes], [w for _, w in self.sizes])[0]
+
+    def own(self, worker: int) -> tuple[list[list[Any]], random.Random]:
+        """The objects worker ``worker`` prepared ([bucket index, key, size, version]), and its
+        random generator as it stood after choosing them."""
+        rng = self.rng(worker)
+        count = self.objects // self.workers + (1 if worker < self.objects % self.workers else 0)
+        found = [[n % len(self.buckets), self.key(worker, n), self.size(rng), 0] for n in range(count)]
+        return found, rng
+
+    def key(self, worker: int, n: int) -> str:
+        return f"{self.prefix}w{worker:03d}/{n:08d}"
+
+    def base(self) -> bytes:
+        """The bytes every object is cut from (the same on every client: from the seed)."""
+        return random.Random(self.seed).randbytes(max(s for s, _ in self.sizes) + 64)
+
+
+def header_of(key: str, version: int) -> bytes:
+    return hashlib.sha256(f"{key}\0{version}".encode()).digest()[:16]
+
+
+def body_of(base: bytes, key: str, version: int, size: int) -> bytes:
+    """An object's bytes: 16 of its own (key and version) and the rest cut from ``base`` at an
+    offset of its own, so that no two objects are alike and a GET is checked byte for byte."""
+    head = header_of(key, version)
+    if size <= 16:
+        return head[:size]
+    off = int.from_bytes(head[:2], "big") % 64
+    return head + base[off:off + size - 16]
+
+
+def matches(body: bytes, base: memoryview, key: str, version: int, size: int) -> bool:
+    """Whether a GET's body is the object as it was put (compared without a copy of it)."""
+    if len(body) != size:
+        return False
+    head = header_of(key, version)
+    if size <= 16:
+        return body == head[:size]
+    off = int.from_bytes(head[:2], "big") % 64
+    return body[:16] == head and memoryview(body)[16:] == base[off:off + size - 16]
+
+
+def _connection(endpoint: dict[str, Any], timeout_s: float) -> Connection:
+    with open(endpoint["secret_file"], encoding="utf-8") as f:
+        secret = f.read().strip("\n")
+    return Connection(endpoint["host"], int(endpoint["port"]), endpoint["access_key"], secret,
+                      region=endpoint.get("region") or "us-east-1", timeout_s=timeout_s)
+
+
+def _failure(answer: Answer) -> str:
+    """An answer that is not a success, as a kind of error (and no more: counted by kind)."""
+    if answer.status == 0:
+        return "no answer: " + answer.error.split(":", 1)[0]
+    return f"status {answer.status}"
+
+
+def _sample(answer: Answer) -> str:
+    """What the first error of a kind said: its body's start, as text whatever it holds."""
+    return (answer.error or answer.body[:200].decode("utf-8", "replace"))[:200]
+
+
+def _run_workers(target: Callable[..., dict[str, Any]], args: list[tuple[Any, ...]], deadline: float,
+                 what: str, ready: Callable[[], float | None] | None = None,
+                 start_at: Any = None, barrier: Any = None) -> list[dict[str, Any]]:
+    """Each ``args`` in a worker process (no GIL between them), their results in order; past
+    ``deadline`` seconds the workers are killed (:class:`Deadline`)."""
+    ctx = mp.get_context("fork")
+    pipes, workers = [], []
+    for each in args:
+        here, there = ctx.Pipe(duplex=False)
+        w = ctx.Process(target=_piped, args=(target, there, *each), daemon=True)
+        w.start()
+        there.close()
+        pipes.append(here)
+        workers.append(w)
+    end = time.monotonic() + deadline
+    try:
+        if barrier is not None:  # (every worker connected: the timed phase starts now for all)
+            try:
+                barrier.wait(timeout=deadline)
+            except threading.BrokenBarrierError:
+                pass  # (a worker that failed: its error is in its result)
+            at = ready() if ready is not None else None
+            start_at.value = time.monotonic() + 0.02 if at is None else at
+        results = []
+        for pipe, w in zip(pipes, workers):
+            if not pipe.poll(max(0.0, end - time.monotonic())):
+                raise Deadline(f"{what} passed its deadline of {deadline:.0f} s; its {len(workers)} workers "
+                               "were killed")
+            try:
+                results.append(pipe.recv())
+            except EOFError:
+                results.append({"error": f"a worker exited with code {w.exitcode}"})
+    finally:
+        for w in workers:
+            if w.is_alive():
+                w.kill()
+        for w in workers:
+            w.join(timeout=5)
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        raise RuntimeError(f"{what}: {errors[0]}")
+    return results
+
+
+def _piped(target: Callable[..., dict[str, Any]], out: Any, *args: Any) -> None:
+    try:
+        out.send(target(*args))
+    except BaseException as exc:  # (the parent reads every worker's outcome from its pipe)
+        out.send({"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        out.close()
+
+
+def prepare(endpoint: dict[str, Any], plan: dict[str, Any], create_buckets: bool = True,
+            deadline: float = 1800, timeout_s: float = 60) -> dict[str, Any]:
+    """The buckets (where asked: one that exists and is ours already is fine), then each
+    worker's objects, put by the workers at once: untimed, every PUT checked."""
+    p = Plan(**plan)
+    started = time.time()
+    if create_buckets:
+        conn = _connection(endpoint, timeout_s)
+        for bucket in p.buckets:
+            made = conn.create_bucket(bucket)
+            if not made.ok and b"BucketAlreadyOwnedByYou" not in made.body:
+                raise RuntimeError(f"could not create bucket {bucket}: {_failure(made)}: {_sample(made)}")
+        conn.close()
+    results = _run_workers(_prepare_worker, [(endpoint, plan, w, timeout_s) for w in range(p.workers)],
+                           deadline, "preparing the objects")
+    return {"objects": sum(r["objects"] for r in results), "bytes": sum(r["bytes"] for r in results),
+            "started": started, "ended": time.time()}
+
+
+def _prepare_worker(endpoint: dict[str, Any], plan: dict[str, Any], worker: int, timeout_s: float) -> dict[str, Any]:
+    p = Plan(**plan)
+    conn = _connection(endpoint, timeout_s)
+    base = p.base()
+    own, _ = p.own(worker)
+    moved = 0
+    for bucket, key, size, version in own:
+        put = conn.put(p.buckets[bucket], key, body_of(base, key, version, size))
+        if not put.ok:
+            raise RuntimeError(f"PUT {key} while preparing: {_failure(put)}: {_sample(put)}")
+        moved += size
+    conn.close()
+    return {"objects": len(own), "bytes": moved}
+
+
+def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
+        deadline: float = 1800, timeout_s: float = 60, verify: bool = True,
+        ready: Callable[[], float | None] | None = None) -> dict[str, Any]:
+    """The closed loop: every worker, on a connection of its own opened before the start,
+    draws one operation after another by ``weights`` over the objects it owns — GET and HEAD
+    of one of them, PUT of a new one, DELETE of one, LIST of its own prefix — for ``seconds``
+    from a start common to all of them. An operation counts where it completed within
+    [start, start + seconds]; its latency and (GET) TTFB go into histograms of
+    :func:`bin_of`'s bins, whole and per second; an error (no answer, a status that is not a
+    success, a GET whose bytes are not what was put) is counted by kind, never raised. Each
+    worker's CPU over the timed phase is summed (``cpu_s``)."""
+    p = Plan(**plan)
+    unknown = sorted(set(weights) - set(OPS))
+    if unknown or not any(w > 0 for w in weights.values()):
+        raise ValueError(f"a mix of {', '.join(OPS)} with a weight above 0 (not {sorted(weights)})")
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(p.workers + 1)
+    start_at = ctx.Value("d", 0.0, lock=False)
+    wall0, mono0 = time.time(), time.monotonic()
+    results = _run_workers(_mix_worker, [(endpoint, plan, weights, seconds, w, timeout_s, verify, barrier,
+                                          start_at, deadline) for w in range(p.workers)],
+                           deadline, f"the S3 mix ({p.workers} workers, {seconds:g} s)", ready=ready,
+                           start_at=start_at, barrier=barrier)
+    start = float(start_at.value)
+    ops: dict[str, dict[str, Any]] = {}
+    for r in results:
+        for op, found in r["ops"].items():
+            into = ops.setdefault(op, {"count": 0, "bytes": 0, "lat_sum_s": 0.0, "errors": {}, "samples": {},
+                                       "lat": {}, "ttfb": {}, "seconds": {}})
+            for k in ("count", "bytes", "lat_sum_s"):
+                into[k] += found[k]
+            for kind, n in found["errors"].items():
+                into["errors"][kind] = into["errors"].get(kind, 0) + n
+                into["samples"].setdefault(kind, found["samples"][kind])
+            for h in ("lat", "ttfb"):
+                _add(into[h], found[h])
+            for second, (n, moved, bins) in found["seconds"].items():
+                was = into["seconds"].setdefault(second, [0, 0, {}])
+                was[0] += n
+                was[1] += moved
+                _add(was[2], bins)
+    for found in ops.values():  # (as JSON: bins as [lower bound ns, count], seconds in order)
+        for h in ("lat", "ttfb"):
+            found[h] = sorted([int(k), v] for k, v in found[h].items())
+        found["seconds"] = [[int(s), n, moved, sorted([int(k), v] for k, v in bins.items())]
+                            for s, (n, moved, bins) in sorted(found["seconds"].items(), key=lambda i: int(i[0]))]
+    return {"started": wall0 + (start - mono0), "ended": wall0 + (start + seconds - mono0), "seconds": seconds,
+            "workers": p.workers, "cpus": len(os.sched_getaffinity(0)), "cpu_s": sum(r["cpu_s"] for r in results),
+            "verified": sum(r["verified"] for r in results), "connects": sum(r["connects"] for r in results),
+            "ops": ops}
+
+
+def _add(into: dict[Any, int], bins: Any) -> None:
+    for k, v in (bins.items() if isinstance(bins, dict) else bins):
+        into[k] = into.get(k, 0) + v
+
+
+def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
+                worker: int, timeout_s: float, verify: bool, barrier: Any, start_at: Any,
+                deadline: float) -> dict[str, Any]:
+    p = Plan(**plan)
+    base = p.base()
+    view = memoryview(base)
+    live, rng = p.own(worker)
+    made = len(live)
+    names = [op for op in OPS if weights.get(op, 0) > 0]
+    chances = [float(weights[op]) for op in names]
+    conn = _connection(endpoint, timeout_s)
+    conn._connection()  # (opened before the start: the first operation is not a connection's)
+    ops: dict[str, dict[str, Any]] = {op: {"count": 0, "bytes": 0, "lat_sum_s": 0.0, "errors": {}, "samples": {},
+                                           "lat": {}, "ttfb": {}, "seconds": {}} for op in names}
+    verified = 0
+    barrier.wait(timeout=deadline)
+    while start_at.value == 0.0:  # (the parent sets it right after the barrier)
+        time.sleep(0.0005)
+    start = start_at.value
+    while time.monotonic() < start:
+        time.sleep(max(0.0, start - time.monotonic()) / 2)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    end = start + seconds
+    while True:
+        t0 = time.monotonic()
+        if t0 >= end:
+            break
+        op = rng.choices(names, chances)[0]
+        if op in ("get", "head", "delete") and not live:
+            op = "put" if "put" in names else op
+            if op != "put":
+                raise RuntimeError(f"worker {worker} has no object left to {op} (the mix deletes and never puts)")
+        moved, wrong, detail = 0, "", ""  # (wrong: the kind of a wrong answer that said success)
+        if op == "put":
+            bucket, key, size, version = made % len(p.buckets), p.key(worker, made), p.size(rng), 0
+            made += 1
+            answer = conn.put(p.buckets[bucket], key, body_of(base, key, version, size))
+            if answer.ok:
+                live.append([bucket, key, size, version])
+                moved = size
+        elif op == "list":
+            answer = conn.list(p.buckets[rng.randrange(len(p.buckets))], prefix=p.key(worker, 0)[:-8],
+                               max_keys=LIST_KEYS)
+            if answer.ok and b"<ListBucketResult" not in answer.body:
+                wrong, detail = "not a listing", _sample(answer)
+        else:
+            i = rng.randrange(len(live))
+            bucket, key, size, version = live[i]
+            if op == "get":
+                answer = conn.get(p.buckets[bucket], key)
+                if answer.ok:
+                    if len(answer.body) != size:
+                        wrong = "short body" if len(answer.body) < size else "long body"
+                        detail = f"GET {key} returned {len(answer.body)} of its {size} bytes"
+                    elif verify and not matches(answer.body, view, key, version, size):
+                        wrong, detail = "wrong bytes", f"GET {key} returned other bytes than were put"
+                    else:
+                        moved = size
+            elif op == "head":
+                answer = conn.head(p.buckets[bucket], key)
+                if answer.ok and answer.headers.get("content-length") != str(size):
+                    wrong = "wrong length"
+                    detail = f"HEAD {key} said {answer.headers.get('content-length')} bytes of its {size}"
+            else:
+                answer = conn.delete(p.buckets[bucket], key)
+                if answer.ok or answer.status == 404:
+                    live[i] = live[-1]
+                    live.pop()
+        done = t0 + answer.total_s
+        if done > end:
+            break  # (it completed after the end: neither counted nor timed)
+        into = ops[op]
+        if not answer.ok or wrong:
+            kind = wrong or _failure(answer)
+            into["errors"][kind] = into["errors"].get(kind, 0) + 1
+            into["samples"].setdefault(kind, detail or _sample(answer))
+            continue
+        b = bin_of(int(answer.total_s * 1e9))
+        verified += verify and op == "get"
+        into["count"] += 1
+        into["bytes"] += moved
+        into["lat_sum_s"] += answer.total_s
+        into["lat"][b] = into["lat"].get(b, 0) + 1
+        if op == "get":
+            tb = bin_of(int(answer.ttfb_s * 1e9))
+            into["ttfb"][tb] = into["ttfb"].get(tb, 0) + 1
+        second = into["seconds"].setdefault(int(done - start), [0, 0, {}])
+        second[0] += 1
+        second[1] += moved
+        second[2][b] = second[2].get(b, 0) + 1
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    conn.close()
+    return {"ops": ops, "verified": verified, "connects": conn.connects,
+            "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)}
+
+
+def clean(endpoint: dict[str, Any], buckets: list[str], prefix: str, drop_buckets: bool = False,
+          timeout_s: float = 60) -> dict[str, Any]:
+    """Every object under ``prefix`` in the buckets deleted (as LIST finds them, page by
+    page), then the buckets themselves where asked (a bucket not there is fine)."""
+    conn = _connection(endpoint, timeout_s)
+    deleted, problems = 0, []
+    for bucket in buckets:
+        token = ""
+        while True:
+            query = {"list-type": "2", "prefix": prefix, "max-keys": "1000",
+                     **({"continuation-token": token} if token else {})}
+            listed = conn.request("GET", f"/{_bucket(bucket)}", query)
+            if listed.status == 404:
+                break
+            if not listed.ok:
+                problems.append(f"LIST {bucket}: {_failure(listed)}")
+                break
+            keys, token = listed_keys(listed.body)
+            for key in keys:
+                gone = conn.delete(bucket, key)
+                if gone.ok or gone.status == 404:
+                    deleted += 1
+                else:
+                    problems.append(f"DELETE {bucket}/{key}: {_failure(gone)}")
+            if not token or not keys:
+                break
+        if drop_buckets:
+            gone = conn.request("DELETE", f"/{_bucket(bucket)}")
+            if not gone.ok and gone.status != 404:
+                problems.append(f"DELETE bucket {bucket}: {_failure(gone)}: {_sample(gone)}")
+    conn.close()
+    return {"deleted": deleted, "problems": problems[:20]}
+
+
+def listed_keys(body: bytes) -> tuple[list[str], str]:
+    """The keys of a ListObjectsV2 answer, and its continuation token ('' : the last page)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(body)
+    ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+    keys = [k.text or "" for k in root.iter(f"{ns}Key")]
+    truncated = (root.findtext(f"{ns}IsTruncated") or "").strip().lower() == "true"
+    return keys, (root.findtext(f"{ns}NextContinuationToken") or "") if truncated else ""
+
+
+ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"prepare": prepare, "mix": mix, "clean": clean}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[1] not in ENGINES:
+        print(json.dumps({"error": f"usage: s3_engine.py {{{','.join(ENGINES)}}} JSON"}))
+        return 2
+    try:
+        result = ENGINES[argv[1]](**json.loads(argv[2]))
+    except Deadline as exc:
+        print(json.dumps({"error": str(exc)}))
+        return HUNG
+    except Exception as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -210,6 +210,25 @@ def filer_argv(weed: str, ip: str, port: int, grpc: int, store: str, socket: str
                      f"-localSocket={socket}")
 
 
+def s3_argv(weed: str, filer: str, port: int, grpc: int, config: str, socket: str, bind: str = "127.0.0.1") -> list[str]:
+    """A lab's S3 gateway on ``filer``: on ``bind`` only, at ports of its own (by default it
+    opens 8181 and 9101, and its Iceberg and Lance ports), its unix socket at ``socket`` (by
+    default in the system's temporary directory), its identities from ``config``
+    (:func:`s3_identities`: without one, weed accepts any key and checks no signature); no
+    ``socket``: weed's own place for it."""
+    return _lab_argv(weed, "s3", f"-filer={filer}", f"-ip.bind={bind}", f"-port={port}", f"-port.grpc={grpc}",
+                     "-port.iceberg=0", "-port.lance=0", f"-config={config}",
+                     *([f"-localSocket={socket}"] if socket else []))
+
+
+def s3_identities(access_key: str, secret_key: str, name: str = "dfsbench") -> str:
+    """The identity config of a lab's S3 gateway: one identity with this key pair, allowed
+    everything (its buckets are the run's own). JSON: the keys are data, never a line of it."""
+    return json.dumps({"identities": [{"name": name, "credentials": [{"accessKey": access_key,
+                                                                      "secretKey": secret_key}],
+                                       "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]})
+
+
 # ---------------------------------------------------------------- what the master says
 
 

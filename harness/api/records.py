@@ -134,6 +134,9 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s",
                             # the untimed warm-up before a timed run (fio's ramp_time), left out of it
                             "warmup_s",
+                            # an S3 cell's errors and its load generator's CPU (workloads.s3): a client's own
+                            "failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_cpu_share",
+                            "client_cpus",
                             # how the clients of a cell on several hosts were launched (mpi, exec)
                             "launcher",
                             # a point of offered load is its cell's rate or share (offered_iops,

@@ -51,6 +51,27 @@ class CephAccess(Access):
     image_size: int | None = None
 
 
+@dataclass(frozen=True)
+class S3Access(Access):
+    """How a workload reaches an ``s3`` target, whatever system serves it: the endpoint
+    (plain HTTP, path-style requests), the region its signatures name, the access key, a file
+    of mode 0600 on every client host that holds the secret key (never a command line's word),
+    and the bucket of the run's own, whose name starts the name of every bucket a workload
+    makes there (``<bucket>-<cell tag>-<n>``)."""
+
+    host: str
+    port: int
+    access_key: str
+    secret_file: str
+    bucket: str
+    region: str = "us-east-1"
+
+    def endpoint(self) -> dict[str, object]:
+        """What the S3 engine takes as its endpoint (the secret stays in its file)."""
+        return {"host": self.host, "port": self.port, "access_key": self.access_key,
+                "secret_file": self.secret_file, "region": self.region}
+
+
 # the cache step of a read that runs on another client host than the one that wrote the
 # data (IOR's -C): no cache of the writer's can answer it, whether or not the reader's
 # kernel page cache could be dropped
