@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backends.s3gateway import private_file  # noqa: E402
 from backends.seaweedfs.system import SeaweedFS  # noqa: E402
 from backends.seaweedfs.weed import s3_argv, s3_identities, weed_binary  # noqa: E402
 from harness.api.daemons import free_ports  # noqa: E402
@@ -43,7 +44,7 @@ from harness.system.ledger import Ledger  # noqa: E402
 from harness.units import parse_size  # noqa: E402
 from workloads import s3_engine  # noqa: E402
 
-KEY, SECRET = "benchkey", "bench-secret"
+KEY, SECRET = "benchkey", "bench-secret"  # (a throwaway pair of this bench's own lab)
 
 
 def cpu() -> float:
@@ -102,7 +103,7 @@ def main() -> int:
         service = system.start_processes(Processes(work / "seaweedfs", ledger, 60, lambda _: None))
         port, grpc = free_ports(2)
         config = work / "s3.json"
-        config.write_text(s3_identities(KEY, SECRET))
+        private_file(config, s3_identities(KEY, SECRET))
         with open(work / "s3.log", "wb") as log:
             gateway = subprocess.Popen(s3_argv(weed_binary(), service.filer, port, grpc, str(config),
                                                str(work / "s3.sock")), stdout=log, stderr=subprocess.STDOUT, cwd=work)

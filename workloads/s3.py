@@ -22,12 +22,15 @@ What a cell records, per operation (the test: ``get``, ``head``, ``put``, ``dele
   success, a GET whose bytes are not what was PUT — every GET is checked byte for byte
   unless ``verify: false``). An error is a counted outcome, never the end of the cell.
 
-And for the cell (test ``all``): ``iops`` over every operation, and ``client_cpu_per_op``,
-the load generator's CPU (user and system, of its worker processes over the timed span) per
-operation it tried. The load generator is part of the measurement: where its workers used
-at least :data:`SATURATED` of the CPUs they could use (as many as there are workers, at
-most the host's), the cell is flagged ``host-bound`` [B]: the client, not the gateway, may
-have set the rate.
+And for the cell (test ``all``): ``iops`` over every operation (with ``reconnects``: the
+connections opened again after an error or a gateway's close, each operation after one
+timed with its connection's opening), and ``client_cpu_per_op``, the load generator's CPU
+(user and system, of its worker processes, from the start to the last operation that
+completed within the span) per operation it tried then. The load generator is part of the
+measurement: where its workers were on a CPU or waiting in a run queue for one at least
+:data:`SATURATED` of the span (``client_busy_share``, from the kernel's schedstat: never
+waiting for the gateway), the cell is flagged ``host-bound`` [B] — the client, or the CPUs it
+shares, set the rate, not the gateway.
 """
 
 from __future__ import annotations
@@ -60,8 +63,12 @@ PERCENTILES = tuple(float(p[1:]) for p in SLO_PERCENTILES)
 Weight = Annotated[float, Field(ge=0, le=1e6)]
 
 
-def _label(nbytes: int) -> str:
-    return size(nbytes).replace(" ", "")
+def size_label(nbytes: int) -> str:
+    """A size as the config may write it, exactly (64KiB; 100000B where no unit divides it)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
+            return f"{nbytes >> shift}{unit}"
+    return f"{nbytes}B"
 
 
 class S3Options(Options):
@@ -92,7 +99,7 @@ class S3Options(Options):
             n = parse_size(text.strip())  # (ValueError: not a size, and the key says which)
             if not 1 <= n <= MAX_OBJECT:
                 raise ValueError(f"an object of {size(n)} is outside 1 B … {size(MAX_OBJECT)}")
-            out[_label(n)] = out.get(_label(n), 0.0) + weight
+            out[size_label(n)] = out.get(size_label(n), 0.0) + weight
         if not out:
             raise ValueError("give at least one object size")
         return out
@@ -101,8 +108,12 @@ class S3Options(Options):
     def _mix(self) -> S3Options:
         if not any(w > 0 for w in self.mix.values()):
             raise ValueError("mix: give at least one operation a weight above 0")
-        if self.mix.get("delete", 0) > 0 and not self.mix.get("put", 0) > 0:
-            raise ValueError("mix: a mix that deletes and never puts runs out of objects: give 'put' a weight")
+        if not self.mix.get("put", 0) > 0:
+            if self.mix.get("delete", 0) > 0:
+                raise ValueError("mix: a mix that deletes and never puts runs out of objects: give 'put' a weight")
+            if self.objects < max(self.workers):
+                raise ValueError(f"objects: {self.objects} objects over {max(self.workers)} workers leave a worker "
+                                 "none to read, and the mix never puts one: give at least one object per worker")
         return self
 
     def size_weights(self) -> list[list[int | float]]:
@@ -153,9 +164,10 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
     timing, _ = target.timing(span_start, float(result["ended"]))
     ops: dict[str, dict[str, Any]] = result["ops"]
     tried = sum(o["count"] + sum(o["errors"].values()) for o in ops.values())
-    usable = max(1, min(int(result["workers"]), int(result["cpus"])))
-    share = float(result["cpu_s"]) / (seconds * usable) if seconds > 0 else 0.0
-    flags: tuple[str, ...] = ("host-bound",) if share >= SATURATED else ()
+    workers = int(result["workers"])
+    busy = result.get("busy_s")
+    share = float(busy) / (seconds * workers) if isinstance(busy, (int, float)) and seconds > 0 else None
+    flags: tuple[str, ...] = ("host-bound",) if share is not None and share >= SATURATED else ()
     base = {**cell, **timing}
 
     def m(test: str, metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,
@@ -196,11 +208,12 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
                 more["error_said"] = {k: str(v)[:200] for k, v in sorted(found.get("samples", {}).items())}
             yield m(op, "errors", 100.0 * failed / (count + failed), "%", more)
     total = sum(int(o["count"]) for o in ops.values())
-    yield m("all", "iops", total / seconds, "op/s", {"ops": total})
+    yield m("all", "iops", total / seconds, "op/s", {"ops": total, "reconnects": max(0, int(result.get(
+        "connects", workers)) - workers)})
     if tried:
         yield m("all", "client_cpu_per_op", float(result["cpu_s"]) / tried, "s",
-                {"client_cpu_s": round(float(result["cpu_s"]), 4), "client_cpu_share": round(share, 4),
-                 "client_cpus": usable})
+                {"client_cpu_s": round(float(result["cpu_s"]), 4),
+                 "client_busy_share": None if share is None else round(share, 4)})
 
 
 class S3(Workload):
@@ -276,12 +289,14 @@ class S3(Workload):
                                    deadline=o.deadline_s, output=raw_dir / f"s3-prepare-{cell['workers']}.json")
             target.begin("mix")
             out = raw_dir / f"s3-mix-{cell['workers']}.json"
+            lasts = o.deadline_s + float(cell["seconds"])  # (deadline_s: its set-up, its last request's end)
             result = host.engine(ENGINE, "mix", {"endpoint": endpoint, "plan": plan, "weights": dict(o.mix),
                                                  "seconds": float(cell["seconds"]), "timeout_s": o.timeout_s,
-                                                 "verify": o.verify, "deadline": o.deadline_s},
-                                 deadline=o.deadline_s + float(cell["seconds"]), output=out)
+                                                 "verify": o.verify, "deadline": lasts},
+                                 deadline=lasts, output=out)
             out.write_text(json.dumps({**result, "prepared": prepared, "host": host.name}, indent=1))
             yield from records(result, {**cell, "verify": o.verify}, target)
+            target.settle("the mix")  # (no client deletes its objects while another's mix still runs)
             self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone)
             cleaned = True
         finally:

@@ -19,12 +19,12 @@ run's bucket name, then stops the gateway and removes its key files.
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 from pathlib import Path
 from typing import Any
 
+from backends.s3gateway import CLIENT_NAME, answers, check_gateway, drop_buckets, private_file, said
 from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import OWN_CONFIG, Replication, SeaweedService, s3_argv, s3_identities, weed_binary
 from harness.api import daemons
@@ -39,8 +39,6 @@ from workloads import s3_engine
 
 GATEWAY_NODE = "s3"  # the gateway as a fault names it
 SOCKET_MAX = 100  # (a unix socket's path is at most 107 bytes)
-CLIENT_NAME = "S3 (dfsbench's keep-alive SigV4 client)"
-PROBE = b"dfsbench probe: what is put comes back\n" * 100
 
 
 class SeaweedS3(Backend):
@@ -49,6 +47,7 @@ class SeaweedS3(Backend):
     network = True
     requires = frozenset({"seaweedfs"})
     target_kind = "s3"
+    environments = frozenset({"local"})  # (its gateway is started on this host: the local lab only, so far)
     settings = ("settings",)
     topology = ("replication",)
 
@@ -68,10 +67,6 @@ class SeaweedS3(Backend):
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         service = cluster.service("seaweedfs", SeaweedService, self.name)
         host = cluster.clients[0] if cluster.clients else LOCAL
-        if cluster.environment != "local" or not host.local:
-            raise DfsbenchError(f"{self.name}: dfsbench starts SeaweedFS's S3 gateway on the local lab only, so far "
-                                f"(not in environment '{cluster.environment}')",
-                                hint="measure seaweedfs-s3 on the local lab (environment: local)")
         root = workdir / "seaweedfs-s3"
         private = root / "private"
         access_key = "dfsbench" + secrets.token_hex(6)
@@ -83,8 +78,8 @@ class SeaweedS3(Backend):
             with attach.step("the gateway's key files", lambda: shutil.rmtree(private, ignore_errors=True)):
                 private.mkdir(parents=True, mode=0o700, exist_ok=True)
                 os.chmod(private, 0o700)
-                config = _private_file(private / "identities.json", s3_identities(access_key, secret_key))
-                secret_file = _private_file(private / "secret", secret_key + "\n")
+                config = private_file(private / "identities.json", s3_identities(access_key, secret_key))
+                secret_file = private_file(private / "secret", secret_key + "\n")
             for name in OWN_CONFIG:  # (a stray security.toml of this host's is not the gateway's)
                 (root / name).write_text("")
             argv = s3_argv(service.weed or weed_binary(), service.filer, port, grpc, str(config),
@@ -92,14 +87,14 @@ class SeaweedS3(Backend):
             conn = s3_engine.Connection("127.0.0.1", port, access_key, secret_key, timeout_s=10)
             with attach.step(f"weed s3 at 127.0.0.1:{port}"):
                 gateway = daemons.launch(cluster.ledger, "weed s3", argv, log, cwd=root, grace=2.0, node=GATEWAY_NODE)
-                daemons.ready(lambda: _answers(conn), what="SeaweedFS's S3 gateway to answer a signed request",
+                daemons.ready(lambda: answers(conn), what="SeaweedFS's S3 gateway to answer a signed request",
                               timeout=60, interval=0.1, alive=gateway.died, log=log)
             bucket = "dfsbench-" + secrets.token_hex(4)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 made = conn.create_bucket(bucket)
                 if not made.ok:
                     raise DfsbenchError(f"{self.name}: the gateway would not create bucket {bucket}: "
-                                        f"{_said(made)}", hint=f"its log: {log}")
+                                        f"{said(made)}", hint=f"its log: {log}")
             check_gateway(conn, bucket, f"{self.name} at 127.0.0.1:{port}")
             chosen = service.replication
             description: dict[str, Any] = {
@@ -115,87 +110,3 @@ class SeaweedS3(Backend):
             return Target("s3", None, self.name, self.variant, description, detach=attach.detach, access=access,
                           server_host="127.0.0.1", host=host, hosts=cluster.clients or (host,),
                           server=cluster.servers.get("127.0.0.1"))
-
-
-def _private_file(path: Path, text: str) -> Path:
-    """A file only its owner reads, made so before a byte of it is written."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    return path
-
-
-def _said(answer: s3_engine.Answer) -> str:
-    """An answer for a message: its status (or its transport error) and its body's start."""
-    if answer.status == 0:
-        return f"no answer ({answer.error})"
-    text = answer.body[:300].decode("utf-8", "replace")
-    return f"status {answer.status}" + (f": {text}" if text else "")
-
-
-def _answers(conn: s3_engine.Connection) -> tuple[bool, str]:
-    """Whether the gateway answers a signed request (ListBuckets) with a success."""
-    got = conn.request("GET", "/")
-    return got.ok, _said(got)
-
-
-def check_gateway(conn: s3_engine.Connection, bucket: str, what: str) -> None:
-    """The gateway is what it claims to be: an object put comes back byte for byte, with its
-    length, and goes when deleted; a request signed with a wrong secret is refused."""
-    key = f"dfsbench-probe-{secrets.token_hex(4)}"
-    put = conn.put(bucket, key, PROBE)
-    if not put.ok:
-        raise DfsbenchError(f"{what}: a PUT of {len(PROBE)} bytes was not accepted: {_said(put)}")
-    got = conn.get(bucket, key)
-    gone = conn.delete(bucket, key)
-    if not got.ok or got.body != PROBE:
-        raise DfsbenchError(f"{what}: an object put did not come back as it was ({_said(got)}; "
-                            f"{len(got.body)} of {len(PROBE)} bytes)", hint="the gateway is not a working S3 store")
-    if not gone.ok:
-        raise DfsbenchError(f"{what}: an object put could not be deleted: {_said(gone)}")
-    wrong = s3_engine.Connection(conn.host, conn.port, conn.access_key, conn.secret_key + "-not", timeout_s=10)
-    refused = wrong.request("GET", f"/{bucket}", {"list-type": "2", "max-keys": "1"})
-    wrong.close()
-    if refused.status != 403:
-        raise DfsbenchError(f"{what}: a request signed with a wrong secret got {_said(refused)}, not 403: the gateway "
-                            "does not check signatures, and a comparison with one that does would not be fair",
-                            hint="give the gateway identities (weed s3 -config), or an endpoint that authenticates")
-
-
-_NAME = re.compile(rb"<Name>([^<]*)</Name>")
-
-
-def drop_buckets(conn: s3_engine.Connection, bucket: str) -> None:
-    """Every bucket named ``bucket`` or ``bucket-…`` (the workloads' own), emptied and deleted."""
-    listed = conn.request("GET", "/")
-    if not listed.ok:
-        raise DfsbenchError(f"could not list the gateway's buckets to delete {bucket}: {_said(listed)}")
-    ours = [n.decode() for n in _NAME.findall(listed.body)
-            if n.decode() == bucket or n.decode().startswith(bucket + "-")]
-    left = []
-    for name in ours:
-        left += _emptied(conn, name)
-        gone = conn.request("DELETE", f"/{name}")
-        if not gone.ok and gone.status != 404:
-            left.append(f"bucket {name}: {_said(gone)}")
-    if left:
-        raise DfsbenchError(f"could not delete everything in bucket {bucket}: {'; '.join(left[:5])}")
-
-
-def _emptied(conn: s3_engine.Connection, bucket: str) -> list[str]:
-    """Every object of a bucket deleted, page by page; what could not be."""
-    problems: list[str] = []
-    for _ in range(10_000):  # (a bound: a gateway that lists the same page forever)
-        listed = conn.request("GET", f"/{bucket}", {"list-type": "2", "max-keys": "1000"})
-        if listed.status == 404:
-            return problems
-        if not listed.ok:
-            return [f"LIST {bucket}: {_said(listed)}"]
-        keys, _ = s3_engine.listed_keys(listed.body)
-        if not keys:
-            return problems
-        for key in keys:
-            gone = conn.delete(bucket, key)
-            if not gone.ok and gone.status != 404:
-                return [f"DELETE {bucket}/{key}: {_said(gone)}"]
-    return problems

@@ -266,6 +266,9 @@ class Backend(ABC):
     # its client acknowledges writes from a buffer of its own, O_DIRECT or not, and sends them
     # on at a close or an fsync: an O_DIRECT write through it is flagged (write-behind)
     write_behind: ClassVar[bool] = False
+    # the environments that can attach it so far (None: every one that provides its services):
+    # check refuses it elsewhere before anything starts, and so does its attachment
+    environments: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, options: PluginOptions, variant: str = "default") -> None:
         self.options = options
@@ -355,6 +358,9 @@ class Backend(ABC):
                            f"environment '{cluster.environment}'")
         if found is not None:
             raise DfsbenchError(found[1], hint=ATTACH_HINT)
+        elsewhere = attached_in(self, cluster.environment)
+        if elsewhere is not None:
+            raise DfsbenchError(elsewhere[1], hint=elsewhere[2])
         target = self.open(cluster, workdir)
         try:
             yield target
@@ -546,6 +552,17 @@ def reaches_past(workload: Workload, cell: dict[str, Any], holds: int, device: s
     return key, (f"{size(far)} is more than {device} holds ({size(holds)}): {workload.name} would keep its "
                  f"I/O within its {size(holds)}, and measure a smaller working set than the {size(far)} "
                  "its config says")
+
+
+def attached_in(backend: Backend, environment: str) -> tuple[str, str, str] | None:
+    """Why ``backend`` cannot be attached in ``environment`` (:attr:`Backend.environments`):
+    the key, the message, a hint; None: it can."""
+    can = backend.environments
+    if can is None or environment in can:
+        return None
+    return "name", (f"{backend.name}/{backend.variant}: dfsbench attaches {backend.name} in environment "
+                    f"{' and '.join(repr(e) for e in sorted(can))} only, so far, not in '{environment}'"), \
+        f"measure {backend.name} in {' or '.join(repr(e) for e in sorted(can))}, or leave it out here"
 
 
 ATTACH_HINT = ("leave it out here, or measure it where this machine is the client: the local lab, or an existing "

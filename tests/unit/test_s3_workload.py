@@ -9,6 +9,7 @@ import copy
 import http.server
 import json
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -62,9 +63,17 @@ def test_a_mix_that_cannot_run_is_refused(mix):
         S3Options(seconds=5, mix=mix)
 
 
+def test_a_mix_that_never_puts_needs_an_object_for_every_worker():
+    with pytest.raises(ValidationError, match="object per worker"):
+        S3Options(seconds=5, mix={"get": 1}, objects=4, workers=[2, 8])
+    assert S3Options(seconds=5, mix={"get": 1, "put": 1}, objects=1, workers=[8]).objects == 1
+
+
 def test_sizes_written_two_ways_are_one_size_and_cells_say_each_option():
     o = S3Options(seconds=5, sizes={"65536": 1, "64KiB": 2, "4MiB": 1}, workers=[1, 8])
     assert o.sizes == {"64KiB": 3.0, "4MiB": 1.0}
+    exact = S3Options(seconds=5, sizes={"100000": 1, "100010": 1, "4KB": 1})  # (never rounded into another)
+    assert exact.size_weights() == [[100000, 1.0], [100010, 1.0], [4000, 1.0]]
     cells = S3(o).cells()
     assert [c["workers"] for c in cells] == [1, 8]
     assert cells[0]["sizes"] == "64KiB×3, 4MiB×1" and "object_size" not in cells[0]
@@ -104,16 +113,23 @@ def test_each_operations_rate_and_percentiles_are_what_the_engine_counted(result
     assert not any(m.flags for m in found.values())  # (its load generator was not saturated)
 
 
-def test_a_load_generator_that_used_all_it_could_flags_every_record_of_the_cell():
-    """Saturated is against the CPUs its workers could use: one worker on a 2-CPU host that
-    kept its CPU busy is saturated, though it used half of the host (the naive share)."""
-    one = copy.deepcopy(LISTED)
-    one["workers"], one["cpus"], one["cpu_s"] = 1, 2, 0.95 * one["seconds"]
-    found = got(one)
+def test_a_load_generator_that_never_waited_for_the_gateway_flags_every_record_of_the_cell():
+    """Saturated is on a CPU or waiting for one (schedstat), not CPU used: workers that used
+    little CPU but waited in the run queue the rest of the span (a host whose CPUs the lab took)
+    never waited for the gateway, and are flagged; workers that used the same CPU and waited
+    for the gateway otherwise are not."""
+    busy = copy.deepcopy(LISTED)
+    span = busy["workers"] * busy["seconds"]
+    busy["cpu_s"], busy["busy_s"] = 0.2 * span, 0.95 * span
+    found = got(busy)
     assert all(m.flags == ("host-bound",) for m in found.values())
-    assert found[("all", "client_cpu_per_op")].params["client_cpu_share"] == pytest.approx(0.95)
-    one["workers"] = 2  # (the same CPU over two workers that could use two CPUs: not saturated)
-    assert not any(m.flags for m in got(one).values())
+    assert found[("all", "client_cpu_per_op")].params["client_busy_share"] == pytest.approx(0.95)
+    busy["busy_s"] = 0.5 * span
+    assert not any(m.flags for m in got(busy).values())
+    busy["busy_s"] = None  # (a kernel that does not say: not flagged, and said as not known)
+    found = got(busy)
+    assert not any(m.flags for m in found.values())
+    assert found[("all", "client_cpu_per_op")].params["client_busy_share"] is None
 
 
 def test_errors_are_counted_by_kind_beside_the_operations_that_succeeded():
@@ -147,7 +163,6 @@ def test_over_two_clients_the_rate_is_over_the_span_and_the_percentile_of_the_me
     get_a, get_b = a[("get", "iops")], b[("get", "iops")]
     span = FOUR["seconds"] + 0.5
     assert agg[("get", "iops")].value == pytest.approx((get_a.params["ops"] + get_b.params["ops"]) / span)
-    assert agg[("get", "iops")].value < get_a.value + get_b.value
     merged = dict(bins_s(FOUR["ops"]["get"]["lat"]))
     for k, v in bins_s(slow["ops"]["get"]["lat"]).items():
         merged[k] = merged.get(k, 0) + v
@@ -166,6 +181,8 @@ class Gateway(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     store: dict[str, bytes] = {}
     lie = ""
+    delay_s = 0.0  # before each GET of an object is answered
+    gets = 0
 
     def log_message(self, *args: object) -> None:
         pass
@@ -180,7 +197,7 @@ class Gateway(http.server.BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.lie == "put-500":
-            return self._answer(500, b"<html>oops, not XML</html>")
+            return self._answer(500, b"<html>oops, not XML</html>\x1b[31m")
         self.store[self.path] = body
         self._answer(200)
 
@@ -190,10 +207,35 @@ class Gateway(http.server.BaseHTTPRequestHandler):
         body = self.store.get(self.path)
         if body is None:
             return self._answer(404, b"<Error><Code>NoSuchKey</Code></Error>")
+        Gateway.gets += 1
+        if self.lie == "every-other-fails" and Gateway.gets % 2:
+            return self._answer(503, b"<Error><Code>SlowDown</Code></Error>")  # (at once: fast errors)
+        time.sleep(self.delay_s)
         if self.lie == "short":
             body = body[: len(body) // 2]  # (200, and a length that says what it sends: a short object)
         elif self.lie == "flip":
             body = bytes([body[0] ^ 1]) + body[1:]
+        elif self.lie == "endless":  # (200, chunked, and no end to it)
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"10000\r\n" + b"x" * 0x10000 + b"\r\n")
+            except OSError:
+                return
+        elif self.lie == "trickle":  # (one byte at a time, each well within a read's timeout)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                return
+            return
         self._answer(200, body)
 
     def do_HEAD(self) -> None:
@@ -207,8 +249,9 @@ class Gateway(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def gateway(tmp_path):
-    Gateway.store, Gateway.lie = {}, ""
+    Gateway.store, Gateway.lie, Gateway.delay_s, Gateway.gets = {}, "", 0.0, 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     (tmp_path / "secret").write_text("s3cr3t-of-the-test\n")
@@ -223,7 +266,8 @@ PLAN = {"buckets": ["dfsbench-test-0"], "prefix": "o-test/", "objects": 8, "work
         "sizes": [[4096, 1], [10, 1]], "seed": 7}
 
 
-@pytest.mark.parametrize("lie, kind", [("short", "short body"), ("flip", "wrong bytes"), ("list", "not a listing")])
+@pytest.mark.parametrize("lie, kind", [("short", "short body"), ("flip", "wrong bytes"), ("list", "not a listing"),
+                                       ("endless", "long body")])
 def test_a_gateway_that_answers_200_with_the_wrong_bytes_gives_errors_not_a_crash(gateway, lie, kind):
     assert s3_engine.prepare(gateway, PLAN, create_buckets=False)["objects"] == 8
     Gateway.lie = lie
@@ -235,12 +279,63 @@ def test_a_gateway_that_answers_200_with_the_wrong_bytes_gives_errors_not_a_cras
     assert counted["samples"][kind]
     found = {(m.test, m.metric): m for m in records(result, cell(result), target())}
     assert found[(op, "errors")].params["error_kinds"][kind] == counted["errors"][kind]
+    assert found[(op, "errors")].value == 100.0
 
 
-def test_an_error_body_that_is_not_xml_is_said_as_text(gateway):
+def test_a_body_that_trickles_in_is_an_error_once_the_request_took_its_timeout(gateway):
+    """Each byte comes within a read's timeout; the request as a whole may take timeout_s."""
+    s3_engine.prepare(gateway, {**PLAN, "sizes": [[200, 1]]}, create_buckets=False)
+    Gateway.lie = "trickle"
+    t0 = time.monotonic()
+    result = s3_engine.mix(gateway, {**PLAN, "sizes": [[200, 1]]}, {"get": 1}, seconds=1.5, timeout_s=0.5)
+    assert time.monotonic() - t0 < 5
+    errors = result["ops"]["get"]["errors"]
+    assert errors.get("no answer: TimeoutError", 0) >= 2 and result["ops"]["get"]["count"] == 0
+
+
+def test_an_error_body_that_is_not_xml_is_said_as_printable_text(gateway):
     Gateway.lie = "put-500"
-    with pytest.raises(RuntimeError, match=r"status 500: <html>oops, not XML"):
+    with pytest.raises(RuntimeError, match=r"status 500: <html>oops, not XML</html>\\x1b\[31m"):
         s3_engine.prepare(gateway, PLAN, create_buckets=False)
+
+
+def test_a_worker_that_cannot_start_ends_the_mix_at_once_with_its_own_error(gateway, tmp_path):
+    """Its secret file gone: the mix fails in a moment saying why, not at its deadline as hung."""
+    s3_engine.prepare(gateway, PLAN, create_buckets=False)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="FileNotFoundError"):
+        s3_engine.mix({**gateway, "secret_file": str(tmp_path / "gone")}, PLAN, {"get": 1}, seconds=1, deadline=60)
+    assert time.monotonic() - t0 < 10
+
+
+def test_an_operation_that_completes_after_the_end_is_neither_counted_nor_timed_nor_its_cpu(gateway):
+    """GETs that each take 0.3 s over 1 s, one worker: three complete within the span, the
+    fourth after it; and the CPU counted is up to the fourth's start."""
+    plan = {**PLAN, "workers": 1}
+    s3_engine.prepare(gateway, plan, create_buckets=False)
+    Gateway.delay_s = 0.3
+    result = s3_engine.mix(gateway, plan, {"get": 1}, seconds=1.0)
+    get = result["ops"]["get"]
+    assert get["count"] == 3 and sum(n for _, n, _, _ in get["seconds"]) == 3
+    assert all(s == 0 for s, _, _, _ in get["seconds"])  # (each completed within the span's one second)
+    assert min(lower for lower, _ in get["lat"]) >= s3_engine.bin_of(int(0.29e9))
+
+
+def test_failed_operations_are_out_of_the_latencies_and_in_the_cpu_per_operation(gateway):
+    """Every other GET fails at once, the others take 50 ms: the p50 is of those that
+    succeeded (counting the fast failures in would halve it), and the CPU per operation is
+    over every operation tried (over the successes alone it would double)."""
+    plan = {**PLAN, "workers": 1}
+    s3_engine.prepare(gateway, plan, create_buckets=False)
+    Gateway.lie, Gateway.delay_s = "every-other-fails", 0.05
+    result = s3_engine.mix(gateway, plan, {"get": 1}, seconds=1.0)
+    get = result["ops"]["get"]
+    failed = get["errors"]["status 503"]
+    assert get["count"] > 5 and abs(failed - get["count"]) <= 1
+    found = {(m.test, m.metric): m for m in records(result, cell(result), target())}
+    assert found[("get", "lat_p50")].value >= 0.05
+    assert found[("all", "client_cpu_per_op")].value == pytest.approx(result["cpu_s"] / (get["count"] + failed))
+    assert found[("get", "errors")].value == pytest.approx(100 * failed / (get["count"] + failed))
 
 
 def test_what_the_mix_puts_comes_back_byte_for_byte_under_the_clients_prefix(gateway):
@@ -249,3 +344,4 @@ def test_what_the_mix_puts_comes_back_byte_for_byte_under_the_clients_prefix(gat
     assert result["verified"] == result["ops"]["get"]["count"] > 0
     assert not any(found["errors"] for found in result["ops"].values())
     assert all(k.startswith("/dfsbench-test-0/o-test/") for k in Gateway.store)
+    assert result["busy_s"] is not None and 0 < result["busy_s"] <= 2 * 0.5 * 1.2

@@ -1,0 +1,123 @@
+"""The s3 workload on the local lab, for real: Ceph's RGW and SeaweedFS's S3 gateway, each
+started by its backend for the attachment (RGW's pools made first), the default mix run on
+both side by side in one run, and nothing left of either afterwards. Needs root and radosgw."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from harness.system.ledger import Ledger
+from tests.helpers import dfsbench
+from tests.integration.lab import assert_nothing_left
+
+pytestmark = [
+    pytest.mark.lab,
+    pytest.mark.takes(60),
+    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("radosgw"), reason="the local lab needs root; RGW radosgw"),
+]
+
+RUN = """\
+backends: [rgw, seaweedfs-s3]
+workloads:
+  - name: s3
+    options: {seconds: 3, objects: 60, workers: [3], buckets: 2, sizes: {4KiB: 1, 64KiB: 3}}
+"""
+
+
+def test_the_s3_mix_on_rgw_and_on_seaweedfs_s3_side_by_side(tmp_path):
+    """``dfsbench run`` of the s3 workload on both gateways, on a lab that stays up: each
+    started with a key pair of its own and checked (a wrong secret refused), every operation
+    of the default mix recorded with its rate, percentiles and errors (none), a comparison
+    table; then the lab itself holds nothing of the run — no gateway, no RGW pool, key or
+    set-up setting, no SeaweedFS bucket — before it goes down leaving nothing."""
+    lab = tmp_path / "lab"
+    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    (tmp_path / "s3.yaml").write_text(RUN)
+    try:
+        up = dfsbench("lab", "up", str(tmp_path / "s3.yaml"), env=env, timeout=300)
+        assert up.returncode == 0, up.stdout + up.stderr
+        ledger = Ledger.open(lab / "ledger.json")
+        lab_pids = [ident for _, ident, _ in ledger.live_processes()]
+        run = dfsbench("run", str(tmp_path / "s3.yaml"), env=env, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+        out = run.stdout
+        assert "S3: operations per second by operation" in out and "S3: latency and time to first byte" in out
+        assert "Ceph RGW" in out and "SeaweedFS S3" in out and "vs Ceph RGW" in out
+        assert "rgw_thread_pool_size=64" in out
+        db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
+        rows = db.execute("SELECT backend, test, metric, value, params FROM measurements "
+                          "WHERE workload = 's3'").fetchall()
+        got = {(b, t, m): (v, json.loads(p)) for b, t, m, v, p in rows}
+        for backend in ("rgw", "seaweedfs-s3"):
+            for op in ("get", "head", "put", "delete"):
+                assert got[(backend, op, "iops")][0] > 0, (backend, op)
+                assert got[(backend, op, "errors")][0] == 0, got[(backend, op, "errors")]
+            params = got[(backend, "get", "iops")][1]
+            assert params["sizes"] == "4KiB×1, 64KiB×3" and params["buckets"] == 2 and params["workers"] == 3
+            total = sum(got[(backend, op, "iops")][1]["ops"] for op in ("get", "head", "put", "delete"))
+            assert got[(backend, "all", "iops")][0] == pytest.approx(total / 3)
+            assert got[(backend, "all", "iops")][1]["reconnects"] == 0
+            assert 0 < got[(backend, "all", "client_cpu_per_op")][0] < 0.05
+            assert 0 < got[(backend, "all", "client_cpu_per_op")][1]["client_busy_share"] <= 1.2
+            raw = tmp_path / "results" / "raw"
+            mix = json.loads(next(raw.rglob(f"{backend}-default-r0/s3/s3-mix-3.json")).read_text())
+            assert mix["verified"] > 0 and mix["connects"] == 3  # (one connection each, kept)
+            clean = json.loads(next(raw.rglob(f"{backend}-default-r0/s3/s3-clean-3.json")).read_text())
+            assert clean["problems"] == [] and clean["deleted"] > 0
+        described = {b: json.loads(d) for b, d in db.execute("SELECT backend, description FROM targets")}
+        assert set(described) == {"rgw", "seaweedfs-s3"}
+        for d in described.values():
+            assert d["signatures"].startswith("checked") and d["endpoint"].startswith("127.0.0.1:")
+
+        # what the run made in the lab is gone with its attachments
+        ceph = ["ceph", "-c", str(lab / "ceph" / "ceph.conf"), "--keyring", str(lab / "ceph" / "keyring")]
+        pools = subprocess.run([*ceph, "osd", "pool", "ls"], capture_output=True, text=True, check=True).stdout
+        assert "rgw" not in pools, pools
+        keys = subprocess.run([*ceph, "auth", "ls"], capture_output=True, text=True, check=True).stdout
+        assert "client.rgw" not in keys
+        settings = subprocess.run([*ceph, "config", "dump"], capture_output=True, text=True, check=True).stdout
+        assert "paxos_propose_interval" not in settings and "mgr_stats_period" not in settings
+        assert [ident for _, ident, _ in Ledger.open(lab / "ledger.json").live_processes()] == lab_pids
+        assert not [pid for pid in _pids() if b"radosgw" in _cmdline(pid) or b"weed\x00-logtostderr\x00s3" in
+                    _cmdline(pid)], "a gateway was left running"
+        assert [b for b in _filer_buckets(ledger) if "dfsbench" in b] == []
+    finally:
+        if (lab / "ledger.json").exists():
+            Ledger.open(lab / "ledger.json").undo()
+    assert_nothing_left(lab, None, unledgered=True, within_s=10)
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _filer_buckets(ledger: Ledger) -> list[str]:
+    """The buckets the lab's SeaweedFS filer holds (its /buckets directory: none, or its entries;
+    the gateway keeps a '.system' entry of its own there)."""
+    pid = next(ident.pid for name, ident, _ in ledger.live_processes() if name == "weed filer")
+    port = next(a[6:].decode() for a in _cmdline(pid).split(b"\0") if a.startswith(b"-port="))
+    asked = urllib.request.Request(f"http://127.0.0.1:{port}/buckets/", headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(asked, timeout=10) as answer:
+            listing = json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return []
+        raise
+    return [e["FullPath"] for e in listing.get("Entries") or []]
