@@ -36,6 +36,7 @@ shares, set the rate, not the gateway.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -48,7 +49,9 @@ from harness.api.model import MAX_SECONDS
 from harness.api.records import Measurement
 from harness.api.series import percentile_of_bins
 from harness.api.tables import Column, TableSpec
-from harness.api.target import S3Access, Target
+from harness.api.target import S3Access, Target, Written
+from harness.errors import DfsbenchError
+from harness.system.names import host_part, named_path
 from harness.units import parse_size, size
 
 ENGINE = Path(__file__).with_name("s3_engine.py")  # (run on the client's host: a path, not an import)
@@ -178,7 +181,10 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
     for op in sorted(ops, key=lambda o: OPS.index(o) if o in OPS else len(OPS)):
         found = ops[op]
         count, failed = int(found["count"]), int(sum(found["errors"].values()))
-        per_second = found["seconds"]
+        # every second of the span, those in which none completed too (a stall: flat, never
+        # a line drawn across it from the seconds around it)
+        by_second = {int(sec): (int(n), int(moved), b) for sec, n, moved, b in found["seconds"]}
+        per_second = [(sec, *by_second.get(sec, (0, 0, []))) for sec in range(math.ceil(seconds))]
         done_ops, done_bytes, cum_ops, cum_bytes = [(here(span_start), 0.0)], [(here(span_start), 0.0)], 0, 0
         for second, n, moved, _ in per_second:
             cum_ops += n
@@ -257,7 +263,7 @@ class S3(Workload):
         return "deadline_s", self.options.deadline_s
 
     def verification(self) -> str:
-        return "every GET's bytes against what was put" if self.options.verify else ""
+        return "every object the mix left read back whole against what was put" if self.options.verify else ""
 
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
         """Workers that would hold more of the client's memory than :data:`HELD_MOST`: each
@@ -282,6 +288,7 @@ class S3(Workload):
                 "workers": int(cell["workers"]), "sizes": o.size_weights(), "seed": int(target.tag, 16)}
         endpoint = s3.endpoint()
         alone = target.lineup is None or target.lineup.clients <= 1
+        faulted = o.verify and target.lineup is not None and target.lineup.keep is not None  # (through a fault)
         cleaned = False
         try:
             prepared = host.engine(ENGINE, "prepare", {"endpoint": endpoint, "plan": plan, "timeout_s": o.timeout_s,
@@ -292,11 +299,16 @@ class S3(Workload):
             lasts = o.deadline_s + float(cell["seconds"])  # (deadline_s: its set-up, its last request's end)
             result = host.engine(ENGINE, "mix", {"endpoint": endpoint, "plan": plan, "weights": dict(o.mix),
                                                  "seconds": float(cell["seconds"]), "timeout_s": o.timeout_s,
-                                                 "verify": o.verify, "deadline": lasts},
+                                                 "verify": o.verify, "deadline": lasts, "report_left": faulted},
                                  deadline=lasts, output=out)
+            left = result.pop("left", None)
             out.write_text(json.dumps({**result, "prepared": prepared, "host": host.name}, indent=1))
             yield from records(result, {**cell, "verify": o.verify}, target)
             target.settle("the mix")  # (no client deletes its objects while another's mix still runs)
+            if left is not None and target.keep(self._written(target, result, left, plan, endpoint, buckets, prefix,
+                                                             raw_dir, cell, alone)):
+                cleaned = True  # (kept for the check after the fault, which removes them after it)
+                return
             self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone)
             cleaned = True
         finally:
@@ -305,6 +317,38 @@ class S3(Workload):
                     self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone)
                 except Exception:  # noqa: BLE001 (the cell's own error is the one to show; detach drops the rest)
                     pass
+
+    def _written(self, target: Target, result: dict[str, Any], left: list[Any], plan: dict[str, Any],
+                 endpoint: dict[str, Any], buckets: list[str], prefix: str, raw_dir: Path, cell: dict[str, Any],
+                 alone: bool) -> Written:
+        """Every object the mix left (those put during the fault among them), for the check
+        after it: read back whole on a client (another where there is one) and compared byte
+        for byte with what was put. An object store's client keeps no cache, so the writer
+        itself may read them from the storage where it is the only client."""
+        writer = target.host
+        timing, _ = target.timing(float(result["started"]), float(result["ended"]))
+        # (the list where any client that may check it reads it: in each one's scratch, written
+        # now, inside the cell — the check comes after it, where no cell's scratch is at hand)
+        name = f"s3-left-{target.tag}-{host_part(writer.label)}.json"
+        lists = {}
+        for peer in target.peers or target.hosts or (writer,):
+            lists[peer.label] = target.on(peer).scratch() / name
+            peer.write_text(lists[peer.label], json.dumps(left))
+
+        def check(view: Target) -> bool:
+            listed = lists.get(view.host.label)
+            if listed is None:
+                raise DfsbenchError(f"no list of the objects to check on {view.host.label}")
+            got = view.host.engine(ENGINE, "check", {"endpoint": endpoint, "plan": plan, "objects_file": str(listed),
+                                                     "timeout_s": self.options.timeout_s},
+                                   deadline=self.options.deadline_s,
+                                   output=named_path(raw_dir, f"s3-check-{host_part(view.host.label)}.json"))
+            return int(got["checked"]) == len(left) and int(got["wrong"]) == 0
+
+        return Written(f"{len(left)} objects the mix left (written on {writer.label})", writer, timing["started"],
+                       timing["ended"], check,
+                       lambda: self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone),
+                       cacheless=True)
 
     def _clean(self, target: Target, endpoint: dict[str, Any], buckets: list[str], prefix: str, raw_dir: Path,
                cell: dict[str, Any], drop: bool) -> None:

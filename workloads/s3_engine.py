@@ -102,6 +102,7 @@ class Answer:
     total_s: float  # to the body read whole (or to the error)
     error: str = ""
     retried: bool = False  # sent again on a new connection: the kept one was closed by the server
+    sent: bool = True  # the request went out whole (False: refused or cut before it did: not done)
     cut: bool = False  # the body went on past the bytes asked for: cut there (``body`` holds one more)
 
     @property
@@ -155,10 +156,11 @@ class Connection:
         retried = False
         while True:
             reused = self._conn is not None
-            answered = False
+            answered = went = False
             try:
                 conn = self._connection()
                 conn.request(method, target, body=body or None, headers=sent)
+                went = True
                 response = conn.getresponse()
                 answered = True
                 t1 = time.monotonic()  # (to the status line and headers, where no body comes)
@@ -189,7 +191,7 @@ class Connection:
                     retried = True
                     continue
                 now = time.monotonic() - t0
-                return Answer(0, {}, b"", now, now, f"{type(exc).__name__}: {exc}"[:300], retried)
+                return Answer(0, {}, b"", now, now, f"{type(exc).__name__}: {exc}"[:300], retried, sent=went)
             if cut or response.will_close:
                 self.close()
             return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data, t1 - t0,
@@ -444,7 +446,7 @@ def _prepare_worker(endpoint: dict[str, Any], plan: dict[str, Any], worker: int,
 
 def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
         deadline: float = 1800, timeout_s: float = 60, verify: bool = True,
-        ready: Callable[[], float | None] | None = None) -> dict[str, Any]:
+        ready: Callable[[], float | None] | None = None, report_left: bool = False) -> dict[str, Any]:
     """The closed loop: every worker, on a connection of its own opened before the start,
     draws one operation after another by ``weights`` over the objects it owns — GET and HEAD
     of one of them, PUT of a new one, DELETE of one, LIST of its own prefix — for ``seconds``
@@ -462,7 +464,7 @@ def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float
     start_at = ctx.Value("d", 0.0, lock=False)
     wall0, mono0 = time.time(), time.monotonic()
     results = _run_workers(_mix_worker, [(endpoint, plan, weights, seconds, w, timeout_s, verify, barrier,
-                                          start_at, deadline) for w in range(p.workers)],
+                                          start_at, deadline, report_left) for w in range(p.workers)],
                            deadline, f"the S3 mix ({p.workers} workers, {seconds:g} s)", ready=ready,
                            start_at=start_at, barrier=barrier)
     start = float(start_at.value)
@@ -492,7 +494,7 @@ def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float
             "workers": p.workers, "cpus": len(os.sched_getaffinity(0)), "cpu_s": sum(r["cpu_s"] for r in results),
             "busy_s": None if any(r["busy_s"] is None for r in results) else sum(r["busy_s"] for r in results),
             "verified": sum(r["verified"] for r in results), "connects": sum(r["connects"] for r in results),
-            "ops": ops}
+            "ops": ops, **({"left": [o for r in results for o in r["left"]]} if report_left else {})}
 
 
 def _add(into: dict[Any, int], bins: Any) -> None:
@@ -519,7 +521,7 @@ def _cpu() -> float:
 
 def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
                 worker: int, timeout_s: float, verify: bool, barrier: Any, start_at: Any,
-                deadline: float) -> dict[str, Any]:
+                deadline: float, report_left: bool = False) -> dict[str, Any]:
     try:  # (set up before the start: one that fails lets the others go at once, not at the deadline)
         p = Plan(**plan)
         base = p.base()
@@ -592,7 +594,10 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
                     detail = f"HEAD {key} said {printable(answer.headers.get('content-length'))} bytes of its {size}"
             else:
                 answer = conn.delete(p.buckets[bucket], key)
-                if answer.ok or answer.status == 404:
+                # gone, or not known to be there any more (sent, and no answer came: it may have
+                # been done); a DELETE never sent (a refused connection), or refused by an answer,
+                # left it as it was
+                if answer.ok or answer.status == 404 or (answer.status == 0 and answer.sent):
                     live[i] = live[-1]
                     live.pop()
         done = time.monotonic()
@@ -621,7 +626,7 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
     if sched is not None:
         os.close(sched)
     return {"ops": ops, "verified": verified, "connects": conn.connects, "cpu_s": cpu1 - cpu0,
-            "busy_s": busy1 - busy0 if sched is not None else None}
+            "busy_s": busy1 - busy0 if sched is not None else None, **({"left": live} if report_left else {})}
 
 
 def clean(endpoint: dict[str, Any], buckets: list[str], prefix: str, drop_buckets: bool = False,
@@ -666,6 +671,25 @@ def clean(endpoint: dict[str, Any], buckets: list[str], prefix: str, drop_bucket
     return {"deleted": deleted, "problems": problems[:20]}
 
 
+def check(endpoint: dict[str, Any], plan: dict[str, Any], objects_file: str, timeout_s: float = 60) -> dict[str, Any]:
+    """Every object of ``objects_file`` (what a mix left: [bucket index, key, size, version]
+    each) read back whole and compared byte for byte with what was put."""
+    p = Plan(**plan)
+    with open(objects_file, encoding="utf-8") as f:
+        objects = json.load(f)
+    base = p.base()
+    conn = _connection(endpoint, timeout_s)
+    wrong: list[str] = []
+    for bucket, key, size, version in objects:
+        got = conn.get(p.buckets[int(bucket)], str(key), limit=int(size))
+        if not got.ok:
+            wrong.append(f"GET {printable(key)}: {_failure(got)}")
+        elif not matches(got.body, base, str(key), int(version), int(size)):
+            wrong.append(f"GET {printable(key)}: {len(got.body)} bytes, not the {size} put")
+    conn.close()
+    return {"checked": len(objects), "wrong": len(wrong), "said": wrong[:5]}
+
+
 def listed_keys(body: bytes) -> tuple[list[str], str]:
     """The keys of a ListObjectsV2 answer, and its continuation token ('' : the last page).
     ET.ParseError: not XML."""
@@ -676,7 +700,7 @@ def listed_keys(body: bytes) -> tuple[list[str], str]:
     return keys, (root.findtext(f"{ns}NextContinuationToken") or "") if truncated else ""
 
 
-ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"prepare": prepare, "mix": mix, "clean": clean}
+ENGINES: dict[str, Callable[..., dict[str, Any]]] = {"prepare": prepare, "mix": mix, "clean": clean, "check": check}
 
 
 def main(argv: list[str]) -> int:

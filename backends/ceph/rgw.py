@@ -108,9 +108,10 @@ class Rgw(CephBackend):
                     f"--run_dir={root / 'run'}", f"--log_file={log}",
                     f"--rgw_thread_pool_size={self.options.thread_pool_size}",
                     f"--admin_socket={asok if len(str(asok).encode()) <= SOCKET_MAX else ''}"]
-            with attach.step(f"radosgw at 127.0.0.1:{port}"):
+            # (undone as whatever process runs as the node then: a fault's restore starts another)
+            with attach.step(f"radosgw at 127.0.0.1:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
                 gateway = daemons.launch(cluster.ledger, "radosgw", argv, root / "radosgw.out", cwd=root, grace=5.0,
-                                         node=GATEWAY_NODE)
+                                         node=GATEWAY_NODE, probe=f"http://127.0.0.1:{port}/")
                 anonymous = _Anonymous(port)
                 daemons.ready(anonymous.answers, what="Ceph's object gateway to answer", timeout=120, interval=0.1,
                               alive=gateway.died, log=log)

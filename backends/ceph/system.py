@@ -38,6 +38,7 @@ class CephLocalOptions(Options):
 
 
 class Ceph(System, LocalFaults, CephContainers, OnSite):
+    local_gateways = ("rgw",)  # (its S3 gateway, where an attachment runs one: backends.ceph.rgw)
     name = "ceph"
     display = "Ceph"
     contract = CONTRACT

@@ -85,8 +85,10 @@ class SeaweedS3(Backend):
             argv = s3_argv(service.weed or weed_binary(), service.filer, port, grpc, str(config),
                            str(socket) if len(str(socket).encode()) <= SOCKET_MAX else "")
             conn = s3_engine.Connection("127.0.0.1", port, access_key, secret_key, timeout_s=10)
-            with attach.step(f"weed s3 at 127.0.0.1:{port}"):
-                gateway = daemons.launch(cluster.ledger, "weed s3", argv, log, cwd=root, grace=2.0, node=GATEWAY_NODE)
+            # (undone as whatever process runs as the node then: a fault's restore starts another)
+            with attach.step(f"weed s3 at 127.0.0.1:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
+                gateway = daemons.launch(cluster.ledger, "weed s3", argv, log, cwd=root, grace=2.0, node=GATEWAY_NODE,
+                                         probe=f"http://127.0.0.1:{port}/")
                 daemons.ready(lambda: answers(conn), what="SeaweedFS's S3 gateway to answer a signed request",
                               timeout=60, interval=0.1, alive=gateway.died, log=log)
             bucket = "dfsbench-" + secrets.token_hex(4)

@@ -29,6 +29,7 @@ from harness.system.hosts import Host
 
 
 class SeaweedFS(System, LocalFaults, SeaweedContainers, OnSite):
+    local_gateways = ("s3",)  # (its S3 gateway, where an attachment runs one: backends.seaweedfs.s3)
     name = "seaweedfs"
     display = "SeaweedFS"
     contract = CONTRACT

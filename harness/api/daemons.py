@@ -33,7 +33,8 @@ from harness.errors import DfsbenchError
 from harness.system import proc
 from harness.system.ledger import Ledger
 
-__all__ = ["Daemons", "Launched", "free_ports", "launch", "node_pids", "ready", "relaunch"]
+__all__ = ["Daemons", "Launched", "answers", "free_ports", "launch", "node_pids", "probe_of", "ready", "relaunch",
+           "stop_node"]
 
 ready = proc.wait_for  # wait_for(check, what=…, timeout=…, interval=…, alive=…, log=…, hint=…)
 
@@ -67,12 +68,17 @@ class Launched:
 
 def launch(ledger: Ledger, name: str, argv: Sequence[str | PathLike[str]], log: Path, *,
            cwd: Path | None = None, env: Mapping[str, str] | None = None, stage: int = 0,
-           grace: float = 10.0, node: str | None = None) -> Launched:
+           grace: float = 10.0, node: str | None = None, probe: str | None = None) -> Launched:
     """``argv`` started as a daemon of the lab, in the ledger the moment it exists (see the
-    module's text); ``node``: the name a fault gives it, where it holds data."""
+    module's text); ``node``: the name a fault gives it, where it holds data or serves its
+    clients (a gateway); ``probe``: a URL of this host's loopback it answers once it serves
+    (a gateway's: after a fault it is whole again only once it answers, :func:`answers`)."""
+    if probe is not None and not _loopback(probe):
+        raise DfsbenchError(f"a daemon's probe must be a URL of this host's loopback, not {probe!r}")
     child = proc.spawn(argv, log, env=env, cwd=cwd)
     how = None if node is None else {"node": node, "argv": [str(a) for a in argv], "log": str(log),
-                                     "cwd": None if cwd is None else str(cwd), "env": dict(env or {})}
+                                     "cwd": None if cwd is None else str(cwd), "env": dict(env or {}),
+                                     **({"probe": probe} if probe else {})}
     try:
         ledger.process(child.pid, name, grace=grace, stage=stage, launch=how)
     except ProcessLookupError:
@@ -97,6 +103,48 @@ class Daemons:
 
     def died(self) -> str | None:
         return next((why for d in self.started if (why := d.died()) is not None), None)
+
+
+def _loopback(url: str) -> bool:
+    import urllib.parse
+
+    found = urllib.parse.urlsplit(url)
+    return found.scheme == "http" and found.hostname in ("127.0.0.1", "::1", "localhost")
+
+
+def probe_of(ledger: Ledger, node: str) -> str | None:
+    """The URL ``node`` answers once it serves, as it was launched (None: none was given)."""
+    entries = _entries(ledger, node)
+    probe = (entries[-1].get("launch") or {}).get("probe") if entries else None
+    return str(probe) if isinstance(probe, str) and _loopback(probe) else None
+
+
+def answers(url: str, timeout: float = 2.0) -> tuple[bool, str]:
+    """Whether a daemon answers at ``url`` (of this host's loopback) with any HTTP answer."""
+    import http.client
+    import urllib.parse
+
+    if not _loopback(url):
+        return False, f"not a URL of this host's loopback: {url!r}"
+    found = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(found.hostname or "127.0.0.1", found.port or 80, timeout=timeout)
+    try:
+        conn.request("GET", found.path or "/")
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        return False, f"no answer at {found.netloc} ({type(exc).__name__})"
+    finally:
+        conn.close()
+    return True, f"answers at {found.netloc} (HTTP {status})"
+
+
+def stop_node(ledger: Ledger, node: str) -> None:
+    """Stop every process the ledger holds for ``node`` (the one launched, or the one a fault's
+    restore launched in its place) and drop them from it; what could not be stopped is said."""
+    ids = frozenset(str(e["id"]) for e in _entries(ledger, node))
+    problems = ledger.undo(only=ids) if ids else []
+    if problems:
+        raise DfsbenchError(f"could not stop {node}: {'; '.join(problems)}")
 
 
 def _entries(ledger: Ledger, node: str) -> list[dict[str, Any]]:
@@ -132,7 +180,8 @@ def relaunch(ledger: Ledger, node: str, timeout: float) -> Launched:
     with ledger.the_labs():  # (the lab's daemon, whatever cell's attachment is open around the fault)
         started = launch(ledger, str(last["name"]), argv, Path(how["log"]),
                          cwd=None if how.get("cwd") is None else Path(how["cwd"]), env=how.get("env") or None,
-                         stage=int(last.get("stage", 0)), grace=float(last.get("grace", 10.0)), node=node)
+                         stage=int(last.get("stage", 0)), grace=float(last.get("grace", 10.0)), node=node,
+                         probe=how.get("probe"))
     ready(lambda: (proc.cmdline(started.popen.pid) == argv, "starting"), what=f"{node} to run again",
           timeout=timeout, interval=0.02, alive=started.died, log=started.log)
     ledger.forget(frozenset(str(e["id"]) for e in entries))  # (once the new one is in: the recipe is never lost)

@@ -39,8 +39,8 @@ class FaultSpec(ConfigModel):
                                                      "then SIGKILL; pause: freeze (cgroup freezer)")
     target: Literal["node", "process"] = Field("node", description="the whole storage node, or "
                                                "only one OSD / brick process on it")
-    node: str | None = Field(None, description="which storage node, by its name in the lab; "
-                             "default: the system's second storage node")
+    node: str | None = Field(None, description="which storage node, by its name in the lab; 'gateway': the "
+                             "system's S3 gateway (local lab); default: the system's second storage node")
     after_s: float = Field(gt=0, description="seconds into the cell's timed phase")
     restore_after_s: float | None = Field(None, gt=0, description="seconds into the timed phase to bring "
                                           "it back; a cell whose work ends first waits for it (default: right after the cell)")

@@ -262,6 +262,11 @@ class LocalFaults(LocalLab):
         """Its data nodes in the local lab ('osd.0', 'osd.1', …), in order: a fault with
         no ``node`` takes the second."""
 
+    # the nodes an attachment of its may start in the local lab, which a fault may name where one
+    # runs: a gateway its clients reach it through (Ceph's 'rgw', SeaweedFS's 's3'), that holds
+    # no data (harness.api.daemons.launch with that node, and the URL it answers at)
+    local_gateways: ClassVar[tuple[str, ...]] = ()
+
     def local_pids(self, service: Any, node: str, ledger: Ledger) -> list[int]:
         """The running processes of ``node`` (by default, those the ledger holds for it)."""
         from harness.api.daemons import node_pids

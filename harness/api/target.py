@@ -90,6 +90,9 @@ class Written:
     ended: float
     check: Callable[[Target], bool]
     remove: Callable[[], None]
+    # no client keeps a cache of it (an object store's client): a read on the writer itself is
+    # a read from the storage, and checks it where no other client is
+    cacheless: bool = False
 
 
 @dataclass

@@ -378,13 +378,16 @@ def verify(kept: list[Written], timeline: Timeline, target: Target, workload: Wo
     checked = []
     for written in during:
         other = next((h for h in peers if h.machine.label != written.writer.machine.label), None)
-        if other is None:
+        if other is None and not written.cacheless:
             return "not checked (one client only: a read on the writer could come from its cache)"
-        view = target.on(other)
-        step = view.drop_caches()  # (it may have read the file back in the cell: its caches go first)
-        if not caches_dropped(step):
-            return (f"not checked (the caches of {other.label}, which may have read it in the cell, could not "
-                    f"be dropped: {step})")
+        if other is None:  # (no cache of the client's to answer: the writer reads from the storage)
+            other, view, step = written.writer, target.on(written.writer), "no client cache"
+        else:
+            view = target.on(other)
+            step = view.drop_caches()  # (it may have read the file back in the cell: its caches go first)
+            if not caches_dropped(step):
+                return (f"not checked (the caches of {other.label}, which may have read it in the cell, could not "
+                        f"be dropped: {step})")
         if not written.check(view):
             return f"no: {written.what} read on {other.label} does not match what was written"
         checked.append(f"{other.label} ({step})")

@@ -121,3 +121,51 @@ def _filer_buckets(ledger: Ledger) -> list[str]:
             return []
         raise
     return [e["FullPath"] for e in listing.get("Entries") or []]
+
+
+FAULT = """\
+backends: [seaweedfs-s3]
+workloads:
+  - name: s3
+    options: {{seconds: 5, objects: 60, workers: [3]}}
+    fault: {{action: kill, {node}after_s: 1, restore_after_s: 3, recovery_timeout_s: 120}}
+"""
+
+
+@pytest.mark.parametrize("node, done", [("", "volume2 killed at 1.0 s"), ("gateway", "s3 killed at 1.0 s")],
+                         ids=["a volume server", "the gateway"])
+def test_the_s3_mix_through_a_kill_reads_back_what_it_left(tmp_path, node, done):
+    """A volume server, or the S3 gateway itself, killed under the mix and started again: the
+    cell's 'during' records are degraded; a volume server down is noticed by the master, a
+    gateway down by nothing of the cluster (said so), and the gateway is whole again only once
+    it answers; the requests it could not take are errors of their kind, the mix going on; and
+    every object the mix left (those put while the node was down among them) reads back whole
+    after the system is healthy: verified."""
+    lab = tmp_path / "lab"
+    env = {"DFSBENCH_LOCAL_LAB_DIR": str(lab), "DFSBENCH_RESULTS": str(tmp_path / "results")}
+    (tmp_path / "fault.yaml").write_text(FAULT.format(node=f"node: {node}, " if node else ""))
+    try:
+        run = dfsbench("run", str(tmp_path / "fault.yaml"), env=env, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+        db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
+        fault = [json.loads(p) for (p,) in db.execute("SELECT params FROM measurements WHERE workload = 'fault'")]
+        assert len(fault) == 1 and fault[0]["fault"].startswith(done), fault
+        assert fault[0]["verified"].startswith("yes (every object the mix left read back whole"), fault[0]["verified"]
+        if node == "gateway":
+            assert fault[0]["stores_data"] is False and fault[0]["noticed_after_s"] is None
+            assert "gateway" in fault[0]["notice"] and "the gateway answers at 127.0.0.1:" in fault[0]["health"]
+            assert fault[0]["stall_s"] >= 1 and fault[0]["lowest_rate"] == 0
+            kinds = [json.loads(p).get("error_kinds") or {} for (p,) in db.execute(
+                "SELECT params FROM measurements WHERE workload = 's3' AND metric = 'errors' AND "
+                "json_extract(params, '$.phase') = 'during'")]
+            assert any("no answer: ConnectionRefusedError" in k for k in kinds), kinds
+        else:
+            assert fault[0]["stores_data"] is True and fault[0]["noticed_after_s"] is not None
+        rows = [line for line in run.stdout.splitlines() if "phase=during" in line and "op/s" in line]
+        assert len(rows) == 5 and all("op/s [G]" in line for line in rows), run.stdout  # (measured while degraded)
+        checked = [json.loads(p.read_text()) for p in (tmp_path / "results" / "raw").rglob("s3-check-*.json")]
+        assert checked and all(c["wrong"] == 0 and c["checked"] > 60 for c in checked)
+    finally:
+        if (lab / "ledger.json").exists():
+            Ledger.open(lab / "ledger.json").undo()
+    assert_nothing_left(lab, None, unledgered=True, within_s=10)

@@ -327,6 +327,33 @@ def test_verified_means_read_back_intact_on_another_client_after_the_fault():
         "not checked (the system was not healthy again)"
 
 
+def test_an_object_stores_data_is_checked_on_its_only_client_which_keeps_no_cache():
+    """With one client, data of a client that keeps no cache (an S3 client) is read back on the
+    writer itself, and said so; data of one that may (a file system's) is not checked there."""
+    from dataclasses import replace
+
+    from harness.api.target import S3Access, Target
+    from harness.execution.cell import verify
+    from harness.system.hosts import LocalHost
+
+    one = LocalHost()
+    one.name = "client1"
+    lone = Target("s3", None, "rgw", "default", hosts=(one,), host=one,
+                  access=S3Access("127.0.0.1", 1, "k", "/nonexistent", "dfsbench-00000000"))
+    timeline = Timeline(System(Clock(), 0), "ceph", FaultSpec(action="kill", after_s=1))
+    timeline.injected_at, timeline.restored_at = 100.0, 110.0
+    workload = type("W", (), {"name": "s3", "verification": lambda self: "every object read back"})()
+    read_on: list[str] = []
+    written = replace(kept(one, 99, 104, log=read_on), cacheless=True)
+    assert verify([written], timeline, lone, workload, True, True) == \
+        "yes (every object read back, read on client1 (no client cache) after the system was healthy)"
+    assert read_on == ["client1"]
+    assert verify([replace(written, check=lambda view: False)], timeline, lone, workload, True, True) == \
+        "no: f-client1 read on client1 does not match what was written"
+    assert verify([kept(one, 99, 104)], timeline, lone, workload, True, True).startswith(
+        "not checked (one client only")
+
+
 def test_fault_options_are_checked():
     with pytest.raises(ValidationError, match="restore_after_s must come after"):
         FaultSpec(action="kill", after_s=5, restore_after_s=2)

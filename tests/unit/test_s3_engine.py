@@ -162,3 +162,22 @@ def test_a_bucket_name_that_is_not_one_is_refused_before_any_request():
         with pytest.raises(ValueError, match="not an S3 bucket name"):
             c.get(name, "k")
     assert c.connects == 0
+
+
+def test_a_request_never_sent_is_told_from_one_sent_and_not_answered():
+    """A refused connection sent nothing (a DELETE then left its object as it was); a request
+    the server read and closed on without an answer went out (it may have been done)."""
+    refused = socket.socket()
+    refused.bind(("127.0.0.1", 0))
+    port = refused.getsockname()[1]
+    refused.close()  # (nobody listens there now)
+    gone = s3_engine.Connection("127.0.0.1", port, *KEYS, timeout_s=2).delete("bench-0", "k")
+    assert gone.status == 0 and "ConnectionRefusedError" in gone.error and not gone.sent
+
+    def read_and_close(conn: socket.socket, server: Server) -> None:
+        server.read_request(conn)
+        conn.close()
+
+    server = Server([read_and_close])
+    dropped = s3_engine.Connection("127.0.0.1", server.port, *KEYS, timeout_s=2).delete("bench-0", "k")
+    assert dropped.status == 0 and dropped.sent and len(server.requests) == 1

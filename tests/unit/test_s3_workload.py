@@ -132,6 +132,23 @@ def test_a_load_generator_that_never_waited_for_the_gateway_flags_every_record_o
     assert found[("all", "client_cpu_per_op")].params["client_busy_share"] is None
 
 
+def test_a_second_in_which_nothing_completed_is_flat_in_the_progress_not_a_line_across_it():
+    """A gateway down for seconds 1-2 of 5: no GET completed then, and the progress says so
+    (a rate of 0 in those seconds), where points of the seconds with GETs alone would draw a
+    line across them, a rate that never was."""
+    down = copy.deepcopy(FOUR)
+    get = down["ops"]["get"]
+    get["seconds"] = [row for row in get["seconds"] if row[0] not in (1, 2)]
+    get["count"] = sum(n for _, n, _, _ in get["seconds"])
+    found = got(down)
+    progress = found[("get", "iops")].progress
+    start = down["started"]
+    assert [t - start for t, _ in progress] == pytest.approx([0, 1, 2, 3, 4, 5])
+    assert progress[1][1] == progress[2][1] == progress[3][1] > 0  # (flat over seconds 1 and 2)
+    intervals = found[("get", "lat_p99")].histogram.intervals
+    assert [(round(a - start), dict(b) == {}) for a, _, b in intervals][1:3] == [(1, True), (2, True)]
+
+
 def test_errors_are_counted_by_kind_beside_the_operations_that_succeeded():
     bad = copy.deepcopy(FOUR)
     get = bad["ops"]["get"]
