@@ -46,7 +46,7 @@ from pydantic import Field, PositiveInt, field_validator, model_validator
 from harness.api.contracts import Options, Workload
 from harness.api.histogram import Histogram, SLO_PERCENTILES
 from harness.api.model import MAX_SECONDS
-from harness.api.records import Measurement
+from harness.api.records import OFFERED_LOAD, Measurement, fell_behind
 from harness.api.series import percentile_of_bins
 from harness.api.tables import Column, TableSpec
 from harness.api.target import S3Access, Target, Written
@@ -74,6 +74,12 @@ def size_label(nbytes: int) -> str:
     return f"{nbytes}B"
 
 
+class S3Load(Options):
+    iops: list[Annotated[int, Field(ge=1, le=1_000_000)]] = Field(min_length=1, description="operations per "
+                                                                 "second each client offers, the whole mix (open loop: "
+                                                                 "Poisson arrivals), a cell each")
+
+
 class S3Options(Options):
     mix: dict[Op, Weight] = Field(
         default_factory=lambda: dict(DEFAULT_MIX), description="each operation's weight (warp's mixed: get 45, "
@@ -89,6 +95,8 @@ class S3Options(Options):
                                                                "client, each with its own connection: a cell each")
     seconds: PositiveInt = Field(description="seconds of the timed mix", le=MAX_SECONDS)
     verify: bool = Field(True, description="check every GET's bytes against what was put")
+    load: S3Load | None = Field(None, description="offered load (open loop) instead of as fast as the workers go: "
+                                "{iops: [100, 200, 400]}; latency then counts from each request's arrival")
     timeout_s: float = Field(60, gt=0, le=3600, description="seconds one request may take before it is "
                              "counted as an error")
     deadline_s: float = Field(1800, gt=0, description="seconds one step (the preparation, the mix) may "
@@ -157,6 +165,16 @@ def bins_s(pairs: list[list[int]]) -> dict[float, float]:
     return out
 
 
+def offered_per_op(result: dict[str, Any]) -> dict[str, float]:
+    """What the client offered of each operation (and of them all, ``all``) per second, in an
+    open loop: its rate, shared by the mix's weights (each arrival draws its operation)."""
+    rate, weights = result.get("rate"), result.get("weights") or {}
+    if not isinstance(rate, (int, float)) or not weights:
+        return {}
+    total = sum(float(w) for w in weights.values())
+    return {"all": float(rate), **{op: float(rate) * float(w) / total for op, w in weights.items()}}
+
+
 def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Iterator[Measurement]:
     """The records of one client's mix, as its engine counted it (see the module): rates over
     the timed span, percentiles of its histograms, errors by kind, the client's CPU per
@@ -172,11 +190,21 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
     share = float(busy) / (seconds * workers) if isinstance(busy, (int, float)) and seconds > 0 else None
     flags: tuple[str, ...] = ("host-bound",) if share is not None and share >= SATURATED else ()
     base = {**cell, **timing}
+    offered = offered_per_op(result)
 
     def m(test: str, metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,
           progress: tuple[tuple[float, float], ...] = (), histogram: Histogram | None = None) -> Measurement:
-        return Measurement("s3", test, metric, value, unit, {**base, **(more or {})}, target.backend,
-                           target.variant, flags=flags, progress=progress, histogram=histogram)
+        said = {**base, **(more or {})}
+        marks = flags
+        if test in offered:  # (open loop: what this client offered of it, and whether it fell behind)
+            said[OFFERED_LOAD] = round(offered[test], 6)
+            if fell_behind(offered[test] * seconds, done.get(test, 0)):
+                marks = (*marks, "saturated")
+        return Measurement("s3", test, metric, value, unit, said, target.backend, target.variant, flags=marks,
+                           progress=progress, histogram=histogram)
+
+    done = {op: int(found["count"]) for op, found in ops.items()}
+    done["all"] = sum(done.values())
 
     for op in sorted(ops, key=lambda o: OPS.index(o) if o in OPS else len(OPS)):
         found = ops[op]
@@ -216,6 +244,20 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
     total = sum(int(o["count"]) for o in ops.values())
     yield m("all", "iops", total / seconds, "op/s", {"ops": total, "reconnects": max(0, int(result.get(
         "connects", workers)) - workers)})
+    if total:  # (every operation of the mix together: their histograms merged, bin by bin)
+        whole: dict[float, float] = {}
+        each_second: dict[int, dict[float, float]] = {sec: {} for sec in range(math.ceil(seconds))}
+        for found in ops.values():
+            for value, times in bins_s(found["lat"]).items():
+                whole[value] = whole.get(value, 0.0) + times
+            for sec, _, _, b in found["seconds"]:
+                into = each_second.setdefault(int(sec), {})
+                for value, times in bins_s(b).items():
+                    into[value] = into.get(value, 0.0) + times
+        intervals = tuple((here(span_start + sec), here(span_start + min(sec + 1.0, seconds)), bins)
+                          for sec, bins in sorted(each_second.items()))
+        for p, name in zip(PERCENTILES, SLO_PERCENTILES):
+            yield m("all", f"lat_{name}", percentile_of_bins(whole, p), "s", histogram=Histogram(whole, intervals))
     if tried:
         yield m("all", "client_cpu_per_op", float(result["cpu_s"]) / tried, "s",
                 {"client_cpu_s": round(float(result["cpu_s"]), 4),
@@ -253,8 +295,9 @@ class S3(Workload):
     def cells(self) -> list[dict[str, Any]]:
         o = self.options
         one = {"object_size": parse_size(next(iter(o.sizes)))} if len(o.sizes) == 1 else {"sizes": sizes_label(o.sizes)}
-        return [{**one, "mix": mix_label(o.mix), "objects": o.objects,
-                 "buckets": o.buckets, "workers": w, "seconds": o.seconds} for w in o.workers]
+        rates: list[int | None] = list(o.load.iops) if o.load is not None else [None]
+        return [{**one, "mix": mix_label(o.mix), "objects": o.objects, "buckets": o.buckets, "workers": w,
+                 "seconds": o.seconds, **({"offered_iops": r} if r is not None else {})} for w in o.workers for r in rates]
 
     def lasts(self, cell: dict[str, Any]) -> tuple[str, float] | None:
         return "seconds", float(self.options.seconds)
@@ -299,7 +342,9 @@ class S3(Workload):
             lasts = o.deadline_s + float(cell["seconds"])  # (deadline_s: its set-up, its last request's end)
             result = host.engine(ENGINE, "mix", {"endpoint": endpoint, "plan": plan, "weights": dict(o.mix),
                                                  "seconds": float(cell["seconds"]), "timeout_s": o.timeout_s,
-                                                 "verify": o.verify, "deadline": lasts, "report_left": faulted},
+                                                 "verify": o.verify, "deadline": lasts, "report_left": faulted,
+                                                 **({"rate": float(cell["offered_iops"])} if "offered_iops" in cell
+                                                    else {})},
                                  deadline=lasts, output=out)
             left = result.pop("left", None)
             out.write_text(json.dumps({**result, "prepared": prepared, "host": host.name}, indent=1))

@@ -446,7 +446,8 @@ def _prepare_worker(endpoint: dict[str, Any], plan: dict[str, Any], worker: int,
 
 def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
         deadline: float = 1800, timeout_s: float = 60, verify: bool = True,
-        ready: Callable[[], float | None] | None = None, report_left: bool = False) -> dict[str, Any]:
+        ready: Callable[[], float | None] | None = None, report_left: bool = False,
+        rate: float | None = None) -> dict[str, Any]:
     """The closed loop: every worker, on a connection of its own opened before the start,
     draws one operation after another by ``weights`` over the objects it owns — GET and HEAD
     of one of them, PUT of a new one, DELETE of one, LIST of its own prefix — for ``seconds``
@@ -454,8 +455,16 @@ def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float
     [start, start + seconds]; its latency and (GET) TTFB go into histograms of
     :func:`bin_of`'s bins, whole and per second; an error (no answer, a status that is not a
     success, a GET whose bytes are not what was put) is counted by kind, never raised. Each
-    worker's CPU over the timed phase is summed (``cpu_s``)."""
+    worker's CPU over the timed phase is summed (``cpu_s``).
+
+    With a ``rate`` (operations per second of this client), an open loop instead: each worker
+    has its share of it as Poisson arrivals (from a generator of its own, seeded), sends each
+    request at its arrival or, where it is behind, as soon as the one before is done — and
+    times it from its arrival, so that the time a request waited for its worker counts (a
+    closed loop behind its schedule would hide it: coordinated omission)."""
     p = Plan(**plan)
+    if rate is not None and not rate > 0:
+        raise ValueError(f"an offered rate above 0 operations per second, not {rate!r}")
     unknown = sorted(set(weights) - set(OPS))
     if unknown or not any(w > 0 for w in weights.values()):
         raise ValueError(f"a mix of {', '.join(OPS)} with a weight above 0 (not {sorted(weights)})")
@@ -464,7 +473,8 @@ def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float
     start_at = ctx.Value("d", 0.0, lock=False)
     wall0, mono0 = time.time(), time.monotonic()
     results = _run_workers(_mix_worker, [(endpoint, plan, weights, seconds, w, timeout_s, verify, barrier,
-                                          start_at, deadline, report_left) for w in range(p.workers)],
+                                          start_at, deadline, report_left, rate / p.workers if rate else None)
+                                         for w in range(p.workers)],
                            deadline, f"the S3 mix ({p.workers} workers, {seconds:g} s)", ready=ready,
                            start_at=start_at, barrier=barrier)
     start = float(start_at.value)
@@ -494,7 +504,8 @@ def mix(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float
             "workers": p.workers, "cpus": len(os.sched_getaffinity(0)), "cpu_s": sum(r["cpu_s"] for r in results),
             "busy_s": None if any(r["busy_s"] is None for r in results) else sum(r["busy_s"] for r in results),
             "verified": sum(r["verified"] for r in results), "connects": sum(r["connects"] for r in results),
-            "ops": ops, **({"left": [o for r in results for o in r["left"]]} if report_left else {})}
+            "ops": ops, **({"left": [o for r in results for o in r["left"]]} if report_left else {}),
+            **({"rate": rate, "weights": {op: w for op, w in weights.items() if w > 0}} if rate else {})}
 
 
 def _add(into: dict[Any, int], bins: Any) -> None:
@@ -521,7 +532,7 @@ def _cpu() -> float:
 
 def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[str, float], seconds: float,
                 worker: int, timeout_s: float, verify: bool, barrier: Any, start_at: Any,
-                deadline: float, report_left: bool = False) -> dict[str, Any]:
+                deadline: float, report_left: bool = False, rate: float | None = None) -> dict[str, Any]:
     try:  # (set up before the start: one that fails lets the others go at once, not at the deadline)
         p = Plan(**plan)
         base = p.base()
@@ -550,9 +561,17 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
     cpu0, busy0 = _cpu(), _schedstat(sched)
     cpu1, busy1 = cpu0, busy0  # (before the first operation that ended past the end)
     end = start + seconds
+    arrivals = random.Random(f"{p.seed}/{p.prefix}/{worker}/arrivals")
+    arrival = start
     while True:
         cpu1, busy1 = _cpu(), _schedstat(sched)
-        if time.monotonic() >= end:
+        if rate:  # (open loop: the next arrival, waited for where it is still to come)
+            arrival += arrivals.expovariate(rate)
+            if arrival >= end:
+                break
+            while (ahead := arrival - time.monotonic()) > 0:
+                time.sleep(ahead)
+        elif time.monotonic() >= end:
             break
         op = rng.choices(names, chances)[0]
         if op in ("get", "head", "delete") and not live:
@@ -609,14 +628,17 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
             into["errors"][kind] = into["errors"].get(kind, 0) + 1
             into["samples"].setdefault(kind, detail or _sample(answer))
             continue
-        b = bin_of(int(answer.total_s * 1e9))
+        # (open loop: from its arrival, the wait for its worker included; to its body's first byte
+        # as long before the end as the answer's own)
+        took = done - arrival if rate else answer.total_s
+        b = bin_of(int(took * 1e9))
         verified += verify and op == "get"
         into["count"] += 1
         into["bytes"] += moved
-        into["lat_sum_s"] += answer.total_s
+        into["lat_sum_s"] += took
         into["lat"][b] = into["lat"].get(b, 0) + 1
         if op == "get":
-            tb = bin_of(int(answer.ttfb_s * 1e9))
+            tb = bin_of(int((took - (answer.total_s - answer.ttfb_s)) * 1e9))
             into["ttfb"][tb] = into["ttfb"].get(tb, 0) + 1
         second = into["seconds"].setdefault(int(done - start), [0, 0, {}])
         second[0] += 1

@@ -154,6 +154,15 @@ ALL_CLIENTS, TOOL_TOTAL = "all", "total"
 # the param of a record measured at an offered load (open loop): what each client host offered
 # (op/s); its rate then says what was asked of the system, not how fast it is
 OFFERED_LOAD = "offered_iops_per_client"
+# an open loop fell behind its offered load ('saturated'): under this share of what was offered
+# completed, by more than Poisson arrivals vary by chance (this many sigma)
+SATURATED_BELOW, CHANCE_SIGMAS = 0.95, 3.0
+
+
+def fell_behind(asked: float, done: float) -> bool:
+    """Fewer operations completed than the ``asked`` ones offered, under :data:`SATURATED_BELOW`
+    of them and by more than :data:`CHANCE_SIGMAS` sigma of Poisson arrivals."""
+    return done < SATURATED_BELOW * asked and asked - done > CHANCE_SIGMAS * asked ** 0.5
 OVER_CLIENTS = frozenset({ALL_CLIENTS, TOOL_TOTAL})
 
 

@@ -26,9 +26,12 @@ pytestmark = [
 
 RUN = """\
 backends: [rgw, seaweedfs-s3]
+slo: {p99: 200ms}
 workloads:
   - name: s3
     options: {seconds: 3, objects: 60, workers: [3], buckets: 2, sizes: {4KiB: 1, 64KiB: 3}}
+  - name: s3
+    options: {seconds: 2, objects: 30, workers: [2], mix: {get: 1, put: 1}, load: {iops: [20, 2000]}}
 """
 
 
@@ -54,7 +57,7 @@ def test_the_s3_mix_on_rgw_and_on_seaweedfs_s3_side_by_side(tmp_path):
         assert "rgw_thread_pool_size=64" in out
         db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
         rows = db.execute("SELECT backend, test, metric, value, params FROM measurements "
-                          "WHERE workload = 's3'").fetchall()
+                          "WHERE workload = 's3' AND json_extract(params, '$.offered_iops') IS NULL").fetchall()
         got = {(b, t, m): (v, json.loads(p)) for b, t, m, v, p in rows}
         for backend in ("rgw", "seaweedfs-s3"):
             for op in ("get", "head", "put", "delete"):
@@ -72,6 +75,14 @@ def test_the_s3_mix_on_rgw_and_on_seaweedfs_s3_side_by_side(tmp_path):
             assert mix["verified"] > 0 and mix["connects"] == 3  # (one connection each, kept)
             clean = json.loads(next(raw.rglob(f"{backend}-default-r0/s3/s3-clean-3.json")).read_text())
             assert clean["problems"] == [] and clean["deleted"] > 0
+        # the open loop: each point's offered load on its records, the one past what a gateway holds
+        # flagged, and the answer says what each holds within the SLO
+        for backend in ("rgw", "seaweedfs-s3"):
+            low = got_load(db, backend, 20)
+            high = got_load(db, backend, 2000)
+            assert low["get"][1]["offered_iops_per_client"] == 10.0 and "saturated" not in low["get"][2]
+            assert "saturated" in high["all"][2]  # (2000 op/s is past what this 2-core host holds)
+        assert "the most load each holds within p99 ≤ 200.0 ms" in out
         described = {b: json.loads(d) for b, d in db.execute("SELECT backend, description FROM targets")}
         assert set(described) == {"rgw", "seaweedfs-s3"}
         for d in described.values():
@@ -93,6 +104,13 @@ def test_the_s3_mix_on_rgw_and_on_seaweedfs_s3_side_by_side(tmp_path):
         if (lab / "ledger.json").exists():
             Ledger.open(lab / "ledger.json").undo()
     assert_nothing_left(lab, None, unledgered=True, within_s=10)
+
+
+def got_load(db: sqlite3.Connection, backend: str, offered: int) -> dict[str, tuple[float, dict, str]]:
+    """The iops records of one point of offered load, by operation: value, params, flags."""
+    rows = db.execute("SELECT test, value, params, flags FROM measurements WHERE workload = 's3' AND backend = ? "
+                      "AND metric = 'iops' AND json_extract(params, '$.offered_iops') = ?", (backend, offered))
+    return {t: (v, json.loads(p), f) for t, v, p, f in rows}
 
 
 def _pids() -> list[int]:

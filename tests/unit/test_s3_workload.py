@@ -20,7 +20,7 @@ from harness.api.series import percentile_of_bins
 from harness.api.target import S3Access, Target
 from harness.execution import together
 from workloads import s3_engine
-from workloads.s3 import S3, S3Options, bins_s, records
+from workloads.s3 import S3, S3Options, bins_s, offered_per_op, records
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "s3"
 FOUR = json.loads((DATA / "mix-seaweedfs-4-workers.json").read_text())  # 4 workers, warp's mix, 5 s
@@ -362,3 +362,32 @@ def test_what_the_mix_puts_comes_back_byte_for_byte_under_the_clients_prefix(gat
     assert not any(found["errors"] for found in result["ops"].values())
     assert all(k.startswith("/dfsbench-test-0/o-test/") for k in Gateway.store)
     assert result["busy_s"] is not None and 0 < result["busy_s"] <= 2 * 0.5 * 1.2
+
+
+def test_an_open_loop_times_each_request_from_its_arrival_and_says_when_it_fell_behind(gateway):
+    """GETs that each take 0.1 s, one worker: offered 3 a second it keeps up, each timed at
+    about its 0.1 s; offered 30 a second it can do 10, the arrivals queue behind it, and each
+    is timed from its arrival — the wait included (timed from its sending, as a closed loop
+    does, every one would say 0.1 s: coordinated omission) — and the cell is 'saturated'."""
+    plan = {**PLAN, "workers": 1}
+    s3_engine.prepare(gateway, plan, create_buckets=False)
+    Gateway.delay_s = 0.1
+    easy = s3_engine.mix(gateway, plan, {"get": 1}, seconds=2.0, rate=3.0)
+    hard = s3_engine.mix(gateway, plan, {"get": 1}, seconds=2.0, rate=30.0)
+    found = {(m.test, m.metric): m for m in records(easy, {**cell(easy), "offered_iops": 3}, target())}
+    assert found[("get", "iops")].params["offered_iops_per_client"] == 3.0
+    assert "saturated" not in found[("get", "iops")].flags
+    assert 0.1 <= found[("get", "lat_p50")].value < 0.2
+    busy = {(m.test, m.metric): m for m in records(hard, {**cell(hard), "offered_iops": 30}, target())}
+    assert hard["ops"]["get"]["count"] <= 21  # (at most one every 0.1 s)
+    assert busy[("get", "lat_p99")].value > 0.6 and "saturated" in busy[("get", "iops")].flags
+    # the whole mix's percentiles are of every operation's histogram together
+    assert busy[("all", "lat_p99")].value == busy[("get", "lat_p99")].value
+    assert busy[("all", "iops")].params["offered_iops_per_client"] == 30.0
+
+
+def test_each_operation_is_offered_its_share_of_the_rate_by_the_mix():
+    weights = {"get": 45.0, "head": 30.0, "put": 15.0, "delete": 10.0}
+    offered = offered_per_op({"rate": 200.0, "weights": weights})
+    assert offered == {"all": 200.0, "get": 90.0, "head": 60.0, "put": 30.0, "delete": 20.0}
+    assert offered_per_op(FOUR) == {}  # (a closed loop offers nothing: as fast as it goes)

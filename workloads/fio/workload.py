@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.api.contracts import Workload
 from harness.api.histogram import per_second, percentile_of
-from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement
+from harness.api.records import ALL_CLIENTS, TOOL_TOTAL, Measurement, fell_behind
 from harness.api.tables import Column, TableSpec
 from harness.api.target import CephAccess, Target
 from harness.errors import BadInput, DfsbenchError
@@ -38,10 +38,6 @@ from workloads.fio.profiles import WARMUP_S, FioOptions, Profile, checked_job_fi
 from workloads.fio.servers import FioServers
 
 
-# a point of offered load whose achieved rate is under this share of the offered one, by
-# more than chance gives (Poisson arrivals: a count of N varies by about sqrt(N))
-SATURATED_BELOW = 0.95
-CHANCE_SIGMAS = 3.0
 MIXED = ("rw", "readwrite", "randrw")
 
 
@@ -188,7 +184,7 @@ def saturated(records: list[Measurement], offered: dict[str, int], runtime_s: fl
         if direction in done:
             ops, seconds = done[direction]
             asked = offered[direction] * hosts * seconds
-            under = ops < SATURATED_BELOW * asked and asked - ops > CHANCE_SIGMAS * asked ** 0.5
+            under = fell_behind(asked, ops)
         offered_by = {"offered_by": hosts} if hosts > 1 else {}  # (fio's total: what its servers offered)
         yield replace(m, params={**m.params, "offered_iops_per_client": offered[direction], **offered_by},
                       flags=(*m.flags, "saturated") if under else m.flags)
