@@ -72,8 +72,9 @@ _NAME = re.compile(rb"<Name>([^<]*)</Name>")
 def drop_buckets(conn: s3_engine.Connection, bucket: str) -> None:
     """Every bucket named ``bucket`` or ``bucket-…`` (the workloads' own), emptied and deleted."""
     listed = conn.request("GET", "/")
-    if not listed.ok:
-        raise DfsbenchError(f"could not list the gateway's buckets to delete {bucket}: {said(listed)}")
+    if not listed.ok or listed.cut:
+        raise DfsbenchError(f"could not list the gateway's buckets to delete {bucket}: "
+                            f"{said(listed) if not listed.ok else 'a listing too long'}")
     names = [n.decode("utf-8", "replace") for n in _NAME.findall(listed.body)]
     # (only names a bucket can have: a gateway's listing is read, never trusted as a path)
     ours = [n for n in names if s3_engine.BUCKET.fullmatch(n) and (n == bucket or n.startswith(bucket + "-"))]
@@ -104,6 +105,8 @@ def _emptied(conn: s3_engine.Connection, bucket: str) -> list[str]:
         if not keys:
             return problems
         for key in keys:
+            if not s3_engine.plain_key(key):
+                return [f"LIST {bucket}: a key that is no object's name: {s3_engine.printable(key)}"]
             gone = conn.delete(bucket, key)
             if not gone.ok and gone.status != 404:
                 return [f"DELETE {bucket}/{s3_engine.printable(key)}: {said(gone)}"]

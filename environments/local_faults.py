@@ -56,7 +56,8 @@ class ProcessFaults(Faults):
     def __init__(self, systems: dict[str, Any], services: dict[str, Any], ledger: Ledger, timeout: float) -> None:
         self.systems, self.services = systems, services
         self.ledger, self.timeout = ledger, timeout
-        self._probe: dict[str, str] = {}  # by system: the URL its faulted gateway answers at, once back
+        # by system: its faulted gateway, the URL it answers at once back, and with what status
+        self._probe: dict[str, tuple[str, str, int]] = {}
 
     def _system(self, name: str) -> LocalFaults:
         system = self.systems.get(name)
@@ -85,8 +86,8 @@ class ProcessFaults(Faults):
         if not idents:
             raise DfsbenchError(f"{system} {node} runs no process the lab's ledger holds, to fault",
                                 hint="see 'dfsbench lab status'; take the lab down and up again if it is broken")
-        if probe is not None:  # (whole again once the gateway answers, not only once it runs)
-            self._probe[system] = probe
+        if probe is not None:  # (whole again once the gateway answers as it did, not only once it runs)
+            self._probe[system] = (node, *probe)
         if spec.action == "pause":
             for i in idents:
                 _signal(i, signal.SIGSTOP)
@@ -118,8 +119,11 @@ class ProcessFaults(Faults):
         probe = self._probe.get(system)
         if probe is None:
             return healthy, said
-        serves, how = answers(probe)
-        return healthy and serves, f"{said}; the gateway {how}"
+        node, url, status = probe
+        if not node_pids(self.ledger, node):
+            return False, f"{said}; the gateway {node} runs no process"
+        serves, how = answers(url, status)
+        return healthy and serves, f"{said}; the gateway {node} {how}"
 
     def noticed(self, system: str, injected: Injected) -> tuple[bool | None, str]:
         if not injected.stores_data and injected.node in self._system(system).local_gateways:

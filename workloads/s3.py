@@ -242,8 +242,9 @@ def records(result: dict[str, Any], cell: dict[str, Any], target: Target) -> Ite
                 more["error_said"] = {k: str(v)[:200] for k, v in sorted(found.get("samples", {}).items())}
             yield m(op, "errors", 100.0 * failed / (count + failed), "%", more)
     total = sum(int(o["count"]) for o in ops.values())
-    yield m("all", "iops", total / seconds, "op/s", {"ops": total, "reconnects": max(0, int(result.get(
-        "connects", workers)) - workers)})
+    connects = result.get("connects")
+    yield m("all", "iops", total / seconds, "op/s", {"ops": total, "reconnects": max(0, int(connects) - workers)
+                                                     if isinstance(connects, int) else None})
     if total:  # (every operation of the mix together: their histograms merged, bin by bin)
         whole: dict[float, float] = {}
         each_second: dict[int, dict[float, float]] = {sec: {} for sec in range(math.ceil(seconds))}
@@ -306,7 +307,8 @@ class S3(Workload):
         return "deadline_s", self.options.deadline_s
 
     def verification(self) -> str:
-        return "every object the mix left read back whole against what was put" if self.options.verify else ""
+        return ("every object the mix left, those it put while the fault held among them, read back whole "
+                "against what was put") if self.options.verify else ""
 
     def unrunnable(self, kind: str) -> tuple[str, str, str] | None:
         """Workers that would hold more of the client's memory than :data:`HELD_MOST`: each
@@ -350,8 +352,9 @@ class S3(Workload):
             out.write_text(json.dumps({**result, "prepared": prepared, "host": host.name}, indent=1))
             yield from records(result, {**cell, "verify": o.verify}, target)
             target.settle("the mix")  # (no client deletes its objects while another's mix still runs)
-            if left is not None and target.keep(self._written(target, result, left, plan, endpoint, buckets, prefix,
-                                                             raw_dir, cell, alone)):
+            written = self._written(target, result, left, plan, endpoint, buckets, prefix, raw_dir, cell, alone) \
+                if left else None
+            if written is not None and target.keep(written):
                 cleaned = True  # (kept for the check after the fault, which removes them after it)
                 return
             self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone)
@@ -365,12 +368,17 @@ class S3(Workload):
 
     def _written(self, target: Target, result: dict[str, Any], left: list[Any], plan: dict[str, Any],
                  endpoint: dict[str, Any], buckets: list[str], prefix: str, raw_dir: Path, cell: dict[str, Any],
-                 alone: bool) -> Written:
-        """Every object the mix left (those put during the fault among them), for the check
-        after it: read back whole on a client (another where there is one) and compared byte
-        for byte with what was put. An object store's client keeps no cache, so the writer
-        itself may read them from the storage where it is the only client."""
+                 alone: bool) -> Written | None:
+        """Every object the mix left, for the check after a fault: read back whole on a client
+        (another where there is one) and compared byte for byte with what was put. It counts
+        as written while the fault held only where a PUT of the mix was acknowledged then
+        (``moments``: each left object's PUT, on this machine's clock); None where the mix put
+        nothing. An object store's client keeps no cache, so the writer itself may read them
+        from the storage where it is the only client."""
         writer = target.host
+        moments = tuple(sorted(target.host.here(float(o[4])) for o in left if len(o) > 4 and o[4] is not None))
+        if not moments:
+            return None
         timing, _ = target.timing(float(result["started"]), float(result["ended"]))
         # (the list where any client that may check it reads it: in each one's scratch, written
         # now, inside the cell — the check comes after it, where no cell's scratch is at hand)
@@ -390,10 +398,10 @@ class S3(Workload):
                                    output=named_path(raw_dir, f"s3-check-{host_part(view.host.label)}.json"))
             return int(got["checked"]) == len(left) and int(got["wrong"]) == 0
 
-        return Written(f"{len(left)} objects the mix left (written on {writer.label})", writer, timing["started"],
-                       timing["ended"], check,
+        return Written(f"{len(left)} objects the mix left ({len(moments)} put by it, on {writer.label})", writer,
+                       timing["started"], timing["ended"], check,
                        lambda: self._clean(target, endpoint, buckets, prefix, raw_dir, cell, drop=alone),
-                       cacheless=True)
+                       cacheless=True, moments=moments)
 
     def _clean(self, target: Target, endpoint: dict[str, Any], buckets: list[str], prefix: str, raw_dir: Path,
                cell: dict[str, Any], drop: bool) -> None:

@@ -111,6 +111,7 @@ class Answer:
 
 
 BODY_MOST = 1 << 20  # the most of a body read where the caller does not say (an error's, a listing's)
+OBJECT_MOST = 1 << 30  # the most of an object a GET reads where the caller does not say its size
 READ_CHUNK = 1 << 20
 STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")  # (S3's bucket names: never a path of another)
@@ -153,22 +154,22 @@ class Connection:
             sent["Content-Length"] = str(len(body))
         target = urllib.parse.quote(path, safe="/-_.~") + (f"?{canonical_query(query)}" if query else "")
         t0 = time.monotonic()
-        retried = False
+        retried = went = False
         while True:
             reused = self._conn is not None
-            answered = went = False
+            answered = False
             try:
                 conn = self._connection()
                 conn.request(method, target, body=body or None, headers=sent)
-                went = True
+                went = True  # (once any try went out, the request may have been done: a retry's refusal says nothing)
+                self._within(conn, t0)
                 response = conn.getresponse()
                 answered = True
                 t1 = time.monotonic()  # (to the status line and headers, where no body comes)
                 chunks: list[bytes] = []
                 got, cut = 0, False
                 while True:
-                    if time.monotonic() - t0 > self.timeout_s:
-                        raise TimeoutError(f"the answer took more than {self.timeout_s:g} s")
+                    self._within(conn, t0)
                     chunk = response.read1(min(READ_CHUNK, limit + 1 - got))
                     if not chunk:
                         break
@@ -195,7 +196,15 @@ class Connection:
             if cut or response.will_close:
                 self.close()
             return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data, t1 - t0,
-                          t2 - t0, "", retried, cut)
+                          t2 - t0, "", retried, cut=cut)
+
+    def _within(self, conn: http.client.HTTPConnection, t0: float) -> None:
+        """The socket's next wait bounded by what is left of the request's ``timeout_s``."""
+        left = self.timeout_s - (time.monotonic() - t0)
+        if left <= 0:
+            raise TimeoutError(f"the answer took more than {self.timeout_s:g} s")
+        if conn.sock is not None:
+            conn.sock.settimeout(left)
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._conn is None:
@@ -216,7 +225,7 @@ class Connection:
     def put(self, bucket: str, key: str, body: bytes) -> Answer:
         return self.request("PUT", f"/{_bucket(bucket)}/{key}", body=body)
 
-    def get(self, bucket: str, key: str, limit: int = BODY_MOST) -> Answer:
+    def get(self, bucket: str, key: str, limit: int = OBJECT_MOST) -> Answer:
         return self.request("GET", f"/{_bucket(bucket)}/{key}", limit=limit)
 
     def head(self, bucket: str, key: str) -> Answer:
@@ -228,6 +237,12 @@ class Connection:
     def list(self, bucket: str, prefix: str = "", max_keys: int = 1000) -> Answer:
         return self.request("GET", f"/{_bucket(bucket)}", {"list-type": "2", "prefix": prefix,
                                                            "max-keys": str(max_keys)})
+
+
+def plain_key(key: str) -> bool:
+    """A key that names one object of its bucket whatever a gateway makes of its path: no
+    empty, '.' or '..' segment (a listing's keys are a gateway's word, never trusted as a path)."""
+    return bool(key) and all(part not in ("", ".", "..") for part in key.split("/"))
 
 
 def _bucket(name: str) -> str:
@@ -513,16 +528,17 @@ def _add(into: dict[Any, int], bins: Any) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def _schedstat(fd: int | None) -> float:
+def _schedstat(fd: int | None) -> float | None:
     """Seconds this process (one thread) has run on a CPU or waited in a run queue for one
-    (``/proc/self/schedstat``: run and wait, in ns); 0 where the kernel does not say."""
+    (``/proc/self/schedstat``: run and wait, in ns); None where the kernel does not say."""
     if fd is None:
-        return 0.0
+        return None
     try:
         run, wait = os.pread(fd, 128, 0).split()[:2]
-        return (int(run) + int(wait)) / 1e9
+        total = (int(run) + int(wait)) / 1e9
     except (OSError, ValueError):
-        return 0.0
+        return None
+    return total if total > 0 else None  # (a kernel without sched_info prints zeros)
 
 
 def _cpu() -> float:
@@ -537,6 +553,9 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
         p = Plan(**plan)
         base = p.base()
         live, rng = p.own(worker)
+        for o in live:
+            o.append(None)  # (prepared: put before the mix)
+        wall0, mono0 = time.time(), time.monotonic()  # (when each object left was put, on the wall clock)
         made = len(live)
         names = [op for op in OPS if weights.get(op, 0) > 0]
         chances = [float(weights[op]) for op in names]
@@ -585,7 +604,7 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
             made += 1
             answer = conn.put(p.buckets[bucket], key, body_of(base, key, version, size))
             if answer.ok:
-                live.append([bucket, key, size, version])
+                live.append([bucket, key, size, version, time.monotonic() - mono0])
                 moved = size
         elif op == "list":
             answer = conn.list(p.buckets[rng.randrange(len(p.buckets))], prefix=p.key(worker, 0)[:-8],
@@ -594,7 +613,7 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
                 wrong, detail = "not a listing", _sample(answer)
         else:
             i = rng.randrange(len(live))
-            bucket, key, size, version = live[i]
+            bucket, key, size, version, _ = live[i]
             if op == "get":
                 answer = conn.get(p.buckets[bucket], key, limit=size)
                 if answer.ok:
@@ -647,8 +666,9 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
     conn.close()
     if sched is not None:
         os.close(sched)
-    return {"ops": ops, "verified": verified, "connects": conn.connects, "cpu_s": cpu1 - cpu0,
-            "busy_s": busy1 - busy0 if sched is not None else None, **({"left": live} if report_left else {})}
+    busy = busy1 - busy0 if busy0 is not None and busy1 is not None and busy1 >= busy0 else None
+    return {"ops": ops, "verified": verified, "connects": conn.connects, "cpu_s": cpu1 - cpu0, "busy_s": busy,
+            **({"left": [[*o[:4], None if o[4] is None else wall0 + o[4]] for o in live]} if report_left else {})}
 
 
 def clean(endpoint: dict[str, Any], buckets: list[str], prefix: str, drop_buckets: bool = False,
@@ -676,7 +696,7 @@ def clean(endpoint: dict[str, Any], buckets: list[str], prefix: str, drop_bucket
                 problems.append(f"LIST {bucket}: not a listing: {_sample(listed)}")
                 break
             for key in keys:
-                if not key.startswith(prefix):
+                if not key.startswith(prefix) or not plain_key(key):
                     continue
                 gone = conn.delete(bucket, key)
                 if gone.ok or gone.status == 404:
@@ -702,7 +722,7 @@ def check(endpoint: dict[str, Any], plan: dict[str, Any], objects_file: str, tim
     base = p.base()
     conn = _connection(endpoint, timeout_s)
     wrong: list[str] = []
-    for bucket, key, size, version in objects:
+    for bucket, key, size, version, *_ in objects:
         got = conn.get(p.buckets[int(bucket)], str(key), limit=int(size))
         if not got.ok:
             wrong.append(f"GET {printable(key)}: {_failure(got)}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -52,6 +53,10 @@ POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rgw.lo
          "default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")
 DATA_POOL = "default.rgw.buckets.data"
 SOCKET_MAX = 100  # (a unix socket's path is at most 107 bytes)
+CEPHX_KEY = re.compile(r"[A-Za-z0-9+/]{20,200}={0,2}")
+ACCESS = re.compile(r"[A-Za-z0-9]{16,128}")
+SECRET = re.compile(r"[A-Za-z0-9+/=]{20,128}")
+SECRET_KEY = re.compile(r'"secret_key":\s*"([^"]{1,256})"')  # (to hide before the text is read)
 
 
 class RgwOptions(Options):
@@ -93,13 +98,20 @@ class Rgw(CephBackend):
             (root / "run").mkdir(exist_ok=True)
             (root / "data").mkdir(exist_ok=True)
             pools = Pools(cli, service, root / "session.log")
-            with attach.step("the gateway's pools", pools.delete) as pools.step, pools.session() as mon:
-                pools.create(mon)
+            # (the monitor's fast commits for the pools' making: a step of their own, so that a set-up
+            # that fails anywhere takes them out again, by the ledger's commands where the session died)
+            with attach.step("the monitor's fast commits while the gateway's pools are made"):
+                pools.hurry()
+            with attach.step("the gateway's pools", pools.delete) as pools.step:
+                pools.create()
+            pools.settle()
             with MonSession(Path(service.conf), Path(service.keyring), root / "session.log",
                             connect_timeout=60) as mon:
                 with attach.step(f"the key of {who}"):
-                    made = mon.command("auth get-or-create", entity=who, caps=["mon", "allow rw", "osd", "allow rwx"])
-                    cli.created(f"the key of {who}", "auth", "del", who)
+                    cli.created(f"the key of {who}", "auth", "del", who)  # (first: a key made is never left)
+                    # (its OSD caps: the pools whose application is rgw, the gateway's alone)
+                    made = mon.command("auth get-or-create", entity=who, caps=["mon", "allow rw",
+                                                                               "osd", "allow rwx tag rgw *=*"])
                 key = _auth_key(made, who)
                 keyring = private_file(private / "keyring", f"[{who}]\n\tkey = {key}\n")
                 size = mon.command("osd pool get", pool=DATA_POOL, var="size")
@@ -110,20 +122,24 @@ class Rgw(CephBackend):
                     f"--admin_socket={asok if len(str(asok).encode()) <= SOCKET_MAX else ''}"]
             # (undone as whatever process runs as the node then: a fault's restore starts another)
             with attach.step(f"radosgw at 127.0.0.1:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
+                # (an anonymous ListBuckets: an empty listing, 200, once it serves)
+                probe = (f"http://127.0.0.1:{port}/", 200)
                 gateway = daemons.launch(cluster.ledger, "radosgw", argv, root / "radosgw.out", cwd=root, grace=5.0,
-                                         node=GATEWAY_NODE, probe=f"http://127.0.0.1:{port}/")
-                anonymous = _Anonymous(port)
-                daemons.ready(anonymous.answers, what="Ceph's object gateway to answer", timeout=120, interval=0.1,
-                              alive=gateway.died, log=log)
+                                         node=GATEWAY_NODE, probe=probe)
+                daemons.ready(lambda: daemons.answers(*probe), what="Ceph's object gateway to answer", timeout=120,
+                              interval=0.1, alive=gateway.died, log=log)
             uid = f"dfsbench-{tag}"
-            with attach.step(f"the gateway's user {uid}", goes_with=pools.step):
-                made_user = cli.run("radosgw-admin", "user", "create", f"--uid={uid}", "--display-name=dfsbench")
-                cli.created(f"the gateway's user {uid}", "user", "rm", f"--uid={uid}", "--purge-data",
-                            tool="radosgw-admin")
-            access_key, secret_key = _keys(made_user, uid)
+            # (the user lives in the gateway's pools, and goes with them: no step of its own)
+            made_user = cli.host.run(["radosgw-admin", *cli.args(), "user", "create", f"--uid={uid}",
+                                      "--display-name=dfsbench"], check=False, timeout=120)
+            access_key, secret_key = _keys(made_user.stdout, uid)
+            if made_user.returncode != 0:
+                raise DfsbenchError(f"radosgw-admin could not make the gateway's user {uid} (exit "
+                                    f"{made_user.returncode}): {secret.redact(made_user.stderr)[-500:]}")
             secret_file = private_file(private / "secret", secret_key + "\n")
             conn = s3_engine.Connection("127.0.0.1", port, access_key, secret_key, timeout_s=30)
             bucket = "dfsbench-" + secrets.token_hex(4)
+            # (emptied and deleted through the gateway; where it cannot be, with the pools that hold it)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 created = conn.create_bucket(bucket)
                 if not created.ok:
@@ -152,50 +168,66 @@ SETTING_UP = (("mon", "paxos_propose_interval", "0.05"), ("global", "mgr_stats_p
 
 
 class Pools:
-    """The gateway's pools (:data:`POOLS`), made and deleted over one monitor session with
-    the monitor committing at once (:data:`SETTING_UP`, in the ledger until taken out again):
-    16 commands took 16 s at its one commit a second."""
+    """The gateway's pools (:data:`POOLS`), made and deleted with the monitor committing at
+    once (:data:`SETTING_UP`, each in the ledger until taken out again): 16 commands took 16 s
+    at its one commit a second. A pool of those names that is there already is not the
+    attachment's: it is refused, never taken over (and deleted at the end)."""
 
     def __init__(self, cli: CephCli, service: CephService, log: Path) -> None:
         self.cli, self.service, self.log = cli, service, log
         self.made: list[str] = []
         self.ids: frozenset[str] = frozenset()
         self.step: Any = None
+        self.hurried: frozenset[str] = frozenset()  # the ledger's removals of the fast commits' settings
 
-    @contextmanager
-    def session(self) -> Iterator[MonSession]:
-        """A monitor session, the monitor committing at once for its length."""
-        with MonSession(Path(self.service.conf), Path(self.service.keyring), self.log, connect_timeout=60) as mon:
-            undo = frozenset().union(*(self.cli.created(f"the setting {name} while the gateway's pools change",
-                                                        "config", "rm", who, name) for who, name, _ in SETTING_UP))
-            try:
-                for who, name, value in SETTING_UP:
-                    mon.command("config set", who=who, name=name, value=value)
-                yield mon
-            finally:
-                for who, name, _ in SETTING_UP:
-                    mon.command("config rm", who=who, name=name)
-                self.cli.forget(undo)
+    def _session(self) -> MonSession:
+        return MonSession(Path(self.service.conf), Path(self.service.keyring), self.log, connect_timeout=60)
 
-    def create(self, mon: MonSession) -> None:
-        for pool in POOLS:
-            mon.command("osd pool create", pool=pool, pg_num=PG_NUM, pgp_num=PG_NUM)
-            self.made.append(pool)
-            self.ids |= self.cli.created(f"pool {pool}", "osd", "pool", "delete", pool, pool,
-                                         "--yes-i-really-really-mean-it")
-            mon.command("osd pool application enable", pool=pool, app="rgw")
-        expected = _pgs(mon)
-        proc.wait_for(lambda: pgs_clean(mon, expected), what="the gateway's pools active+clean", timeout=120,
-                      interval=0.2)
+    def hurry(self) -> None:
+        """The monitor committing at once (each setting's removal in the ledger first)."""
+        with self._session() as mon:
+            for who, name, value in SETTING_UP:
+                self.hurried |= self.cli.created(f"the setting {name} while the gateway's pools change", "config",
+                                                 "rm", who, name)
+                mon.command("config set", who=who, name=name, value=value)
+
+    def settle(self) -> None:
+        """The monitor's fast commits taken out again (and out of the ledger)."""
+        with self._session() as mon:
+            for who, name, _ in SETTING_UP:
+                mon.command("config rm", who=who, name=name)
+        self.cli.forget(self.hurried)
+        self.hurried = frozenset()
+
+    def create(self) -> None:
+        with self._session() as mon:
+            there = [p for p in POOLS if p in (mon.command("osd pool ls") or [])]
+            if there:
+                raise DfsbenchError(f"the cluster has the object gateway's pools already ({', '.join(there)}): they are "
+                                    "not this attachment's to make, fill and delete",
+                                    hint="take the lab down and up again, or measure rgw on a lab without a gateway")
+            for pool in POOLS:  # (its removal in the ledger first: a pool made is never left, a missing one is fine)
+                self.ids |= self.cli.created(f"pool {pool}", "osd", "pool", "delete", pool, pool,
+                                             "--yes-i-really-really-mean-it")
+                self.made.append(pool)
+                mon.command("osd pool create", pool=pool, pg_num=PG_NUM, pgp_num=PG_NUM)
+                mon.command("osd pool application enable", pool=pool, app="rgw")
+            expected = _pgs(mon)
+            proc.wait_for(lambda: pgs_clean(mon, expected), what="the gateway's pools active+clean", timeout=120,
+                          interval=0.2)
 
     def delete(self) -> None:
         """Every pool made, with what is in it (the gateway's users and buckets)."""
         if not self.made:
             return
-        with self.session() as mon:
-            for pool in list(self.made):
-                mon.command("osd pool delete", pool=pool, pool2=pool, yes_i_really_really_mean_it=True)
-                self.made.remove(pool)
+        self.hurry()
+        try:
+            with self._session() as mon:
+                for pool in list(self.made):
+                    mon.command("osd pool delete", pool=pool, pool2=pool, yes_i_really_really_mean_it=True)
+                    self.made.remove(pool)
+        finally:
+            self.settle()
         self.cli.forget(self.ids)
         self.ids = frozenset()
 
@@ -207,40 +239,27 @@ def _pgs(mon: MonSession) -> int:
 
 
 def _auth_key(made: Any, who: str) -> str:
-    """The key ``auth get-or-create`` gave ``who`` (a list of one entity: entity, key, caps)."""
+    """The key ``auth get-or-create`` gave ``who`` (a list of one entity: entity, key, caps):
+    base64 and nothing else, since it becomes a line of a keyring."""
     found = made[0].get("key") if isinstance(made, list) and made and isinstance(made[0], dict) else None
-    if not isinstance(found, str) or not found:
+    if not isinstance(found, str) or not CEPHX_KEY.fullmatch(found):
         raise DfsbenchError(f"the monitor made the key of {who} and said it in a form dfsbench does not read")
     return secret.remember(found)
 
 
 def _keys(printed: str, uid: str) -> tuple[str, str]:
-    """The access and secret key ``radosgw-admin user create`` printed for ``uid``."""
+    """The access and secret key ``radosgw-admin user create`` printed for ``uid`` (the
+    secret remembered as one before anything else is done with the text)."""
+    for found in SECRET_KEY.findall(printed):
+        secret.remember(found)
     try:
         doc = json.loads(printed)
         found = next(k for k in doc["keys"] if k.get("user") == uid)
-        return str(found["access_key"]), secret.remember(str(found["secret_key"]))
+        access, key = str(found["access_key"]), str(found["secret_key"])
     except (ValueError, KeyError, TypeError, StopIteration):
         raise DfsbenchError(f"radosgw-admin made user {uid} and printed no keys dfsbench could read",
                             hint="check radosgw-admin's version (dfsbench reads its 'keys' of 'user create')") from None
-
-
-class _Anonymous:
-    """An anonymous request to the gateway's root: answered 200 once it serves."""
-
-    def __init__(self, port: int) -> None:
-        import http.client
-
-        self.port = port
-        self._http = http.client
-
-    def answers(self) -> tuple[bool, str]:
-        conn = self._http.HTTPConnection("127.0.0.1", self.port, timeout=5)
-        try:
-            conn.request("GET", "/")
-            status = conn.getresponse().status
-        except OSError as exc:
-            return False, f"no answer ({type(exc).__name__})"
-        finally:
-            conn.close()
-        return status == 200, f"status {status}"
+    if not ACCESS.fullmatch(access) or not SECRET.fullmatch(key):
+        raise DfsbenchError(f"radosgw-admin gave user {uid} keys dfsbench does not take as keys (letters, digits, "
+                            "'+', '/', '=')")
+    return access, secret.remember(key)

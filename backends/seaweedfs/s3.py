@@ -87,10 +87,16 @@ class SeaweedS3(Backend):
             conn = s3_engine.Connection("127.0.0.1", port, access_key, secret_key, timeout_s=10)
             # (undone as whatever process runs as the node then: a fault's restore starts another)
             with attach.step(f"weed s3 at 127.0.0.1:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
+                # (with identities, weed refuses an anonymous ListBuckets: 403, once it serves)
+                probe = (f"http://127.0.0.1:{port}/", 403)
                 gateway = daemons.launch(cluster.ledger, "weed s3", argv, log, cwd=root, grace=2.0, node=GATEWAY_NODE,
-                                         probe=f"http://127.0.0.1:{port}/")
+                                         probe=probe)
                 daemons.ready(lambda: answers(conn), what="SeaweedFS's S3 gateway to answer a signed request",
                               timeout=60, interval=0.1, alive=gateway.died, log=log)
+                serves, how = daemons.answers(*probe)
+                if not serves:
+                    raise DfsbenchError(f"{self.name}: the gateway {how}: a fault could not tell it back",
+                                        hint=f"its log: {log}")
             bucket = "dfsbench-" + secrets.token_hex(4)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 made = conn.create_bucket(bucket)

@@ -68,17 +68,18 @@ class Launched:
 
 def launch(ledger: Ledger, name: str, argv: Sequence[str | PathLike[str]], log: Path, *,
            cwd: Path | None = None, env: Mapping[str, str] | None = None, stage: int = 0,
-           grace: float = 10.0, node: str | None = None, probe: str | None = None) -> Launched:
+           grace: float = 10.0, node: str | None = None, probe: tuple[str, int] | None = None) -> Launched:
     """``argv`` started as a daemon of the lab, in the ledger the moment it exists (see the
     module's text); ``node``: the name a fault gives it, where it holds data or serves its
-    clients (a gateway); ``probe``: a URL of this host's loopback it answers once it serves
-    (a gateway's: after a fault it is whole again only once it answers, :func:`answers`)."""
-    if probe is not None and not _loopback(probe):
-        raise DfsbenchError(f"a daemon's probe must be a URL of this host's loopback, not {probe!r}")
+    clients (a gateway); ``probe``: a URL of this host's loopback and the HTTP status it answers
+    an anonymous GET with once it serves (a gateway's: after a fault it is whole again only once
+    it answers so, :func:`answers`)."""
+    if probe is not None and not _loopback(probe[0]):
+        raise DfsbenchError(f"a daemon's probe must be a URL of this host's loopback, not {probe[0]!r}")
     child = proc.spawn(argv, log, env=env, cwd=cwd)
     how = None if node is None else {"node": node, "argv": [str(a) for a in argv], "log": str(log),
                                      "cwd": None if cwd is None else str(cwd), "env": dict(env or {}),
-                                     **({"probe": probe} if probe else {})}
+                                     **({"probe": list(probe)} if probe else {})}
     try:
         ledger.process(child.pid, name, grace=grace, stage=stage, launch=how)
     except ProcessLookupError:
@@ -112,15 +113,20 @@ def _loopback(url: str) -> bool:
     return found.scheme == "http" and found.hostname in ("127.0.0.1", "::1", "localhost")
 
 
-def probe_of(ledger: Ledger, node: str) -> str | None:
-    """The URL ``node`` answers once it serves, as it was launched (None: none was given)."""
+def probe_of(ledger: Ledger, node: str) -> tuple[str, int] | None:
+    """The URL ``node`` answers at once it serves, and with what status, as it was launched
+    (None: none was given, or not a loopback URL)."""
     entries = _entries(ledger, node)
     probe = (entries[-1].get("launch") or {}).get("probe") if entries else None
-    return str(probe) if isinstance(probe, str) and _loopback(probe) else None
+    if isinstance(probe, list) and len(probe) == 2 and isinstance(probe[0], str) and isinstance(probe[1], int) \
+            and _loopback(probe[0]):
+        return probe[0], probe[1]
+    return None
 
 
-def answers(url: str, timeout: float = 2.0) -> tuple[bool, str]:
-    """Whether a daemon answers at ``url`` (of this host's loopback) with any HTTP answer."""
+def answers(url: str, status: int, timeout: float = 2.0) -> tuple[bool, str]:
+    """Whether a daemon answers an anonymous GET at ``url`` (of this host's loopback) with
+    ``status``, the answer it gave when it was started and served."""
     import http.client
     import urllib.parse
 
@@ -130,12 +136,13 @@ def answers(url: str, timeout: float = 2.0) -> tuple[bool, str]:
     conn = http.client.HTTPConnection(found.hostname or "127.0.0.1", found.port or 80, timeout=timeout)
     try:
         conn.request("GET", found.path or "/")
-        status = conn.getresponse().status
+        got = conn.getresponse().status
     except (OSError, http.client.HTTPException) as exc:
         return False, f"no answer at {found.netloc} ({type(exc).__name__})"
     finally:
         conn.close()
-    return True, f"answers at {found.netloc} (HTTP {status})"
+    return got == status, f"answers at {found.netloc} with HTTP {got}" + ("" if got == status else
+                                                                         f", not the {status} it gave when it served")
 
 
 def stop_node(ledger: Ledger, node: str) -> None:
@@ -181,7 +188,7 @@ def relaunch(ledger: Ledger, node: str, timeout: float) -> Launched:
         started = launch(ledger, str(last["name"]), argv, Path(how["log"]),
                          cwd=None if how.get("cwd") is None else Path(how["cwd"]), env=how.get("env") or None,
                          stage=int(last.get("stage", 0)), grace=float(last.get("grace", 10.0)), node=node,
-                         probe=how.get("probe"))
+                         probe=probe_of(ledger, node))
     ready(lambda: (proc.cmdline(started.popen.pid) == argv, "starting"), what=f"{node} to run again",
           timeout=timeout, interval=0.02, alive=started.died, log=started.log)
     ledger.forget(frozenset(str(e["id"]) for e in entries))  # (once the new one is in: the recipe is never lost)

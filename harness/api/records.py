@@ -136,7 +136,7 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             "moved_each", "cpu_s", "nodes", "sampled_s", "stalled_s",
                             # the untimed warm-up before a timed run (fio's ramp_time), left out of it
                             "warmup_s",
-                            # an S3 cell's errors and its load generator's CPU (workloads.s3): a client's own
+                            # an S3 cell's errors and its load generator's CPU: a client's own (CLIENTS_OWN)
                             "failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_busy_share",
                             "reconnects",
                             # how the clients of a cell on several hosts were launched (mpi, exec)
@@ -144,6 +144,9 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             # a point of offered load is its cell's rate or share (offered_iops,
                             # offered_fraction); what each client offered and the most it did vary
                             "offered_iops_per_client", "max_iops_per_client"})
+# what one client says of its own part of a cell (an S3 cell's errors, its load generator's CPU,
+# its connections opened again): never a figure of the clients' aggregate, which leaves them out
+CLIENTS_OWN = frozenset({"failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_busy_share", "reconnects"})
 # what a rate's unit counts, and the param of a client's record that says how much of it the
 # client moved in its timed phase (between ``started`` and ``ended``)
 AMOUNT = {"B/s": "bytes", "files/s": "files", "op/s": "ops"}

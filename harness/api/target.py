@@ -93,6 +93,9 @@ class Written:
     # no client keeps a cache of it (an object store's client): a read on the writer itself is
     # a read from the storage, and checks it where no other client is
     cacheless: bool = False
+    # when each of its writes was acknowledged (this machine's clock), where it says: it was then
+    # written while a fault held only if one of them falls in it (else: if it spans any of it)
+    moments: tuple[float, ...] = ()
 
 
 @dataclass

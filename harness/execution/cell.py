@@ -371,7 +371,9 @@ def verify(kept: list[Written], timeline: Timeline, target: Target, workload: Wo
     if not healthy:
         return "not checked (the system was not healthy again)"
     until = timeline.restored_at or timeline.injected_at
-    during = [w for w in kept if w.started < until and w.ended > timeline.injected_at]
+    injected = timeline.injected_at
+    during = [w for w in kept if (any(injected <= t <= until for t in w.moments) if w.moments
+                                  else w.started < until and w.ended > injected)]
     if not during:
         return "not checked (nothing was written while the fault held)"
     peers = target.peers or target.hosts or (target.host,)

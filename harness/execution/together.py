@@ -46,7 +46,7 @@ from typing import Any
 
 from harness.api.contracts import Workload
 from harness.api.histogram import merged, per_second, percentile_of
-from harness.api.records import AMOUNT, CIRCUMSTANTIAL, Measurement
+from harness.api.records import AMOUNT, CIRCUMSTANTIAL, CLIENTS_OWN, Measurement
 from harness.api.series import percentile_of_bins
 from harness.api.launch import Launch
 from harness.api.target import Lineup, Target, Written
@@ -62,7 +62,7 @@ MPIRUN_LOG = "_mpirun.log"
 UNEVEN = 0.05  # intervals that differ by more than this share of the span: also the stonewalled rate
 # what differs between the clients' records of one cell by design
 PER_CLIENT = frozenset({"host", "clients", "rank", "ranks"}) | CIRCUMSTANTIAL
-OWN = frozenset(AMOUNT.values()) | {"read_on", "rank"}  # a client's own, left out of the aggregate
+OWN = frozenset(AMOUNT.values()) | {"read_on", "rank"} | CLIENTS_OWN  # a client's own, left out of the aggregate
 
 
 def spread(workload: Workload, target: Target) -> bool:

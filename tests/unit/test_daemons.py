@@ -97,6 +97,8 @@ def _lab_system(tmp_path: Path, ledger: Ledger) -> tuple[ProcessFaults, Path]:
     root.mkdir()
 
     class One(LocalFaults):
+        local_gateways = ("gw",)
+
         def start_processes(self, offer):  # (not asked here)
             raise AssertionError
 
@@ -143,7 +145,7 @@ def test_only_a_process_of_the_lab_is_signalled_and_an_unknown_node_is_named(tmp
     faults, root = _lab_system(tmp_path, ledger)
     with pytest.raises(DfsbenchError, match="fault node 'n7' is not a one node of the local lab") as e:
         faults.inject("one", FaultSpec(action="kill", after_s=1, node="n7"))
-    assert e.value.hint == "its nodes: n1, n2"
+    assert e.value.hint == "its nodes: n1, n2 (and gw, a gateway, while an attachment runs one)"
     # a process the system names that the lab's ledger does not hold — whatever its command
     # line names (here: the lab's own directory and a node's log) — is never signalled
     stranger = proc.spawn([*SLEEPER, str(root), str(root / "n1.log")], tmp_path / "stranger.log")
@@ -174,3 +176,51 @@ def test_only_a_process_of_the_lab_is_signalled_and_an_unknown_node_is_named(tmp
         stranger.wait()
     with pytest.raises(DfsbenchError, match="cannot fault ghost"):
         faults.inject("ghost", FaultSpec(action="kill", after_s=1))
+
+
+def _gateway(port: int) -> list[str]:
+    """A process that answers an anonymous GET with 200 once it serves, as a gateway does."""
+    return [sys.executable, "-c", "import http.server as h\n"
+            "class H(h.BaseHTTPRequestHandler):\n"
+            "    def do_GET(self):\n"
+            "        self.send_response(200); self.send_header('Content-Length', '0'); self.end_headers()\n"
+            "    def log_message(self, *a): pass\n"
+            f"h.ThreadingHTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"]
+
+
+def test_a_gateway_is_faulted_by_that_name_stores_no_data_and_is_whole_only_once_it_answers(tmp_path, ledger):
+    """'gateway' names the system's gateway where one runs (never the default node); the
+    cluster cannot notice it (said so); after its restart the system is whole only once the
+    gateway runs and answers as it did when it served; its end stops the one a restore started."""
+    from harness.api.daemons import answers, stop_node
+
+    faults, _ = _lab_system(tmp_path, ledger)
+    with pytest.raises(DfsbenchError) as none_yet:  # (no gateway runs: not a node to name)
+        faults.inject("one", FaultSpec(action="kill", after_s=1, node="gateway"))
+    assert "gw, a gateway, while an attachment runs one" in str(none_yet.value.hint)
+    port = free_ports(1)[0]
+    probe = (f"http://127.0.0.1:{port}/", 200)
+    launch(ledger, "gateway", _gateway(port), tmp_path / "gw.log", node="gw", probe=probe)
+    proc.wait_for(lambda: answers(*probe), what="the gateway to serve", timeout=20, interval=0.05)
+    assert answers(probe[0], 403)[0] is False  # (an answer other than the one it gave when it served)
+    first = node_pids(ledger, "gw")
+    injected = faults.inject("one", FaultSpec(action="kill", after_s=1, node="gateway"))
+    assert (injected.node, injected.stores_data, injected.description) == ("gw", False, "gw killed")
+    shown, said = faults.noticed("one", injected)
+    assert shown is None and "gateway" in said
+    proc.wait_for(lambda: (not node_pids(ledger, "gw"), "running"), what="gw to die", timeout=10)
+    healthy, said = faults.health("one")
+    assert not healthy and "runs no process" in said
+    injected.restore()
+    proc.wait_for(lambda: faults.health("one"), what="the gateway back", timeout=20, interval=0.05)
+    assert "answers at 127.0.0.1" in faults.health("one")[1] and node_pids(ledger, "gw") != first
+    stop_node(ledger, "gw")
+    assert not node_pids(ledger, "gw") and not answers(*probe)[0]
+
+
+def test_a_probe_is_a_url_of_this_hosts_loopback_only(tmp_path, ledger):
+    from harness.api.daemons import answers
+
+    with pytest.raises(DfsbenchError, match="loopback"):
+        launch(ledger, "gateway", SLEEPER, tmp_path / "gw.log", node="gw", probe=("http://192.0.2.1:80/", 200))
+    assert answers("http://192.0.2.1/", 200) == (False, "not a URL of this host's loopback: 'http://192.0.2.1/'")

@@ -352,6 +352,12 @@ def test_an_object_stores_data_is_checked_on_its_only_client_which_keeps_no_cach
         "no: f-client1 read on client1 does not match what was written"
     assert verify([kept(one, 99, 104)], timeline, lone, workload, True, True).startswith(
         "not checked (one client only")
+    # what says when each of its writes was acknowledged was written while the fault held only
+    # if one of them falls in it, whatever its span (objects put before and after a gateway down)
+    around = replace(written, moments=(99.0, 111.0))
+    assert verify([around], timeline, lone, workload, True, True) == \
+        "not checked (nothing was written while the fault held)"
+    assert verify([replace(written, moments=(99.0, 105.0))], timeline, lone, workload, True, True).startswith("yes (")
 
 
 def test_fault_options_are_checked():

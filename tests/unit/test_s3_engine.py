@@ -181,3 +181,32 @@ def test_a_request_never_sent_is_told_from_one_sent_and_not_answered():
     server = Server([read_and_close])
     dropped = s3_engine.Connection("127.0.0.1", server.port, *KEYS, timeout_s=2).delete("bench-0", "k")
     assert dropped.status == 0 and dropped.sent and len(server.requests) == 1
+
+
+def test_a_request_that_went_out_before_its_retry_was_refused_counts_as_sent():
+    """A DELETE on a kept connection that the server read and then closed on (it may have done
+    it), sent again on a new connection that is refused: it went out, whatever the retry met."""
+    def answer_then_read_and_go(conn: socket.socket, server: Server) -> None:
+        server.read_request(conn)
+        conn.sendall(OK)
+        server.read_request(conn)  # (the DELETE: read, then the server is gone)
+        server.sock.close()
+        conn.close()
+
+    server = Server([answer_then_read_and_go])
+    c = s3_engine.Connection("127.0.0.1", server.port, *KEYS, timeout_s=2)
+    assert c.get("bench-0", "k").ok
+    gone = c.delete("bench-0", "k")
+    assert gone.status == 0 and gone.retried and gone.sent, gone
+    assert any(r.startswith(b"DELETE") for r in server.requests)
+
+
+def test_a_body_longer_than_asked_is_cut_one_byte_past_it_and_its_connection_not_used_again():
+    long = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 100
+    server = Server([answering(long, then_close=True), answering(OK)])
+    c = s3_engine.Connection("127.0.0.1", server.port, *KEYS, timeout_s=2)
+    got = c.get("bench-0", "k", limit=10)
+    assert (got.status, len(got.body), got.cut, got.sent) == (200, 11, True, True)
+    assert c.get("bench-0", "k").ok and c.connects == 2  # (the cut one closed: a new connection)
+    whole = s3_engine.Connection("127.0.0.1", Server([answering(long)]).port, *KEYS, timeout_s=2).get("bench-0", "k")
+    assert (len(whole.body), whole.cut) == (100, False)

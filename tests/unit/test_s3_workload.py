@@ -164,9 +164,9 @@ def test_errors_are_counted_by_kind_beside_the_operations_that_succeeded():
 
 
 def test_over_two_clients_the_rate_is_over_the_span_and_the_percentile_of_the_merged_histograms():
-    """Two clients, the second 0.5 s later and 8 times slower: the sum of their rates is more
-    than they did over the span, and the mean of their p99s is not the p99 of their
-    operations."""
+    """Two clients, the second 0.5 s later and 8 times slower: the rate is what they did over
+    the span from the first start to the last end, and the p99 is of their operations
+    together, not the mean of their p99s."""
     slow = copy.deepcopy(FOUR)
     slow["started"] += 0.5
     slow["ended"] += 0.5
@@ -325,9 +325,9 @@ def test_a_worker_that_cannot_start_ends_the_mix_at_once_with_its_own_error(gate
     assert time.monotonic() - t0 < 10
 
 
-def test_an_operation_that_completes_after_the_end_is_neither_counted_nor_timed_nor_its_cpu(gateway):
+def test_an_operation_that_completes_after_the_end_is_neither_counted_nor_timed(gateway):
     """GETs that each take 0.3 s over 1 s, one worker: three complete within the span, the
-    fourth after it; and the CPU counted is up to the fourth's start."""
+    fourth after it."""
     plan = {**PLAN, "workers": 1}
     s3_engine.prepare(gateway, plan, create_buckets=False)
     Gateway.delay_s = 0.3
