@@ -4,7 +4,8 @@ botocore (the AWS SDK's stack, which boto3 wraps; set as the lean client goes: t
 unsigned, no checksums of its own) — against one real gateway.
 
 A SeaweedFS local lab (master, 3 volume servers, filer; replication 000) and ``weed s3`` on
-its filer with an identity of its own are brought up on this machine; then, one worker each,
+its filer, started and checked by the ``seaweedfs-s3`` backend (``bench/s3lab.py``), are brought
+up on this machine; then, one worker each,
 the two clients take turns (rounds of N PUTs of one object size, then N GETs of what was put),
 ``--repeat`` times. Each round's client CPU (user + system of the thread the clients run in,
 from ``getrusage(RUSAGE_THREAD)``) over its operations is the cost per operation; also
@@ -28,23 +29,17 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from backends.s3gateway import private_file  # noqa: E402
-from backends.seaweedfs.system import SeaweedFS  # noqa: E402
-from backends.seaweedfs.weed import s3_argv, s3_identities, weed_binary  # noqa: E402
-from harness.api.daemons import free_ports  # noqa: E402
-from harness.api.systems import Processes  # noqa: E402
-from harness.system.ledger import Ledger  # noqa: E402
+from bench.s3lab import seaweedfs_s3  # noqa: E402
+from harness.api.target import S3Access  # noqa: E402
 from harness.units import parse_size  # noqa: E402
 from workloads import s3_engine  # noqa: E402
 
-KEY, SECRET = "benchkey", "bench-secret"  # (a throwaway pair of this bench's own lab)
 
 
 def cpu() -> float:
@@ -56,8 +51,8 @@ def cpu() -> float:
 class Lean:
     name = "lean (s3_engine)"
 
-    def __init__(self, port: int) -> None:
-        self.c = s3_engine.Connection("127.0.0.1", port, KEY, SECRET)
+    def __init__(self, s3: S3Access) -> None:
+        self.c = s3_engine._connection(s3.endpoint(), 60)
 
     def put(self, bucket: str, key: str, body: bytes) -> None:
         assert self.c.put(bucket, key, body).ok
@@ -71,12 +66,13 @@ class Lean:
 class Boto:
     name = "botocore"
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, s3: S3Access) -> None:
         import botocore.session
         from botocore.config import Config
 
         self.c = botocore.session.get_session().create_client(
-            "s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id=KEY, aws_secret_access_key=SECRET,
+            "s3", endpoint_url=f"http://{s3.host}:{s3.port}", aws_access_key_id=s3.access_key,
+            aws_secret_access_key=Path(s3.secret_file).read_text().strip(),
             region_name="us-east-1", config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
 
     def put(self, bucket: str, key: str, body: bytes) -> None:
@@ -94,32 +90,8 @@ def main() -> int:
     args = ap.parse_args()
     size = parse_size(args.size)
     print("load before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    work = Path(tempfile.mkdtemp(prefix="dfsbench-s3-cost-"))
-    ledger = Ledger(work / "ledger.json")
-    (work / "seaweedfs").mkdir()
-    system = SeaweedFS(SeaweedFS.LocalOptions(seaweedfs_volume_servers=3, seaweedfs_replication="000"))
-    gateway = None
-    try:
-        service = system.start_processes(Processes(work / "seaweedfs", ledger, 60, lambda _: None))
-        port, grpc = free_ports(2)
-        config = work / "s3.json"
-        private_file(config, s3_identities(KEY, SECRET))
-        with open(work / "s3.log", "wb") as log:
-            gateway = subprocess.Popen(s3_argv(weed_binary(), service.filer, port, grpc, str(config),
-                                               str(work / "s3.sock")), stdout=log, stderr=subprocess.STDOUT, cwd=work)
-        lean = s3_engine.Connection("127.0.0.1", port, KEY, SECRET)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if lean.create_bucket("bench").ok:
-                    break
-            except OSError:
-                lean.close()
-            if time.monotonic() > deadline or gateway.poll() is not None:
-                print((work / "s3.log").read_text()[-2000:])
-                return 1
-            time.sleep(0.2)
-        clients = [Lean(port), Boto(port)]
+    with seaweedfs_s3() as s3:
+        clients = [Lean(s3), Boto(s3)]
         body = os.urandom(size)
         rows: dict[str, dict[str, list[float]]] = {c.name: {"put_cpu": [], "get_cpu": [], "put_ops": [],
                                                             "get_ops": [], "get_p50": []} for c in clients}
@@ -128,12 +100,12 @@ def main() -> int:
                 keys = [f"{client.name[:4]}-{r}-{i}" for i in range(args.ops)]
                 c0, t0 = cpu(), time.monotonic()
                 for k in keys:
-                    client.put("bench", k, body)
+                    client.put(s3.bucket, k, body)
                 c1, t1 = cpu(), time.monotonic()
                 lat = []
                 for k in keys:
                     s = time.monotonic()
-                    got = client.get("bench", k)
+                    got = client.get(s3.bucket, k)
                     lat.append(time.monotonic() - s)
                     assert got == body
                 c2, t2 = cpu(), time.monotonic()
@@ -155,14 +127,7 @@ def main() -> int:
         for name, row in rows.items():
             print(f"{name:18} {m(row['put_cpu'], '.3f'):22} {m(row['get_cpu'], '.3f'):22} "
                   f"{m(row['put_ops'], '.0f'):20} {m(row['get_ops'], '.0f'):20} {m(row['get_p50'], '.2f'):18}")
-        return 0
-    finally:
-        if gateway is not None:
-            gateway.kill()
-            gateway.wait(timeout=30)
-        problems = ledger.undo()
-        if problems:
-            print("could not undo:", problems)
+    return 0
 
 
 if __name__ == "__main__":

@@ -287,7 +287,7 @@ def matrices(spec: MatrixSpec, records: list[Measurement], systems: Systems, cv_
                 value, flags = cells.get((sort_key, c.key), system, spec.metric)
                 cell = "—" if value is None else f"{value / spec.scale:.0f}"
                 s = cells.summary((sort_key, c.key), system, spec.metric)
-                if s is not None and value is not None:
+                if s is not None and value is not None and math.isfinite(s.cv):
                     cell += f" CV {s.cv * 100:.0f}%"
                 share = cells.share((sort_key, c.key), system, spec.metric)
                 if share is not None:

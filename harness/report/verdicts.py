@@ -6,6 +6,8 @@ the :class:`Table` every output reads, which carries its verdicts."""
 
 from __future__ import annotations
 
+import math
+
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -203,8 +205,8 @@ class Cells:
         value, flags = self.get(row, system, metric)
         text = self.said(metric)(value)
         s = self.summary(row, system, metric)
-        if s is not None and value is not None:
-            text += f" ±{s.ci_half_width * 100:.0f}% CV {s.cv * 100:.0f}%"
+        if s is not None and value is not None and math.isfinite(s.ci_half_width) and math.isfinite(s.cv):
+            text += f" ±{s.ci_half_width * 100:.0f}% CV {s.cv * 100:.0f}%"  # (none of a mean of 0: no share of it)
         share = self.share(row, system, metric)
         if share is not None:
             text += f" ({share * 100:.0f}%)"

@@ -451,3 +451,11 @@ def test_a_missing_aggregate_of_one_figure_leaves_the_rows_other_verdicts_as_the
         assert "no aggregate" not in verdict, row  # (no value beside it says [A])
         assert not any("A" in v.rsplit("[", 1)[-1] for v in values if v.endswith("]")), row
     assert rows[0][-1].startswith("no significant difference")  # (create: a verdict on the span figures)
+
+
+def test_a_figure_that_is_zero_in_every_repeat_shows_no_share_of_it(quick_run):
+    """A mean of 0 (an error rate of 0 % each time) has no relative interval or CV: none is
+    printed, never 'nan'."""
+    zeros = _repeats([replace(m, value=0.0) for m in quick_run if m.value is not None], [{}, {}, {}])
+    table = smallfile_table(zeros)
+    assert table.rows and not any("nan" in str(cell) for row in table.rows for cell in row)
