@@ -287,7 +287,7 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
             for tail, dash in (("p99", "solid"), ("p50", "dot")):
                 data.append({"type": "scatter", "mode": "lines+markers", "name": f"{k['system']} {tail}",
                              "x": k["x"], "y": [None if v is None else v * 1e3 for v in k[tail]], "text": text,
-                             "hovertemplate": "%{x:,.0f} I/Os per s done, %{text}: %{y:.3g} ms<extra></extra>",
+                             "hovertemplate": "%{x:,.0f} op/s done, %{text}: %{y:.3g} ms<extra></extra>",
                              "line": {"color": colour, "dash": dash}, "legendgroup": k["system"],
                              "marker": {"symbol": ["circle" if h else "circle-open" for h in k["held"]],
                                         "size": 8}})
@@ -307,7 +307,7 @@ def response_curves(c: dict[str, Any]) -> list[Figure]:
                                      "saturated; vertical: closed-loop max (dotted), path's ceiling (dashed)"),
                     "data": data,
                     "layout": {"height": 460,
-                               "xaxis": {"title": {"text": "I/Os per second done, all clients (op/s, log)"},
+                               "xaxis": {"title": {"text": "operations per second done, all clients (op/s, log)"},
                                          "type": "log", "automargin": True, **log_ticks(xs)},
                                "yaxis": {"title": {"text": "total latency (ms, log)"}, "type": "log",
                                          "automargin": True, **log_ticks(ys)}}})
@@ -340,7 +340,7 @@ def tails(c: dict[str, Any]) -> list[Figure]:
                           "showarrow": False, "font": {"color": "#d62728", "size": 10}})
         ys = [v * 1e3 for _, v in f["series"] if v is not None] + ([f["target"] * 1e3] if f["target"] else [])
         out.append({"title": _titled(f"{f['system']}: {f['figure']} at {f['offered']:,.0f} op/s offered",
-                                     f"{f['fault']}; {f['percentile']} of every client's I/Os each second"),
+                                     f"{f['fault']}; {f['percentile']} of every client's operations each second"),
                     "data": data,
                     "layout": {"height": 420, "shapes": shapes, "annotations": notes,
                                "xaxis": {"title": {"text": "seconds from the injection (s)"}, "automargin": True},

@@ -436,14 +436,14 @@ def tables(records: list[Measurement], slo: dict[str, float], name: Callable[[Sy
                "closed-loop max", "path's ceiling"]
     columns += [f"highest load within {p} ≤ {latency(t)}" for p, t in slo.items()]
     columns += [f"through the fault ({p} ≤ {latency(t)})" for p, t in through]
-    notes = [f"a load is every client's offered I/Os per second together; 'held': not saturated [S]; the "
+    notes = [f"a load is every client's offered operations (fio's I/Os, S3 requests) per second together; 'held': not saturated [S]; the "
              f"knee is the highest offered load up to which every point from the lowest is held with a p99 "
              f"at most {KNEE_P99_FACTOR:g} times the lowest load's; 'within' an SLO likewise, with the percentile "
-             "at or under its target (total latency, of every client's I/Os: their merged histograms); in "
+             "at or under its target (total latency, of every client's operations: their merged histograms); in "
              "brackets: what stopped it, the first point from the lowest that broke the rule, with its figure "
              "(where that is the lowest load, there is none)",
              "n per point: how many measurements each point's latency is the median of (one per repeat of its "
-             "cell, of each run shown; each of every client's I/Os together), the fewest–the most where the "
+             "cell, of each run shown; each of every client's operations together), the fewest–the most where the "
              "points differ",
              "closed-loop max: the same figure run as fast as it can, where the run has it (measured several "
              "times — before each point of a fraction_of_max load —: the median, and the lowest and highest); "

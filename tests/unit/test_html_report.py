@@ -191,7 +191,7 @@ def test_a_load_run_reads_as_a_decision_whose_charts_name_their_units_and_labels
     tails = [c for c in charts if "each second" in c["title"] and "offered" in c["title"]]
     assert len(curves) == 2 and len(tails) == 6, [c["title"] for c in charts]
     assert all(c["ytitle"] == "total latency (ms, log)" and c["xtitle"] ==
-               "I/Os per second done, all clients (op/s, log)" for c in curves)
+               "operations per second done, all clients (op/s, log)" for c in curves)
     assert all(c["ytitle"] == "p99 total latency (ms, log)" and c["xtitle"] == "seconds from the injection (s)"
                for c in tails)
     titles = [c["title"] for c in charts]
