@@ -1,9 +1,10 @@
 """What the S3 benches share: a SeaweedFS local lab of their own (master, 3 volume servers,
 filer) and its S3 gateway, started and checked by the ``seaweedfs-s3`` backend, for the length
-of a ``with`` block; everything undone after it."""
+of a ``with`` block; everything undone after it, its directory too."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -38,4 +39,6 @@ def seaweedfs_s3(replication: str = "000") -> Iterator[S3Access]:
             target.detach()
         problems = ledger.undo()
         if problems:
-            print("could not undo:", problems)
+            print("could not undo:", problems, "; left in", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)  # (its own directory: nothing of the lab is left in it)
