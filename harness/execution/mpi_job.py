@@ -30,7 +30,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,6 +40,7 @@ from typing import Any
 
 from harness.api.launch import Launch
 from harness.errors import BadInput, DfsbenchError, Hung
+from harness.execution.mpi_agent import HOSTS_ENV
 from harness.system import proc, signals
 from harness.system.hosts import Host
 from harness.system.ledger import tool_started
@@ -123,9 +123,8 @@ def _decide(launch: Launch, hosts: Sequence[Host]) -> Decision:
         problems.append("this machine has no mpirun (Debian package openmpi-bin)")
     if shutil.which("python3") is None:
         problems.append("this machine has no python3 on its PATH for mpirun's launch agent")
-    for path in (str(MPI_AGENT), tempfile.gettempdir()):
-        if re.search(r"\s", path):  # (mpirun splits its launch agent's line on white space)
-            problems.append(f"{path} holds white space, which mpirun's launch agent cannot")
+    if re.search(r"\s", str(MPI_AGENT)):  # (mpirun splits its launch agent's line on white space)
+        problems.append(f"{MPI_AGENT} holds white space, which mpirun's launch agent cannot")
     names: list[str] = []
     def ask(host: Host) -> subprocess.CompletedProcess[str] | str:
         try:
@@ -213,10 +212,10 @@ class MpiJob:
         self._checked = False  # (its ranks' hosts checked)
         self._unreached: list[Host] = []  # (hosts its end could not reach: left in the ledger)
 
-    def argv(self, agent_map: Path, hostfile: Path, rank_argv: Sequence[str]) -> list[str]:
+    def argv(self, hostfile: Path, rank_argv: Sequence[str]) -> list[str]:
         # (the agent's first word is one every client host has too: Open MPI's daemons look
         # for it there, and fail where it is not, though they never use it without tree spawn)
-        mca = [*MCA, ("plm_rsh_agent", f"python3 -S {MPI_AGENT} {agent_map}")]
+        mca = [*MCA, ("plm_rsh_agent", f"python3 -S {MPI_AGENT}")]
         if self.network:
             mca += [("oob_tcp_if_include", self.network), ("btl_tcp_if_include", self.network)]
         return ["mpirun", "--hostfile", str(hostfile), "-np", str(self.size),
@@ -229,21 +228,23 @@ class MpiJob:
         if len(rank_argv) != 1:  # (the same program path everywhere: one app context)
             raise DfsbenchError("the client hosts keep dfsbench's programs in different places: "
                                 f"{', '.join(' '.join(a) for a in sorted(rank_argv))}")
-        self._dir = Path(tempfile.mkdtemp(prefix="dfsbench-mpi-"))
+        # (beside the job's log, in the run's directory: a job that never reaches close
+        # leaves them there, not in the system's temporary directory)
+        self._dir = self.log.parent / f"mpi-job-{self.tag}"
+        self._dir.mkdir(parents=True, exist_ok=True)
         hostfile, agent_map = self._dir / "hostfile", self._dir / "hosts.json"
         hostfile.write_text("".join(f"{name} slots={self.per_host}\n" for name in self.hostnames))
         agent_map.write_text(json.dumps({name: host.wrap(["env", f"{JOB_ENV}={self.tag}", "sh", "-c"])
                                          for name, host in zip(self.hostnames, self.hosts)}))
-        env = dict(os.environ)
+        env = {**os.environ, HOSTS_ENV: str(agent_map)}  # (the agent's hosts: mpirun passes its environment on)
         if os.geteuid() == 0:  # (Open MPI refuses root unless told twice)
             env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         # (every host's part of the job in the ledger before it exists: a crash leaves none)
         self._ended = [tool_started(f"MPI ranks of job {self.tag} on {h.name}",
                                     stop=h.wrap(["sh", "-c", kill_script(self.tag)])) for h in self.hosts]
-        self.log.parent.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
         with open(self.log, "ab") as log:
-            self._child = subprocess.Popen(self.argv(agent_map, hostfile, next(iter(rank_argv))),
+            self._child = subprocess.Popen(self.argv(hostfile, next(iter(rank_argv))),
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                                            start_new_session=True)
         self._ended.append(tool_started(f"mpirun of job {self.tag}", pid=self._child.pid))

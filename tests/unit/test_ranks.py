@@ -19,6 +19,7 @@ from harness.api.launch import Launch, Launching
 from harness.api.target import Lineup, Target
 from harness.errors import BadInput, DfsbenchError
 from harness.execution import mpi_job, mpi_rank, together
+from harness.execution.mpi_agent import HOSTS_ENV
 from harness.execution.mpi_job import MARK, MPI_AGENT, MpiJob, kill_script
 from harness.execution.ranks import MachineShare, RankHost, gate_line
 from harness.system.hosts import LOCAL, Host, LocalHost
@@ -118,11 +119,12 @@ def test_mpiruns_word_on_a_rank_that_died_names_the_rank_and_its_host(tmp_path):
 def test_the_agent_runs_only_the_hosts_of_its_job(tmp_path):
     hosts = tmp_path / "hosts.json"
     hosts.write_text(json.dumps({"node1": ["sh", "-c"]}))
-    ran = subprocess.run([sys.executable, str(MPI_AGENT), str(hosts), "node1", "echo", "the", "daemon"],
-                         capture_output=True, text=True, timeout=30)
+    env = {**os.environ, HOSTS_ENV: str(hosts)}
+    ran = subprocess.run([sys.executable, str(MPI_AGENT), "node1", "echo", "the", "daemon"],
+                         capture_output=True, text=True, timeout=30, env=env)
     assert ran.returncode == 0 and ran.stdout == "the daemon\n"
-    refused = subprocess.run([sys.executable, str(MPI_AGENT), str(hosts), "node1;reboot", "echo", "x"],
-                             capture_output=True, text=True, timeout=30)
+    refused = subprocess.run([sys.executable, str(MPI_AGENT), "node1;reboot", "echo", "x"],
+                             capture_output=True, text=True, timeout=30, env=env)
     assert refused.returncode == 2 and "is not a host of this job" in refused.stderr and not refused.stdout
 
 
