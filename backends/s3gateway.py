@@ -14,7 +14,12 @@ import re
 import secrets
 from pathlib import Path
 
+from harness.api.contracts import Cluster
+from harness.api.systems import GATEWAY_PIDFILES, ContainerNode
 from harness.errors import DfsbenchError
+from harness.system import proc
+from harness.system.hosts import LOCAL, Host, PidfileProcess, stop_script
+from harness.system.ledger import Ledger
 from workloads import s3_engine
 
 CLIENT_NAME = "S3 (dfsbench's keep-alive SigV4 client)"
@@ -29,12 +34,76 @@ def private_file(path: Path, text: str) -> Path:
     return path
 
 
+def private_on(host: Host, path: str, text: str) -> str:
+    """:func:`private_file` on a host dfsbench reaches by command (a node of the container
+    lab): its directory and the file made only its owner's before a byte is written; the text
+    goes in on standard input, never on a command line."""
+    host.run(["sh", "-c", 'umask 077 && mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path], input=text,
+             timeout=60)
+    return path
+
+
+def secret_for_clients(cluster: Cluster, path: Path, secret_key: str) -> str:
+    """The secret key in a file of mode 0600 at ``path`` (a path under the cluster's work
+    directory) on every client host of the cluster, where the workloads' engines read it."""
+    for host in cluster.clients or (LOCAL,):
+        if host.local:
+            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+            private_file(path, secret_key + "\n")
+        else:
+            private_on(host, str(path), secret_key + "\n")
+    return str(path)
+
+
+def forget_secret(cluster: Cluster, private: Path) -> None:
+    """The directory of the key files gone from every client host that is not this machine."""
+    for host in cluster.clients:
+        if not host.local:
+            host.run(["rm", "-rf", str(private)], check=False, timeout=60)
+
+
+def start_in_node(node: ContainerNode, ledger: Ledger, what: str, tag: str, argv: list[str],
+                  cwd: str) -> PidfileProcess:
+    """A gateway started in a node of the container lab, in its foreground (``docker exec
+    -d``) in the directory ``cwd`` there (made), its pid in a file of
+    :data:`~harness.api.systems.GATEWAY_PIDFILES` (where a fault that would stop the node finds
+    it), its output in ``cwd``/gateway.out; its end in the ledger before it starts (by its
+    pid: nothing else of the node)."""
+    assert tag.isalnum()
+    pidfile = f"{GATEWAY_PIDFILES}{tag}.pid"
+    log = f"{cwd}/gateway.out"
+    ledger.command(node.wrap(["sh", "-c", stop_script(pidfile, 5.0)]), f"{what} on {node.label}")
+    node.daemon("sh", "-c", 'mkdir -p "$2" && cd "$2" && echo $$ > "$1" && shift 2 && exec "$@" >> gateway.out 2>&1',
+                "sh", pidfile, cwd, *argv)
+    started = PidfileProcess(node, pidfile, Path(log))
+    # (docker exec -d returns before the process writes its pid)
+    proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{what} to start on {node.label}",
+                  timeout=30, interval=0.1)
+    return started
+
+
 def said(answer: s3_engine.Answer) -> str:
     """An answer for a message: its status (or its transport error) and its body's start."""
     if answer.status == 0:
         return f"no answer ({answer.error})"
     text = s3_engine.printable(answer.body[:200].decode("utf-8", "replace"))
     return f"status {answer.status}" + (f": {text}" if text else "")
+
+
+def anonymous(host: str, port: int, status: int) -> tuple[bool, str]:
+    """Whether a gateway answers an anonymous GET of / with ``status`` (what it answers once it
+    serves: RGW an empty listing, 200; weed s3 with identities a refusal, 403)."""
+    import http.client
+
+    conn = http.client.HTTPConnection(host, port, timeout=2.0)
+    try:
+        conn.request("GET", "/")
+        got = conn.getresponse().status
+    except (OSError, http.client.HTTPException) as exc:
+        return False, f"does not answer ({exc})"
+    finally:
+        conn.close()
+    return got == status, f"answers {got}" + ("" if got == status else f", not {status}")
 
 
 def answers(conn: s3_engine.Connection) -> tuple[bool, str]:

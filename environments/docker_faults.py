@@ -12,6 +12,7 @@ from typing import Any
 
 from environments.nodes import Node
 from harness.api.faults import Faults, FaultSpec, Injected
+from harness.api.systems import runs_gateway
 from harness.errors import DfsbenchError
 from harness.system import proc
 
@@ -60,6 +61,11 @@ class LabFaults(Faults):
             self.systems[system].kill_data(node)
             return NodeFault(f"{name} killed on {hostname}", hostname,
                              lambda: self.systems[system].restart(made["facts"], node, False, self.node))
+        if spec.action != "pause" and runs_gateway(node):  # (started again, a node starts its system's daemons, not an attachment's gateway)
+            raise DfsbenchError(f"fault node '{hostname}' runs the S3 gateway of the target under measurement: "
+                                f"a {spec.action} of the node would end the gateway for the rest of the run",
+                                hint=f"fault a storage node of {system} instead: "
+                                     f"{', '.join(made['data'])}")
         command = {"kill": ["kill"], "stop": ["stop", "-t", "10"], "pause": ["pause"]}[spec.action]
         proc.run(["docker", *command, node.name], timeout=60)
         stores = hostname in made["data"]

@@ -1,9 +1,17 @@
 """Backend ``rgw``: Ceph's object gateway (``radosgw``, beast frontend) on the lab's cluster, an
 ``s3`` target: an endpoint, a user of the run's own and a bucket of its own.
 
-On the local lab dfsbench starts the gateway for the attachment, as a process of this host in
-the lab's ledger (node ``rgw``: what a fault names), on 127.0.0.1 at a port picked free, as a
-Ceph client of its own (``client.rgw.<tag>``, its key in a keyring of mode 0600):
+dfsbench starts the gateway for the attachment, as a Ceph client of its own
+(``client.rgw.<tag>``, its key in a keyring of mode 0600):
+
+- in the local lab, as a process of this host in the lab's ledger (node ``rgw``: what a fault
+  names), on 127.0.0.1 at a port picked free;
+- in the container lab, in the monitor's node (``ceph-mon1``: no OSD there), at port
+  :data:`NODE_PORT` of its address, its files under :data:`NODE_DIR` on the node's volume, its
+  end in the lab's ledger; the clients reach it over their shaped links. A fault that would kill
+  or stop that node is refused while it runs (the node started again would not start it);
+
+and in either:
 
 - **its pools first**, :data:`POOLS`, :data:`PG_NUM` placement groups each, the application
   ``rgw`` enabled, awaited active+clean. Left to itself RGW creates them one after another as
@@ -26,19 +34,20 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from backends.ceph.client import CephBackend, CephCli, CephService
-from backends.ceph.lab import MonSession, pgs_clean
-from backends.s3gateway import CLIENT_NAME, check_gateway, drop_buckets, private_file, said
+from backends.ceph.lab import SESSION_SCRIPT, MonSession, pgs_clean
+from backends.s3gateway import (CLIENT_NAME, anonymous, check_gateway, drop_buckets, forget_secret, private_file,
+                                private_on, said, secret_for_clients, start_in_node)
 from harness.api import daemons
 from harness.api.attach import Attaching
 from harness.api.contracts import Cluster, Options
+from harness.api.systems import ContainerNode
 from harness.api.tables import CLIENT, REPLICAS, VERSION, phrases
 from harness.api.target import S3Access, Target
 from harness.errors import DfsbenchError
@@ -53,6 +62,8 @@ POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rgw.lo
          "default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")
 DATA_POOL = "default.rgw.buckets.data"
 SOCKET_MAX = 100  # (a unix socket's path is at most 107 bytes)
+NODE_PORT = 7480  # radosgw's port in a node of the container lab (a network namespace of its own)
+NODE_DIR = "/data/dfsbench-rgw-"  # its directory there (+ its tag), on the node's data volume
 CEPHX_KEY = re.compile(r"[A-Za-z0-9+/]{20,200}={0,2}")
 ACCESS = re.compile(r"[A-Za-z0-9]{16,128}")
 SECRET = re.compile(r"[A-Za-z0-9+/=]{20,128}")
@@ -68,7 +79,7 @@ class Rgw(CephBackend):
     name = "rgw"
     display = "Ceph RGW"
     target_kind = "s3"
-    environments = frozenset({"local"})  # (its gateway is started on this host: the local lab only, so far)
+    environments = frozenset({"local", "docker"})  # (a gateway dfsbench starts: not on an existing site, so far)
     settings = ("settings",)
     Options = RgwOptions
     options: RgwOptions
@@ -83,21 +94,30 @@ class Rgw(CephBackend):
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         service = cluster.service("ceph", CephService, self.name)
         cli = CephCli.of(cluster, self.name)
-        cli.host.require("radosgw", "radosgw")
+        # (in the container lab, on the monitor's node; in the local lab, a process of this host)
+        node = cli.server if isinstance(cli.server, ContainerNode) else None
+        (node or cli.host).require("radosgw", "radosgw")
         tag = secrets.token_hex(3)
         who = f"client.rgw.dfsbench{tag}"
         root = workdir / "rgw"
         private = root / "private"
         log = root / "radosgw.log"
-        port = daemons.free_ports(1)[0]
-        asok = root / "run" / "radosgw.asok"
+        inside = f"{NODE_DIR}{tag}"  # (its directory in the node)
+        port = NODE_PORT if node is not None else daemons.free_ports(1)[0]
+        host = node.address() if node is not None else "127.0.0.1"
+        helper = None if node is None else node.wrap(["python3", "-c", SESSION_SCRIPT.read_text()], interactive=True)
+
+        def session() -> MonSession:
+            return MonSession(Path(service.conf), Path(service.keyring), root / "session.log", connect_timeout=60,
+                              helper=helper)
+
         with Attaching(cluster.ledger, f"{self.name}/{self.variant}") as attach:
-            with attach.step("the gateway's key files", lambda: shutil.rmtree(private, ignore_errors=True)):
+            with attach.step("the gateway's key files", lambda: self._unkeyed(cluster, node, private, inside)):
                 private.mkdir(parents=True, mode=0o700, exist_ok=True)
                 os.chmod(private, 0o700)
             (root / "run").mkdir(exist_ok=True)
             (root / "data").mkdir(exist_ok=True)
-            pools = Pools(cli, service, root / "session.log")
+            pools = Pools(cli, session)
             # (the monitor's fast commits for the pools' making: a step of their own, so that a set-up
             # that fails anywhere takes them out again, by the ledger's commands where the session died)
             with attach.step("the monitor's fast commits while the gateway's pools are made"):
@@ -105,29 +125,43 @@ class Rgw(CephBackend):
             with attach.step("the gateway's pools", pools.delete) as pools.step:
                 pools.create()
             pools.settle()
-            with MonSession(Path(service.conf), Path(service.keyring), root / "session.log",
-                            connect_timeout=60) as mon:
+            with session() as mon:
                 with attach.step(f"the key of {who}"):
                     cli.created(f"the key of {who}", "auth", "del", who)  # (first: a key made is never left)
                     # (its OSD caps: the pools whose application is rgw, the gateway's alone)
                     made = mon.command("auth get-or-create", entity=who, caps=["mon", "allow rw",
                                                                                "osd", "allow rwx tag rgw *=*"])
                 key = _auth_key(made, who)
-                keyring = private_file(private / "keyring", f"[{who}]\n\tkey = {key}\n")
                 size = mon.command("osd pool get", pool=DATA_POOL, var="size")
-            argv = ["radosgw", "-f", "-c", service.conf, "-n", who, "--keyring", str(keyring),
-                    f"--rgw_frontends=beast endpoint=127.0.0.1:{port}", f"--rgw_data={root / 'data'}",
-                    f"--run_dir={root / 'run'}", f"--log_file={log}",
+            keyring_text = f"[{who}]\n\tkey = {key}\n"
+            if node is None:
+                keyring = str(private_file(private / "keyring", keyring_text))
+                places = {"data": str(root / "data"), "run": str(root / "run"), "log": str(log),
+                          "asok": str(root / "run" / "radosgw.asok")}
+            else:
+                keyring = private_on(node, f"{inside}/private/keyring", keyring_text)
+                places = {"data": f"{inside}/data", "run": f"{inside}/run", "log": f"{inside}/radosgw.log",
+                          "asok": f"{inside}/run/radosgw.asok"}
+            asok = str(places["asok"])
+            argv = ["radosgw", "-f", "-c", service.conf, "-n", who, "--keyring", keyring,
+                    f"--rgw_frontends=beast endpoint={'0.0.0.0' if node is not None else host}:{port}",
+                    f"--rgw_data={places['data']}", f"--run_dir={places['run']}", f"--log_file={places['log']}",
                     f"--rgw_thread_pool_size={self.options.thread_pool_size}",
-                    f"--admin_socket={asok if len(str(asok).encode()) <= SOCKET_MAX else ''}"]
-            # (undone as whatever process runs as the node then: a fault's restore starts another)
-            with attach.step(f"radosgw at 127.0.0.1:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
-                # (an anonymous ListBuckets: an empty listing, 200, once it serves)
-                probe = (f"http://127.0.0.1:{port}/", 200)
-                gateway = daemons.launch(cluster.ledger, "radosgw", argv, root / "radosgw.out", cwd=root, grace=5.0,
-                                         node=GATEWAY_NODE, probe=probe)
-                daemons.ready(lambda: daemons.answers(*probe), what="Ceph's object gateway to answer", timeout=120,
-                              interval=0.1, alive=gateway.died, log=log)
+                    f"--admin_socket={asok if len(asok.encode()) <= SOCKET_MAX else ''}"]
+            # (an anonymous ListBuckets: an empty listing, 200, once it serves)
+            if node is None:
+                # (undone as whatever process runs as the node then: a fault's restore starts another)
+                with attach.step(f"radosgw at {host}:{port}", lambda: daemons.stop_node(cluster.ledger, GATEWAY_NODE)):
+                    probe = (f"http://{host}:{port}/", 200)
+                    gateway = daemons.launch(cluster.ledger, "radosgw", argv, root / "radosgw.out", cwd=root,
+                                             grace=5.0, node=GATEWAY_NODE, probe=probe)
+                    daemons.ready(lambda: daemons.answers(*probe), what="Ceph's object gateway to answer",
+                                  timeout=120, interval=0.1, alive=gateway.died, log=log)
+            else:
+                with attach.step(f"radosgw on {node.label} at {host}:{port}"):
+                    started = start_in_node(node, cluster.ledger, "radosgw", tag, argv, f"{inside}/run")
+                    daemons.ready(lambda: anonymous(host, port, 200), what=f"Ceph's object gateway on {node.label} "
+                                  "to answer", timeout=120, interval=0.2, alive=started.died)
             uid = f"dfsbench-{tag}"
             # (the user lives in the gateway's pools, and goes with them: no step of its own)
             made_user = cli.host.run(["radosgw-admin", *cli.args(), "user", "create", f"--uid={uid}",
@@ -136,28 +170,38 @@ class Rgw(CephBackend):
             if made_user.returncode != 0:
                 raise DfsbenchError(f"radosgw-admin could not make the gateway's user {uid} (exit "
                                     f"{made_user.returncode}): {secret.redact(made_user.stderr)[-500:]}")
-            secret_file = private_file(private / "secret", secret_key + "\n")
-            conn = s3_engine.Connection("127.0.0.1", port, access_key, secret_key, timeout_s=30)
+            secret_file = secret_for_clients(cluster, private / "secret", secret_key)
+            conn = s3_engine.Connection(host, port, access_key, secret_key, timeout_s=30)
             bucket = "dfsbench-" + secrets.token_hex(4)
             # (emptied and deleted through the gateway; where it cannot be, with the pools that hold it)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 created = conn.create_bucket(bucket)
                 if not created.ok:
                     raise DfsbenchError(f"{self.name}: the gateway would not create bucket {bucket}: {said(created)}",
-                                        hint=f"its log: {log}")
-            check_gateway(conn, bucket, f"{self.name} at 127.0.0.1:{port}")
+                                        hint=f"its log: {places['log']}" + (f" on {node.label}" if node else ""))
+            check_gateway(conn, bucket, f"{self.name} at {host}:{port}")
             replicas = int(size.get("size", 0)) if isinstance(size, dict) else 0
             description: dict[str, Any] = {
                 **cli.describe(), "client": CLIENT_NAME, "gateway": "radosgw (beast)", "replicas": replicas or None,
                 "pool": DATA_POOL, "pool_size": replicas or None, "pg_num": PG_NUM,
-                "endpoint": f"127.0.0.1:{port}", "signatures": "checked (a wrong secret is refused)",
+                "endpoint": f"{node.label if node else host}:{port}", "signatures": "checked (a wrong secret is refused)",
                 "environment": cluster.environment,
                 "settings": {"rgw_thread_pool_size": str(self.options.thread_pool_size)},
             }
-            access = S3Access("127.0.0.1", port, access_key, str(secret_file), bucket)
+            if node is not None:
+                description["gateway_node"] = node.label
+            access = S3Access(host, port, access_key, secret_file, bucket)
             return Target("s3", None, self.name, self.variant, description, detach=attach.detach, access=access,
-                          server_host="127.0.0.1", backing=Path(service.backing) if service.backing else None,
+                          server_host=host, backing=Path(service.backing) if service.backing else None,
                           host=cli.host, hosts=cluster.clients or (cli.host,), server=cli.server)
+
+    @staticmethod
+    def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
+        """The gateway's key files gone: here, on every client host, and in its node."""
+        shutil.rmtree(private, ignore_errors=True)
+        forget_secret(cluster, private)
+        if node is not None:
+            node.run(["rm", "-rf", inside], check=False, timeout=60)
 
 
 # while the gateway's pools are made or deleted (a map committed every 50 ms, not every second;
@@ -173,15 +217,12 @@ class Pools:
     at its one commit a second. A pool of those names that is there already is not the
     attachment's: it is refused, never taken over (and deleted at the end)."""
 
-    def __init__(self, cli: CephCli, service: CephService, log: Path) -> None:
-        self.cli, self.service, self.log = cli, service, log
+    def __init__(self, cli: CephCli, session: Callable[[], MonSession]) -> None:
+        self.cli, self._session = cli, session
         self.made: list[str] = []
         self.ids: frozenset[str] = frozenset()
         self.step: Any = None
         self.hurried: frozenset[str] = frozenset()  # the ledger's removals of the fast commits' settings
-
-    def _session(self) -> MonSession:
-        return MonSession(Path(self.service.conf), Path(self.service.keyring), self.log, connect_timeout=60)
 
     def hurry(self) -> None:
         """The monitor committing at once (each setting's removal in the ledger first)."""

@@ -44,7 +44,7 @@ class Ceph(System, LocalFaults, CephContainers, OnSite):
     contract = CONTRACT
     client = "ceph-fuse, librados, librbd"
     Service = CephService
-    packages = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse")
+    packages = ("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-fuse", "radosgw")
     LocalOptions = CephLocalOptions
     Site = CephSpec
 

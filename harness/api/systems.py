@@ -412,6 +412,19 @@ def with_sites(base: type[Options], systems: Mapping[str, type[System]]) -> type
     return made
 
 
+# where a gateway an attachment runs in a container node (an S3 gateway) keeps its pid: a
+# fault that would stop the whole node finds it there and is refused (a node started again
+# starts its system's daemons, not an attachment's gateway)
+GATEWAY_PIDFILES = "/run/dfsbench-gateway-"
+
+
+def runs_gateway(node: ContainerNode) -> bool:
+    """Whether an attachment's gateway runs in the node (:data:`GATEWAY_PIDFILES`)."""
+    found = node.run(["sh", "-c", f'for f in {GATEWAY_PIDFILES}*.pid; do [ -e "$f" ] && kill -0 "$(cat "$f")" '
+                                  '2>/dev/null && exit 0; done; exit 1'], check=False, timeout=30)
+    return found.returncode == 0
+
+
 def wait_running(node: ContainerNode, daemons: dict[str, int], timeout: float) -> None:
     """Wait until the node runs this many processes of each daemon: a restore returns only
     when the node's daemons run again (what happens after is the system's recovery)."""

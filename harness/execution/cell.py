@@ -382,10 +382,11 @@ def verify(kept: list[Written], timeline: Timeline, target: Target, workload: Wo
         other = next((h for h in peers if h.machine.label != written.writer.machine.label), None)
         if other is None and not written.cacheless:
             return "not checked (one client only: a read on the writer could come from its cache)"
-        if other is None:  # (no cache of the client's to answer: the writer reads from the storage)
-            other, view, step = written.writer, target.on(written.writer), "no client cache"
+        other = other or written.writer
+        view = target.on(other)
+        if written.cacheless:  # (no cache of a client's answers it: each read asks the storage, on any client)
+            step = "no client cache"
         else:
-            view = target.on(other)
             step = view.drop_caches()  # (it may have read the file back in the cell: its caches go first)
             if not caches_dropped(step):
                 return (f"not checked (the caches of {other.label}, which may have read it in the cell, could not "

@@ -497,3 +497,33 @@ def test_a_fault_chart_says_its_times_on_its_axis_clock(tmp_path):
     assert len(titles) == 6 and not any(" at 10." in t or "back at" in t for t in titles), titles
     for f, title in zip(load["faults"], titles):
         assert f"restored {f['moments']['restored']:.1f} s after the injection" in title, title
+
+
+def test_an_object_stores_data_is_read_on_the_other_client_with_no_cache_to_drop():
+    """With two clients, objects are read back on the client that did not write them, and no
+    cache of its is dropped first, nor needed: a container's client can drop none, and an S3
+    read asks the gateway (a file system's data there is not checked: its cache could answer)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from harness.api.target import S3Access, Target
+    from harness.execution.cell import verify
+    from harness.system.hosts import LocalHost
+
+    one, two = LocalHost(), LocalHost()
+    one.name, two.name = "client1", "client2"
+    # (cache_kept: what a client whose caches cannot be dropped says, as a container's)
+    s3 = Target("s3", None, "rgw", "default", hosts=(one, two), host=one, cache_kept=True,
+                access=S3Access("10.0.0.2", 7480, "k", "/nonexistent", "dfsbench-00000000"))
+    timeline = Timeline(System(Clock(), 0), "ceph", FaultSpec(action="kill", after_s=1))
+    timeline.injected_at, timeline.restored_at = 100.0, 110.0
+    workload = type("W", (), {"name": "s3", "verification": lambda self: "every object read back"})()
+    read_on: list[str] = []
+    written = replace(kept(one, 99, 104, log=read_on), cacheless=True)
+    assert verify([written], timeline, s3, workload, True, True) == \
+        "yes (every object read back, read on client2 (no client cache) after the system was healthy)"
+    assert read_on == ["client2"]
+    # a file system's data, where the other client's cache cannot be dropped: not checked
+    fs = Target("path", Path("/mnt/x"), "cephfs", "default", hosts=(one, two), host=one, cache_kept=True)
+    assert verify([kept(one, 99, 104)], timeline, fs, workload, True, True).startswith(
+        "not checked (the caches of client2")
