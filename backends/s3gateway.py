@@ -12,14 +12,23 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from harness.api.contracts import Cluster
+from pydantic import Field, model_validator
+
+from harness.api.attach import Attaching
+from harness.api.contracts import Backend, Cluster, Options
+from harness.api.fields import host_address
 from harness.api.systems import GATEWAY_PIDFILES, ContainerNode
-from harness.errors import DfsbenchError
-from harness.system import proc
+from harness.api.target import S3Access, Target
+from harness.errors import BadInput, DfsbenchError
+from harness.system import proc, secret
 from harness.system.hosts import LOCAL, Host, PidfileProcess, stop_script
 from harness.system.ledger import Ledger
+from harness.system.secret import SecretReference, expand
 from workloads import s3_engine
 
 CLIENT_NAME = "S3 (dfsbench's keep-alive SigV4 client)"
@@ -32,6 +41,93 @@ def private_file(path: Path, text: str) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+ACCESS_KEY = re.compile(r"[A-Za-z0-9+/=_.-]{3,128}")  # (it goes into a header: nothing that ends one)
+SECRET_KEY = re.compile(r"[!-~]{8,256}")  # (a line of a file: printable, no space, no line's end)
+
+
+class S3Site(Options):
+    """An S3 gateway of a site that exists (``environment.options.<system>.s3``), as this
+    machine and the client hosts reach it: dfsbench makes, checks and removes the run's buckets
+    from this machine, and the workloads' engines on the client hosts send their requests."""
+
+    endpoint: str = Field(pattern=r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$", description="the gateway's host:port, "
+                          "plain HTTP and path-style requests, e.g. 10.0.0.5:7480")
+    access_key: SecretReference = Field(description="the access key of a user that may create buckets "
+                                        "(better ${NAME} or file:PATH)")
+    secret_key: SecretReference = Field(description="its secret key (better ${NAME} or file:PATH): it goes only "
+                                        "to files of mode 0600, on this machine and the client hosts")
+    region: str = Field("us-east-1", pattern=r"^[a-z0-9-]{1,32}$", description="the region its signatures name")
+
+    @model_validator(mode="after")
+    def _reachable_as_given(self) -> S3Site:
+        host, port = self.endpoint.rsplit(":", 1)
+        try:
+            host_address(host)
+        except ValueError as exc:
+            raise ValueError(f"endpoint: {exc}") from None
+        if not 0 < int(port) < 65536:
+            raise ValueError(f"endpoint: port {port} is not 1 to 65535")
+        if not ACCESS_KEY.fullmatch(expand(self.access_key)):
+            raise ValueError("access_key: 3 to 128 letters, digits or + / = _ . -")
+        if not SECRET_KEY.fullmatch(expand(self.secret_key)):
+            raise ValueError("secret_key: 8 to 256 printable characters, no space")
+        return self
+
+
+def found_on_site(spec: S3Site | None, private: Path | None, system: str) -> dict[str, Any]:
+    """What a backend needs of the site's gateway (kept with the system's service, in the
+    lab's ledger): its endpoint, region and access key, and the file of mode 0600 in
+    dfsbench's own directory on this machine that holds its secret key (never the key itself).
+    Nothing where the site has no gateway, or where no file may be written (a status check)."""
+    if spec is None or private is None:
+        return {}
+    host, port = spec.endpoint.rsplit(":", 1)
+    path = private_file(private / f"{system}-s3.secret", secret.remember(expand(spec.secret_key)) + "\n")
+    return {"host": host, "port": int(port), "region": spec.region,
+            "access_key": secret.remember(expand(spec.access_key)), "secret_file": str(path)}
+
+
+def site_target(backend: Backend, cluster: Cluster, workdir: Path, site: dict[str, Any],
+                description: dict[str, Any], host: Host) -> Target:
+    """The target of an S3 backend on a site that exists: the site's gateway (``site``, from
+    :func:`found_on_site`), checked as every gateway is, a bucket of the run's own made there
+    and removed at the end, the secret key in a file of mode 0600 on every client host."""
+    name = f"{backend.name}/{backend.variant}"
+    if not site:
+        raise BadInput(f"{name} on an existing site: the site's description names no S3 gateway",
+                       hint=f"add environment.options.{sorted(backend.requires)[0]}.s3: {{endpoint: HOST:PORT, "
+                            "access_key: ${NAME}, secret_key: ${NAME}}")
+    address, port = str(site["host"]), int(site["port"])
+    secret_key = secret.remember(Path(site["secret_file"]).read_text().rstrip("\n"))
+    conn = s3_engine.Connection(address, port, str(site["access_key"]), secret_key, timeout_s=30,
+                                region=str(site["region"]))
+    reached, how = answers(conn)
+    if not reached:
+        raise DfsbenchError(f"{name}: the S3 gateway at {address}:{port} did not answer a signed request from this "
+                            f"machine: {how}", hint="dfsbench makes and checks the run's bucket from this machine: "
+                            "check the endpoint, the keys, and that this machine reaches it")
+    private = workdir / "s3-private"
+    with Attaching(cluster.ledger, name) as attach:
+        def unkeyed() -> None:
+            shutil.rmtree(private, ignore_errors=True)
+            forget_secret(cluster, private)
+
+        with attach.step("the secret key's files", unkeyed):
+            secret_file = secret_for_clients(cluster, private / "secret", secret_key)
+        bucket = "dfsbench-" + secrets.token_hex(4)
+        with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
+            made = conn.create_bucket(bucket)
+            if not made.ok:
+                raise DfsbenchError(f"{name}: the gateway would not create bucket {bucket}: {said(made)}",
+                                    hint="the site's user must be allowed to create buckets")
+        check_gateway(conn, bucket, f"{name} at {address}:{port}")
+        access = S3Access(address, port, str(site["access_key"]), secret_file, bucket, region=str(site["region"]))
+        description = {**description, "client": CLIENT_NAME, "endpoint": f"{address}:{port}",
+                       "signatures": "checked (a wrong secret is refused)", "environment": cluster.environment}
+        return Target("s3", None, backend.name, backend.variant, description, detach=attach.detach, access=access,
+                      server_host=address, host=host, hosts=cluster.clients or (host,))
 
 
 def private_on(host: Host, path: str, text: str) -> str:
@@ -55,11 +151,30 @@ def secret_for_clients(cluster: Cluster, path: Path, secret_key: str) -> str:
     return str(path)
 
 
-def forget_secret(cluster: Cluster, private: Path) -> None:
-    """The directory of the key files gone from every client host that is not this machine."""
+def forget_secret(cluster: Cluster, place: Path) -> None:
+    """The directory that holds the key files (the attachment's own there) gone from every
+    client host that is not this machine; one that could not be removed is an error."""
     for host in cluster.clients:
         if not host.local:
-            host.run(["rm", "-rf", str(private)], check=False, timeout=60)
+            host.run(["rm", "-rf", str(place)], timeout=60)
+
+
+def node_address(node: ContainerNode) -> str:
+    """The node's address on the lab's network, as this machine and the clients reach it: one
+    IPv4 address (nothing else goes into a URL)."""
+    import ipaddress
+
+    found = node.address()
+    try:
+        return str(ipaddress.IPv4Address(found))
+    except ValueError:
+        raise DfsbenchError(f"the container lab's node {node.label} has no single address on the lab's network "
+                            f"(docker inspect said {found[:80]!r})") from None
+
+
+def node_log(node: ContainerNode, path: str) -> Callable[[], str | None]:
+    """A gateway's log in its node, for an error (its directory goes with a failed attachment)."""
+    return lambda: node.tail(Path(path))
 
 
 def start_in_node(node: ContainerNode, ledger: Ledger, what: str, tag: str, argv: list[str],
@@ -71,14 +186,13 @@ def start_in_node(node: ContainerNode, ledger: Ledger, what: str, tag: str, argv
     pid: nothing else of the node)."""
     assert tag.isalnum()
     pidfile = f"{GATEWAY_PIDFILES}{tag}.pid"
-    log = f"{cwd}/gateway.out"
     ledger.command(node.wrap(["sh", "-c", stop_script(pidfile, 5.0)]), f"{what} on {node.label}")
     node.daemon("sh", "-c", 'mkdir -p "$2" && cd "$2" && echo $$ > "$1" && shift 2 && exec "$@" >> gateway.out 2>&1',
                 "sh", pidfile, cwd, *argv)
-    started = PidfileProcess(node, pidfile, Path(log))
+    started = PidfileProcess(node, pidfile, Path(f"{cwd}/gateway.out"))
     # (docker exec -d returns before the process writes its pid)
     proc.wait_for(lambda: (started.pid() is not None, "no pid yet"), what=f"{what} to start on {node.label}",
-                  timeout=30, interval=0.1)
+                  timeout=30, interval=0.1, log=node_log(node, f"{cwd}/gateway.out"))
     return started
 
 

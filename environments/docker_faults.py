@@ -62,8 +62,8 @@ class LabFaults(Faults):
             return NodeFault(f"{name} killed on {hostname}", hostname,
                              lambda: self.systems[system].restart(made["facts"], node, False, self.node))
         if spec.action != "pause" and runs_gateway(node):  # (started again, a node starts its system's daemons, not an attachment's gateway)
-            raise DfsbenchError(f"fault node '{hostname}' runs the S3 gateway of the target under measurement: "
-                                f"a {spec.action} of the node would end the gateway for the rest of the run",
+            raise DfsbenchError(f"fault node '{hostname}' runs an S3 gateway an attachment started: a {spec.action} "
+                                "of the node would end the gateway for the rest of the run",
                                 hint=f"fault a storage node of {system} instead: "
                                      f"{', '.join(made['data'])}")
         command = {"kill": ["kill"], "stop": ["stop", "-t", "10"], "pause": ["pause"]}[spec.action]

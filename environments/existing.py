@@ -161,6 +161,14 @@ class ExistingEnvironment(LabEnvironment):
                 raise BadInput(f"backends {', '.join(b.name for b in backends if service in b.requires)} "
                                f"need the '{service}' cluster, and environment 'existing' does not say "
                                "how to reach one", hint=f"add environment.options.{service}")
+        for b in backends:  # (an object store's backend measures the site's own gateway: it must be named)
+            if b.target_kind == "s3":
+                for service in sorted(b.requires):
+                    if getattr(self.site(service), "s3", None) is None:
+                        raise BadInput(f"backend {b.name}/{b.variant} measures the site's S3 gateway, and "
+                                       f"environment.options.{service} names none",
+                                       hint=f"add environment.options.{service}.s3: {{endpoint: HOST:PORT, "
+                                            "access_key: ${NAME}, secret_key: ${NAME}}")
         if self.options.allow_create:
             return
         for b in backends:

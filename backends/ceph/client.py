@@ -8,7 +8,7 @@ import contextlib
 import json
 import re
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,6 +43,7 @@ class CephService:
     mounted: str = ""  # already mounted there on every client host (not by dfsbench): used as it is
     cluster: dict[str, Any] | None = None  # how an existing cluster is built (status, OSD tree, pools)
     storage_nodes: int = 0  # hosts its OSDs are spread over, each with a link of its own (0: not known)
+    s3: dict[str, Any] = field(default_factory=dict)  # an existing site's RGW (backends.s3gateway.found_on_site)
 
     @property
     def mon_host(self) -> str:

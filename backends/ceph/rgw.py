@@ -43,7 +43,8 @@ from pydantic import Field
 from backends.ceph.client import CephBackend, CephCli, CephService
 from backends.ceph.lab import SESSION_SCRIPT, MonSession, pgs_clean
 from backends.s3gateway import (CLIENT_NAME, anonymous, check_gateway, drop_buckets, forget_secret, private_file,
-                                private_on, said, secret_for_clients, start_in_node)
+                                node_address, node_log, private_on, said, secret_for_clients, site_target,
+                                start_in_node)
 from harness.api import daemons
 from harness.api.attach import Attaching
 from harness.api.contracts import Cluster, Options
@@ -79,7 +80,6 @@ class Rgw(CephBackend):
     name = "rgw"
     display = "Ceph RGW"
     target_kind = "s3"
-    environments = frozenset({"local", "docker"})  # (a gateway dfsbench starts: not on an existing site, so far)
     settings = ("settings",)
     Options = RgwOptions
     options: RgwOptions
@@ -89,11 +89,17 @@ class Rgw(CephBackend):
         return phrases(description, VERSION, REPLICAS, CLIENT)
 
     def creates(self) -> str:
-        return "the gateway's pools, a user and a bucket"
+        return "a bucket (in a lab, the gateway's pools and a user too)"
 
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         service = cluster.service("ceph", CephService, self.name)
         cli = CephCli.of(cluster, self.name)
+        if cluster.environment == "existing":  # (the site's own gateway: nothing started, nothing made but a bucket)
+            size = next((p.get("size") for p in (service.cluster or {}).get("pools") or []
+                         if p.get("pool") == DATA_POOL), None)
+            return site_target(self, cluster, workdir, service.s3, {
+                **cli.describe(), "gateway": "radosgw (the site's)", "pool": DATA_POOL if size else None,
+                "replicas": size if isinstance(size, int) and size > 0 else None}, cli.host)
         # (in the container lab, on the monitor's node; in the local lab, a process of this host)
         node = cli.server if isinstance(cli.server, ContainerNode) else None
         (node or cli.host).require("radosgw", "radosgw")
@@ -104,7 +110,7 @@ class Rgw(CephBackend):
         log = root / "radosgw.log"
         inside = f"{NODE_DIR}{tag}"  # (its directory in the node)
         port = NODE_PORT if node is not None else daemons.free_ports(1)[0]
-        host = node.address() if node is not None else "127.0.0.1"
+        host = node_address(node) if node is not None else "127.0.0.1"
         helper = None if node is None else node.wrap(["python3", "-c", SESSION_SCRIPT.read_text()], interactive=True)
 
         def session() -> MonSession:
@@ -161,7 +167,8 @@ class Rgw(CephBackend):
                 with attach.step(f"radosgw on {node.label} at {host}:{port}"):
                     started = start_in_node(node, cluster.ledger, "radosgw", tag, argv, f"{inside}/run")
                     daemons.ready(lambda: anonymous(host, port, 200), what=f"Ceph's object gateway on {node.label} "
-                                  "to answer", timeout=120, interval=0.2, alive=started.died)
+                                  "to answer", timeout=120, interval=0.2, alive=started.died,
+                                  log=node_log(node, places["log"]))
             uid = f"dfsbench-{tag}"
             # (the user lives in the gateway's pools, and goes with them: no step of its own)
             made_user = cli.host.run(["radosgw-admin", *cli.args(), "user", "create", f"--uid={uid}",
@@ -178,13 +185,14 @@ class Rgw(CephBackend):
                 created = conn.create_bucket(bucket)
                 if not created.ok:
                     raise DfsbenchError(f"{self.name}: the gateway would not create bucket {bucket}: {said(created)}",
-                                        hint=f"its log: {places['log']}" + (f" on {node.label}" if node else ""))
+                                        hint=f"its log: {log}" if node is None else
+                                        f"its log on {node.label} ends: {node_log(node, places['log'])()}")
             check_gateway(conn, bucket, f"{self.name} at {host}:{port}")
             replicas = int(size.get("size", 0)) if isinstance(size, dict) else 0
             description: dict[str, Any] = {
                 **cli.describe(), "client": CLIENT_NAME, "gateway": "radosgw (beast)", "replicas": replicas or None,
                 "pool": DATA_POOL, "pool_size": replicas or None, "pg_num": PG_NUM,
-                "endpoint": f"{node.label if node else host}:{port}", "signatures": "checked (a wrong secret is refused)",
+                "endpoint": f"{host}:{port}", "signatures": "checked (a wrong secret is refused)",
                 "environment": cluster.environment,
                 "settings": {"rgw_thread_pool_size": str(self.options.thread_pool_size)},
             }
@@ -199,9 +207,9 @@ class Rgw(CephBackend):
     def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
         """The gateway's key files gone: here, on every client host, and in its node."""
         shutil.rmtree(private, ignore_errors=True)
-        forget_secret(cluster, private)
+        forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
         if node is not None:
-            node.run(["rm", "-rf", inside], check=False, timeout=60)
+            node.run(["rm", "-rf", inside], timeout=60)
 
 
 # while the gateway's pools are made or deleted (a map committed every 50 ms, not every second;

@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from backends.ceph import client as ceph_client
 from backends.ceph.client import CephCli, CephService, keyring_keys
+from backends.s3gateway import S3Site, found_on_site
 from harness.api.contracts import NAME_PATTERN, HostPath, Name, Options, PlainPath
 from harness.errors import BadInput, DfsbenchError
 from harness.system.hosts import Host
@@ -53,6 +54,8 @@ class CephSpec(Options):
     fs_name: Name = "cephfs"
     mounted: PlainPath | None = Field(None, description="CephFS is already mounted here on every client "
                                  "host: use it as it is")
+    s3: S3Site | None = Field(None, description="the site's object gateway (RGW), for the backend rgw: "
+                              "{endpoint: HOST:PORT, access_key: ${NAME}, secret_key: ${NAME}}")
 
     @model_validator(mode="after")
     def _one_way(self) -> CephSpec:
@@ -109,7 +112,8 @@ class CephAccessSetup:
                            replicas=described["data_pool_size"], osds=described["osds"],
                            version=described["version"], log_dir="", phases={}, client=s.client,
                            mounted=str(s.mounted) if s.mounted else "", cluster=described["cluster"],
-                           storage_nodes=osd_hosts(described["cluster"].get("osd_tree") or ""))
+                           storage_nodes=osd_hosts(described["cluster"].get("osd_tree") or ""),
+                           s3=found_on_site(s.s3, self.private, "ceph"))
 
     def _check_files(self, host: Host, conf: str, keyring: str) -> None:
         """Both files readable on the host; the keyring's keys hidden from every output."""

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from backends.s3gateway import (CLIENT_NAME, anonymous, answers, check_gateway, drop_buckets, forget_secret,
-                                private_file, private_on, said, secret_for_clients, start_in_node)
+                                node_address, node_log, private_file, private_on, said, secret_for_clients,
+                                site_target, start_in_node)
 from backends.seaweedfs.system import SeaweedFS
 from backends.seaweedfs.weed import OWN_CONFIG, Replication, SeaweedService, s3_argv, s3_identities, weed_binary
 from harness.api import daemons
@@ -55,7 +56,6 @@ class SeaweedS3(Backend):
     network = True
     requires = frozenset({"seaweedfs"})
     target_kind = "s3"
-    environments = frozenset({"local", "docker"})  # (a gateway dfsbench starts: not on an existing site, so far)
     settings = ("settings",)
     topology = ("replication",)
 
@@ -75,6 +75,12 @@ class SeaweedS3(Backend):
     def open(self, cluster: Cluster, workdir: Path) -> Target:
         service = cluster.service("seaweedfs", SeaweedService, self.name)
         host = cluster.clients[0] if cluster.clients else LOCAL
+        if cluster.environment == "existing":  # (the site's own gateway: nothing started, nothing made but a bucket)
+            chosen = service.replication
+            return site_target(self, cluster, workdir, service.s3, {
+                "system": "seaweedfs", "gateway": "weed s3 (the site's)", "version": service.version,
+                "replication": chosen or None, "replicas": Replication(chosen).copies if chosen else None,
+                "volume_servers": service.volume_servers, "storage_nodes": service.storage_nodes}, host)
         # (in the container lab, on the filer's node; in the local lab, a process of this host)
         found = cluster.servers.get(service.filer.rsplit(":", 1)[0])
         node = found if isinstance(found, ContainerNode) else None
@@ -85,7 +91,7 @@ class SeaweedS3(Backend):
         tag = secrets.token_hex(3)
         inside = f"{NODE_DIR}{tag}"  # (its directory in the node)
         port, grpc = NODE_PORTS if node is not None else daemons.free_ports(2)
-        address = node.address() if node is not None else "127.0.0.1"
+        address = node_address(node) if node is not None else "127.0.0.1"
         socket = f"{inside}/s3.sock" if node is not None else str(root / "s3.sock")
         log = root / "s3.log"
         identities = s3_identities(access_key, secret_key)
@@ -120,24 +126,26 @@ class SeaweedS3(Backend):
                     node.write_files({f"{inside}/{name}": "" for name in OWN_CONFIG})
                     started = start_in_node(node, cluster.ledger, "weed s3", tag, argv, inside)
                     daemons.ready(lambda: answers(conn), what=f"SeaweedFS's S3 gateway on {node.label} to answer a "
-                                  "signed request", timeout=60, interval=0.2, alive=started.died)
+                                  "signed request", timeout=60, interval=0.2, alive=started.died,
+                                  log=node_log(node, f"{inside}/gateway.out"))
                     serves, how = anonymous(address, port, 403)
+            hint = f"its log: {log}" if node is None else \
+                f"its log on {node.label} ends: {node_log(node, f'{inside}/gateway.out')()}"
             if not serves:
-                raise DfsbenchError(f"{self.name}: the gateway {how}: a fault could not tell it back",
-                                    hint=f"its log: {log if node is None else f'{inside}/gateway.out on {node.label}'}")
+                raise DfsbenchError(f"{self.name}: the gateway {how}: a fault could not tell it back", hint=hint)
             bucket = "dfsbench-" + secrets.token_hex(4)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 made = conn.create_bucket(bucket)
                 if not made.ok:
                     raise DfsbenchError(f"{self.name}: the gateway would not create bucket {bucket}: "
-                                        f"{said(made)}")
+                                        f"{said(made)}", hint=hint)
             check_gateway(conn, bucket, f"{self.name} at {address}:{port}")
             chosen = service.replication
             description: dict[str, Any] = {
                 "system": "seaweedfs", "client": CLIENT_NAME, "gateway": "weed s3", "version": service.version,
                 "replication": chosen or None, "replicas": Replication(chosen).copies if chosen else None,
                 "volume_servers": service.volume_servers, "filer": service.filer,
-                "endpoint": f"{node.label if node else address}:{port}",
+                "endpoint": f"{address}:{port}",
                 "signatures": "checked (a wrong secret is refused)",
                 "environment": cluster.environment, "storage_nodes": service.storage_nodes,
             }
@@ -154,6 +162,6 @@ class SeaweedS3(Backend):
     def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
         """The gateway's key files gone: here, on every client host, and in its node."""
         shutil.rmtree(private, ignore_errors=True)
-        forget_secret(cluster, private)
+        forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
         if node is not None:
-            node.run(["rm", "-rf", inside], check=False, timeout=60)
+            node.run(["rm", "-rf", inside], timeout=60)

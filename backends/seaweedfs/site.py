@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
+from backends.s3gateway import S3Site, found_on_site
 from backends.seaweedfs.weed import REPLICATION_HELP, Address, ReplicationText, SeaweedService, Topology, get_json
 from harness.api.contracts import Options, PlainPath, host_address
 from harness.api.systems import SiteHosts
@@ -44,6 +45,8 @@ class SeaweedSite(Options):
                                       "it as it is")
     replication: ReplicationText | None = Field(None, description="the site's default replication, where its "
                                              "volumes do not tell (" + REPLICATION_HELP + ")")
+    s3: S3Site | None = Field(None, description="the site's S3 gateway (weed s3), for the backend seaweedfs-s3: "
+                              "{endpoint: HOST:PORT, access_key: ${NAME}, secret_key: ${NAME}}")
 
     @model_validator(mode="after")
     def _where(self) -> SeaweedSite:
@@ -81,4 +84,4 @@ def service(spec: SeaweedSite, offer: SiteHosts) -> SeaweedService:
     chosen = spec.replication or written[0]
     return SeaweedService(master=spec.master, filer=filer, replication=chosen, volume_servers=len(top.servers),
                           version=top.version, storage_nodes=len({s.rsplit(":", 1)[0] for s in top.servers}),
-                          mounted=str(spec.mounted or ""))
+                          mounted=str(spec.mounted or ""), s3=found_on_site(spec.s3, offer.private, "seaweedfs"))

@@ -172,6 +172,7 @@ class SeaweedService:
     weed: str = ""
     volume_dirs: list[str] = field(default_factory=list)
     settings: dict[str, str] = field(default_factory=dict)
+    s3: dict[str, Any] = field(default_factory=dict)  # an existing site's S3 gateway (backends.s3gateway.found_on_site)
 
 
 # ---------------------------------------------------------------- its servers, as dfsbench starts them

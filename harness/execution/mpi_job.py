@@ -30,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +44,7 @@ from harness.errors import BadInput, DfsbenchError, Hung
 from harness.execution.mpi_agent import HOSTS_ENV
 from harness.system import proc, signals
 from harness.system.hosts import Host
-from harness.system.ledger import tool_started
+from harness.system.ledger import tool_started, tree_made
 
 MPI_RANK = Path(__file__).with_name("mpi_rank.py")
 MPI_AGENT = Path(__file__).with_name("mpi_agent.py")
@@ -208,6 +209,7 @@ class MpiJob:
         self._said: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ended: list[Callable[[], None]] = []
         self._dir: Path | None = None
+        self._dir_made: Callable[[], None] = lambda: None  # (its directory out of the ledger)
         self._failed = False  # (stopped, or to be: nothing more is asked of it)
         self._checked = False  # (its ranks' hosts checked)
         self._unreached: list[Host] = []  # (hosts its end could not reach: left in the ledger)
@@ -228,10 +230,9 @@ class MpiJob:
         if len(rank_argv) != 1:  # (the same program path everywhere: one app context)
             raise DfsbenchError("the client hosts keep dfsbench's programs in different places: "
                                 f"{', '.join(' '.join(a) for a in sorted(rank_argv))}")
-        # (beside the job's log, in the run's directory: a job that never reaches close
-        # leaves them there, not in the system's temporary directory)
-        self._dir = self.log.parent / f"mpi-job-{self.tag}"
-        self._dir.mkdir(parents=True, exist_ok=True)
+        # (a private directory, in the ledger: a run killed before close leaves it to lab down)
+        self._dir = Path(tempfile.mkdtemp(prefix="dfsbench-mpi-"))
+        self._dir_made = tree_made(self._dir)
         hostfile, agent_map = self._dir / "hostfile", self._dir / "hosts.json"
         hostfile.write_text("".join(f"{name} slots={self.per_host}\n" for name in self.hostnames))
         agent_map.write_text(json.dumps({name: host.wrap(["env", f"{JOB_ENV}={self.tag}", "sh", "-c"])
@@ -242,6 +243,7 @@ class MpiJob:
         # (every host's part of the job in the ledger before it exists: a crash leaves none)
         self._ended = [tool_started(f"MPI ranks of job {self.tag} on {h.name}",
                                     stop=h.wrap(["sh", "-c", kill_script(self.tag)])) for h in self.hosts]
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
         with open(self.log, "ab") as log:
             self._child = subprocess.Popen(self.argv(hostfile, next(iter(rank_argv))),
@@ -435,3 +437,4 @@ class MpiJob:
             self._ended = []
             if self._dir is not None:
                 shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir_made()

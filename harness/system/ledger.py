@@ -332,6 +332,18 @@ def tool_started(what: str, pid: int | None = None, stop: list[str] | None = Non
     return lambda: ledger.forget(frozenset(entry))
 
 
+def tree_made(path: Path) -> Callable[[], None]:
+    """Record a directory a running tool needs (an MPI job's hostfile), removed whole by the
+    ledger of :func:`recording_tools` (if any) where the run dies before it removes it itself.
+    Returns what to call once it is gone."""
+    ledger = _tools
+    if ledger is None:
+        return lambda: None
+    with ledger.capture() as entry:
+        ledger.tree(path)
+    return lambda: ledger.forget(frozenset(entry))
+
+
 def _attempt(entry: dict[str, Any]) -> str | None:
     try:
         return _UNDO[entry["kind"]](entry)

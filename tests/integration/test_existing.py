@@ -320,3 +320,56 @@ workloads: [{name: largefile, options: {sizes: [96MiB, 100MiB]}}]
     down = dfsbench("lab", "down", "--env", "existing", str(config), env=site.run_env(), timeout=600)
     assert down.returncode == 0, down.stdout + down.stderr
     assert site.state() == before
+
+
+RGW_POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rgw.log",
+             "default.rgw.buckets.index", "default.rgw.buckets.data", "default.rgw.buckets.non-ec")
+
+
+def test_the_sites_own_object_gateway_is_measured_from_both_clients_and_its_secret_goes_nowhere(site):
+    """The site's RGW (started here on its monitor's node, as the site's own, with a user of the
+    site's): rgw measures it from both client hosts with the keys the config names (the secret
+    from a file), makes a bucket of its own there and removes it; the secret key is in no output,
+    no stored file, and nothing of dfsbench's is left on the client hosts."""
+    mon = site.node("ceph-mon1")
+    site.sh("ceph-mon1", "ceph config set mon paxos_propose_interval 0.05 && for p in "
+            + " ".join(RGW_POOLS) + "; do ceph osd pool create $p 8 8 >/dev/null && "
+            "ceph osd pool application enable $p rgw >/dev/null; done; ceph config rm mon paxos_propose_interval")
+    docker("exec", "-d", mon, "sh", "-c", "mkdir -p /data/site-rgw && exec radosgw -f -n client.admin "
+           "--keyring=/etc/ceph/ceph.client.admin.keyring "
+           "'--rgw_frontends=beast endpoint=0.0.0.0:7480' --rgw_data=/data/site-rgw --run_dir=/data/site-rgw "
+           "--log_file=/data/site-rgw.log")
+    keys = json.loads(site.sh("ceph-mon1", "radosgw-admin user create --uid=site --display-name=site"))["keys"][0]
+    address = docker("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", mon).strip()
+    secret_file = site.tmp / "rgw-secret"
+    secret_file.write_text(keys["secret_key"] + "\n")
+    for _ in range(150):  # (the gateway answers once it has read its pools)
+        if subprocess.run(["curl", "-fsS", "-o", "/dev/null", f"http://{address}:7480/"],
+                          capture_output=True).returncode == 0:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("the site's RGW did not answer: " + site.sh("ceph-mon1", "tail -5 /data/site-rgw.log"))
+    buckets = "radosgw-admin bucket list"
+    before_buckets = json.loads(site.sh("ceph-mon1", buckets))
+    before = site.state()
+    config = site.config(f"""    ceph: {{client: canary, s3: {{endpoint: '{address}:7480', access_key: {keys['access_key']},
+            secret_key: 'file:{secret_file}'}}}}
+    allow_create: true
+backends: [rgw]
+workloads:
+  - {{name: s3, clients: all, options: {{seconds: 2, objects: 20, workers: [2]}}}}
+""")
+    run = dfsbench("run", str(config), env=site.run_env(), timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
+    assert site.state() == before
+    assert json.loads(site.sh("ceph-mon1", buckets)) == before_buckets  # (its bucket made and removed)
+    out = dfsbench("compare", "latest", "--format", "json", env=site.env)
+    view = json.loads(out.stdout)
+    rates = {r["params"]["host"] for r in view["records"]
+             if r["workload"] == "s3" and r["test"] == "all" and r["metric"] == "iops" and r["value"]}
+    assert rates == {"client1", "client2", "all"}, rates
+    described = view["runs"][0]["systems"][0]["description"]
+    assert described["endpoint"] == f"{address}:7480" and described["environment"] == "existing"
+    assert described["gateway"] == "radosgw (the site's)" and described["replicas"] == 3
+    assert leaks(site.tmp / "results", [keys["secret_key"]], run.stdout, run.stderr, out.stdout) == []

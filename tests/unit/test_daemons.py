@@ -224,3 +224,34 @@ def test_a_probe_is_a_url_of_this_hosts_loopback_only(tmp_path, ledger):
     with pytest.raises(DfsbenchError, match="loopback"):
         launch(ledger, "gateway", SLEEPER, tmp_path / "gw.log", node="gw", probe=("http://192.0.2.1:80/", 200))
     assert answers("http://192.0.2.1/", 200) == (False, "not a URL of this host's loopback: 'http://192.0.2.1/'")
+
+
+def test_a_pid_files_stop_kills_its_process_only_and_a_stale_one_goes(tmp_path):
+    """The stop command of a process started elsewhere (a gateway in a lab's node, a FUSE
+    client on an SSH host): its process ends and its pid file goes; a pid file whose process
+    ended already goes too (else it would name a pid the system may give another process);
+    one that holds no pid — '-1' would signal every process — kills nothing."""
+    import subprocess
+
+    from harness.system.hosts import stop_script
+
+    pidfile = tmp_path / "p.pid"
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        pidfile.write_text(f"{child.pid}\n")
+        subprocess.run(["sh", "-c", stop_script(str(pidfile), 1.0)], check=True, timeout=30)
+        assert child.wait(timeout=10) != 0 and not pidfile.exists()
+    finally:
+        child.kill()
+    pidfile.write_text(f"{child.pid}\n")  # (it ended: the file is stale)
+    subprocess.run(["sh", "-c", stop_script(str(pidfile), 1.0)], check=True, timeout=30)
+    assert not pidfile.exists()
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        for hostile in ("-1", f"{bystander.pid} -9 1", ""):
+            pidfile.write_text(hostile)
+            subprocess.run(["sh", "-c", stop_script(str(pidfile), 1.0)], check=True, timeout=30)
+            assert bystander.poll() is None, hostile
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -132,3 +132,42 @@ def test_a_fuse_mount_dfsbench_cannot_remount_keeps_its_cache_and_says_so():
     how = target.drop_caches()
     assert "client-cache-kept" in how and not caches_dropped(how)
     assert caches_dropped("sync+remount+drop_caches")
+
+
+def test_an_s3_backend_on_a_site_needs_the_sites_gateway_named_and_its_keys_checked(tmp_path, monkeypatch):
+    """rgw and seaweedfs-s3 measure the site's own gateway: refused before anything runs where the
+    site's section names none; its endpoint and keys are checked as what they become (a host and a
+    port; an access key that goes into a header; a secret that is a line of a file of mode 0600)."""
+    monkeypatch.setenv("DFSBENCH_TEST_S3_SECRET", "s3-secret-canary-0123456789")
+    good = {"endpoint": "10.0.0.5:7480", "access_key": "AKIADFSBENCH", "secret_key": "${DFSBENCH_TEST_S3_SECRET}"}
+
+    def plan(system, s3, backend):
+        site = {"ceph": {}} if system == "ceph" else {"seaweedfs": {"master": "10.0.0.5:9333",
+                                                                    "filer": "10.0.0.5:8888"}}
+        if s3 is not None:
+            site[system]["s3"] = s3
+        return build_plan({"environment": {"kind": "existing", "options": {**site, "allow_create": True}},
+                           "backends": [backend], "workloads": [{"name": "s3", "options": {"seconds": 1}}]})
+
+    for system, backend in (("ceph", "rgw"), ("seaweedfs", "seaweedfs-s3")):
+        with pytest.raises(BadInput, match=f"measures the site's S3 gateway, and environment.options.{system} "
+                                           "names none"):
+            plan(system, None, backend)
+        plan(system, good, backend)
+        for key, bad, said in (("endpoint", "10.0.0.5:7480\nHost: evil", "endpoint"),
+                               ("endpoint", "10.0.0.5", "endpoint"),
+                               ("endpoint", "all:7480", "endpoint"),
+                               ("endpoint", "10.0.0.5:70000", "port 70000"),
+                               ("access_key", "AKIA\r\nX-Evil: 1", "access_key"),
+                               # (each is remembered as a secret, as the config gives it: none that text holds)
+                               ("secret_key", "zq7 two words", "secret_key"),
+                               ("secret_key", "zq7!x", "secret_key"),
+                               ("region", "us-east-1\nx", "region")):
+            with pytest.raises(BadInput, match=said):
+                plan(system, {**good, key: bad}, backend)
+    # without allow_create, a bucket is something it would make in the site's gateway
+    with pytest.raises(BadInput, match="would create a bucket"):
+        build_plan({"environment": {"kind": "existing", "options": {"ceph": {"s3": good}}},
+                    "backends": ["rgw"], "workloads": [{"name": "s3", "options": {"seconds": 1}}]})
+    # the secret is kept as the config wrote it, and hidden from everything written
+    assert "s3-secret-canary" not in secret.redact("key s3-secret-canary-0123456789")

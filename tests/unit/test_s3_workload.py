@@ -219,6 +219,10 @@ class Gateway(http.server.BaseHTTPRequestHandler):
         self._answer(200)
 
     def do_GET(self) -> None:
+        if self.path == "/":  # (ListBuckets: the buckets anything was put in, or that were made)
+            names = sorted({k.split("/")[1].split("?")[0] for k in self.store})
+            return self._answer(200, b"<ListAllMyBucketsResult><Buckets>" + b"".join(
+                b"<Bucket><Name>%s</Name></Bucket>" % n.encode() for n in names) + b"</Buckets></ListAllMyBucketsResult>")
         if "list-type" in self.path:
             return self._answer(200, b"plain text, not a listing" if self.lie == "list" else b"<ListBucketResult/>")
         body = self.store.get(self.path)
@@ -391,3 +395,30 @@ def test_each_operation_is_offered_its_share_of_the_rate_by_the_mix():
     offered = offered_per_op({"rate": 200.0, "weights": weights})
     assert offered == {"all": 200.0, "get": 90.0, "head": 60.0, "put": 30.0, "delete": 20.0}
     assert offered_per_op(FOUR) == {}  # (a closed loop offers nothing: as fast as it goes)
+
+
+def test_a_sites_gateway_that_checks_no_signature_is_refused_and_leaves_nothing_of_the_attachment(
+        gateway, tmp_path):
+    """On a site that exists, the gateway is the site's: checked as dfsbench's own are. This one
+    takes any signature (the test's gateway checks none): refused, saying so; the bucket it made
+    there is deleted and the key files written for the clients are gone. A site that names no
+    gateway is refused before anything is asked of it."""
+    from backends.ceph.rgw import Rgw
+    from backends.s3gateway import site_target
+    from harness.api.contracts import Cluster
+    from harness.errors import BadInput, DfsbenchError
+    from harness.system.hosts import LOCAL
+    from harness.system.ledger import Ledger
+
+    ledger = Ledger(tmp_path / "ledger.json")
+    cluster = Cluster("existing", {}, ledger, tmp_path)
+    backend = Rgw(Rgw.Options())
+    site = {"host": gateway["host"], "port": gateway["port"], "region": "us-east-1", "access_key": "AKIATEST",
+            "secret_file": gateway["secret_file"]}
+    with pytest.raises(BadInput, match="names no S3 gateway"):
+        site_target(backend, cluster, tmp_path / "att", {}, {}, LOCAL)
+    with pytest.raises(DfsbenchError, match="does not check signatures"):
+        site_target(backend, cluster, tmp_path / "att", site, {}, LOCAL)
+    assert not (tmp_path / "att" / "s3-private").exists()
+    assert [k for k in Gateway.store if k.startswith("/dfsbench-")] == []  # (its bucket's objects, the probe)
+    assert ledger.entries == []
