@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from harness.errors import BadInput, DfsbenchError
 from harness.system import proc, secret
 from harness.system.hosts import LOCAL, Host, PidfileProcess, stop_script
 from harness.system.ledger import Ledger
-from harness.system.secret import SecretReference, expand
+from harness.system.secret import Expanded, SecretReference, expand
 from workloads import s3_engine
 
 CLIENT_NAME = "S3 (dfsbench's keep-alive SigV4 client)"
@@ -43,7 +44,9 @@ def private_file(path: Path, text: str) -> Path:
     return path
 
 
-ACCESS_KEY = re.compile(r"[A-Za-z0-9+/=_.-]{3,128}")  # (it goes into a header: nothing that ends one)
+# an access key names a user (it is no secret: it goes into every request's header, and may be
+# said); nothing that ends a header's word or the signature's credential scope ('/')
+ACCESS_KEY = re.compile(r"[A-Za-z0-9+=_.-]{3,128}")
 SECRET_KEY = re.compile(r"[!-~]{8,256}")  # (a line of a file: printable, no space, no line's end)
 
 
@@ -54,8 +57,8 @@ class S3Site(Options):
 
     endpoint: str = Field(pattern=r"^[A-Za-z0-9.-]{1,253}:[0-9]{1,5}$", description="the gateway's host:port, "
                           "plain HTTP and path-style requests, e.g. 10.0.0.5:7480")
-    access_key: SecretReference = Field(description="the access key of a user that may create buckets "
-                                        "(better ${NAME} or file:PATH)")
+    access_key: Expanded = Field(description="the access key of a user that may create buckets (or ${NAME}, "
+                                 "file:PATH); it names the user, and is no secret: records and logs may say it")
     secret_key: SecretReference = Field(description="its secret key (better ${NAME} or file:PATH): it goes only "
                                         "to files of mode 0600, on this machine and the client hosts")
     region: str = Field("us-east-1", pattern=r"^[a-z0-9-]{1,32}$", description="the region its signatures name")
@@ -69,8 +72,8 @@ class S3Site(Options):
             raise ValueError(f"endpoint: {exc}") from None
         if not 0 < int(port) < 65536:
             raise ValueError(f"endpoint: port {port} is not 1 to 65535")
-        if not ACCESS_KEY.fullmatch(expand(self.access_key)):
-            raise ValueError("access_key: 3 to 128 letters, digits or + / = _ . -")
+        if not ACCESS_KEY.fullmatch(self.access_key):
+            raise ValueError("access_key: 3 to 128 letters, digits or + = _ . -")
         if not SECRET_KEY.fullmatch(expand(self.secret_key)):
             raise ValueError("secret_key: 8 to 256 printable characters, no space")
         return self
@@ -86,7 +89,7 @@ def found_on_site(spec: S3Site | None, private: Path | None, system: str) -> dic
     host, port = spec.endpoint.rsplit(":", 1)
     path = private_file(private / f"{system}-s3.secret", secret.remember(expand(spec.secret_key)) + "\n")
     return {"host": host, "port": int(port), "region": spec.region,
-            "access_key": secret.remember(expand(spec.access_key)), "secret_file": str(path)}
+            "access_key": spec.access_key, "secret_file": str(path)}
 
 
 def site_target(backend: Backend, cluster: Cluster, workdir: Path, site: dict[str, Any],
@@ -117,7 +120,11 @@ def site_target(backend: Backend, cluster: Cluster, workdir: Path, site: dict[st
         with attach.step("the secret key's files", unkeyed):
             secret_file = secret_for_clients(cluster, private / "secret", secret_key)
         bucket = "dfsbench-" + secrets.token_hex(4)
-        with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
+        # (undone by the ledger's command, after a crash too: the site's gateway keeps what a run left)
+        with attach.step(f"bucket {bucket}"):
+            cluster.ledger.command([sys.executable, "-m", "backends.s3gateway", "drop", address, str(port),
+                                    str(site["access_key"]), str(site["secret_file"]), str(site["region"]), bucket],
+                                   f"bucket {bucket} (and the workloads' {bucket}-…) at {address}:{port}")
             made = conn.create_bucket(bucket)
             if not made.ok:
                 raise DfsbenchError(f"{name}: the gateway would not create bucket {bucket}: {said(made)}",
@@ -153,10 +160,16 @@ def secret_for_clients(cluster: Cluster, path: Path, secret_key: str) -> str:
 
 def forget_secret(cluster: Cluster, place: Path) -> None:
     """The directory that holds the key files (the attachment's own there) gone from every
-    client host that is not this machine; one that could not be removed is an error."""
+    client host that is not this machine, each tried; those that could not be are an error."""
+    failed = []
     for host in cluster.clients:
         if not host.local:
-            host.run(["rm", "-rf", str(place)], timeout=60)
+            try:
+                host.run(["rm", "-rf", str(place)], timeout=60)
+            except DfsbenchError as exc:
+                failed.append(f"{host.label}: {exc.message}")
+    if failed:
+        raise DfsbenchError(f"could not remove {place} (its key files): {'; '.join(failed)}")
 
 
 def node_address(node: ContainerNode) -> str:
@@ -240,7 +253,8 @@ def check_gateway(conn: s3_engine.Connection, bucket: str, what: str) -> None:
                             f"{len(got.body)} of {len(PROBE)} bytes)", hint="the gateway is not a working S3 store")
     if not gone.ok:
         raise DfsbenchError(f"{what}: an object put could not be deleted: {said(gone)}")
-    wrong = s3_engine.Connection(conn.host, conn.port, conn.access_key, conn.secret_key + "-not", timeout_s=10)
+    wrong = s3_engine.Connection(conn.host, conn.port, conn.access_key, conn.secret_key + "-not", timeout_s=10,
+                                 region=conn.region)
     refused = wrong.request("GET", f"/{bucket}", {"list-type": "2", "max-keys": "1"})
     wrong.close()
     if refused.status != 403:
@@ -294,3 +308,25 @@ def _emptied(conn: s3_engine.Connection, bucket: str) -> list[str]:
             if not gone.ok and gone.status != 404:
                 return [f"DELETE {bucket}/{s3_engine.printable(key)}: {said(gone)}"]
     return problems
+
+
+def main(argv: list[str]) -> int:
+    """``python -m backends.s3gateway drop HOST PORT ACCESS_KEY SECRET_FILE REGION BUCKET``: the
+    ledger's removal of a site's bucket (and the workloads' of its name) — the secret is read
+    from its file of mode 0600, never given on this line."""
+    if len(argv) != 8 or argv[1] != "drop":
+        print("usage: python -m backends.s3gateway drop HOST PORT ACCESS_KEY SECRET_FILE REGION BUCKET",
+              file=sys.stderr)
+        return 2
+    host, port, access_key, secret_file, region, bucket = argv[2:]
+    try:
+        key = secret.remember(Path(secret_file).read_text().rstrip("\n"))
+        drop_buckets(s3_engine.Connection(host, int(port), access_key, key, timeout_s=30, region=region), bucket)
+    except (OSError, ValueError, DfsbenchError) as exc:
+        print(secret.redact(f"could not delete bucket {bucket} at {host}:{port}: {exc}"), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

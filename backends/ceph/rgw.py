@@ -95,10 +95,14 @@ class Rgw(CephBackend):
         service = cluster.service("ceph", CephService, self.name)
         cli = CephCli.of(cluster, self.name)
         if cluster.environment == "existing":  # (the site's own gateway: nothing started, nothing made but a bucket)
-            size = next((p.get("size") for p in (service.cluster or {}).get("pools") or []
-                         if p.get("pool") == DATA_POOL), None)
+            # (copies: the default zone's data pool where it is a replicated one; the zone the
+            # endpoint serves is not asked, and an erasure-coded pool's size is not its copies)
+            pool: dict[str, Any] = next((p for p in (service.cluster or {}).get("pools") or []
+                                         if p.get("pool") == DATA_POOL), {})
+            size = pool.get("size") if pool.get("type") == "replicated" else None
             return site_target(self, cluster, workdir, service.s3, {
-                **cli.describe(), "gateway": "radosgw (the site's)", "pool": DATA_POOL if size else None,
+                **cli.describe(), "gateway": "radosgw (the site's)",
+                "pool": f"{DATA_POOL} (the default zone's)" if pool else None,
                 "replicas": size if isinstance(size, int) and size > 0 else None}, cli.host)
         # (in the container lab, on the monitor's node; in the local lab, a process of this host)
         node = cli.server if isinstance(cli.server, ContainerNode) else None
@@ -207,9 +211,11 @@ class Rgw(CephBackend):
     def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
         """The gateway's key files gone: here, on every client host, and in its node."""
         shutil.rmtree(private, ignore_errors=True)
-        forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
-        if node is not None:
-            node.run(["rm", "-rf", inside], timeout=60)
+        try:
+            forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
+        finally:
+            if node is not None:
+                node.run(["rm", "-rf", inside], timeout=60)
 
 
 # while the gateway's pools are made or deleted (a map committed every 50 ms, not every second;

@@ -162,6 +162,8 @@ class SeaweedS3(Backend):
     def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
         """The gateway's key files gone: here, on every client host, and in its node."""
         shutil.rmtree(private, ignore_errors=True)
-        forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
-        if node is not None:
-            node.run(["rm", "-rf", inside], timeout=60)
+        try:
+            forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
+        finally:
+            if node is not None:
+                node.run(["rm", "-rf", inside], timeout=60)

@@ -437,4 +437,6 @@ class MpiJob:
             self._ended = []
             if self._dir is not None:
                 shutil.rmtree(self._dir, ignore_errors=True)
-                self._dir_made()
+                if not self._dir.exists():  # (else it stays in the ledger, for lab down)
+                    self._dir_made()
+                self._dir = None

@@ -67,7 +67,7 @@ class Running(ABC):
 
 def stop_script(pidfile: str, grace: float) -> str:
     """Shell: TERM the process of a pid file, KILL it after ``grace`` s; succeed if it is gone."""
-    return (f'p=$(cat {pidfile} 2>/dev/null) || exit 0; case "$p" in ""|*[!0-9]*) exit 0;; esac; '
+    return (f'p=$(cat {pidfile} 2>/dev/null) || exit 0; case "$p" in ""|0|*[!0-9]*) exit 0;; esac; '
             f'kill $p 2>/dev/null || {{ rm -f {pidfile}; exit 0; }}; '
             f'i=0; while kill -0 $p 2>/dev/null && [ $i -lt {max(1, int(grace * 10))} ]; do sleep 0.1; '
             f'i=$((i+1)); done; kill -9 $p 2>/dev/null; rm -f {pidfile}; exit 0')

@@ -100,6 +100,7 @@ def test_both_gateways_on_the_container_lab_from_two_clients_through_a_kill(tmp_
             secrets = docker("exec", f"dfsbench-{lab}-{client}", "sh", "-c",
                              f"find {lab_dir} -path '*private*' -o -name rgw -o -name seaweedfs-s3 2>/dev/null; true")
             assert secrets.strip() == "", secrets
-    finally:
-        if (lab_dir / "ledger.json").exists():  # (a failed test leaves no lab: its own failure is the one said)
-            dfsbench("lab", "down", "--env", "docker", env=env, timeout=600)
+    finally:  # (a failed test leaves no lab; its own failure is the one said)
+        down = dfsbench("lab", "down", "--env", "docker", env=env, timeout=600) \
+            if (lab_dir / "ledger.json").exists() else None
+    assert down is not None and down.returncode == 0, down.stderr if down else "no lab to take down"

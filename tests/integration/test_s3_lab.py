@@ -115,7 +115,17 @@ def got_load(db: sqlite3.Connection, backend: str, offered: int) -> dict[str, tu
 
 
 def _pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    """The processes of this host's own mount namespace (a container's gateway, which a container
+    lab test beside this one may run, is not the local lab's)."""
+    ours = os.readlink("/proc/self/ns/mnt")
+
+    def here(pid: str) -> bool:
+        try:
+            return os.readlink(f"/proc/{pid}/ns/mnt") == ours
+        except OSError:
+            return False
+
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and here(p)]
 
 
 def _cmdline(pid: int) -> bytes:

@@ -248,7 +248,7 @@ def test_a_pid_files_stop_kills_its_process_only_and_a_stale_one_goes(tmp_path):
     assert not pidfile.exists()
     bystander = subprocess.Popen(["sleep", "60"])
     try:
-        for hostile in ("-1", f"{bystander.pid} -9 1", ""):
+        for hostile in ("-1", "0", f"{bystander.pid} -9 1", ""):
             pidfile.write_text(hostile)
             subprocess.run(["sh", "-c", stop_script(str(pidfile), 1.0)], check=True, timeout=30)
             assert bystander.poll() is None, hostile

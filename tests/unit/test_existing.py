@@ -159,6 +159,11 @@ def test_an_s3_backend_on_a_site_needs_the_sites_gateway_named_and_its_keys_chec
                                ("endpoint", "all:7480", "endpoint"),
                                ("endpoint", "10.0.0.5:70000", "port 70000"),
                                ("access_key", "AKIA\r\nX-Evil: 1", "access_key"),
+                               ("access_key", "AKIA X", "access_key: 3 to 128"),
+                               ("access_key", "AKIA/20260101/x", "access_key: 3 to 128"),
+                               ("access_key", "AKIA,Signature=x", "access_key: 3 to 128"),
+                               ("region", "US East", "region"),
+                               ("endpoint", "10.0.0.5:7480/x", "endpoint"),
                                # (each is remembered as a secret, as the config gives it: none that text holds)
                                ("secret_key", "zq7 two words", "secret_key"),
                                ("secret_key", "zq7!x", "secret_key"),
