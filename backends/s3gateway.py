@@ -113,11 +113,7 @@ def site_target(backend: Backend, cluster: Cluster, workdir: Path, site: dict[st
                             "check the endpoint, the keys, and that this machine reaches it")
     private = workdir / "s3-private"
     with Attaching(cluster.ledger, name) as attach:
-        def unkeyed() -> None:
-            shutil.rmtree(private, ignore_errors=True)
-            forget_secret(cluster, private)
-
-        with attach.step("the secret key's files", unkeyed):
+        with attach.step("the secret key's files", lambda: drop_key_files(cluster, private, private)):
             secret_file = secret_for_clients(cluster, private / "secret", secret_key)
         bucket = "dfsbench-" + secrets.token_hex(4)
         # (undone by the ledger's command, after a crash too: the site's gateway keeps what a run left)
@@ -170,6 +166,19 @@ def forget_secret(cluster: Cluster, place: Path) -> None:
                 failed.append(f"{host.label}: {exc.message}")
     if failed:
         raise DfsbenchError(f"could not remove {place} (its key files): {'; '.join(failed)}")
+
+
+def drop_key_files(cluster: Cluster, private: Path, there: Path, node: ContainerNode | None = None,
+                   inside: str = "") -> None:
+    """A gateway's key files gone: here (``private``), on every client host (``there``: the
+    directory that holds them there alone), and in the gateway's node (its directory
+    ``inside``), the node's whatever the clients did."""
+    shutil.rmtree(private, ignore_errors=True)
+    try:
+        forget_secret(cluster, there)
+    finally:
+        if node is not None:
+            node.run(["rm", "-rf", inside], timeout=60)
 
 
 def node_address(node: ContainerNode) -> str:

@@ -33,7 +33,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from pydantic import Field
 
 from backends.ceph.client import CephBackend, CephCli, CephService
 from backends.ceph.lab import SESSION_SCRIPT, MonSession, pgs_clean
-from backends.s3gateway import (CLIENT_NAME, anonymous, check_gateway, drop_buckets, forget_secret, private_file,
+from backends.s3gateway import (CLIENT_NAME, anonymous, check_gateway, drop_buckets, drop_key_files, private_file,
                                 node_address, node_log, private_on, said, secret_for_clients, site_target,
                                 start_in_node)
 from harness.api import daemons
@@ -122,7 +121,7 @@ class Rgw(CephBackend):
                               helper=helper)
 
         with Attaching(cluster.ledger, f"{self.name}/{self.variant}") as attach:
-            with attach.step("the gateway's key files", lambda: self._unkeyed(cluster, node, private, inside)):
+            with attach.step("the gateway's key files", lambda: drop_key_files(cluster, private, private.parent, node, inside)):
                 private.mkdir(parents=True, mode=0o700, exist_ok=True)
                 os.chmod(private, 0o700)
             (root / "run").mkdir(exist_ok=True)
@@ -206,16 +205,6 @@ class Rgw(CephBackend):
             return Target("s3", None, self.name, self.variant, description, detach=attach.detach, access=access,
                           server_host=host, backing=Path(service.backing) if service.backing else None,
                           host=cli.host, hosts=cluster.clients or (cli.host,), server=cli.server)
-
-    @staticmethod
-    def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
-        """The gateway's key files gone: here, on every client host, and in its node."""
-        shutil.rmtree(private, ignore_errors=True)
-        try:
-            forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
-        finally:
-            if node is not None:
-                node.run(["rm", "-rf", inside], timeout=60)
 
 
 # while the gateway's pools are made or deleted (a map committed every 50 ms, not every second;

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from pathlib import Path
 from typing import Any
 
-from backends.s3gateway import (CLIENT_NAME, anonymous, answers, check_gateway, drop_buckets, forget_secret,
+from backends.s3gateway import (CLIENT_NAME, anonymous, answers, check_gateway, drop_buckets, drop_key_files,
                                 node_address, node_log, private_file, private_on, said, secret_for_clients,
                                 site_target, start_in_node)
 from backends.seaweedfs.system import SeaweedFS
@@ -96,7 +95,7 @@ class SeaweedS3(Backend):
         log = root / "s3.log"
         identities = s3_identities(access_key, secret_key)
         with Attaching(cluster.ledger, f"{self.name}/{self.variant}") as attach:
-            with attach.step("the gateway's key files", lambda: self._unkeyed(cluster, node, private, inside)):
+            with attach.step("the gateway's key files", lambda: drop_key_files(cluster, private, private.parent, node, inside)):
                 private.mkdir(parents=True, mode=0o700, exist_ok=True)
                 os.chmod(private, 0o700)
                 if node is None:
@@ -129,16 +128,18 @@ class SeaweedS3(Backend):
                                   "signed request", timeout=60, interval=0.2, alive=started.died,
                                   log=node_log(node, f"{inside}/gateway.out"))
                     serves, how = anonymous(address, port, 403)
-            hint = f"its log: {log}" if node is None else \
-                f"its log on {node.label} ends: {node_log(node, f'{inside}/gateway.out')()}"
+            def hint() -> str:  # (read only where something failed: the node's log is a command away)
+                return f"its log: {log}" if node is None else \
+                    f"its log on {node.label} ends: {node_log(node, f'{inside}/gateway.out')()}"
+
             if not serves:
-                raise DfsbenchError(f"{self.name}: the gateway {how}: a fault could not tell it back", hint=hint)
+                raise DfsbenchError(f"{self.name}: the gateway {how}: a fault could not tell it back", hint=hint())
             bucket = "dfsbench-" + secrets.token_hex(4)
             with attach.step(f"bucket {bucket}", lambda: drop_buckets(conn, bucket)):
                 made = conn.create_bucket(bucket)
                 if not made.ok:
                     raise DfsbenchError(f"{self.name}: the gateway would not create bucket {bucket}: "
-                                        f"{said(made)}", hint=hint)
+                                        f"{said(made)}", hint=hint())
             check_gateway(conn, bucket, f"{self.name} at {address}:{port}")
             chosen = service.replication
             description: dict[str, Any] = {
@@ -157,13 +158,3 @@ class SeaweedS3(Backend):
             return Target("s3", None, self.name, self.variant, description, detach=attach.detach, access=access,
                           server_host=address, host=host, hosts=cluster.clients or (host,),
                           server=node if node is not None else cluster.servers.get("127.0.0.1"))
-
-    @staticmethod
-    def _unkeyed(cluster: Cluster, node: ContainerNode | None, private: Path, inside: str) -> None:
-        """The gateway's key files gone: here, on every client host, and in its node."""
-        shutil.rmtree(private, ignore_errors=True)
-        try:
-            forget_secret(cluster, private.parent)  # (on a client host, the attachment's directory holds them alone)
-        finally:
-            if node is not None:
-                node.run(["rm", "-rf", inside], timeout=60)
