@@ -5,7 +5,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-unit deps test-deps system-deps venv lab-down clean
+.PHONY: demo test test-unit docs deps test-deps system-deps venv lab-down clean
 
 demo: deps
 	$(BIN)/dfsbench run
@@ -40,8 +40,14 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml
 	$(call install,[test])
 	touch $@ $(VENV)/.installed
 
+# the documentation site (mkdocs.yml), built as make test builds it, then served on this machine only
+docs: test-deps
+	$(BIN)/python scripts/reference.py
+	$(BIN)/mkdocs build --strict
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
 lab-down: venv
 	$(BIN)/dfsbench lab down
 
 clean:
-	rm -rf $(VENV) *.egg-info build
+	rm -rf $(VENV) *.egg-info build site

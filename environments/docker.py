@@ -92,12 +92,12 @@ class Link(Options):
 
 
 class LabShape(LabOptions, Launching):
-    clients: int = Field(2, ge=1, le=8)
-    link: Link = Field(default_factory=lambda: Link())
+    clients: int = Field(2, ge=1, le=8, description="client nodes (containers client1, client2, …); a workload runs on the first unless its entry says clients: all")
+    link: Link = Field(default_factory=lambda: Link(), description="the link every node is shaped to (tc on its interface): its rate")
     client_links: dict[str, Link] = Field(default_factory=dict, description="a link of its own for a "
                                           "client node, by name (client1, client2, …): e.g. one client "
                                           "behind a slower link than the others")
-    ready_timeout_s: float = Field(180, gt=0)
+    ready_timeout_s: float = Field(180, gt=0, description="seconds the lab may take to come up and be healthy before lab up fails (and undoes what it made)")
     sample_every_s: float = Field(2.0, ge=0, description="how often each node's resources are "
                                   "sampled within a cell (Docker stats; 0: at its start and end only, "
                                   "which costs the least CPU on a small host); at least "

@@ -51,8 +51,8 @@ class ClientHost(Options):
     """A client machine reached over SSH."""
 
     host: HostName = Field(description="its address or name")
-    user: UserName = "root"
-    port: int = Field(22, ge=1, le=65535)
+    user: UserName = Field("root", description="the SSH user (root, or one that may sudo without a password)")
+    port: int = Field(22, ge=1, le=65535, description="its SSH port")
     key: Expanded | None = Field(None, description="a private key file of this machine")
     password: SecretReference | None = Field(None, description="the password (better ${NAME} or file:PATH)")
     name: ClientName | None = Field(None, description="how tables name it "
@@ -86,7 +86,7 @@ class SiteOptions(LabOptions, Launching):
                                       "(none: this machine is the client)")
     allow_create: bool = Field(False, description="let backends create pools, RBD images and volumes "
                                "in the clusters (and remove them after)")
-    connect_timeout_s: float = Field(10, gt=0, le=300)
+    connect_timeout_s: float = Field(10, gt=0, le=300, description="seconds an SSH connection to a client host may take")
 
     @field_validator("clients")
     @classmethod

@@ -40,7 +40,7 @@ ONE_HOST = ("the local lab: client and servers share this one host with no netwo
 
 
 class LabSizes(LabOptions):
-    ready_timeout_s: float = Field(180, gt=0)
+    ready_timeout_s: float = Field(180, gt=0, description="seconds the lab may take to come up and be healthy before lab up fails (and undoes what it made)")
 
 
 # the lab's own keys and every system's sizing keys (each named after its system)

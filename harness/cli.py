@@ -18,6 +18,7 @@ from harness.commands.common import shown_line
 from harness.commands.lab import cmd_lab
 from harness.commands.listing import cmd_list
 from harness.commands.outputs import cmd_compare, cmd_report
+from harness.commands.reference import cmd_schema
 from harness.commands.run import cmd_check, cmd_run
 from harness.commands.tools import cmd_import, cmd_parse
 from harness.errors import BadInput, DfsbenchError
@@ -134,6 +135,7 @@ class _Once(argparse.Action):
                                          f"'{files.printable(values, 60)}'): give it once{also}")
         setattr(namespace, self.dest, values)
 
+RUNS = "a run's id, a unique prefix or suffix of one, 'latest' (the run started last), or a reference name (report-2014)"
 
 REFERENCE = ("the system every other is compared with: a backend's name, and its variant where it has one "
              "(NAME or NAME/VARIANT, as --backends and the stored runs name them); default: the first one shown")
@@ -175,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "such a run is refused at once")
 
     lab = sub.add_parser("lab", parents=[results], help="a throwaway lab that stays up between runs")
-    lab.add_argument("action", choices=["up", "down", "status"])
+    lab.add_argument("action", choices=["up", "down", "status"],
+                     help="status exits 1 where no lab is up, or it is not healthy")
     lab.add_argument("config", nargs="?", type=Path)
     lab.help_later(lab.add_argument("--env", default=None, help="the environment, over the config's"),
                    _environments)
@@ -188,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("config", type=Path)
 
     cmp_ = sub.add_parser("compare", parents=[results], help="print the comparison tables of stored runs")
-    cmp_.add_argument("runs", nargs="+", metavar="RUN")
+    cmp_.add_argument("runs", nargs="+", metavar="RUN", help=RUNS)
     cmp_.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     cmp_.add_argument("--series", action="store_true",
                       help="with --format csv: every record's figure over time, one row per point, "
@@ -217,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "several separated by commas, one a metric ('*': every metric without its own)")
 
     rep = sub.add_parser("report", parents=[results], help="write a self-contained HTML report")
-    rep.add_argument("runs", nargs="+", metavar="RUN")
+    rep.add_argument("runs", nargs="+", metavar="RUN", help=RUNS)
     rep.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
     rep.add_argument("--reference", metavar="BACKEND[/VARIANT]", action=_Once, help=REFERENCE)
     rep.add_argument("--apart", action="store_true", help="each run's systems on their own (see compare --apart)")
@@ -241,8 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", parents=[results],
                          help="write a stored run as one file another site verifies, imports and runs again")
-    exp.add_argument("run", metavar="RUN")
+    exp.add_argument("run", metavar="RUN", help=RUNS)
     exp.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
+
+    schema = sub.add_parser("schema", parents=[results], help="write the config's JSON Schema (every installed plugin's options), "
+                            "for an editor that checks and completes a config")
+    schema.add_argument("-o", "--output", type=Path, metavar="FILE", action=_Once,
+                        help="write it to FILE instead of printing it")
 
     ver = sub.add_parser("verify", help="check a bundle against its manifest and say what differs; exit 1 if any")
     ver.add_argument("file", type=Path, metavar="FILE")
@@ -344,7 +352,7 @@ def _main(argv: list[str] | None) -> int:
 # (each command's body is in harness.commands, a module per family of commands)
 COMMANDS = {"run": cmd_run, "lab": cmd_lab, "list": cmd_list, "check": cmd_check,
             "compare": cmd_compare, "parse": cmd_parse, "import": cmd_import, "report": cmd_report,
-            "export": cmd_export, "verify": cmd_verify}
+            "export": cmd_export, "verify": cmd_verify, "schema": cmd_schema}
 
 
 if __name__ == "__main__":

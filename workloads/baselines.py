@@ -32,8 +32,9 @@ from workloads.fio.json_output import parse as parse_fio
 
 class RawDiskOptions(Options):
     size: Bytes = Field(description="bytes written then read (accepts 1GiB)")
-    block_size: Bytes = Field(1 << 20)
-    deadline_s: float = Field(900, gt=0)
+    block_size: Bytes = Field(1 << 20, description="fio's block size (accepts 1MiB)")
+    deadline_s: float = Field(900, gt=0, description="seconds the write or the read may take; past "
+                              "it fio is killed and the cell recorded hung")
 
 
 
@@ -98,8 +99,8 @@ class RawDisk(Workload):
 
 
 class Iperf3Options(Options):
-    seconds: PositiveInt = Field(5, le=3600)
-    deadline_s: float = Field(120, gt=0)
+    seconds: PositiveInt = Field(5, le=3600, description="iperf3's -t: seconds of the measured transfer")
+    deadline_s: float = Field(120, gt=0, description="seconds iperf3 may take; past it it is killed and the cell recorded hung")
 
 
 class Iperf3(Workload):
@@ -179,10 +180,10 @@ def parse_iperf3(text: str, source: str = "iperf3 output") -> float:
 
 
 class IopingOptions(Options):
-    count: PositiveInt = Field(20, le=100000)
-    interval_s: float = Field(0.1, ge=0)
-    direct: bool = True
-    deadline_s: float = Field(300, gt=0)
+    count: PositiveInt = Field(20, le=100000, description="ioping's -c: requests measured")
+    interval_s: float = Field(0.1, ge=0, description="ioping's -i: seconds between requests")
+    direct: bool = Field(True, description="ioping's -D: O_DIRECT, the page cache bypassed")
+    deadline_s: float = Field(300, gt=0, description="seconds ioping may take; past it it is killed and the cell recorded hung")
 
 
 class Ioping(Workload):

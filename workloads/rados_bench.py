@@ -33,7 +33,7 @@ class RadosBenchOptions(Options):
     seconds: PositiveInt = Field(description="seconds per phase", le=MAX_SECONDS)
     block_size: Bytes = Field(4 << 20, description="-b (accepts 4MiB)")
     threads: PositiveInt = Field(16, le=1024, description="-t: operations in flight")
-    modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"])
+    modes: list[Literal["write", "seq", "rand"]] = Field(["write", "seq", "rand"], description="rados bench's modes, in this order (seq and rand read what write left)")
 
 
     @field_validator("modes")

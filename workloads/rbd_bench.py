@@ -28,12 +28,12 @@ from harness.units import parse_size, size
 
 
 class RbdBenchOptions(Options):
-    io_types: list[Literal["write", "read"]] = Field(["write", "read"])
+    io_types: list[Literal["write", "read"]] = Field(["write", "read"], description="rbd bench's --io-type values, a cell each")
     io_sizes: list[Bytes] = Field([4096, 4 << 20], description="--io-size values (accepts 4KiB)")
-    io_threads: PositiveInt = Field(16, le=1024)
+    io_threads: PositiveInt = Field(16, le=1024, description="--io-threads: I/Os in flight")
     io_total: Bytes = Field(description="--io-total per cell (accepts 256MiB, 5GiB)")
-    io_patterns: list[Literal["seq", "rand"]] = Field(["seq", "rand"])
-    deadline_s: float = Field(1800, gt=0)
+    io_patterns: list[Literal["seq", "rand"]] = Field(["seq", "rand"], description="--io-pattern values, a cell each")
+    deadline_s: float = Field(1800, gt=0, description="seconds one cell may take; past it rbd bench is killed and the cell recorded hung")
 
 
 

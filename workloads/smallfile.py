@@ -44,8 +44,8 @@ class SmallFileOptions(Options):
     files: list[Annotated[int, Field(gt=0, le=MAX_FILES)]] = Field(
         description="file counts, each the total over all threads")
     file_size: Bytes = Field(description="bytes per file (accepts 40KiB)")
-    threads: PositiveInt = Field(4, le=256)
-    operations: list[str] = Field(list(OPERATIONS))
+    threads: PositiveInt = Field(4, le=256, description="workers on each client, each with its share of the files")
+    operations: list[str] = Field(list(OPERATIONS), description="of create, ls-l and read: the phases run, in that order (ls-l and read need create)")
     drop_caches: bool = Field(True, description="drop caches and remount before ls-l and read")
     deadline_s: float = Field(1800, gt=0, description="seconds one operation over all files may "
                               "take; past it the workers are killed and the cell recorded hung")

@@ -123,7 +123,7 @@ class PoolOptions(Options):
                              "creating one", json_schema_extra=SITE)
     replicas: int | None = Field(None, ge=1, le=12, description="size of the pool dfsbench creates "
                                  "(default: the cluster's)")
-    pg_num: int = Field(16, ge=1, le=4096)
+    pg_num: int = Field(16, ge=1, le=4096, description="placement groups of the pool dfsbench creates")
 
 
 class ErasureCode(Options):

@@ -30,8 +30,8 @@ RESTORE_TIMEOUT_S = 120.0
 
 
 class CephContainerOptions(Options):
-    ceph_osd_nodes: int = Field(3, ge=1, le=12)
-    osds_per_node: int = Field(1, ge=1, le=4)
+    ceph_osd_nodes: int = Field(3, ge=1, le=12, description="storage nodes running OSDs (containers ceph-osd1, …)")
+    osds_per_node: int = Field(1, ge=1, le=4, description="OSDs on each storage node, each on a device of its own")
     ceph_replicas: int = Field(3, ge=1, le=12, description="pool size; replicas go to different nodes")
 
     @model_validator(mode="after")

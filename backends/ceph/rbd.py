@@ -43,7 +43,7 @@ class RbdOptions(PoolOptions):
     access: Literal["librbd", "filesystem"] = Field("librbd", description="librbd: the image "
                                                     "itself (fio rbd engine, rbd bench); "
                                                     "filesystem: mkfs + mount for file workloads")
-    fs: Literal["ext4", "xfs"] = "ext4"
+    fs: Literal["ext4", "xfs"] = Field("ext4", description="the file system made on the image for access: filesystem")
     client_cache: bool = Field(False, description="librbd's write-back cache (rbd_cache); off by "
                                "default so writes are measured at the cluster, as O_DIRECT would")
     ec: ErasureCode | None = Field(None, description=EC_DESCRIPTION + " (the image's data; its metadata "

@@ -51,7 +51,7 @@ class CephSpec(Options):
                                      "/etc/ceph/ceph.client.NAME.keyring)")
     key: SecretReference | None = Field(None, description="the client's key itself (better ${NAME} or "
                             "file:PATH): dfsbench writes a keyring of mode 0600 on each client host")
-    fs_name: Name = "cephfs"
+    fs_name: Name = Field("cephfs", description="the CephFS file system to mount (ceph fs ls)")
     mounted: PlainPath | None = Field(None, description="CephFS is already mounted here on every client "
                                  "host: use it as it is")
     s3: S3Site | None = Field(None, description="the site's object gateway (RGW), for the backend rgw: "

@@ -23,8 +23,8 @@ from harness.units import size
 
 
 class CephLocalOptions(Options):
-    ceph_osds: int = Field(3, ge=1, le=12)
-    ceph_replicas: int = Field(3, ge=1, le=12)
+    ceph_osds: int = Field(3, ge=1, le=12, description="OSD processes, each on a sparse file of its own")
+    ceph_replicas: int = Field(3, ge=1, le=12, description="pool size: copies of each object, each on another OSD")
     ceph_osd_size_gib: int = Field(16, ge=2, le=64 << 10, description="sparse file size of each OSD "
                                    "(at most 64 TiB)")
 

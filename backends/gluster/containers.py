@@ -41,13 +41,13 @@ RESTORE_TIMEOUT_S = 120.0
 
 
 class GlusterContainerOptions(Options):
-    gluster_nodes: int = Field(3, ge=1, le=12)
-    gluster_replica: int = Field(3, ge=1, le=12)
+    gluster_nodes: int = Field(3, ge=1, le=12, description="storage nodes running bricks (containers gluster1, …)")
+    gluster_replica: int = Field(3, ge=1, le=12, description="copies of each file (the volume's replica count), each on another node")
     gluster_layout: Literal["replicate", "distributed-replicate", "disperse"] | None = Field(
         None, description="default: replicate when all bricks form one replica set, else "
         "distributed-replicate")
     gluster_redundancy: int = Field(1, ge=1, le=6, description="disperse: bricks that may fail")
-    bricks_per_node: int = Field(1, ge=1, le=4)
+    bricks_per_node: int = Field(1, ge=1, le=4, description="bricks on each storage node")
 
     @model_validator(mode="after")
     def _gluster_shape(self) -> GlusterContainerOptions:

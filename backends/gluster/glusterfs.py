@@ -44,7 +44,7 @@ class GlusterOptions(Options):
         None, description="create a volume of this type (default: use the environment's volume)")
     bricks: int | None = Field(None, ge=1, le=48, description="bricks of the created volume "
                                "(default: 3 replicate, 6 distributed-replicate, 3 disperse)")
-    replica: int = Field(3, ge=1, le=12)
+    replica: int = Field(3, ge=1, le=12, description="copies of each file in the created volume (with type)")
     redundancy: int = Field(1, ge=1, le=16, description="disperse: bricks that may fail")
     volume_options: dict[GlusterOptionKey, OptionValue] = Field({}, description="'gluster volume set' options, e.g. "
                                            "performance.cache-size: 256MB")

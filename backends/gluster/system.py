@@ -25,8 +25,8 @@ from harness.system.hosts import Host
 
 
 class GlusterLocalOptions(Options):
-    gluster_bricks: int = Field(3, ge=1, le=24)
-    gluster_replica: int = Field(3, ge=1, le=12)
+    gluster_bricks: int = Field(3, ge=1, le=24, description="brick processes, each on a directory of its own")
+    gluster_replica: int = Field(3, ge=1, le=12, description="copies of each file (the volume's replica count)")
 
     @model_validator(mode="after")
     def _gluster_sets(self) -> GlusterLocalOptions:

@@ -37,8 +37,8 @@ class ErasureCode(Options):
     """An erasure code, as other systems' backends take it: refused here (see
     :meth:`backends.seaweedfs.system.SeaweedFS.refusal`)."""
 
-    k: int = Field(ge=2, le=32)
-    m: int = Field(ge=1, le=32)
+    k: int = Field(ge=2, le=32, description="data chunks of each object")
+    m: int = Field(ge=1, le=32, description="coding chunks: the nodes that may fail")
 
 
 class SeaweedFSOptions(Options):

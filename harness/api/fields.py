@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Union
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
@@ -16,15 +16,18 @@ from harness.api.records import OVER_CLIENTS
 from harness.system import files
 from harness.system.names import NAME_PATTERN
 from harness.system.secret import Expanded
-from harness.units import parse_size
+from harness.units import SIZE_PATTERN, parse_size
 
 
 def _to_bytes(v: Any) -> Any:
     return parse_size(v) if isinstance(v, str) else v
 
 
-# A size in bytes in any plugin's options: 4096, "40KiB", "256MiB", "1G", "210MB".
-Bytes = Annotated[int, BeforeValidator(_to_bytes), Field(gt=0), AfterValidator(bytes_bound)]
+# A size in bytes in any plugin's options: 4096, "40KiB", "256MiB", "1G", "210MB" (as a config
+# file may give it: its JSON Schema takes both)
+Bytes = Annotated[int, BeforeValidator(_to_bytes, json_schema_input_type=Union[
+    Annotated[int, Field(gt=0)], Annotated[str, Field(pattern=SIZE_PATTERN)]]),
+    Field(gt=0), AfterValidator(bytes_bound)]
 
 # A name from a config that becomes part of a path, a file name, an argv or a tool's input
 # (variants, profiles, pools, volumes, file systems, client names): the rule of

@@ -4,14 +4,14 @@ that plugin's own Options model, when harness.execution.plan builds the plan."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, GetJsonSchemaHandler, WithJsonSchema, field_validator, model_validator
 
 from harness.api.contracts import Name
 from harness.api.model import MAX_BYTES, ConfigModel, link_rate
 from harness.system.files import printable
-from harness.units import parse_latency, parse_size
+from harness.units import LATENCY_PATTERN, parse_latency, parse_size
 from harness.api.histogram import SLO_PERCENTILES
 
 # the environment of a config that names none
@@ -106,6 +106,11 @@ class OrderSpec(_Strict):
                              "{shuffle: true, seed: N}")
         return v
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        """A config file may name an order instead of giving the mapping."""
+        return {"anyOf": [{"enum": list(ORDERS)}, handler(core)]}
+
     @model_validator(mode="after")
     def _seed_shuffles(self) -> OrderSpec:
         if not self.shuffle and self.seed is not None:
@@ -122,16 +127,24 @@ MAX_POINTS = 32  # the points of a sweep (the product of its lists): each runs e
 ENV_SWEEPS = ("clients", "link")
 
 
+# a latency as a config file gives it (Config._slo reads it): seconds, or a text with its unit
+_LATENCY = {"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 3600},
+                      {"type": "string", "pattern": LATENCY_PATTERN}]}
+
+
 class Config(_Strict):
     environment: EnvironmentSpec = Field(default_factory=EnvironmentSpec)
-    limits: Limits = Field(default_factory=Limits)
-    scale: Literal["quick", "report"] = "quick"
-    suite: Literal["report", "full"] = "report"  # what runs where the config names nothing
+    limits: Limits = Field(default_factory=Limits, description="the physical limits of the path to the storage, "
+                           "declared: a figure above them is flagged, not printed as a win")
+    scale: Literal["quick", "report"] = Field("quick", description="the workloads' defaults: 'quick' (minutes) or "
+                                               "'report' (the 2014 report's sizes: hours)")
+    suite: Literal["report", "full"] = Field("report", description="what runs where the config names no "
+                                             "backends or workloads: the report's, or every installed one")
     repeat: int = Field(1, ge=1, le=MAX_REPEAT, description="times each cell is run (medians and "
                         "spread over them)")
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
     workloads: list[WorkloadSpec] | None = None  # None: the suite's
-    slo: dict[str, float] = Field(default_factory=dict, description="a latency target per percentile of "
+    slo: dict[str, Annotated[float, WithJsonSchema(_LATENCY)]] = Field(default_factory=dict, description="a latency target per percentile of "
                                   "the total latency, e.g. {p99: 20ms}: the report gives the highest offered "
                                   "load each system holds within it, healthy and through a fault, and the "
                                   "time spent above it during the fault")

@@ -178,7 +178,7 @@ def test_a_cell_a_spreadsheet_would_evaluate_is_quoted_in_a_tables_csv():
 def test_the_example_gate_script_reads_each_systems_knee_and_slo_load(load_doc, tmp_path):
     doc = tmp_path / "run.json"
     doc.write_text(json.dumps(load_doc))
-    shown = subprocess.run([sys.executable, str(ROOT / "docs" / "examples" / "load_gate.py"), str(doc)],
+    shown = subprocess.run([sys.executable, str(ROOT / "examples" / "load_gate.py"), str(doc)],
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()

@@ -23,13 +23,14 @@ WARMUP_S = {"report": 5, "quick": 1}
 class Profile(ConfigModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
-    name: Name
+    name: Name = Field(description="the profile's name in the tables (e.g. 4k-randread)")
     rw: Literal["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim",
-                "randtrim"]
-    bs: Bytes
-    iodepth: PositiveInt = 1  # (how deep an engine takes, and how many jobs fio runs: Fio.unrunnable)
-    numjobs: PositiveInt = 1
-    rwmixread: int | None = Field(None, ge=0, le=100)
+                "randtrim"] = Field(description="fio's --rw: the I/O pattern")
+    bs: Bytes = Field(description="fio's --bs: the block size (accepts 4k, 1MiB)")
+    # (how deep an engine takes, and how many jobs fio runs: Fio.unrunnable)
+    iodepth: PositiveInt = Field(1, description="fio's --iodepth: I/Os in flight per job")
+    numjobs: PositiveInt = Field(1, description="fio's --numjobs: jobs (processes) running the profile")
+    rwmixread: int | None = Field(None, ge=0, le=100, description="with rw or randrw: the percentage of reads")
 
 
 # the named profile sets: (name, rw, bs, iodepth) of each profile; made Profiles when used
@@ -115,7 +116,7 @@ class FioOptions(Options):
     # exec or external, which run or load code)
     ioengine: Literal["libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap"] = Field(
         "libaio", description="for files and block devices; RBD images use 'rbd' whatever this says")
-    direct: bool = True
+    direct: bool = Field(True, description="O_DIRECT (fio's --direct=1): the page cache bypassed; false measures the client's cache too")
     servers: list[str] = Field([], description="fio servers (host or host,port) for client/server "
                                "mode; they must be running 'fio --server' already", json_schema_extra=SITE)
     local_servers: int = Field(0, ge=0, le=16, description="start this many fio servers on this "

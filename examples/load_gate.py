@@ -4,7 +4,7 @@ With LOAD, a gate: exit 1 where a system holds less than LOAD op/s within an SLO
 figure is flagged (degraded, host-bound, a contended lab: not a figure to gate on).
 
     dfsbench compare latest --format json > run.json
-    python docs/examples/load_gate.py run.json [LOAD]      (or '-' for stdin)
+    python examples/load_gate.py run.json [LOAD]      (or '-' for stdin)
 """
 import json
 import sys

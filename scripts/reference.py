@@ -1,0 +1,47 @@
+"""Writes the references generated from the code: docs/reference/config.md (every key of a
+config, from the models of the core and of every installed plugin) and
+docs/reference/commands.md (every command, from the argument parser), docs/examples.md (the
+example configs), and the examples'
+JSON Schema, examples/dfsbench.schema.json (what `dfsbench schema` prints). With --check, writes
+nothing and exits 1 where a file differs from what the code makes (make test runs it so)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from harness.cli import build_parser
+from harness.commands.reference import commands_reference, config_reference, examples_page
+from harness.execution.config_schema import config_schema
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "reference"
+
+
+def pages() -> dict[Path, str]:
+    """Each generated file and what the code makes of it; the examples' JSON Schema (their
+    first line names it) among them."""
+    schema, _ = config_schema()
+    examples = [(p.name, p.read_text()) for p in sorted((ROOT / "examples").glob("*.yaml"))]
+    return {DOCS / "config.md": config_reference(), DOCS / "commands.md": commands_reference(build_parser()),
+            ROOT / "docs" / "examples.md": examples_page(examples),
+            ROOT / "examples" / "dfsbench.schema.json": json.dumps(schema, indent=1, sort_keys=True) + "\n"}
+
+
+def main(argv: list[str]) -> int:
+    stale = [path for path, text in pages().items() if not path.exists() or path.read_text() != text]
+    if "--check" in argv:
+        for path in stale:
+            print(f"{path.name} is not what the code makes: run scripts/reference.py", file=sys.stderr)
+        return 1 if stale else 0
+    written = pages()
+    for path, text in written.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    print(f"wrote {', '.join(str(p.relative_to(ROOT)) for p in written)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
