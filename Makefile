@@ -40,9 +40,9 @@ $(VENV)/.installed-test: setup.cfg pyproject.toml
 	$(call install,[test])
 	touch $@ $(VENV)/.installed
 
-# the documentation site (mkdocs.yml), built as make test builds it, then served on this machine only
+# the documentation site (mkdocs.yml), built strict as make test builds it (into site/), then served
+# on this machine only; scripts/reference.py writes its generated pages again after a change
 docs: test-deps
-	$(BIN)/python scripts/reference.py
 	$(BIN)/mkdocs build --strict
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 

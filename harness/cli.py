@@ -244,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     exp = sub.add_parser("export", parents=[results],
                          help="write a stored run as one file another site verifies, imports and runs again")
-    exp.add_argument("run", metavar="RUN", help=RUNS)
+    exp.add_argument("run", metavar="RUN", help="a run's id, a unique prefix or suffix of one, or 'latest' (the run "
+                     "started last)")
     exp.add_argument("-o", "--output", type=Path, required=True, metavar="FILE")
 
     schema = sub.add_parser("schema", parents=[results], help="write the config's JSON Schema (every installed plugin's options), "

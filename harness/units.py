@@ -11,9 +11,11 @@ from collections.abc import Callable, Iterable
 # (ASCII digits and blanks only: Python's \d, int() and float() also take '１' and '٣', and
 # \s and $ a line break; a number in a config is written in ASCII, on one line)
 _SIZE = re.compile(r" *([0-9]+(?:\.[0-9]+)?) *([kmgtp]?)(i?)b? *", re.IGNORECASE | re.ASCII)
-# the same texts for a JSON Schema, whose patterns have no flags (tests/unit/test_config_schema.py
+# the same texts for a JSON Schema, whose patterns have no flags (tests/unit/test_reference.py
 # holds each to its compiled twin)
-SIZE_PATTERN = r"^ *[0-9]+(\.[0-9]+)? *[KkMmGgTtPp]?[Ii]?[Bb]? *$"
+# ('$(?!\n)': the end of the text, where a pattern is read by Python's rules too, whose '$' also
+# matches before a last line break)
+SIZE_PATTERN = r"^ *[0-9]+(\.[0-9]+)? *[KkMmGgTtPp]?[Ii]?[Bb]? *$(?!\n)"
 
 
 def _shown(text: str) -> str:
@@ -60,7 +62,7 @@ def parse_rate(text: str | float) -> float:
 
 _LATENCY = re.compile(r" *([0-9]+(?:\.[0-9]+)?) *(us|µs|ms|s) *", re.ASCII | re.IGNORECASE)
 _LATENCY_S = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-LATENCY_PATTERN = r"^ *[0-9]+(\.[0-9]+)? *([Uu][Ss]|µ[Ss]|[Mm][Ss]|[Ss]) *$"
+LATENCY_PATTERN = r"^ *[0-9]+(\.[0-9]+)? *([Uu][Ss]|µ[Ss]|[Mm][Ss]|[Ss]) *$(?!\n)"
 
 
 def parse_latency(text: str | float) -> float:

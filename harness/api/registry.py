@@ -87,6 +87,20 @@ def names(kind: str) -> list[str]:
     return sorted(_entry_points(kind))
 
 
+def shipped_with(kind: str, name: str, project: str) -> bool:
+    """Whether the plugin of that name is registered by the distribution ``project`` alone
+    (dfsbench's own, say, and no other's beside it)."""
+    found = _entry_points(kind).get(name, ())
+    for ep in found:
+        try:
+            maker = ep.dist.metadata["Name"] if ep.dist is not None else None
+        except Exception:  # (a distribution's metadata is its maker's: unreadable is not ours)
+            return False
+        if _normalized(maker or "") != _normalized(project):
+            return False
+    return bool(found)
+
+
 def distribution(ep: EntryPoint) -> str:
     """The distribution an entry point comes from, and where in it, as shown."""
     dist = getattr(ep, "dist", None)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from harness.api import registry
 from harness.commands.common import kept, results_dir, shown_line
 from harness.execution.config_schema import config_schema
 from harness.system import files
@@ -40,63 +41,77 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 # --- the config reference ------------------------------------------------------------------
 
-def config_reference() -> str:
-    """Every key of a config as Markdown: the top level, then each installed environment's,
-    backend's and workload's options, with type, default and description (from the JSON
-    Schema, so that it says what a config file holds: sizes as 40KiB, latencies as 20ms)."""
-    schema, left_out = config_schema()
+def config_reference(own_only: bool = False) -> str:
+    """Every key of a config as Markdown: the top level, an entry's keys, then each
+    environment's, backend's and workload's options (``own_only``: dfsbench's own plugins),
+    with type, default and description — from the JSON Schema, so that it says what a config
+    file holds (sizes as 40KiB, latencies as 20ms), and a workload's defaults at each scale."""
+    schema, left_out = config_schema(own_only)
     defs = schema["$defs"]
+    props = schema["properties"]
     out = ["# Config reference", "",
            "Generated from the code (`scripts/reference.py`): every key a config file may hold, from the "
            "models `dfsbench check` validates with. `dfsbench schema` writes the same as a JSON Schema, "
-           "for an editor. A size takes `40KiB`, `256MiB` or bytes; a time ending in `_s` is seconds.", ""]
+           "for an editor. A size takes `40KiB`, `256MiB` or bytes; a key ending in `_s` is seconds.", ""]
     out += ["## The top level", "",
             "`environment`, `backends` and `workloads` take a plugin's name, or a mapping whose `options` are that "
-            "plugin's (below). A workload's entry also takes `clients`, `fault`, `ranks_per_client` and `sweep`.", ""]
+            "plugin's (below).", ""]
     out += _table(schema, defs, "", flat=("environment", "backends", "workloads")) + [""]
-    out += ["", "### A workload's entry", ""]
-    entry = next(v for v in schema["properties"]["workloads"]["anyOf"][0]["items"]["anyOf"] if "properties" in v)
-    out += _table({"properties": {k: v for k, v in entry["properties"].items() if k not in ("name", "options")}},
-                  defs, "") + [""]
+    out += ["### An environment", ""] + _table(_mapping(props["environment"]), defs, "") + [""]
+    out += ["### A backend's entry", ""] + _table(_mapping(props["backends"]), defs, "") + [""]
+    out += ["### A workload's entry", ""] + _table(_mapping(props["workloads"]), defs, "") + [""]
+    scaled = _scaled_defaults()
     for kind, key in (("environment", "environment"), ("backend", "backends"), ("workload", "workloads")):
         out += [f"## {kind.capitalize()}s", ""]
-        for name, model in _plugins(schema["properties"][key]):
+        if kind == "workload":
+            out += ["A workload's options that a config leaves out take its defaults at the run's scale "
+                    "(`scale: quick`, the default, or `report`): the table gives both.", ""]
+        for name, model in _plugins(props[key]):
             out += [f"### {kind} `{name}`", ""]
             body = _resolve(model, defs)
             if body.get("description"):
-                out += [_one_line(body["description"]), ""]
-            rows = _table(body, defs, "")
+                out += [_cell(body["description"]), ""]
+            rows = _table(body, defs, "", scaled=scaled.get(name, {}) if kind == "workload" else {})
             out += rows + [""] if len(rows) > 2 else ["No options.", ""]
     if left_out:
-        out += ["## Left out", ""] + [f"- {k}: {v}" for k, v in left_out.items()] + [""]
+        out += ["## Left out", ""] + [f"- {_cell(k)}: {_cell(v)}" for k, v in left_out.items()] + [""]
     return "\n".join(out).rstrip() + "\n"
 
 
-def undescribed() -> list[str]:
-    """The keys of a config whose model gives no description (the config reference would
-    name them and say nothing)."""
-    schema, _ = config_schema()
-    defs, seen = schema["$defs"], set[str]()
-    found = list(_fields(schema, defs, "", seen, skip=("environment", "backends", "workloads")))
-    for key in ("environment", "backends", "workloads"):
-        found.append((key, schema["properties"][key]))
-        for name, options in _plugins(schema["properties"][key]):
-            found += _fields(_resolve(options, defs), defs, f"{key}[{name}].options", seen)
-    return [path for path, field in found if not field.get("description")]
-
-
-def _fields(model: dict[str, Any], defs: dict[str, Any], path: str, seen: set[str],
-            skip: tuple[str, ...] = ()) -> Iterator[tuple[str, dict]]:
-    """(path, schema) of each key of a model and of the models under it, each model once."""
-    for key, field in (model.get("properties") or {}).items():
-        where = f"{path}.{key}" if path else key
-        if key in skip:
+def _scaled_defaults() -> dict[str, dict[str, tuple[Any, Any]]]:
+    """Each workload's defaults at the quick and the report scale, by option."""
+    found: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for name, cls in registry.usable("workload").items():
+        try:
+            quick, report = getattr(cls, "defaults")("quick"), getattr(cls, "defaults")("report")
+        except Exception:  # (a stranger's defaults: unsaid; check and the run say what is wrong)
             continue
-        yield where, field
-        for ref in _refs(field):
-            if ref not in seen:
-                seen.add(ref)
-                yield from _fields(defs[ref], defs, f"{where}", seen)
+        found[name] = {k: (quick.get(k), report.get(k)) for k in {*quick, *report}}
+    return found
+
+
+def undescribed(own_only: bool = False) -> list[str]:
+    """The keys of a config whose model gives no description (the config reference would
+    name them and say nothing): of the top level, an entry, and every model under them."""
+    schema, _ = config_schema(own_only)
+    missing = [key for key, field in schema["properties"].items() if not field.get("description")]
+    for key in ("environment", "backends", "workloads"):
+        missing += [f"{key}[].{k}" for k, f in _mapping(schema["properties"][key])["properties"].items()
+                    if not f.get("description")]
+    for model, body in schema["$defs"].items():
+        for branch in (body, *body.get("anyOf", ())):
+            missing += [f"{model}.{k}" for k, f in (branch.get("properties") or {}).items() if not f.get("description")]
+    return missing
+
+
+def _mapping(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry of the top level as a mapping (not its name alone, nor null)."""
+    for branch in entry.get("anyOf", ()):
+        if branch.get("type") == "array":
+            return _mapping(branch["items"])
+        if branch.get("type") == "object":
+            return branch
+    raise KeyError("no mapping")
 
 
 def _refs(field: Any) -> Iterator[str]:
@@ -114,14 +129,9 @@ def _refs(field: Any) -> Iterator[str]:
 
 def _plugins(entry: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(name, options schema) of each plugin an entry of the top level may name."""
-    found = entry.get("items", entry)
-    if "anyOf" in found and "items" in found["anyOf"][0]:
-        found = found["anyOf"][0]["items"]
-    for variant in found.get("anyOf", []):
-        props = variant.get("properties") or {}
-        name = (props.get("name") or props.get("kind") or {}).get("const")
-        if name is not None:
-            yield name, props.get("options", {})
+    for chosen in _mapping(entry).get("allOf", ()):
+        said = chosen["if"]["properties"]
+        yield (said.get("name") or said.get("kind"))["const"], chosen["then"]["properties"]["options"]
 
 
 def _resolve(field: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
@@ -129,23 +139,33 @@ def _resolve(field: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return defs[ref.rsplit("/", 1)[1]] if isinstance(ref, str) else field
 
 
-def _table(model: dict[str, Any], defs: dict[str, Any], prefix: str, flat: tuple[str, ...] = ()) -> list[str]:
+def _table(model: dict[str, Any], defs: dict[str, Any], prefix: str, flat: tuple[str, ...] = (),
+           scaled: dict[str, tuple[Any, Any]] | None = None) -> list[str]:
     """A model's keys as rows of a table, with the keys of the models under each (a
     mapping's under ``key.``, a list's items under ``key[].``, a mapping of them by name
-    under ``key.NAME.``), but for the keys in ``flat``."""
+    under ``key.NAME.``), but for the keys in ``flat``; ``scaled``: defaults by scale."""
     rows = ["| key | type | default | what it is |", "|---|---|---|---|"]
     required = set(model.get("required") or ())
-    for key, field in (model.get("properties") or {}).items():
-        if key in ("name", "kind") and "const" in field:
-            continue
-        default = "required" if key in required else _value(field.get("default", "—"))
+    body = next((b for b in (model, *model.get("anyOf", ())) if b.get("properties")), model)
+    for key, field in (body.get("properties") or {}).items():
+        if key in (scaled or {}):
+            quick, report = (scaled or {})[key]
+            default = f"quick: {_value(quick)}; report: {_value(report)}"
+        else:
+            default = "required" if key in required else _value(field.get("default", _NONE))
         rows.append(f"| `{prefix}{key}` | {_type(field, defs)} | {default} | {_cell(field.get('description', ''))} |")
         if key in flat:
             continue
         for ref in dict.fromkeys(_refs(field)):
-            if defs[ref].get("properties"):
-                rows += _table(defs[ref], defs, f"{prefix}{key}{_under(field, ref)}.")[2:]
+            sub = defs[ref]
+            if sub.get("properties") or any(b.get("properties") for b in sub.get("anyOf", ())):
+                rows += _table(sub, defs, f"{prefix}{key}{_under(field, ref)}.")[2:]
+        if "propertyNames" in field and "enum" in field["propertyNames"]:
+            rows.append(f"| `{prefix}{key}.NAME` | | | NAME one of {_words(field['propertyNames']['enum'])} |")
     return rows
+
+
+_NONE = object()  # (no default: one the code fills, said in the description)
 
 
 def _under(field: dict[str, Any], ref: str) -> str:
@@ -167,9 +187,9 @@ def _type(field: dict[str, Any], defs: dict[str, Any]) -> str:
         kinds = [_type(f, defs) for f in field["anyOf"] if f.get("type") != "null"]
         return " or ".join(dict.fromkeys(kinds))
     if "enum" in field:
-        return " \\| ".join(f"`{v}`" for v in field["enum"])
+        return _words(field["enum"], " \\| ")
     if "const" in field:
-        return f"`{field['const']}`"
+        return _words([field["const"]])
     kind = field.get("type", "any")
     if kind == "array":
         return f"list of {_type(field.get('items', {}), defs)}"
@@ -177,19 +197,33 @@ def _type(field: dict[str, Any], defs: dict[str, Any]) -> str:
         return "mapping"
     if kind == "string" and field.get("pattern") and "[KkMm" in field["pattern"]:
         return "size"
+    if kind == "string" and field.get("pattern") and "[Uu][Ss]" in field["pattern"]:
+        return "latency"
     return {"integer": "integer", "number": "number", "string": "text", "boolean": "true/false"}.get(kind, kind)
 
 
+def _words(values: list[Any], between: str = ", ") -> str:
+    return between.join(_code(v if isinstance(v, str) else json.dumps(v)) for v in values)
+
+
 def _value(v: Any) -> str:
-    return "—" if v == "—" else f"`{json.dumps(v)}`"
+    """A default as the page shows it: the JSON a config would hold (none: —)."""
+    return "—" if v is _NONE else _code(json.dumps(v, ensure_ascii=False))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+def _code(text: str) -> str:
+    """Text as code on the page, whatever it holds (a plugin's words are a stranger's)."""
+    text = " ".join(text.split()).replace("`", "'").replace("|", "\\|")
+    return f"`{text}`"
 
 
 def _cell(text: str) -> str:
-    return _one_line(text).replace("|", "\\|")
+    """Prose in a table's cell: one line, no markup of its own (a plugin's words may hold
+    any, and the page is HTML once built)."""
+    text = " ".join(text.split())
+    for raw, shown in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "'")):
+        text = text.replace(raw, shown)
+    return text
 
 
 # --- the command reference -----------------------------------------------------------------
@@ -216,6 +250,24 @@ def commands_reference(parser: argparse.ArgumentParser) -> str:
         else:
             os.environ["COLUMNS"] = width
     return "\n".join(out).rstrip() + "\n"
+
+
+# --- the flags ------------------------------------------------------------------------------
+
+def flags_page() -> str:
+    """Every flag a figure can carry, as the tables print it: its letter, its name, what it
+    means, and whether a cell with it names a winner."""
+    from harness.api.records import FLAGS
+
+    out = ["# Flags", "",
+           "Generated from the code (`scripts/reference.py`): a letter in brackets after a figure says why the "
+           "figure is not what it seems; the line under each table says it again. A flag that makes a cell unfit "
+           "for a verdict turns its comparison into `not comparable: WHY [LETTER]`: that cell names no winner.", "",
+           "| flag | name | what it means | names a winner |", "|---|---|---|---|"]
+    for name, flag in sorted(FLAGS.items(), key=lambda kv: kv[1].code):
+        verdict = f"no: 'not comparable: {_cell(flag.unfit)}'" if flag.unfit else "yes"
+        out.append(f"| `[{flag.code}]` | `{name}` | {_cell(flag.meaning)} | {verdict} |")
+    return "\n".join(out) + "\n"
 
 
 # --- the examples ----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from harness.execution.schema import DEFAULT_ENVIRONMENT
 from harness.system import files
 
 if TYPE_CHECKING:
+    from harness.api.faults import FaultSpec
     from harness.execution.plan import Plan
 
 
@@ -140,12 +141,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         cells = w.cells()
         warmup = w.warmup(cells[0]) if cells else None
         on = list(dict.fromkeys(f"{p.backend.name}/{p.backend.variant}" for p in every if p.entry == entry))
-        print(f"  workload {w.name}: {len(cells)} cells"
+        print(f"  workload {w.name}: {len(cells)} cell{'' if len(cells) == 1 else 's'}"
               + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else "")
-              + (f"; on {', '.join(on)}" if on else "; on no backend (none takes its kind of target)"))
+              + (f"; on {', '.join(on)}" if on else "; on no backend (none takes its kind of target)")
+              + ("; from every client host at once" if w.clients == "all" else "; from the first client host"))
+        if w.fault is not None:
+            print(f"    {_fault_said(w.fault)}")
+    faulted = any(w.fault is not None for w in plan.workloads)
     print(f"  cell runs: {len(every)} in all (every workload's cells on each backend that takes them"
           + (f", at each of the sweep's {len(plan.points)} points" if len(plan.points) > 1 else "")
-          + (f", in each of {plan.config.repeat} repeats" if plan.config.repeat > 1 else "") + ")")
+          + (f", in each of {plan.config.repeat} repeats" if plan.config.repeat > 1 else "") + ")"
+          + ("; a cell with a fault runs three times: before, during and after it" if faulted else ""))
     if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
         print(f"  sweep: {len(plan.points)} points, each runs every cell: "
               + "; ".join(files.printable(p.describe()) for p in plan.points))
@@ -161,3 +167,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         for line in Order(order.seed).cells_said(swept[0], 0, plan.points.index(swept[0])):
             print(f"    {files.printable(line)}")
     return 0
+
+
+def _fault_said(fault: FaultSpec) -> str:
+    """A workload's fault as check says it: what, where, and when in each cell."""
+    where = f"node {files.printable(fault.node, 80)}" if fault.node else "the system's second storage node"
+    what = f"{fault.action} {'one data process of ' if fault.target == 'process' else ''}{where}"
+    back = (f", back at {fault.restore_after_s:g} s" if fault.restore_after_s is not None else
+            ", back when the cell's work ends")
+    return (f"fault: {what} {fault.after_s:g} s into each cell's timed phase{back} (the restart itself takes "
+            f"seconds more); then up to {fault.recovery_timeout_s:g} s for the system to be healthy")

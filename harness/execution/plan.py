@@ -253,6 +253,10 @@ def _configured(wcls: Any, i: int, spec: WorkloadSpec, config: Config, environme
                                "invalid config:\n  "),
                            hint=_keys_hint(exc, f"workloads[{i}].options", wcls.Options)) from exc
         raise _options_error(exc, f"workloads[{i}].options", wcls.Options) from exc
+    if spec.clients == "first" and workload.clients_asked() == "all":
+        raise BadInput(f"workloads[{i}]: 'clients: first' and options that ask for every client host at once "
+                       "(fio's all_clients) say two things", hint="give one of them: 'clients: all' runs fio on "
+                       "every client host as all_clients does")
     given = spec.clients or workload.clients_asked()
     if given == "all" and environment.client_hosts < 2:
         raise BadInput(f"workloads[{i}]: '{'clients: all' if spec.clients else 'all_clients'}' on environment "

@@ -23,9 +23,10 @@ class _Strict(ConfigModel):
 
 
 class PluginSpec(_Strict):
-    name: str
-    variant: Name = "default"
-    options: dict[str, Any] = Field(default_factory=dict)
+    name: str = Field(description="the plugin's name (dfsbench list)")
+    variant: Name = Field("default", description="a name for this configuration of the backend, in the tables "
+                          "(glusterfs/ec21): two entries of one backend need two")
+    options: dict[str, Any] = Field(default_factory=dict, description="the plugin's options")
 
 
 class WorkloadSpec(PluginSpec):
@@ -35,7 +36,7 @@ class WorkloadSpec(PluginSpec):
         "environment's ('all' for an existing cluster's client hosts, else 'first')")
     fault: dict[str, Any] | None = Field(None, description="a fault each cell runs through: "
                                          "{action: kill|stop|pause, target: node|process, node, "
-                                         "after_s, restore_after_s} (harness.api.faults)")
+                                         "after_s, restore_after_s}")
     ranks_per_client: int | None = Field(None, ge=1, le=64, description="MPI ranks on each client "
                                          "host for this workload's cells on several (the environment's "
                                          "'ranks_per_client' otherwise); needs launcher 'mpi'")
@@ -144,7 +145,8 @@ class Config(_Strict):
                         "spread over them)")
     backends: list[PluginSpec] = Field(default_factory=list)  # empty: the suite's
     workloads: list[WorkloadSpec] | None = None  # None: the suite's
-    slo: dict[str, Annotated[float, WithJsonSchema(_LATENCY)]] = Field(default_factory=dict, description="a latency target per percentile of "
+    slo: dict[str, Annotated[float, WithJsonSchema(_LATENCY)]] = Field(default_factory=dict, json_schema_extra={
+        "propertyNames": {"enum": list(SLO_PERCENTILES)}}, description="a latency target per percentile of "
                                   "the total latency, e.g. {p99: 20ms}: the report gives the highest offered "
                                   "load each system holds within it, healthy and through a fault, and the "
                                   "time spent above it during the fault")

@@ -195,13 +195,35 @@ def write_text(path: Path, text: str, what: str, refused: dict[Path, str] | None
             os.unlink(tmp)
 
 
+# directories of the system's own, never written to (their files are devices, or the kernel's)
+SYSTEM_DIRS = (Path("/dev"), Path("/proc"), Path("/sys"))
+
+
 def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) -> int:
     """Refuse ``path`` as the file to write ``what`` to where it is, or leads through a
     link to, one of ``refused`` (paths, compared resolved, to what they hold: a file, or a
     directory with everything under it; the results store, a run's raw outputs) or an
-    existing file that is not a regular one (a FIFO, a device, a directory). The mode the
-    written file gets: the replaced file's, else the umask's."""
+    existing file that is not a regular one (a FIFO, a device, a directory); a link that leads
+    to no regular file, or leads there through ``/dev`` or ``/proc`` (``/dev/stdout``, a
+    dangling link: the file written would replace the link itself); a file in a system's own directory (``/dev``, ``/proc``, ``/sys``). The mode
+    the written file gets: the replaced file's, else the umask's."""
     real = path.resolve()
+    place = path.absolute().parent.resolve()
+    if any(place == d or d in place.parents for d in SYSTEM_DIRS):
+        raise BadInput(f"{what} {printable(path)} is in {printable(place)}, the system's own: dfsbench writes a "
+                       f"{what} there never", hint=f"name a file in a directory of yours for the {what}")
+    if path.is_symlink():
+        try:
+            through = next((hop for hop in _hops(path) for d in SYSTEM_DIRS if hop == d or d in hop.parents), None)
+            linked = through is None and stat.S_ISREG(path.stat().st_mode)
+        except OSError:
+            through, linked = None, False
+        if not linked:
+            what_it_is = (f"through {printable(through)}, the system's own (a process's output, a device)"
+                          if through is not None else f"to {printable(real)}, which is no regular file (a terminal, "
+                          "a pipe, a device, or nothing)")
+            raise BadInput(f"{what} {printable(path)} is a link {what_it_is}: writing the {what} would replace the "
+                           "link", hint=f"name the file to write the {what} to itself")
     for kept, holds in (refused or {}).items():
         kept = kept.resolve()
         if real == kept or kept in real.parents:
@@ -218,6 +240,19 @@ def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) 
         raise BadInput(f"{what} {printable(path)} is not a regular file (a FIFO, a device or a directory): "
                        f"the {what} is written to a file", hint="name a new file, or a file to replace")
     return stat.S_IMODE(st.st_mode)
+
+
+def _hops(path: Path) -> list[Path]:
+    """The paths a chain of links at ``path`` goes through, each made absolute (OSError:
+    a loop, or one that cannot be read)."""
+    hops: list[Path] = []
+    here = path.absolute()
+    for _ in range(40):  # (Linux's own limit on links followed)
+        if not here.is_symlink():
+            return hops
+        here = here.parent / os.readlink(here)
+        hops.append(Path(os.path.normpath(here)))
+    raise OSError("too many levels of symbolic links")
 
 
 def _umask() -> int:

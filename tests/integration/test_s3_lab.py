@@ -186,20 +186,17 @@ def test_the_s3_mix_through_a_kill_reads_back_what_it_left(tmp_path, node, done)
         assert run.returncode == 0, run.stdout + run.stderr
         db = sqlite3.connect(tmp_path / "results" / "dfsbench.sqlite")
         fault = [json.loads(p) for (p,) in db.execute("SELECT params FROM measurements WHERE workload = 'fault'")]
-        # (at 1 s into the phase, as asked: a tenth more where the machine is busy)
+        # (at 1 s into the phase, as asked: later where the machine is busy, within half a second)
         at = re.match(rf"{done} at ([0-9.]+) s", fault[0]["fault"]) if len(fault) == 1 else None
         assert at and 1.0 <= float(at.group(1)) < 1.5, fault
         verified = fault[0]["verified"]
         if node == "gateway":
             assert fault[0]["stores_data"] is False and fault[0]["noticed_after_s"] is None
             assert "gateway" in fault[0]["notice"] and "the gateway s3 answers at 127.0.0.1:" in fault[0]["health"]
-            # (the gateway down moves nothing: a stall, while the phase had the gateway back before its
-            # end; a stall to the end of the phase, where a busy machine started it again later, is
-            # the phase's closing seconds, after the last byte moved, and is no stall of the window)
-            ended = max(json.loads(p)["ended"] for (p,) in db.execute(
-                "SELECT params FROM measurements WHERE workload = 's3' AND metric = 'iops' AND "
-                "json_extract(params, '$.phase') = 'during'"))
-            if fault[0]["healthy"] is not None and fault[0]["healthy"] < ended - 1:
+            # (the gateway down moves nothing: a stall, where the clients moved again before the phase
+            # ended; where they did not — a busy machine started the gateway late — the seconds after
+            # their last byte are the phase's closing seconds by definition, and no stall of the window)
+            if fault[0]["closing_s"] == 0:
                 assert fault[0]["stall_s"] >= 1 and fault[0]["lowest_rate"] == 0, fault
             else:
                 assert fault[0]["closing_s"] >= 1 and fault[0]["stall_s"] == 0, fault

@@ -349,3 +349,28 @@ def test_the_suites_rbd_image_holds_its_rbd_bench_at_report_scale_and_no_more_at
         [rbd] = [b for b in plan_from_file(config).backends if b.name == "rbd"]
         sizes[scale] = rbd.options.image_size
     assert sizes == {"quick": 2 << 30, "report": 5 << 30}
+
+
+def test_clients_first_beside_fios_all_clients_is_refused_and_check_says_where_each_runs(tmp_path):
+    """Two keys that say where fio runs, saying two things, are refused naming both; a sound
+    config's check says, per workload, whether it runs from the first client host or every
+    one, and its fault: when, and that its cell runs before, during and after it."""
+    profile = [{"name": "a", "rw": "randwrite", "bs": "4k"}]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"environment": "docker", "backends": ["glusterfs"], "workloads": [
+        {"name": "fio", "clients": "first", "options": {**FIO, "all_clients": True, "profiles": profile}}]}))
+    got = dfsbench("check", str(bad))
+    assert got.returncode == 2 and "'clients: first'" in got.stderr and "all_clients" in got.stderr, got.stderr
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"environment": "docker", "backends": ["glusterfs"], "workloads": [
+        {"name": "fio", "options": {**FIO, "runtime_s": 30, "all_clients": True, "profiles": profile},
+         "fault": {"action": "kill", "after_s": 10, "restore_after_s": 20}},
+        {"name": "largefile", "options": {"sizes": ["64MiB"]}}]}))
+    got = dfsbench("check", str(good))
+    assert got.returncode == 0, got.stderr
+    fio_line, fault_line, largefile_line = (line for line in got.stdout.splitlines()
+                                            if "workload " in line or "fault:" in line)
+    assert "1 cell," in fio_line and fio_line.endswith("from every client host at once"), fio_line
+    assert "kill the system's second storage node 10 s into each cell's timed phase, back at 20 s" in fault_line
+    assert largefile_line.endswith("from the first client host"), largefile_line
+    assert "a cell with a fault runs three times: before, during and after it" in got.stdout

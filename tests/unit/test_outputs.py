@@ -298,3 +298,22 @@ def test_a_job_name_that_would_forge_lines_or_cannot_be_stored_is_refused_by_par
         assert got.returncode == 2 and "holds a control character or a broken character" in got.stderr
         assert not got.stdout.strip() and len(got.stderr.splitlines()) == 2  # (the error and its hint)
     assert not results.exists()
+
+
+@pytest.mark.parametrize("command", [("report", "latest"), ("schema",)])
+def test_an_output_through_a_link_to_no_regular_file_or_in_dev_is_refused(results, tmp_path, command):
+    """'-o' on a link to a terminal, a pipe or nothing (as /dev/stdout is) would replace the
+    link with a file; a file in /dev, /proc or /sys is the system's: both refused, nothing
+    written."""
+    stdout = tmp_path / "stdout.html"
+    stdout.symlink_to("/proc/self/fd/1")  # (here, where the test's output is captured: a regular file)
+    dangling = tmp_path / "dangling.html"
+    dangling.symlink_to(tmp_path / "nowhere" / "x.html")
+    for link in (stdout, dangling):
+        got = dfsbench(*command, "--results", str(results), "-o", str(link))
+        said = "through /proc/self/fd/1" if link == stdout else "which is no regular file"
+        assert got.returncode == 2 and said in got.stderr, got.stderr
+        assert link.is_symlink()
+    got = dfsbench(*command, "--results", str(results), "-o", "/dev/dfsbench-never.html")
+    assert got.returncode == 2 and "the system's own" in got.stderr, got.stderr
+    assert not os.path.lexists("/dev/dfsbench-never.html")

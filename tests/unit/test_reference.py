@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import types
 from pathlib import Path
 
 import jsonschema
@@ -39,7 +40,27 @@ def validator() -> jsonschema.Draft202012Validator:
 
 
 def test_every_key_of_a_config_says_what_it_is():
-    assert undescribed() == []
+    assert undescribed(own_only=True) == []
+
+
+def test_a_misspelt_key_is_named_by_the_schema(validator):
+    """Each entry's options are chosen by its name (if/then), so a validator names the key
+    that is wrong, where an anyOf of the plugins would say only that the entry matches none."""
+    for config, key in (({"workloads": [{"name": "fio", "options": {"runtim_s": 3}}]}, "runtim_s"),
+                        ({"backends": [{"name": "cephfs", "options": {"replica": 2}}]}, "replica"),
+                        ({"environment": {"kind": "docker", "options": {"ceph_osds": 3}}}, "ceph_osds")):
+        said = [e.message for e in validator.iter_errors(config)] + [
+            c.message for e in validator.iter_errors(config) for c in (e.context or ())]
+        assert any(key in m for m in said), (config, said)
+
+
+def test_a_plugins_words_reach_the_pages_as_text():
+    """A description or a default is a stranger's text (a plugin's): on the page it is text,
+    never markup, a table's cell or a code span of its own."""
+    from harness.commands.reference import _cell, _code
+
+    assert _cell("<script>x</script> | `y`\nz") == "&lt;script&gt;x&lt;/script&gt; \\| 'y' z"
+    assert _code("a`b|c\nd") == "`a'b\\|c d`"
 
 
 def test_the_generated_references_are_what_the_code_makes():
@@ -123,12 +144,13 @@ def test_the_schema_takes_what_a_config_file_writes(validator):
     assert not list(validator.iter_errors(config))
 
 
-@given(st.text(alphabet=" 0123456789.kKmMgGtTpPiIbBsSuµx", max_size=12))
+@given(st.text(alphabet=" 0123456789.kKmMgGtTpPiIbBsSuµx\n", max_size=12))
 def test_the_schemas_patterns_are_the_parsers(text):
-    """A size or a latency the schema's pattern takes is one the parser reads, and the other way round."""
-    assert (re.fullmatch(SIZE_PATTERN[1:-1], text) is not None) == (_SIZE.fullmatch(text) is not None), text
+    """A size or a latency the schema's pattern takes (searched for, as a JSON Schema validator
+    does) is one the parser reads, and the other way round."""
+    assert (re.search(SIZE_PATTERN, text) is not None) == (_SIZE.fullmatch(text) is not None), repr(text)
     latency = _LATENCY.fullmatch(text.replace("µs", "us"))
-    assert (re.fullmatch(LATENCY_PATTERN[1:-1], text) is not None) == (latency is not None), text
+    assert (re.search(LATENCY_PATTERN, text) is not None) == (latency is not None), repr(text)
 
 
 def test_dfsbench_schema_prints_it_and_writes_it(tmp_path):
@@ -160,20 +182,32 @@ def test_the_readmes_first_config_is_the_example_file():
 
 
 def test_the_plugin_pages_skeleton_meets_the_contract(tmp_path):
-    """The backend and workload of docs/plugins.md load as the registry loads a plugin, and
-    the workload measures a cell of the backend's target."""
+    """The backend, workload and environment of docs/plugins.md load as the registry loads a
+    plugin; the workload measures a cell of the backend's target; the lab comes up, says so,
+    and goes leaving nothing."""
     from harness.api import registry
     from harness.api.target import Target
 
     page = (ROOT / "docs" / "plugins.md").read_text()
     code = next(m.group(1) for m in re.finditer(r"```python\n(.*?)```", page, re.S) if "class Scratch(Backend)" in m.group(1))
-    module: dict = {"__name__": "my_plugin"}
-    exec(compile(code, "docs/plugins.md", "exec"), module)
+    plugin = types.ModuleType("my_plugin")  # (as an installed plugin's module is: imported, in sys.modules)
+    sys.modules["my_plugin"] = plugin
+    try:
+        exec(compile(code, "docs/plugins.md", "exec", dont_inherit=True), plugin.__dict__)
+    finally:
+        del sys.modules["my_plugin"]
+    module = plugin.__dict__
     assert registry._contract("backend", "scratch", module["Scratch"]) == []
     assert registry._contract("workload", "listing", module["Listing"]) == []
+    assert registry._contract("environment", "shelf", module["ShelfLab"]) == []
     backend = module["Scratch"](module["ScratchOptions"](), "default")
     workload = module["Listing"](module["ListingOptions"].model_validate(module["Listing"].defaults("quick")))
     (tmp_path / "there").mkdir()
     target = Target("path", tmp_path / "there", backend.name, backend.variant, {"system": "scratch"})
     records = [m for cell in workload.cells() for m in workload.run(target, cell, tmp_path, tmp_path)]
     assert len(records) == 1 and records[0].value > 0 and records[0].params == {"entries": 100}
+    lab = module["ShelfLab"](module["ShelfOptions"](lab_dir=tmp_path / "lab"))
+    cluster = lab.start({"shelf"})
+    assert lab.status().up and lab.status().services[0].healthy, lab.status()
+    assert cluster.services["shelf"].directory == str(tmp_path / "lab" / "shelf")
+    assert lab.stop() == [] and not lab.status().up and not (tmp_path / "lab").exists()
