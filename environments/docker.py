@@ -208,6 +208,11 @@ class DockerEnvironment(LabEnvironment):
         OSD nodes, a volume of a backend's own whose sets the nodes cannot hold apart)."""
         refuse_plan(self.systems, backends, "docker")
         for w in workloads:
+            if w.fault is not None and w.fault.target == "process" and w.fault.action != "kill":
+                raise BadInput(f"workload {w.name}: a fault of one data process here kills it (SIGKILL): "
+                               f"'{w.fault.action}' would be done as a kill, and recorded so",
+                               hint="give 'action: kill' with 'target: process', or "
+                                    f"'{w.fault.action}' the whole node ('target: node')")
             if w.fault is None or w.fault.node is None:
                 continue
             for b in backends:

@@ -252,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "for an editor that checks and completes a config")
     schema.add_argument("-o", "--output", type=Path, metavar="FILE", action=_Once,
                         help="write it to FILE instead of printing it")
+    schema.add_argument("--markdown", action="store_true",
+                        help="the config reference as Markdown instead: every key of the core and of every plugin "
+                             "installed here, its type, default and meaning")
 
     ver = sub.add_parser("verify", help="check a bundle against its manifest and say what differs; exit 1 if any")
     ver.add_argument("file", type=Path, metavar="FILE")

@@ -208,8 +208,9 @@ class Connection:
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._conn is None:
-            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-            self._conn.connect()
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
+            conn.connect()  # (refused: nothing kept, the next request opens one anew)
+            self._conn = conn
             self.connects += 1
         return self._conn
 
@@ -560,7 +561,10 @@ def _mix_worker(endpoint: dict[str, Any], plan: dict[str, Any], weights: dict[st
         names = [op for op in OPS if weights.get(op, 0) > 0]
         chances = [float(weights[op]) for op in names]
         conn = _connection(endpoint, timeout_s)
-        conn._connection()  # (opened before the start: the first operation is not a connection's)
+        try:
+            conn._connection()  # (opened before the start: the first operation is not a connection's)
+        except OSError:  # (the gateway down already, a fault come before the start: what the mix's
+            pass  # operations meet then are its errors, counted by kind, as any other while it is down)
         try:
             sched: int | None = os.open("/proc/self/schedstat", os.O_RDONLY)
         except OSError:

@@ -22,18 +22,20 @@ SCHEMA_USE = "# yaml-language-server: $schema=dfsbench.schema.json"
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    """The config's JSON Schema, on stdout or into a file; the plugins left out of it said
-    on stderr (exit 1 where one is)."""
+    """The config's JSON Schema (``--markdown``: its reference, as docs/reference/config.md
+    but of every plugin installed here), on stdout or into a file; the plugins left out of
+    it said on stderr (exit 1 where one is)."""
     schema, left_out = config_schema()
-    text = json.dumps(schema, indent=1, sort_keys=True) + "\n"
+    text = config_reference() if args.markdown else json.dumps(schema, indent=1, sort_keys=True) + "\n"
     if args.output is None:
         sys.stdout.write(text)
     else:
         refused = kept(results_dir(args))  # (the store and the runs' raw outputs are never written over)
         files.check_output(args.output, "schema", refused)
         files.write_text(args.output, text, "schema", refused)
-        print(f"wrote {files.printable(args.output)}: a config's first line '{SCHEMA_USE}' (the file's path "
-              "from the config's directory) lets a YAML language server check and complete it", file=sys.stderr)
+        print(f"wrote {files.printable(args.output)}" + ("" if args.markdown else f": a config's first line "
+              f"'{SCHEMA_USE}' (the file's path from the config's directory) lets a YAML language server check "
+              "and complete it"), file=sys.stderr)
     for plugin, why in left_out.items():
         print(shown_line(f"dfsbench: left out of the schema: {plugin}: {why}"), file=sys.stderr)
     return 1 if left_out else 0
@@ -221,7 +223,8 @@ def _cell(text: str) -> str:
     """Prose in a table's cell: one line, no markup of its own (a plugin's words may hold
     any, and the page is HTML once built)."""
     text = " ".join(text.split())
-    for raw, shown in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "'")):
+    for raw, shown in (("\\", "\\\\"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("`", "'"),
+                       ("[", "\\["), ("]", "\\]"), ("*", "\\*")):
         text = text.replace(raw, shown)
     return text
 

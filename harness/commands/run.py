@@ -137,21 +137,24 @@ def cmd_check(args: argparse.Namespace) -> int:
           f"repeat {plan.config.repeat}")
     print(f"  backends: {', '.join(f'{b.name}/{b.variant}' for b in plan.backends)}")
     every = every_cell(plan)  # (the rule the run counts by: each backend, the workloads that take its targets)
-    for entry, w in enumerate(plan.workloads):
+    for w in plan.workloads:
         cells = w.cells()
         warmup = w.warmup(cells[0]) if cells else None
-        on = list(dict.fromkeys(f"{p.backend.name}/{p.backend.variant}" for p in every if p.entry == entry))
+        on = [f"{b.name}/{b.variant}" for b in plan.backends if w.accepts & {b.kind}]  # (every_cell's rule)
         print(f"  workload {w.name}: {len(cells)} cell{'' if len(cells) == 1 else 's'}"
               + (f", each after {warmup[1]:g} s of untimed warm-up ({warmup[0]})" if warmup else "")
               + (f"; on {', '.join(on)}" if on else "; on no backend (none takes its kind of target)")
               + ("; from every client host at once" if w.clients == "all" else "; from the first client host"))
         if w.fault is not None:
             print(f"    {_fault_said(w.fault)}")
-    faulted = any(w.fault is not None for w in plan.workloads)
+    # (a cell with a fault runs before, during and after it, where its backend runs on a system
+    # that can be faulted: harness.execution.cell.Cell._through_fault)
+    faulted = sum(1 for p in every if p.workload.fault is not None and p.backend.requires)
     print(f"  cell runs: {len(every)} in all (every workload's cells on each backend that takes them"
           + (f", at each of the sweep's {len(plan.points)} points" if len(plan.points) > 1 else "")
           + (f", in each of {plan.config.repeat} repeats" if plan.config.repeat > 1 else "") + ")"
-          + ("; a cell with a fault runs three times: before, during and after it" if faulted else ""))
+          + (f"; {faulted} of them through a fault, each run three times (before, during and after it): "
+             f"{len(every) + 2 * faulted} passes" if faulted else ""))
     if len(plan.points) > 1:  # (what is printed of a config is shown escaped: it is a stranger's text)
         print(f"  sweep: {len(plan.points)} points, each runs every cell: "
               + "; ".join(files.printable(p.describe()) for p in plan.points))
@@ -172,8 +175,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _fault_said(fault: FaultSpec) -> str:
     """A workload's fault as check says it: what, where, and when in each cell."""
     where = f"node {files.printable(fault.node, 80)}" if fault.node else "the system's second storage node"
-    what = f"{fault.action} {'one data process of ' if fault.target == 'process' else ''}{where}"
-    back = (f", back at {fault.restore_after_s:g} s" if fault.restore_after_s is not None else
-            ", back when the cell's work ends")
-    return (f"fault: {what} {fault.after_s:g} s into each cell's timed phase{back} (the restart itself takes "
-            f"seconds more); then up to {fault.recovery_timeout_s:g} s for the system to be healthy")
+    done = {"kill": "kill (SIGKILL)", "stop": "stop (SIGTERM, then SIGKILL)", "pause": "pause (freeze)"}[fault.action]
+    what = f"{done} {'its data process (an OSD, a brick, a volume server) on ' if fault.target == 'process' else ''}"
+    undo = "unpaused" if fault.action == "pause" else "started again"
+    back = (f", {undo} at {fault.restore_after_s:g} s" if fault.restore_after_s is not None else
+            f", {undo} when the cell's work ends")
+    return (f"fault: {what}{where} {fault.after_s:g} s into each cell's timed phase{back} (its daemons take "
+            f"seconds more to run again); then up to {fault.recovery_timeout_s:g} s for the system to be healthy")

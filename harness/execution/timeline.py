@@ -115,8 +115,8 @@ class Timeline:
         else:
             self._watcher = threading.Thread(target=_quietly(self._notice), daemon=True, name="dfsbench-notice")
             self._watcher.start()
-        if self.spec.restore_after_s is not None:
-            self.clock.wait(self._done, max(0.0, self.spec.restore_after_s - self.spec.after_s))
+        if self.spec.restore_after_s is not None:  # (at its moment of the timed phase, however long the injection took)
+            self.clock.wait(self._done, max(0.0, self.started_at + self.spec.restore_after_s - self.clock.now()))
             self.restore()
 
     def _baseline(self) -> tuple[bool | None, str]:

@@ -195,8 +195,17 @@ def write_text(path: Path, text: str, what: str, refused: dict[Path, str] | None
             os.unlink(tmp)
 
 
-# directories of the system's own, never written to (their files are devices, or the kernel's)
+# directories of the system's own, never written to (their files are devices, or the kernel's),
+# but for the one of them that holds files of users (a tmpfs)
 SYSTEM_DIRS = (Path("/dev"), Path("/proc"), Path("/sys"))
+USERS_DIRS = (Path("/dev/shm"),)
+
+
+def _systems(path: Path) -> bool:
+    """Whether ``path`` (resolved) is in one of the system's own directories."""
+    def under(dirs: tuple[Path, ...]) -> bool:
+        return any(path == d or d in path.parents for d in dirs)
+    return under(SYSTEM_DIRS) and not under(USERS_DIRS)
 
 
 def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) -> int:
@@ -207,14 +216,18 @@ def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) 
     to no regular file, or leads there through ``/dev`` or ``/proc`` (``/dev/stdout``, a
     dangling link: the file written would replace the link itself); a file in a system's own directory (``/dev``, ``/proc``, ``/sys``). The mode
     the written file gets: the replaced file's, else the umask's."""
-    real = path.resolve()
-    place = path.absolute().parent.resolve()
-    if any(place == d or d in place.parents for d in SYSTEM_DIRS):
+    try:
+        real = path.resolve()
+        place = path.absolute().parent.resolve()
+    except (OSError, RuntimeError) as exc:  # (a loop of links: RuntimeError before Python 3.13)
+        raise BadInput(f"cannot write {what} {printable(path)}: its links lead nowhere ({exc})",
+                       hint=f"name the file to write the {what} to itself") from None
+    if _systems(place):
         raise BadInput(f"{what} {printable(path)} is in {printable(place)}, the system's own: dfsbench writes a "
                        f"{what} there never", hint=f"name a file in a directory of yours for the {what}")
     if path.is_symlink():
         try:
-            through = next((hop for hop in _hops(path) for d in SYSTEM_DIRS if hop == d or d in hop.parents), None)
+            through = next((hop for hop in _hops(path) if _systems(hop)), None)
             linked = through is None and stat.S_ISREG(path.stat().st_mode)
         except OSError:
             through, linked = None, False
@@ -243,15 +256,16 @@ def check_output(path: Path, what: str, refused: dict[Path, str] | None = None) 
 
 
 def _hops(path: Path) -> list[Path]:
-    """The paths a chain of links at ``path`` goes through, each made absolute (OSError:
-    a loop, or one that cannot be read)."""
+    """The paths a chain of links at ``path`` goes through, each with its directory resolved
+    as the kernel resolves it (OSError: a loop, or one that cannot be read)."""
     hops: list[Path] = []
     here = path.absolute()
     for _ in range(40):  # (Linux's own limit on links followed)
         if not here.is_symlink():
             return hops
-        here = here.parent / os.readlink(here)
-        hops.append(Path(os.path.normpath(here)))
+        step = Path(os.path.realpath(here.parent)) / os.readlink(here)
+        here = Path(os.path.normpath(Path(os.path.realpath(step.parent)) / step.name))  # (a last '..' too)
+        hops.append(here)
     raise OSError("too many levels of symbolic links")
 
 

@@ -371,6 +371,23 @@ def test_clients_first_beside_fios_all_clients_is_refused_and_check_says_where_e
     fio_line, fault_line, largefile_line = (line for line in got.stdout.splitlines()
                                             if "workload " in line or "fault:" in line)
     assert "1 cell," in fio_line and fio_line.endswith("from every client host at once"), fio_line
-    assert "kill the system's second storage node 10 s into each cell's timed phase, back at 20 s" in fault_line
+    assert "kill (SIGKILL) the system's second storage node 10 s into each cell's timed phase, started again at " \
+           "20 s" in fault_line, fault_line
     assert largefile_line.endswith("from the first client host"), largefile_line
-    assert "a cell with a fault runs three times: before, during and after it" in got.stdout
+    # (the fio cell on the one backend runs through the fault: three passes; largefile's cell, once)
+    assert "cell runs: 2 in all" in got.stdout and "1 of them through a fault, each run three times (before, " \
+           "during and after it): 4 passes" in got.stdout, got.stdout
+
+
+@pytest.mark.parametrize("action", ["stop", "pause"])
+def test_a_stop_or_pause_of_one_process_in_the_container_lab_is_refused(tmp_path, action):
+    """The container lab faults one data process by killing it: another action would be done
+    as a kill, and its record would not be what the config asked."""
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"environment": "docker", "backends": ["cephfs"], "workloads": [
+        {"name": "largefile", "options": {"sizes": ["64MiB"]},
+         "fault": {"action": action, "target": "process", "after_s": 1}}]}))
+    got = dfsbench("check", str(config))
+    assert got.returncode == 2, got.stdout + got.stderr
+    said = got.stderr
+    assert ("kills it (SIGKILL)" in said and "action: kill" in said) or "pause applies to a node" in said, said

@@ -8,6 +8,8 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -311,9 +313,41 @@ def test_an_output_through_a_link_to_no_regular_file_or_in_dev_is_refused(result
     dangling.symlink_to(tmp_path / "nowhere" / "x.html")
     for link in (stdout, dangling):
         got = dfsbench(*command, "--results", str(results), "-o", str(link))
-        said = "through /proc/self/fd/1" if link == stdout else "which is no regular file"
+        said = "is a link through /proc/" if link == stdout else "which is no regular file"
         assert got.returncode == 2 and said in got.stderr, got.stderr
         assert link.is_symlink()
     got = dfsbench(*command, "--results", str(results), "-o", "/dev/dfsbench-never.html")
     assert got.returncode == 2 and "the system's own" in got.stderr, got.stderr
     assert not os.path.lexists("/dev/dfsbench-never.html")
+
+
+def test_an_output_through_ordinary_links_or_in_dev_shm_is_written_and_a_loop_is_refused(results, tmp_path):
+    """What the refusals above must not catch: a relative link, a chain of them, a link under a
+    directory that is itself a link — each to a regular file, replaced by the report as before —
+    and a file in /dev/shm (a tmpfs of users' files); a loop of links is refused, not a traceback."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "old.html").write_text("old")
+    (tmp_path / "alias").symlink_to("real")
+    relative = tmp_path / "relative.html"
+    relative.symlink_to("real/old.html")
+    chained = tmp_path / "chained.html"
+    chained.symlink_to(relative)
+    under = tmp_path / "alias" / "under.html"
+    under.symlink_to("old.html")
+    for link in (relative, chained, under):
+        got = dfsbench("report", "latest", "--results", str(results), "-o", str(link))
+        assert got.returncode == 0, got.stderr
+        assert not link.is_symlink() and link.read_text().rstrip().endswith("</html>")
+    assert (tmp_path / "real" / "old.html").read_text() == "old"
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        shm = Path(tempfile.mkdtemp(dir="/dev/shm")) / "r.html"
+        try:
+            got = dfsbench("report", "latest", "--results", str(results), "-o", str(shm))
+            assert got.returncode == 0 and shm.read_text().rstrip().endswith("</html>"), got.stderr
+        finally:
+            shutil.rmtree(shm.parent)
+    loop = tmp_path / "loop1.html"
+    loop.symlink_to(tmp_path / "loop2.html")
+    (tmp_path / "loop2.html").symlink_to(loop)
+    got = dfsbench("report", "latest", "--results", str(results), "-o", str(loop))
+    assert got.returncode == 2 and "Traceback" not in got.stderr and "lead nowhere" in got.stderr, got.stderr

@@ -46,12 +46,13 @@ def test_every_key_of_a_config_says_what_it_is():
 def test_a_misspelt_key_is_named_by_the_schema(validator):
     """Each entry's options are chosen by its name (if/then), so a validator names the key
     that is wrong, where an anyOf of the plugins would say only that the entry matches none."""
-    for config, key in (({"workloads": [{"name": "fio", "options": {"runtim_s": 3}}]}, "runtim_s"),
-                        ({"backends": [{"name": "cephfs", "options": {"replica": 2}}]}, "replica"),
-                        ({"environment": {"kind": "docker", "options": {"ceph_osds": 3}}}, "ceph_osds")):
-        said = [e.message for e in validator.iter_errors(config)] + [
-            c.message for e in validator.iter_errors(config) for c in (e.context or ())]
-        assert any(key in m for m in said), (config, said)
+    for config, key, where in (
+            ({"workloads": [{"name": "fio", "options": {"runtim_s": 3}}]}, "runtim_s", ["workloads", 0, "options"]),
+            ({"backends": [{"name": "cephfs", "options": {"replica": 2}}]}, "replica", ["backends", 0, "options"]),
+            ({"environment": {"kind": "docker", "options": {"ceph_osds": 3}}}, "ceph_osds", ["environment", "options"])):
+        best = jsonschema.exceptions.best_match(validator.iter_errors(config))
+        assert best.validator == "additionalProperties" and list(best.absolute_path) == where, (best.message, config)
+        assert f"'{key}' was unexpected" in best.message, best.message
 
 
 def test_a_plugins_words_reach_the_pages_as_text():
@@ -59,7 +60,8 @@ def test_a_plugins_words_reach_the_pages_as_text():
     never markup, a table's cell or a code span of its own."""
     from harness.commands.reference import _cell, _code
 
-    assert _cell("<script>x</script> | `y`\nz") == "&lt;script&gt;x&lt;/script&gt; \\| 'y' z"
+    assert _cell("<script>x</script> | `y`\nz [a](b) *e*") == \
+        "&lt;script&gt;x&lt;/script&gt; \\| 'y' z \\[a\\](b) \\*e\\*"
     assert _code("a`b|c\nd") == "`a'b\\|c d`"
 
 
@@ -162,10 +164,13 @@ def test_dfsbench_schema_prints_it_and_writes_it(tmp_path):
     written = dfsbench("schema", "-o", str(out))
     assert written.returncode == 0 and json.loads(out.read_text()) == schema
     assert "yaml-language-server" in written.stderr
+    page = dfsbench("schema", "--markdown")
+    assert page.returncode == 0 and page.stdout == config_reference(), page.stderr
 
 
 def test_the_benchmarks_page_names_every_bench():
     page = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert "PLACEHOLDER" not in page and "TODO" not in page
     shared = {"fresh_clone.py", "options.py", "s3lab.py"}  # (what the benches share: no bench of their own)
     missing = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if p.name not in shared and f"`{p.name}" not in page]
     assert not missing, f"docs/benchmarks.md names no {missing}"

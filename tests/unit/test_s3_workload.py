@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import http.server
 import json
+import socket
 import threading
 import time
 from dataclasses import replace
@@ -422,3 +423,20 @@ def test_a_sites_gateway_that_checks_no_signature_is_refused_and_leaves_nothing_
     assert not (tmp_path / "att" / "s3-private").exists()
     assert [k for k in Gateway.store if k.startswith("/dfsbench-")] == []  # (its bucket's objects, the probe)
     assert ledger.entries == []
+
+
+def test_a_gateway_down_as_the_workers_connect_is_errors_of_the_mix_not_its_end(gateway):
+    """A fault may come before the mix's workers have opened their connections (the fault's
+    clock starts as the mix is launched, and a busy machine starts its workers late): the
+    refused connections are errors of their kind, counted while the gateway is down, and the
+    mix goes on once it is back — it never fails whole."""
+    s3_engine.prepare(gateway, PLAN, create_buckets=False)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # (a port of this machine that nothing listens on)
+    down = {**gateway, "port": closed.getsockname()[1]}
+    try:
+        result = s3_engine.mix(down, PLAN, {"get": 1}, seconds=0.5, deadline=60)
+    finally:
+        closed.close()
+    errors = result["ops"]["get"]["errors"]
+    assert errors.get("no answer: ConnectionRefusedError", 0) > 0 and result["ops"]["get"]["count"] == 0, errors
