@@ -24,20 +24,21 @@ DOCS = ROOT / "docs" / "reference"
 def pages() -> dict[Path, str]:
     """Each generated file and what the code makes of it; the examples' JSON Schema (their
     first line names it) among them."""
-    schema, _ = config_schema(own_only=True)  # (dfsbench's own plugins: not what else this machine has)
+    built = config_schema(own_only=True)  # (dfsbench's own plugins: not what else this machine has)
+    schema, _ = built
     examples = [(p.name, p.read_text()) for p in sorted((ROOT / "examples").glob("*.yaml"))]
-    return {DOCS / "config.md": config_reference(own_only=True), DOCS / "commands.md": commands_reference(build_parser()),
+    return {DOCS / "config.md": config_reference(built=built), DOCS / "commands.md": commands_reference(build_parser()),
             ROOT / "docs" / "examples.md": examples_page(examples), DOCS / "flags.md": flags_page(),
             ROOT / "examples" / "dfsbench.schema.json": json.dumps(schema, indent=1, sort_keys=True) + "\n"}
 
 
 def main(argv: list[str]) -> int:
-    stale = [path for path, text in pages().items() if not path.exists() or path.read_text() != text]
+    written = pages()
     if "--check" in argv:
+        stale = [path for path, text in written.items() if not path.exists() or path.read_text() != text]
         for path in stale:
             print(f"{path.name} is not what the code makes: run scripts/reference.py", file=sys.stderr)
         return 1 if stale else 0
-    written = pages()
     for path, text in written.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -25,8 +25,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
     """The config's JSON Schema (``--markdown``: its reference, as docs/reference/config.md
     but of every plugin installed here), on stdout or into a file; the plugins left out of
     it said on stderr (exit 1 where one is)."""
-    schema, left_out = config_schema()
-    text = config_reference() if args.markdown else json.dumps(schema, indent=1, sort_keys=True) + "\n"
+    built = config_schema()
+    schema, left_out = built
+    text = config_reference(built=built) if args.markdown else json.dumps(schema, indent=1, sort_keys=True) + "\n"
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -43,12 +44,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 # --- the config reference ------------------------------------------------------------------
 
-def config_reference(own_only: bool = False) -> str:
+def config_reference(own_only: bool = False,
+                     built: tuple[dict[str, Any], dict[str, str]] | None = None) -> str:
     """Every key of a config as Markdown: the top level, an entry's keys, then each
     environment's, backend's and workload's options (``own_only``: dfsbench's own plugins),
-    with type, default and description — from the JSON Schema, so that it says what a config
+    with type, default and description — from the JSON Schema (``built``: what
+    :func:`config_schema` gave, where the caller has it already), so that it says what a config
     file holds (sizes as 40KiB, latencies as 20ms), and a workload's defaults at each scale."""
-    schema, left_out = config_schema(own_only)
+    schema, left_out = built if built is not None else config_schema(own_only)
     defs = schema["$defs"]
     props = schema["properties"]
     out = ["# Config reference", "",

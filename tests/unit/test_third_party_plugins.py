@@ -134,7 +134,7 @@ def test_a_toy_system_is_brought_up_attached_measured_faulted_and_taken_down_in_
     assert "runs in the local lab;" in line and "container lab" not in line and "faults in the local lab" in line
     config = tmp_path / "toystore.yaml"
     config.write_text("backends: [toystorefs]\nworkloads:\n  - name: statfs\n    options: {calls: 200, seconds: 4}\n"
-                      "    fault: {action: kill, after_s: 1, restore_after_s: 2, recovery_timeout_s: 30}\n")
+                      "    fault: {action: kill, after_s: 1, restore_after_s: 3, recovery_timeout_s: 30}\n")
     elsewhere = tmp_path / "elsewhere.yaml"
     elsewhere.write_text("environment: docker\n" + config.read_text())
     refused = dfsbench("check", str(elsewhere), env=toys, timeout=300)
