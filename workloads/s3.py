@@ -53,6 +53,7 @@ from harness.api.target import S3Access, Target, Written
 from harness.errors import DfsbenchError
 from harness.system.names import host_part, named_path
 from harness.units import parse_size, size
+from workloads import warp
 
 ENGINE = Path(__file__).with_name("s3_engine.py")  # (run on the client's host: a path, not an import)
 OPS = ("get", "head", "put", "delete", "list")
@@ -272,15 +273,19 @@ class S3(Workload):
     options: S3Options
     times_phases = True
     tools = (("python3", "python3"),)
+    tool = "warp"
+    parser = staticmethod(warp.parse)
+    parser_leaves = warp.LEFT_OUT
     tables = (
         TableSpec("S3: operations per second by operation (closed loop)",
                   (Column("iops", "op/s"), Column("throughput", "rate"), Column("errors", "errors"),
                    Column("client_cpu_per_op", "client CPU/op")), "iops",
                   ("operation", "object size × workers"), _row, _order, chart="iops"),
-        TableSpec("S3: latency and time to first byte", (Column("lat_p50", "p50"), Column("lat_p99", "p99"),
+        TableSpec("S3: latency and time to first byte", (Column("lat_mean", "mean"), Column("lat_p50", "p50"),
+                                                        Column("lat_p99", "p99"),
                                                         Column("ttfb_p50", "TTFB p50"), Column("ttfb_p99", "TTFB p99")),
                   "lat_p99", ("operation", "object size × workers"), _row, _order,
-                  select=lambda m: m.metric.startswith(("lat_p", "ttfb_p"))),
+                  select=lambda m: m.metric == "lat_mean" or m.metric.startswith(("lat_p", "ttfb_p"))),
     )
 
     @classmethod

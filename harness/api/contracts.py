@@ -407,6 +407,9 @@ class Workload(ABC):
     any_order: ClassVar[bool] = False
     # the parser of ``tool``'s output: ``parser(text, source=…)`` → records (a staticmethod)
     parser: ClassVar[Callable[..., list[Measurement]] | None] = None
+    # what the parser's records leave out of the tool's output, and why: said where it is
+    # parsed or imported ('' where it reads all of it)
+    parser_leaves: ClassVar[str] = ""
     # the built-in suites it is part of ('report': the 2014 report's comparison), each with
     # its place among their workloads ('full' runs every workload a backend supports)
     suites: ClassVar[dict[str, int]] = {}

@@ -16,6 +16,7 @@ from harness.system import files
 
 
 MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
@@ -23,17 +24,43 @@ def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
     pipe, or change)."""
     parser = registry.parser(tool)
     data = files.read_bytes(file, f"{tool} output", MAX_TOOL_OUTPUT)
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    text = unpacked(data, file, tool).decode("utf-8", errors="replace").removeprefix("\ufeff")
     records = parser.parse(text, str(file))
     if not records:
         raise BadInput(f"{files.printable(file)}: no {tool} results found in it")
     return records, data
 
 
+def unpacked(data: bytes, file: Path, tool: str) -> bytes:
+    """A tool output as its tool wrote it: zstd-compressed (warp's ``.json.zst``) decompressed,
+    to :data:`MAX_TOOL_OUTPUT` at most; anything else as it is."""
+    if not data.startswith(ZSTD_MAGIC):
+        return data
+    import zstandard
+
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+            out = reader.read(MAX_TOOL_OUTPUT + 1)
+    except zstandard.ZstdError as exc:
+        raise BadInput(f"{files.printable(file)}: a zstd-compressed {tool} output that does not decompress "
+                       f"({files.printable(str(exc), 120)})", hint="the file is damaged or cut short") from None
+    if len(out) > MAX_TOOL_OUTPUT:
+        raise BadInput(f"{files.printable(file)}: decompressed, it is more than {MAX_TOOL_OUTPUT >> 20} MiB, "
+                       f"more than any {tool} output dfsbench reads")
+    return out
+
+
+def said_left_out(tool: str) -> str:
+    """What the tool's parser does not import, as a line to print ('' where it reads all)."""
+    leaves = registry.parser(tool).parser_leaves
+    return f"not imported: {leaves}\n" if leaves else ""
+
+
 def cmd_parse(args: argparse.Namespace) -> int:
     from harness.report.render import json_lines
 
     sys.stdout.write(json_lines(parsed(args.tool, args.file)[0]))
+    sys.stderr.write(said_left_out(args.tool))
     return 0
 
 
@@ -72,5 +99,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     failed = sum(1 for m in records if m.value is None)  # (a cell the tool gave no number for: a record all the same)
     without = f" ({failed} of them failed: the tool printed no measurement for them, see compare)" if failed else ""
     print(f"imported {n} measurements{without} from {files.printable(args.file)} as {args.backend}/{args.variant}")
+    sys.stdout.write(said_left_out(args.tool))
     print(f"run id: {run_id}")
     return 0

@@ -1,0 +1,178 @@
+"""warp's JSON output (``warp-<op>-<date>.json.zst``, or ``warp analyze --json``) as records of
+the ``s3`` workload, for ``dfsbench parse warp`` and ``dfsbench import warp``: a site that
+runs warp sets its figures beside dfsbench's own.
+
+Read: warp's data version 2 (warp 1.1 and later). Per operation type in ``by_op_type``
+(GET, PUT, STAT read as HEAD, DELETE, LIST; another type by its own name), warp keeps:
+
+- ``throughput``: what it counted in its measured window (``measure_duration_millis``; warp
+  leaves the run's first and last seconds out of it): ``ops`` started in it, ``errors`` of
+  them, ``bytes`` moved (warp's own, the failed requests' among them);
+- ``requests_by_client``: per client, 10-second windows, each with the requests that ended in
+  it: their count, mean, median, 90th and 99th percentile (and for a GET the time to the
+  first byte);
+- ``total_requests`` and ``total_errors`` over the whole run, and its ``first_errors``.
+
+What a record says, by the same names the ``s3`` workload uses:
+
+- ``iops``: the operations of warp's window that succeeded (``ops - errors``), over it;
+- ``throughput`` (GET, PUT): warp's bytes over its window — only where none of the window's
+  requests failed, since warp counts a failed request's bytes as moved;
+- ``errors``: ``total_errors`` of ``total_requests``, in %;
+- ``lat_mean`` and, for a GET, ``ttfb_mean``: the mean over every request of every window,
+  each window's mean weighted by its requests (the mean of all of them, exactly). warp times
+  its failed requests too: where there were some, ``failed_among_them`` says how many.
+
+Not read: percentiles. warp's JSON keeps them per client per 10-second window only, and a
+run's percentile cannot be made from windows' percentiles (the mean of the windows' p99 that
+warp prints is not the run's p99); :func:`parse` says so where it leaves them out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from harness.api.parsing import tool_parser
+from harness.api.records import Measurement
+from harness.errors import BadInput
+from harness.system.files import printable
+
+VERSION = 2
+OPS = {"GET": "get", "PUT": "put", "STAT": "head", "DELETE": "delete", "LIST": "list"}
+MOVES_BYTES = ("get", "put")
+OP_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}$")  # (an operation type of warp's: GET, MULTIPART_PUT, …)
+HINT = "pass the JSON warp wrote at the end of its run (warp-<op>-<date>.json.zst), or 'warp analyze --json' of it"
+SAID = 200  # characters kept of each of warp's first errors
+# what the records leave out of warp's output, said where they are imported
+LEFT_OUT = ("percentiles (p50, p90, p99, and of the time to the first byte): warp's JSON keeps them per client per "
+            "10-second window only, and a run's percentile cannot be made from those")
+
+
+@tool_parser("warp")
+def parse(text: str, source: str = "warp output") -> list[Measurement]:
+    """The records of warp's JSON (see the module; :data:`LEFT_OUT`: what they leave out)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise BadInput(f"{source} is not JSON ({exc})", hint=HINT) from None
+    if not isinstance(doc, dict) or "by_op_type" not in doc and "v" not in doc:
+        raise BadInput(f"{source} is not warp's JSON output: it has no 'v' and no 'by_op_type'", hint=HINT)
+    version = doc.get("v")
+    if version != VERSION:
+        raise BadInput(f"{source}: warp's data version {printable(str(version), 20)} is not read (only "
+                       f"version {VERSION}, written by warp 1.1 and later)",
+                       hint="run 'warp analyze --json' of the run's data with warp 1.1 or later")
+    by_op = doc.get("by_op_type")
+    if not isinstance(by_op, dict) or not by_op:
+        raise BadInput(f"{source}: warp's output names no operation (by_op_type is empty or missing)", hint=HINT)
+    out: list[Measurement] = []
+    try:
+        size = object_size(by_op)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise BadInput(f"{source}: warp's request windows are not as warp writes them "
+                       f"({type(exc).__name__}: {printable(str(exc), 120)})", hint=HINT) from None
+    for name in sorted(by_op):
+        try:
+            out.extend(_operation(str(name), by_op[name], size))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadInput(f"{source}: warp's {printable(str(name), 40)} is not as warp writes it "
+                           f"({type(exc).__name__}: {printable(str(exc), 120)})", hint=HINT) from None
+    return out
+
+
+def _test(name: str) -> str:
+    if name in OPS:
+        return OPS[name]
+    if not OP_NAME.match(name):
+        raise ValueError(f"an operation type warp does not name: {printable(name, 40)!r}")
+    return name.lower()
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} is {printable(repr(value), 40)}, not a number at least 0")
+    return float(value)
+
+
+def _windows(aggregate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every client's request windows that are not skipped (warp writes an empty window as
+    ``skipped``), each its requests' statistics: one entry per object size of the window."""
+    found: list[dict[str, Any]] = []
+    for windows in (aggregate.get("requests_by_client") or {}).values():
+        for window in windows or ():
+            single, multi = window.get("single_sized_requests"), window.get("multi_sized_requests")
+            if single is not None and not single.get("skipped"):
+                found.append({"requests": single["requests"], "mean_ms": single["dur_avg_millis"],
+                              "size": single.get("obj_size"), "ttfb": single.get("first_byte")})
+            elif multi is not None and not multi.get("skipped"):
+                for by_size in multi.get("by_size") or ():
+                    found.append({"requests": by_size["requests"], "mean_ms": by_size["avg_duration_millis"],
+                                  "size": None, "ttfb": by_size.get("first_byte")})
+    return found
+
+
+def object_size(by_op: dict[str, Any]) -> int | None:
+    """The size of the run's objects where they were all of one: the one size its GETs and
+    PUTs moved (a HEAD's or DELETE's window says 0, as does a window of failed requests
+    only); None where they were of several, or none moved any."""
+    sizes = {int(w["size"]) for name, aggregate in by_op.items() if OPS.get(str(name)) in MOVES_BYTES
+             for w in _windows(aggregate) if isinstance(w["size"], (int, float)) and w["size"] > 0}
+    sizes |= {-1 for name, aggregate in by_op.items() if OPS.get(str(name)) in MOVES_BYTES
+              for w in _windows(aggregate) if w["size"] is None}  # (a window of several sizes)
+    return next(iter(sizes)) if len(sizes) == 1 and -1 not in sizes else None
+
+
+def _operation(name: str, aggregate: dict[str, Any], object_size: int | None) -> list[Measurement]:
+    test = _test(name)
+    throughput = aggregate["throughput"]
+    window_s = _number(throughput["measure_duration_millis"], "measure_duration_millis") / 1000
+    ops = int(_number(throughput["ops"], "throughput's ops"))
+    failed_in_window = int(_number(throughput.get("errors", 0), "throughput's errors"))
+    requests = int(_number(aggregate["total_requests"], "total_requests"))
+    errors = int(_number(aggregate["total_errors"], "total_errors"))
+    if failed_in_window > ops or errors > requests:
+        raise ValueError(f"more errors than requests ({failed_in_window} of {ops} in the window, {errors} of "
+                         f"{requests} in all)")
+    windows = _windows(aggregate)
+    params: dict[str, Any] = {"tool": "warp", "workers": int(_number(aggregate.get("concurrency", 0), "concurrency")),
+                              "window_s": round(window_s, 3)}
+    if object_size is not None:
+        params["object_size"] = object_size
+    clients = aggregate.get("clients")
+    if isinstance(clients, list) and len(clients) > 1:
+        params["clients"] = len(clients)
+
+    def m(metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,
+          flags: tuple[str, ...] = ()) -> Measurement:
+        return Measurement("s3", test, metric, value, unit, {**params, **(more or {})}, flags=flags)
+
+    out: list[Measurement] = []
+    if window_s > 0:
+        out.append(m("iops", (ops - failed_in_window) / window_s, "op/s", {"ops": ops - failed_in_window}))
+        if test in MOVES_BYTES and failed_in_window == 0:
+            out.append(m("throughput", _number(throughput["bytes"], "throughput's bytes") / window_s, "B/s",
+                         {"bytes": round(float(throughput["bytes"]))}))
+    else:  # (warp measured no window: a run too short for it)
+        out.append(m("iops", None, "op/s", {"error": "warp measured no window (the run was too short for one)"},
+                     flags=("failed",)))
+    if requests:
+        more: dict[str, Any] = {"failed_ops": errors}
+        said = [printable(str(e), SAID) for e in (aggregate.get("first_errors") or ())[:10]]
+        if said:
+            more["error_said"] = {"warp": said[0]} if len(said) == 1 else {f"warp {i + 1}": s
+                                                                           for i, s in enumerate(said)}
+        out.append(m("errors", 100.0 * errors / requests, "%", more))
+    timed = sum(int(_number(w["requests"], "a window's requests")) for w in windows)
+    if timed:
+        mean_s = sum(_number(w["mean_ms"], "a window's mean") * w["requests"] for w in windows) / timed / 1000
+        # (warp times its failed requests too: they are among those the mean is over, and said)
+        among = {"requests_timed": timed, **({"failed_among_them": errors} if errors else {})}
+        out.append(m("lat_mean", mean_s, "s", among))
+        first = [(w["requests"], _number(w["ttfb"]["average_millis"], "a window's mean time to first byte"))
+                 for w in windows if isinstance(w["ttfb"], dict)]
+        if test == "get" and first and len(first) == len(windows):
+            out.append(m("ttfb_mean", sum(n * ms for n, ms in first) / timed / 1000, "s", among))
+    return out
