@@ -282,10 +282,11 @@ class S3(Workload):
                    Column("client_cpu_per_op", "client CPU/op")), "iops",
                   ("operation", "object size × workers"), _row, _order, chart="iops"),
         TableSpec("S3: latency and time to first byte", (Column("lat_mean", "mean"), Column("lat_p50", "p50"),
-                                                        Column("lat_p99", "p99"),
+                                                        Column("lat_p99", "p99"), Column("ttfb_mean", "TTFB mean"),
                                                         Column("ttfb_p50", "TTFB p50"), Column("ttfb_p99", "TTFB p99")),
                   "lat_p99", ("operation", "object size × workers"), _row, _order,
-                  select=lambda m: m.metric == "lat_mean" or m.metric.startswith(("lat_p", "ttfb_p"))),
+                  select=lambda m: m.metric in ("lat_mean", "ttfb_mean")
+                  or m.metric.startswith(("lat_p", "ttfb_p"))),
     )
 
     @classmethod

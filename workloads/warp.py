@@ -3,29 +3,32 @@ the ``s3`` workload, for ``dfsbench parse warp`` and ``dfsbench import warp``: a
 runs warp sets its figures beside dfsbench's own.
 
 Read: warp's data version 2 (warp 1.1 and later). Per operation type in ``by_op_type``
-(GET, PUT, STAT read as HEAD, DELETE, LIST; another type by its own name), warp keeps:
+(GET, PUT, STAT read as HEAD, DELETE, LIST; another type by its own name; of a benchmark of
+one operation, 'warp get', that one only: the rest is its preparation), warp keeps:
 
 - ``throughput``: what it counted in its measured window (``measure_duration_millis``; warp
   leaves the run's first and last seconds out of it): ``ops`` started in it, ``errors`` of
-  them, ``bytes`` moved (warp's own, the failed requests' among them);
+  them, ``bytes`` moved (a failed GET's object counted as moved, a failed PUT's as 0 B);
 - ``requests_by_client``: per client, 10-second windows, each with the requests that ended in
-  it: their count, mean, median, 90th and 99th percentile (and for a GET the time to the
-  first byte);
+  it (failed ones too): their count, mean, median, 90th and 99th percentile (and for a GET
+  the time to the first byte);
 - ``total_requests`` and ``total_errors`` over the whole run, and its ``first_errors``.
 
 What a record says, by the same names the ``s3`` workload uses:
 
-- ``iops``: the operations of warp's window that succeeded (``ops - errors``), over it;
-- ``throughput`` (GET, PUT): warp's bytes over its window — only where none of the window's
-  requests failed, since warp counts a failed request's bytes as moved;
+- ``iops``: the operations of warp's window that succeeded (``ops - errors``), over it (warp's
+  own obj/s shares an operation between the seconds it spans: a little apart from this);
+- ``throughput`` (GET, PUT): warp's bytes over its window, a GET's only where none of the
+  window's GETs failed;
 - ``errors``: ``total_errors`` of ``total_requests``, in %;
-- ``lat_mean`` and, for a GET, ``ttfb_mean``: the mean over every request of every window,
-  each window's mean weighted by its requests (the mean of all of them, exactly). warp times
-  its failed requests too: where there were some, ``failed_among_them`` says how many.
+- ``lat_mean`` and, for a GET, ``ttfb_mean``: the mean of every request, each window's mean
+  weighted by its requests — only where no request failed (warp times failed ones with the
+  rest) and every request is in a window of one object size. warp's own "Reqs: Avg" is the
+  mean of its windows' means, which differs where windows hold different numbers of requests.
 
 Not read: percentiles. warp's JSON keeps them per client per 10-second window only, and a
 run's percentile cannot be made from windows' percentiles (the mean of the windows' p99 that
-warp prints is not the run's p99); :func:`parse` says so where it leaves them out.
+warp prints is not the run's p99). :data:`LEFT_OUT` says what is left out where it is imported.
 """
 
 from __future__ import annotations
@@ -42,13 +45,20 @@ from harness.system.files import printable
 
 VERSION = 2
 OPS = {"GET": "get", "PUT": "put", "STAT": "head", "DELETE": "delete", "LIST": "list"}
+# warp's benchmarks of one operation: the others in their output are their preparation (the
+# PUTs of the objects a 'warp get' reads), not what they measured
+SINGLE = {"get": "GET", "put": "PUT", "stat": "STAT", "delete": "DELETE", "list": "LIST"}
 MOVES_BYTES = ("get", "put")
 OP_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}$")  # (an operation type of warp's: GET, MULTIPART_PUT, …)
+MOST_WORKERS = 1_000_000
+LARGEST = 5 << 40  # S3's largest object
 HINT = "pass the JSON warp wrote at the end of its run (warp-<op>-<date>.json.zst), or 'warp analyze --json' of it"
 SAID = 200  # characters kept of each of warp's first errors
 # what the records leave out of warp's output, said where they are imported
-LEFT_OUT = ("percentiles (p50, p90, p99, and of the time to the first byte): warp's JSON keeps them per client per "
-            "10-second window only, and a run's percentile cannot be made from those")
+LEFT_OUT = ("percentiles (warp's JSON keeps them per client per 10-second window only, and a run's percentile "
+            "cannot be made from those); the mean latency of an operation of which a request failed or was left "
+            "out of warp's windows (warp times failed requests with the rest); a one-operation run's preparation "
+            "(the PUTs of a 'warp get')")
 
 
 @tool_parser("warp")
@@ -56,8 +66,10 @@ def parse(text: str, source: str = "warp output") -> list[Measurement]:
     """The records of warp's JSON (see the module; :data:`LEFT_OUT`: what they leave out)."""
     try:
         doc = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BadInput(f"{source} is not JSON ({exc})", hint=HINT) from None
+    except ValueError:  # (a number of thousands of digits)
+        raise BadInput(f"{source} is not warp's JSON: it holds a number thousands of digits long", hint=HINT) from None
     if not isinstance(doc, dict) or "by_op_type" not in doc and "v" not in doc:
         raise BadInput(f"{source} is not warp's JSON output: it has no 'v' and no 'by_op_type'", hint=HINT)
     version = doc.get("v")
@@ -68,19 +80,37 @@ def parse(text: str, source: str = "warp output") -> list[Measurement]:
     by_op = doc.get("by_op_type")
     if not isinstance(by_op, dict) or not by_op:
         raise BadInput(f"{source}: warp's output names no operation (by_op_type is empty or missing)", hint=HINT)
+    measured = _measured(doc.get("commandline"), by_op)
     out: list[Measurement] = []
     try:
         size = object_size(by_op)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BadInput(f"{source}: warp's request windows are not as warp writes them "
                        f"({type(exc).__name__}: {printable(str(exc), 120)})", hint=HINT) from None
-    for name in sorted(by_op):
+    tests: dict[str, str] = {}
+    for name in sorted(measured):
         try:
-            out.extend(_operation(str(name), by_op[name], size))
+            test = _test(str(name))
+            if test in tests:
+                raise ValueError(f"both {tests[test]} and {name} are read as {test}")
+            tests[test] = str(name)
+        except ValueError as exc:
+            raise BadInput(f"{source}: warp's {printable(str(name), 40)}: {exc}", hint=HINT) from None
+    for test, name in tests.items():
+        try:
+            out.extend(_operation(test, by_op[name], size))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BadInput(f"{source}: warp's {printable(str(name), 40)} is not as warp writes it "
                            f"({type(exc).__name__}: {printable(str(exc), 120)})", hint=HINT) from None
     return out
+
+
+def _measured(commandline: Any, by_op: dict[str, Any]) -> list[str]:
+    """The operation types the run measured: the one of a one-operation benchmark ('warp get
+    …': the first word after the program), where its output has it; else every one."""
+    words = commandline.split() if isinstance(commandline, str) else []
+    only = SINGLE.get(words[1]) if len(words) > 1 else None
+    return [only] if only in by_op else list(by_op)
 
 
 def _test(name: str) -> str:
@@ -91,15 +121,18 @@ def _test(name: str) -> str:
     return name.lower()
 
 
-def _number(value: Any, what: str) -> float:
+def _number(value: Any, what: str, most: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{what} is {printable(repr(value), 40)}, not a number at least 0")
+    if value > most:
+        raise ValueError(f"{what} is {printable(repr(value), 40)}, more than {most:g}")
     return float(value)
 
 
 def _windows(aggregate: dict[str, Any]) -> list[dict[str, Any]]:
     """Every client's request windows that are not skipped (warp writes an empty window as
-    ``skipped``), each its requests' statistics: one entry per object size of the window."""
+    ``skipped``), each its requests' statistics: one entry per object size of the window
+    (``size`` None: a window of several sizes, each range of them an entry)."""
     found: list[dict[str, Any]] = []
     for windows in (aggregate.get("requests_by_client") or {}).values():
         for window in windows or ():
@@ -118,15 +151,18 @@ def object_size(by_op: dict[str, Any]) -> int | None:
     """The size of the run's objects where they were all of one: the one size its GETs and
     PUTs moved (a HEAD's or DELETE's window says 0, as does a window of failed requests
     only); None where they were of several, or none moved any."""
-    sizes = {int(w["size"]) for name, aggregate in by_op.items() if OPS.get(str(name)) in MOVES_BYTES
-             for w in _windows(aggregate) if isinstance(w["size"], (int, float)) and w["size"] > 0}
-    sizes |= {-1 for name, aggregate in by_op.items() if OPS.get(str(name)) in MOVES_BYTES
-              for w in _windows(aggregate) if w["size"] is None}  # (a window of several sizes)
-    return next(iter(sizes)) if len(sizes) == 1 and -1 not in sizes else None
+    sizes: set[int | None] = set()
+    for name, aggregate in by_op.items():
+        if OPS.get(str(name)) in MOVES_BYTES:
+            for w in _windows(aggregate):
+                if w["size"] is None:
+                    sizes.add(None)
+                elif _number(w["size"], "a window's object size", LARGEST) > 0:
+                    sizes.add(int(w["size"]))
+    return next(iter(sizes)) if len(sizes) == 1 else None
 
 
-def _operation(name: str, aggregate: dict[str, Any], object_size: int | None) -> list[Measurement]:
-    test = _test(name)
+def _operation(test: str, aggregate: dict[str, Any], object_size: int | None) -> list[Measurement]:
     throughput = aggregate["throughput"]
     window_s = _number(throughput["measure_duration_millis"], "measure_duration_millis") / 1000
     ops = int(_number(throughput["ops"], "throughput's ops"))
@@ -137,10 +173,14 @@ def _operation(name: str, aggregate: dict[str, Any], object_size: int | None) ->
         raise ValueError(f"more errors than requests ({failed_in_window} of {ops} in the window, {errors} of "
                          f"{requests} in all)")
     windows = _windows(aggregate)
-    params: dict[str, Any] = {"tool": "warp", "workers": int(_number(aggregate.get("concurrency", 0), "concurrency")),
-                              "window_s": round(window_s, 3)}
+    workers = int(_number(aggregate["concurrency"], "concurrency", MOST_WORKERS))
+    if workers < 1:
+        raise ValueError("concurrency is 0: warp ran no worker")
+    params: dict[str, Any] = {"tool": "warp", "workers": workers, "window_s": round(window_s, 3)}
     if object_size is not None:
         params["object_size"] = object_size
+    else:
+        params["sizes"] = "several"  # (warp's --obj.randsize, or sizes it does not say)
     clients = aggregate.get("clients")
     if isinstance(clients, list) and len(clients) > 1:
         params["clients"] = len(clients)
@@ -152,7 +192,8 @@ def _operation(name: str, aggregate: dict[str, Any], object_size: int | None) ->
     out: list[Measurement] = []
     if window_s > 0:
         out.append(m("iops", (ops - failed_in_window) / window_s, "op/s", {"ops": ops - failed_in_window}))
-        if test in MOVES_BYTES and failed_in_window == 0:
+        # (warp counts a failed GET's object as moved, a failed PUT's as 0 B)
+        if test == "put" or test == "get" and failed_in_window == 0:
             out.append(m("throughput", _number(throughput["bytes"], "throughput's bytes") / window_s, "B/s",
                          {"bytes": round(float(throughput["bytes"]))}))
     else:  # (warp measured no window: a run too short for it)
@@ -160,19 +201,23 @@ def _operation(name: str, aggregate: dict[str, Any], object_size: int | None) ->
                      flags=("failed",)))
     if requests:
         more: dict[str, Any] = {"failed_ops": errors}
-        said = [printable(str(e), SAID) for e in (aggregate.get("first_errors") or ())[:10]]
+        first = aggregate.get("first_errors") or []
+        if not isinstance(first, list) or not all(isinstance(e, str) for e in first):
+            raise ValueError("first_errors is not a list of messages")
+        said = [printable(e, SAID) for e in first[:10]]
         if said:
             more["error_said"] = {"warp": said[0]} if len(said) == 1 else {f"warp {i + 1}": s
                                                                            for i, s in enumerate(said)}
         out.append(m("errors", 100.0 * errors / requests, "%", more))
     timed = sum(int(_number(w["requests"], "a window's requests")) for w in windows)
-    if timed:
-        mean_s = sum(_number(w["mean_ms"], "a window's mean") * w["requests"] for w in windows) / timed / 1000
-        # (warp times its failed requests too: they are among those the mean is over, and said)
-        among = {"requests_timed": timed, **({"failed_among_them": errors} if errors else {})}
-        out.append(m("lat_mean", mean_s, "s", among))
-        first = [(w["requests"], _number(w["ttfb"]["average_millis"], "a window's mean time to first byte"))
-                 for w in windows if isinstance(w["ttfb"], dict)]
-        if test == "get" and first and len(first) == len(windows):
-            out.append(m("ttfb_mean", sum(n * ms for n, ms in first) / timed / 1000, "s", among))
+    # the mean of every request, where every one is in a window of one size and none failed
+    # (warp times failed requests with the rest, and the s3 workload's mean is of those that
+    # succeeded)
+    if timed and timed == requests and not errors and all(w["size"] is not None for w in windows):
+        total_ms = sum(_number(w["mean_ms"], "a window's mean") * w["requests"] for w in windows)
+        out.append(m("lat_mean", total_ms / timed / 1000, "s", {"requests_timed": timed}))
+        ttfb = [_number(w["ttfb"]["average_millis"], "a window's mean time to first byte") * w["requests"]
+                for w in windows if isinstance(w["ttfb"], dict)]
+        if test == "get" and object_size and len(ttfb) == len(windows):  # (every GET had a first byte)
+            out.append(m("ttfb_mean", sum(ttfb) / timed / 1000, "s", {"requests_timed": timed}))
     return out

@@ -140,8 +140,8 @@ CIRCUMSTANTIAL = frozenset({"cache", "error", "note", "ceiling", "argv", "busies
                             "failed_ops", "error_kinds", "error_said", "client_cpu_s", "client_busy_share",
                             "reconnects",
                             # an imported warp output's: the window it measured in, and how many
-                            # requests (failed ones among them) a mean is over
-                            "window_s", "requests_timed", "failed_among_them",
+                            # requests a mean is over
+                            "window_s", "requests_timed",
                             # how the clients of a cell on several hosts were launched (mpi, exec)
                             "launcher",
                             # a point of offered load is its cell's rate or share (offered_iops,

@@ -17,6 +17,7 @@ from harness.system import files
 
 MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+UNPACK_STEP = 1 << 10  # compressed bytes fed at a time (one can become at most a few MiB)
 
 
 def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
@@ -33,21 +34,35 @@ def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
 
 def unpacked(data: bytes, file: Path, tool: str) -> bytes:
     """A tool output as its tool wrote it: zstd-compressed (warp's ``.json.zst``) decompressed,
-    to :data:`MAX_TOOL_OUTPUT` at most; anything else as it is."""
+    every frame of it, to :data:`MAX_TOOL_OUTPUT` at most (fed a little at a time, so that a
+    small file that would decompress to far more is refused as it grows); anything else as it is."""
     if not data.startswith(ZSTD_MAGIC):
         return data
     import zstandard
 
+    out = bytearray()
+    frame = zstandard.ZstdDecompressor().decompressobj()
+    rest = memoryview(data)
     try:
-        with zstandard.ZstdDecompressor().stream_reader(data) as reader:
-            out = reader.read(MAX_TOOL_OUTPUT + 1)
+        while rest:
+            out += frame.decompress(bytes(rest[:UNPACK_STEP]))
+            rest = rest[UNPACK_STEP:]
+            if len(out) > MAX_TOOL_OUTPUT:
+                raise BadInput(f"{files.printable(file)}: decompressed, it is more than {MAX_TOOL_OUTPUT >> 20} "
+                               f"MiB, more than any {tool} output dfsbench reads")
+            if frame.eof:  # (the next frame, if there is one: zstd's files may hold several)
+                rest = memoryview(frame.unused_data + bytes(rest))
+                frame = zstandard.ZstdDecompressor().decompressobj()
+                if rest and not bytes(rest[:4]) == ZSTD_MAGIC:
+                    raise BadInput(f"{files.printable(file)}: after its zstd-compressed {tool} output comes "
+                                   "something else", hint="the file is damaged, or two files joined")
+                if not rest:
+                    return bytes(out)
     except zstandard.ZstdError as exc:
         raise BadInput(f"{files.printable(file)}: a zstd-compressed {tool} output that does not decompress "
-                       f"({files.printable(str(exc), 120)})", hint="the file is damaged or cut short") from None
-    if len(out) > MAX_TOOL_OUTPUT:
-        raise BadInput(f"{files.printable(file)}: decompressed, it is more than {MAX_TOOL_OUTPUT >> 20} MiB, "
-                       f"more than any {tool} output dfsbench reads")
-    return out
+                       f"({files.printable(str(exc), 120)})", hint="the file is damaged") from None
+    raise BadInput(f"{files.printable(file)}: a zstd-compressed {tool} output cut short (its last frame does not end)",
+                   hint="the file was copied or written only in part")
 
 
 def said_left_out(tool: str) -> str:

@@ -44,26 +44,61 @@ def test_a_mixed_run_gives_each_operation_its_rate_errors_and_mean():
     assert pick(records, "put", "errors").value == 0 and pick(records, "put", "errors").params["failed_ops"] == 0
     # every request warp timed is in the mean: as many as it made
     assert pick(records, "get", "lat_mean").params["requests_timed"] == 238103
-    assert pick(records, "get", "ttfb_mean").value < pick(records, "get", "lat_mean").value
+    assert 0 < pick(records, "get", "ttfb_mean").value < pick(records, "get", "lat_mean").value
     assert all(m.workload == "s3" and m.params["tool"] == "warp" for m in records)
 
 
+def window(requests, mean_ms, size=4096, ttfb_ms=None):
+    w = {"requests": requests, "dur_avg_millis": mean_ms, "obj_size": size, "merged_entries": 1}
+    if ttfb_ms is not None:
+        w["first_byte"] = {"average_millis": ttfb_ms}
+    return {"single_sized_requests": w}
+
+
+def made(op="GET", windows=(), errors=0, failed_in_window=0, commandline="warp mixed", first_errors=None):
+    """warp's JSON of one operation, its fields as warp writes them, with numbers known by hand."""
+    n = sum(w["single_sized_requests"]["requests"] for w in windows)
+    return json.dumps({"v": 2, "commandline": commandline, "by_op_type": {op: {
+        "total_requests": n, "total_errors": errors, "concurrency": 8, "first_errors": first_errors,
+        "throughput": {"measure_duration_millis": 10000, "ops": n, "errors": failed_in_window, "bytes": 4096.0 * n},
+        "requests_by_client": {"c1": list(windows)}}}})
+
+
 def test_the_mean_weights_each_window_by_its_requests_where_the_mean_of_means_is_wrong():
-    text = doc("warp-put-512B-2h-errors.json.zst")
-    put = json.loads(text)["by_op_type"]["PUT"]
-    windows = [w["single_sized_requests"] for c in put["requests_by_client"].values() for w in c
-               if not w["single_sized_requests"].get("skipped")]
-    naive = sum(w["dur_avg_millis"] for w in windows) / len(windows) / 1000
-    mean = pick(warp.parse(text, "put.json"), "put", "lat_mean")
-    # windows of one request that hung for minutes weigh as much as windows of 15,000 in a mean
-    # of means; weighted by their requests they weigh what they are
-    assert naive > 100 * mean.value
-    assert mean.value == pytest.approx(sum(w["dur_avg_millis"] * w["requests"] for w in windows)
-                                       / sum(w["requests"] for w in windows) / 1000)
-    assert mean.params["requests_timed"] == 4373934 and mean.params["failed_among_them"] == 640
+    """A window of one request that took 10 s beside one of 999 of 10 ms: every request's
+    mean is (10 + 999 × 0.010) / 1000 = 0.01999 s; the mean of the two windows' means (what
+    warp prints as its average) is 5.005 s."""
+    records = warp.parse(made(windows=[window(1, 10000.0, ttfb_ms=9000.0), window(999, 10.0, ttfb_ms=2.0)]), "m")
+    assert pick(records, "get", "lat_mean").value == pytest.approx(0.01999)
+    assert pick(records, "get", "ttfb_mean").value == pytest.approx((9000 + 999 * 2) / 1000 / 1000)
+    assert pick(records, "get", "lat_mean").params["requests_timed"] == 1000
 
 
-def test_failed_requests_are_counted_and_a_throughput_that_counts_their_bytes_is_not_recorded():
+@pytest.mark.parametrize("why, text", [
+    ("a request failed (warp timed it with the rest)",
+     made(windows=[window(10, 5.0, ttfb_ms=1.0)], errors=1, failed_in_window=1, first_errors=["x"])),
+    ("a window of several sizes",
+     json.dumps({"v": 2, "commandline": "warp get", "by_op_type": {"GET": {
+         "total_requests": 10, "total_errors": 0, "concurrency": 8,
+         "throughput": {"measure_duration_millis": 10000, "ops": 10, "bytes": 1.0},
+         "requests_by_client": {"c1": [{"multi_sized_requests": {"by_size": [
+             {"requests": 9, "avg_duration_millis": 5.0}]}}]}}}})),
+    ("a window left out (skipped, yet with requests)",
+     made(windows=[window(10, 5.0), {"single_sized_requests": {"skipped": True, "requests": 3}}])),
+])
+def test_no_mean_where_it_would_not_be_the_mean_of_the_successful_requests(why, text):
+    records = warp.parse(text, "m")
+    assert pick(records, "get", "lat_mean") is None and pick(records, "get", "ttfb_mean") is None, why
+    assert pick(records, "get", "iops") is not None
+
+
+def test_no_time_to_first_byte_mean_unless_every_window_has_one():
+    records = warp.parse(made(windows=[window(10, 5.0, ttfb_ms=1.0), window(10, 5.0)]), "m")
+    assert pick(records, "get", "lat_mean").value == pytest.approx(0.005)
+    assert pick(records, "get", "ttfb_mean") is None
+
+
+def test_failed_requests_are_counted_and_leave_out_the_mean_and_a_gets_throughput():
     records = warp.parse(doc("warp-put-512B-2h-errors.json.zst"), "put.json")
     errors = pick(records, "put", "errors")
     assert errors.value == pytest.approx(100 * 640 / 4373934) and errors.params["failed_ops"] == 640
@@ -72,16 +107,28 @@ def test_failed_requests_are_counted_and_a_throughput_that_counts_their_bytes_is
     iops = pick(records, "put", "iops")
     assert iops.value == pytest.approx((4370418 - 640) / 7536) and iops.params["ops"] == 4370418 - 640
     assert iops.params["object_size"] == 512  # (not the 0 B of a window of failed requests only)
-    assert pick(records, "put", "throughput") is None
+    assert pick(records, "put", "lat_mean") is None
+    # a failed PUT moved 0 B in warp's count: 512 B for each of the others
+    assert pick(records, "put", "throughput").value == pytest.approx(2237357118.114183 / 7536)
+    get = warp.parse(made(windows=[window(10, 5.0)], errors=1, failed_in_window=1, first_errors=["x"]), "m")
+    assert pick(get, "get", "throughput") is None  # (warp counts a failed GET's object as moved)
 
 
-def test_a_get_run_keeps_its_preparation_puts_and_its_time_to_first_byte():
+def test_a_get_run_is_its_gets_not_its_preparation():
     records = warp.parse(doc("warp-get-4KiB-1m.json.zst"), "get.json")
+    assert {m.test for m in records} == {"get"}  # (its 2,560 PUTs made the objects it read)
     assert pick(records, "get", "iops").value == pytest.approx(83748 / 57)
     assert pick(records, "get", "throughput").value == pytest.approx(334927936.5606578 / 57)
-    assert pick(records, "get", "ttfb_mean").unit == "s"
-    assert pick(records, "put", "iops").params["object_size"] == 4000
+    assert pick(records, "get", "lat_mean").params["requests_timed"] == 86063
+    assert 0 < pick(records, "get", "ttfb_mean").value <= pick(records, "get", "lat_mean").value
+    assert pick(records, "get", "iops").params["object_size"] == 4000
     assert not any(m.metric.startswith(("lat_p", "ttfb_p")) for m in records)  # (see warp.LEFT_OUT)
+
+
+def test_first_errors_reach_the_records_as_one_printable_line():
+    records = warp.parse(made(windows=[window(10, 5.0)], errors=1, first_errors=["Get \x1b[31mred\nnext"]), "m")
+    said = pick(records, "get", "errors").params["error_said"]["warp"]
+    assert "\x1b" not in said and "\n" not in said and "red" in said
 
 
 def test_import_reads_warps_compressed_file_stores_it_and_says_what_it_left_out(tmp_path, capsys):
@@ -100,15 +147,21 @@ def test_import_reads_warps_compressed_file_stores_it_and_says_what_it_left_out(
     ("[1, 2]", "is not warp's JSON output"),
     ('{"v": 1, "by_op_type": {}}', "data version 1 is not read"),
     ('{"v": 2, "by_op_type": {}}', "names no operation"),
-    ('{"v": 2, "by_op_type": {"GET\\u001b[31m": {}}}', "is not as warp writes it"),
+    ('{"v": 2, "by_op_type": {"GET\\u001b[31m": {}}}', "an operation type warp does not name"),
     ('{"v": 2, "by_op_type": {"GET": {"throughput": {"measure_duration_millis": 1000, "ops": -5}}}}',
      "not a number at least 0"),
     ('{"v": 2, "by_op_type": {"GET": {"throughput": {"measure_duration_millis": 1000, "ops": true}}}}',
      "not a number at least 0"),
-    ('{"v": 2, "by_op_type": {"GET": {"total_requests": 1e22, "total_errors": 0, "throughput": '
+    ('{"v": 2, "by_op_type": {"GET": {"total_requests": 1e22, "total_errors": 0, "concurrency": 8, "throughput": '
      '{"measure_duration_millis": 1000, "ops": 1e22, "bytes": 0}}}}', "beyond any storage"),
     ('{"v": 2, "by_op_type": {"GET": {"total_requests": 1, "total_errors": 2, "throughput": '
      '{"measure_duration_millis": 1000, "ops": 1}}}}', "more errors than requests"),
+    (made(windows=[window(1, 1.0, size=1e30)]), "more than"),
+    (made(windows=[window(1, 1.0)]).replace('"concurrency": 8', '"concurrency": 1e300'), "more than"),
+    (made(windows=[window(1, 1.0)]).replace('"concurrency": 8', '"concurrency": 0'), "concurrency is 0"),
+    (made(windows=[window(1, 1.0)], first_errors="abc"), "first_errors is not a list"),
+    (made(windows=[window(1, 1.0)]).replace('"GET"', '"STAT"')[:-2] + ', "HEAD": {}}}', "are read as head"),
+    ('{"v": 2, "by_op_type": {"GET": {"total_requests": ' + "9" * 5000 + "}}}", "thousands of digits"),
 ])
 def test_output_that_is_not_warps_is_refused_naming_the_file(text, said):
     with pytest.raises(BadInput) as raised:
@@ -121,8 +174,21 @@ def test_a_damaged_or_too_large_compressed_file_is_refused(tmp_path, monkeypatch
     whole = (WARP / "warp-put-1MiB-1m.json.zst").read_bytes()
     cut = tmp_path / "cut.json.zst"
     cut.write_bytes(whole[:len(whole) // 2])
-    with pytest.raises(BadInput, match="does not decompress|not JSON"):
+    with pytest.raises(BadInput, match="cut short"):
         tools.parsed("warp", cut)
+    joined = tmp_path / "joined.json.zst"
+    joined.write_bytes(whole + b"{}")
+    with pytest.raises(BadInput, match="after its zstd-compressed warp output comes something else"):
+        tools.parsed("warp", joined)
+    damaged = tmp_path / "damaged.json.zst"
+    damaged.write_bytes(whole[:20] + bytes(b ^ 0x5A for b in whole[20:60]) + whole[60:])
+    with pytest.raises(BadInput, match="does not decompress|cut short"):
+        tools.parsed("warp", damaged)
+    # two frames (zstd may write a file as several): the document is the two read as one
+    two = tmp_path / "two.json.zst"
+    text = doc("warp-put-1MiB-1m.json.zst").encode()
+    two.write_bytes(zstandard.compress(text[:1000]) + zstandard.compress(text[1000:]))
+    assert len(tools.parsed("warp", two)[0]) == 4
     monkeypatch.setattr(tools, "MAX_TOOL_OUTPUT", 64 << 10)  # (the file is 74 KB decompressed)
     with pytest.raises(BadInput, match="decompressed, it is more than"):
         tools.parsed("warp", WARP / "warp-put-1MiB-1m.json.zst")
