@@ -72,6 +72,7 @@ def _rbdname(job: Path) -> str:
     return next(line.split("=", 1)[1] for line in job.read_text().splitlines() if line.startswith("rbdname="))
 
 
+@pytest.mark.thorough
 def test_each_repeat_fills_its_new_image_before_reading(lab, tmp_path):
     lab_dir, env = lab
     config = tmp_path / "repeats.yaml"

@@ -113,6 +113,7 @@ def until(seen: Callable[[], str | None], timeout: float = 300) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the local lab needs root (FUSE mounts, loop devices)")
 @pytest.mark.takes(100)
+@pytest.mark.thorough
 def test_cephfs_and_rbd_on_an_erasure_coded_pool_in_the_local_lab(tmp_path):
     """Where the data goes is asked of the cluster on the attachments ``lab up CONFIG`` makes
     and keeps (the same attach a run makes, held until ``lab down``): nothing the test sees
@@ -231,6 +232,7 @@ def docker(*args: str, check: bool = True) -> str:
 
 
 @pytest.mark.xdist_group("docker")  # (one container lab at a time beside the local labs)
+@pytest.mark.thorough
 @pytest.mark.skipif(shutil.which("docker") is None or
                     subprocess.run(["docker", "info"], capture_output=True).returncode != 0,
                     reason="needs a running Docker engine")

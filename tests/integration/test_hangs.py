@@ -71,6 +71,7 @@ def first_file(w, backend: str, timeout: float = 120) -> None:
 
 
 @pytest.mark.takes(150)
+@pytest.mark.thorough
 def test_a_stopped_tool_and_a_stopped_fuse_client_are_killed_at_their_deadline(started):
     w = started(CONFIG)
     w.wait_for_line("fio profile=rr on glusterfs")

@@ -63,7 +63,13 @@ POINTS = {
 TAKES = {"bring-up": 7, "attach": 11, "tool": 30, "engine": 13, "detach": 32, "teardown": 47, "comparator": 55}
 
 
-@pytest.mark.parametrize("point", [pytest.param(p, marks=pytest.mark.takes(TAKES[p])) for p in POINTS])
+# (make test signals a run at bring-up, attach, its tool and its engine; the later stages, each a
+# longer run, make test-thorough)
+THOROUGH = {"detach", "teardown", "comparator"}
+
+
+@pytest.mark.parametrize("point", [pytest.param(p, marks=[pytest.mark.takes(TAKES[p])]
+                                                + ([pytest.mark.thorough] if p in THOROUGH else [])) for p in POINTS])
 def test_a_signal_at_each_stage_leaves_nothing_and_keeps_the_measurements(started, point):
     text, delay, sig = POINTS[point]
     w = started(CONFIG)
@@ -123,6 +129,7 @@ def shape(markdown: str) -> list[str]:
 
 
 @pytest.mark.takes(130)
+@pytest.mark.thorough
 def test_resume_finishes_an_interrupted_run_into_the_same_tables(started, tmp_path):
     w = started(CONFIG)
     w.wait_for_line("smallfile files=1000 file_size=4 KiB threads=2 on glusterfs")
