@@ -331,14 +331,15 @@ def test_a_worker_that_cannot_start_ends_the_mix_at_once_with_its_own_error(gate
 
 
 def test_an_operation_that_completes_after_the_end_is_neither_counted_nor_timed(gateway):
-    """GETs that each take 0.3 s over 1 s, one worker: three complete within the span, the
-    fourth after it."""
+    """GETs that each take 0.3 s over 1 s, one worker: three complete within the span (fewer
+    on a busy machine), the fourth after it."""
     plan = {**PLAN, "workers": 1}
     s3_engine.prepare(gateway, plan, create_buckets=False)
     Gateway.delay_s = 0.3
     result = s3_engine.mix(gateway, plan, {"get": 1}, seconds=1.0)
     get = result["ops"]["get"]
-    assert get["count"] == 3 and sum(n for _, n, _, _ in get["seconds"]) == 3
+    assert 1 <= get["count"] <= 3 and sum(n for _, n, _, _ in get["seconds"]) == get["count"]
+    assert sum(n for _, n in get["lat"]) == get["count"]  # (the one that completed after it is not timed)
     assert all(s == 0 for s, _, _, _ in get["seconds"])  # (each completed within the span's one second)
     assert min(lower for lower, _ in get["lat"]) >= s3_engine.bin_of(int(0.29e9))
 
@@ -353,7 +354,8 @@ def test_failed_operations_are_out_of_the_latencies_and_in_the_cpu_per_operation
     result = s3_engine.mix(gateway, plan, {"get": 1}, seconds=1.0)
     get = result["ops"]["get"]
     failed = get["errors"]["status 503"]
-    assert get["count"] > 5 and abs(failed - get["count"]) <= 1
+    # (about ten of each on a quiet machine; a busy one does fewer, and two are enough here)
+    assert get["count"] >= 2 and abs(failed - get["count"]) <= 1
     found = {(m.test, m.metric): m for m in records(result, cell(result), target())}
     assert found[("get", "lat_p50")].value >= 0.05
     assert found[("all", "client_cpu_per_op")].value == pytest.approx(result["cpu_s"] / (get["count"] + failed))
