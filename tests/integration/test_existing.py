@@ -186,6 +186,7 @@ workloads:
     assert not (site.tmp / "existing" / "ledger.json").exists()
 
 
+@pytest.mark.thorough
 def test_lab_status_looks_at_the_bricks_and_the_cluster_health(site):
     config = site.config("""    ceph: {client: canary}
     gluster: {servers: [gluster1], volume: dfsbench}
@@ -213,6 +214,7 @@ backends: [glusterfs, cephfs]
             time.sleep(2)
 
 
+@pytest.mark.thorough
 def test_a_mount_the_user_made_is_used_as_it_is_and_its_cache_is_said(site):
     config = site.config("""    ceph: {mounted: /mnt/cephfs}
     gluster: {mounted: /mnt/glusterfs}
