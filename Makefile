@@ -13,11 +13,9 @@ demo: deps
 test: test-deps
 	BIN=$(BIN) bash scripts/run-tests
 
-# the long lab tests make test leaves out (each holds what a shorter one in make test holds, more
-# thoroughly: every system of the container lab behind a shaped link, hangs, resume, erasure
-# coding, ...); CI runs them after make test
+# the longer lab tests make test leaves out (setup.cfg's marker 'thorough'); CI runs them after make test
 test-thorough: test-deps
-	$(BIN)/python -m pytest -ra -m "lab and thorough" -n $${DFSBENCH_LAB_WORKERS:-3} --dist loadgroup --durations=30
+	BIN=$(BIN) bash scripts/run-tests thorough
 
 test-unit: test-deps
 	$(BIN)/python -m pytest -ra -m "not lab" -n auto

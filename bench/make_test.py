@@ -1,4 +1,4 @@
-"""Benchmark: `make test` from a fresh clone, as CI runs it (`.ci/run`).
+"""Benchmark: `make test` from a fresh clone, as CI runs it first (`.ci/run`; then `make test-thorough`).
 
 Each of N rounds (default 1: a round is minutes) clones this repository's HEAD into a
 temporary directory and times `make test` there, packages and node images included (both

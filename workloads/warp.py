@@ -4,11 +4,13 @@ runs warp sets its figures beside dfsbench's own.
 
 Read: warp's data version 2 (warp 1.1 and later). Per operation type in ``by_op_type``
 (GET, PUT, STAT read as HEAD, DELETE, LIST; another type by its own name; of a benchmark of
-one operation, 'warp get', that one only: the rest is its preparation), warp keeps:
+one operation, 'warp get', that one only: the rest is its preparation; an output of several
+whose command line names no benchmark known to measure them all, 'warp mixed', is refused),
+warp keeps:
 
 - ``throughput``: what it counted in its measured window (``measure_duration_millis``; warp
   leaves the run's first and last seconds out of it): ``ops`` started in it, ``errors`` of
-  them, ``bytes`` moved (a failed GET's object counted as moved, a failed PUT's as 0 B);
+  them, ``bytes`` moved (a failed request's object counted as moved, but a 'warp put''s);
 - ``requests_by_client``: per client, 10-second windows, each with the requests that ended in
   it (failed ones too): their count, mean, median, 90th and 99th percentile (and for a GET
   the time to the first byte);
@@ -17,9 +19,11 @@ one operation, 'warp get', that one only: the rest is its preparation), warp kee
 What a record says, by the same names the ``s3`` workload uses:
 
 - ``iops``: the operations of warp's window that succeeded (``ops - errors``), over it (warp's
-  own obj/s shares an operation between the seconds it spans: a little apart from this);
-- ``throughput`` (GET, PUT): warp's bytes over its window, a GET's only where none of the
-  window's GETs failed;
+  own obj/s shares an operation between the seconds it spans: a little apart from this); its
+  ``workers`` are each warp client's (warp adds its clients' up), and a run held to a rate by
+  ``--rps-limit`` says it (``warp_rps_limit``);
+- ``throughput`` (GET, PUT): warp's bytes over its window, only where none of the window's
+  requests failed;
 - ``errors``: ``total_errors`` of ``total_requests``, in %;
 - ``lat_mean`` and, for a GET, ``ttfb_mean``: the mean of every request, each window's mean
   weighted by its requests — only where no request failed (warp times failed ones with the
@@ -46,8 +50,10 @@ from harness.system.files import printable
 VERSION = 2
 OPS = {"GET": "get", "PUT": "put", "STAT": "head", "DELETE": "delete", "LIST": "list"}
 # warp's benchmarks of one operation: the others in their output are their preparation (the
-# PUTs of the objects a 'warp get' reads), not what they measured
+# PUTs of the objects a 'warp get' reads), not what they measured; 'mixed' measured them all
 SINGLE = {"get": "GET", "put": "PUT", "stat": "STAT", "delete": "DELETE", "list": "LIST"}
+ALL = ("mixed",)
+RATE_LIMIT = re.compile(r"(?:^|\s)--rps-limit[= ](\d+(?:\.\d+)?)(?=\s|$)")
 MOVES_BYTES = ("get", "put")
 OP_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,31}$")  # (an operation type of warp's: GET, MULTIPART_PUT, …)
 MOST_WORKERS = 1_000_000
@@ -56,9 +62,11 @@ HINT = "pass the JSON warp wrote at the end of its run (warp-<op>-<date>.json.zs
 SAID = 200  # characters kept of each of warp's first errors
 # what the records leave out of warp's output, said where they are imported
 LEFT_OUT = ("percentiles (warp's JSON keeps them per client per 10-second window only, and a run's percentile "
-            "cannot be made from those); the mean latency of an operation of which a request failed or was left "
-            "out of warp's windows (warp times failed requests with the rest); a one-operation run's preparation "
-            "(the PUTs of a 'warp get')")
+            "cannot be made from those); an operation's throughput where a request of it failed in warp's window "
+            "(warp may count a failed request's bytes as moved); its mean latency where a request failed (warp "
+            "times failed requests with the rest), where its objects were of several sizes, or where a request is "
+            "in none of warp's windows; the mean time to the first byte unless every window has one; a "
+            "one-operation run's preparation (the PUTs of a 'warp get')")
 
 
 @tool_parser("warp")
@@ -80,7 +88,8 @@ def parse(text: str, source: str = "warp output") -> list[Measurement]:
     by_op = doc.get("by_op_type")
     if not isinstance(by_op, dict) or not by_op:
         raise BadInput(f"{source}: warp's output names no operation (by_op_type is empty or missing)", hint=HINT)
-    measured = _measured(doc.get("commandline"), by_op)
+    measured = _measured(doc.get("commandline"), by_op, source)
+    limited = _rate_limit(doc.get("commandline"))
     out: list[Measurement] = []
     try:
         size = object_size(by_op)
@@ -98,19 +107,36 @@ def parse(text: str, source: str = "warp output") -> list[Measurement]:
             raise BadInput(f"{source}: warp's {printable(str(name), 40)}: {exc}", hint=HINT) from None
     for test, name in tests.items():
         try:
-            out.extend(_operation(test, by_op[name], size))
+            out.extend(_operation(test, by_op[name], size, limited))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise BadInput(f"{source}: warp's {printable(str(name), 40)} is not as warp writes it "
                            f"({type(exc).__name__}: {printable(str(exc), 120)})", hint=HINT) from None
     return out
 
 
-def _measured(commandline: Any, by_op: dict[str, Any]) -> list[str]:
+def _measured(commandline: Any, by_op: dict[str, Any], source: str) -> list[str]:
     """The operation types the run measured: the one of a one-operation benchmark ('warp get
-    …': the first word after the program), where its output has it; else every one."""
+    …': the first word after the program), every one of a 'warp mixed', the only one there is;
+    else which of them the benchmark measured is not known (another benchmark's, or an
+    analysis that names none, may hold its preparation's PUTs), and the output is refused."""
     words = commandline.split() if isinstance(commandline, str) else []
-    only = SINGLE.get(words[1]) if len(words) > 1 else None
-    return [only] if only in by_op else list(by_op)
+    mode = words[1] if len(words) > 1 else ""
+    if SINGLE.get(mode) in by_op:
+        return [SINGLE[mode]]
+    if mode in ALL or len(by_op) == 1:
+        return list(by_op)
+    names = ", ".join(printable(str(n), 20) for n in sorted(by_op))
+    said = f"'warp {printable(mode, 20)}'" if mode else "no benchmark (an analysis of older data)"
+    raise BadInput(f"{source}: warp's output holds {names}, and its command line names {said}: which of them "
+                   "it measured, and which prepared it, is not known",
+                   hint="import warp reads the runs of warp get, put, stat, delete, list and mixed, and a run of "
+                        "one operation of any other")
+
+
+def _rate_limit(commandline: Any) -> float | None:
+    """warp's --rps-limit, where the run was held to one (its operations a second, in all)."""
+    found = RATE_LIMIT.search(commandline) if isinstance(commandline, str) else None
+    return float(found.group(1)) if found and float(found.group(1)) > 0 else None
 
 
 def _test(name: str) -> str:
@@ -162,7 +188,8 @@ def object_size(by_op: dict[str, Any]) -> int | None:
     return next(iter(sizes)) if len(sizes) == 1 else None
 
 
-def _operation(test: str, aggregate: dict[str, Any], object_size: int | None) -> list[Measurement]:
+def _operation(test: str, aggregate: dict[str, Any], object_size: int | None,
+               limited: float | None) -> list[Measurement]:
     throughput = aggregate["throughput"]
     window_s = _number(throughput["measure_duration_millis"], "measure_duration_millis") / 1000
     ops = int(_number(throughput["ops"], "throughput's ops"))
@@ -173,17 +200,21 @@ def _operation(test: str, aggregate: dict[str, Any], object_size: int | None) ->
         raise ValueError(f"more errors than requests ({failed_in_window} of {ops} in the window, {errors} of "
                          f"{requests} in all)")
     windows = _windows(aggregate)
-    workers = int(_number(aggregate["concurrency"], "concurrency", MOST_WORKERS))
-    if workers < 1:
-        raise ValueError("concurrency is 0: warp ran no worker")
-    params: dict[str, Any] = {"tool": "warp", "workers": workers, "window_s": round(window_s, 3)}
+    concurrency = int(_number(aggregate["concurrency"], "concurrency", MOST_WORKERS))
+    clients = aggregate.get("clients")
+    hosts = len(clients) if isinstance(clients, list) and clients else 1
+    if concurrency < 1 or concurrency % hosts:
+        raise ValueError(f"concurrency {concurrency} over {hosts} warp clients is not a whole number of workers each")
+    # (warp adds its clients' threads up; the s3 workload's workers are each client's)
+    params: dict[str, Any] = {"tool": "warp", "workers": concurrency // hosts, "window_s": round(window_s, 3)}
     if object_size is not None:
         params["object_size"] = object_size
     else:
         params["sizes"] = "several"  # (warp's --obj.randsize, or sizes it does not say)
-    clients = aggregate.get("clients")
-    if isinstance(clients, list) and len(clients) > 1:
-        params["clients"] = len(clients)
+    if hosts > 1:
+        params["clients"] = hosts
+    if limited is not None:  # (an open loop of warp's own: not the closed loop the table's title says)
+        params["warp_rps_limit"] = limited
 
     def m(metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,
           flags: tuple[str, ...] = ()) -> Measurement:
@@ -192,8 +223,8 @@ def _operation(test: str, aggregate: dict[str, Any], object_size: int | None) ->
     out: list[Measurement] = []
     if window_s > 0:
         out.append(m("iops", (ops - failed_in_window) / window_s, "op/s", {"ops": ops - failed_in_window}))
-        # (warp counts a failed GET's object as moved, a failed PUT's as 0 B)
-        if test == "put" or test == "get" and failed_in_window == 0:
+        # (warp counts a failed GET's object as moved, and a failed PUT's of a 'warp mixed')
+        if test in MOVES_BYTES and failed_in_window == 0:
             out.append(m("throughput", _number(throughput["bytes"], "throughput's bytes") / window_s, "B/s",
                          {"bytes": round(float(throughput["bytes"]))}))
     else:  # (warp measured no window: a run too short for it)
@@ -209,7 +240,10 @@ def _operation(test: str, aggregate: dict[str, Any], object_size: int | None) ->
             more["error_said"] = {"warp": said[0]} if len(said) == 1 else {f"warp {i + 1}": s
                                                                            for i, s in enumerate(said)}
         out.append(m("errors", 100.0 * errors / requests, "%", more))
-    timed = sum(int(_number(w["requests"], "a window's requests")) for w in windows)
+    for w in windows:
+        if _number(w["requests"], "a window's requests") != int(w["requests"]):
+            raise ValueError(f"a window's requests are {printable(repr(w['requests']), 20)}, not a whole number")
+    timed = sum(int(w["requests"]) for w in windows)
     # the mean of every request, where every one is in a window of one size and none failed
     # (warp times failed requests with the rest, and the s3 workload's mean is of those that
     # succeeded)

@@ -17,7 +17,7 @@ from harness.system import files
 
 MAX_TOOL_OUTPUT = 512 << 20  # fio's json+ of a long run with latency histograms is tens of MiB
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-UNPACK_STEP = 1 << 10  # compressed bytes fed at a time (one can become at most a few MiB)
+UNPACK_STEP = 1 << 10  # compressed bytes fed at a time (one KiB can become about 32 MiB)
 
 
 def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
@@ -26,7 +26,7 @@ def parsed(tool: str, file: Path) -> tuple[list[Any], bytes]:
     parser = registry.parser(tool)
     data = files.read_bytes(file, f"{tool} output", MAX_TOOL_OUTPUT)
     text = unpacked(data, file, tool).decode("utf-8", errors="replace").removeprefix("\ufeff")
-    records = parser.parse(text, str(file))
+    records = parser.parse(text, files.printable(file))  # (the name in its errors: one line, no escape)
     if not records:
         raise BadInput(f"{files.printable(file)}: no {tool} results found in it")
     return records, data

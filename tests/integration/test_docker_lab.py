@@ -64,7 +64,7 @@ def docker_lab(tmp_path):
         dfsbench("lab", "down", "--env", "docker", env=env)
 
 
-@pytest.mark.thorough  # (make test has the container lab in test_mpi_lab: four clients through a fault)
+@pytest.mark.thorough
 def test_storage_nodes_behind_a_shaped_link_serve_a_run_and_nothing_is_left(docker_lab, tmp_path):
     """lab up brings every system's nodes up behind shaped links; a user's own mounts
     measure what the placement says; a run reuses the lab (the run's checks: see

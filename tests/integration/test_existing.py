@@ -142,7 +142,7 @@ def leaks(root: Path, canaries: list[str], *texts: str) -> list[str]:
     return found
 
 
-@pytest.mark.thorough  # (two SSH clients in make test: the site's own object gateway, below)
+@pytest.mark.thorough
 def test_two_ssh_clients_measure_an_existing_site_and_leave_it_as_it_was(site):
     config = site.config("""    ceph: {client: canary}
     gluster: {servers: [gluster1], volume: dfsbench}

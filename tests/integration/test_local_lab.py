@@ -168,7 +168,7 @@ workloads:
 
 
 @pytest.mark.takes(130)
-@pytest.mark.thorough  # (make test runs the main job: test_run_compares_glusterfs_and_cephfs)
+@pytest.mark.thorough
 def test_full_suite_on_every_backend(lab_env, tmp_path):
     lab, env = lab_env
     config = tmp_path / "suite.yaml"

@@ -17,7 +17,7 @@ from tests.helpers import dfsbench
 pytestmark = [
     pytest.mark.lab,
     pytest.mark.takes(200),
-    pytest.mark.thorough,  # (S3 on the local lab, through its faults, in make test: test_s3_lab)
+    pytest.mark.thorough,
     pytest.mark.xdist_group("docker"),  # (one container lab at a time beside the local labs)
     pytest.mark.skipif(shutil.which("docker") is None or
                        subprocess.run(["docker", "info"], capture_output=True).returncode != 0,

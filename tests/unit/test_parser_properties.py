@@ -6,11 +6,11 @@ import math
 from pathlib import Path
 
 import pytest
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.api import registry
+from harness.commands import tools
 from harness.errors import DfsbenchError
 
 TOOLS = Path(__file__).parent.parent / "data" / "tools"
@@ -27,7 +27,7 @@ FIXTURES = {
     "rados-bench": ["rados-write.txt", "rados-seq.txt", "rados-rand.txt"],
     "rbd-bench": ["rbd-bench-write.txt", "rbd-bench-read.txt"],
     "smallfile": ["smallfile-cephfs-create.json", "smallfile-gluster-read.json"],
-    "warp": ["../warp/warp-put-1MiB-1m.json.zst", "../warp/warp-get-4KiB-1m.json.zst"],
+    "warp": ["../warp/warp-put-1MB-1m.json.zst", "../warp/warp-get-4KB-1m.json.zst"],
 }
 NASTY = ["-1", "-0", "nan", "NaN", "inf", "-inf", "1e309", "99999999999999999999999", "0", "",
          "1e-320", "０", "\x00", "9" * 400, "-99999999999", "{", "}", "[", "]", '"', ":", ","]
@@ -35,10 +35,7 @@ NASTY = ["-1", "-0", "nan", "NaN", "inf", "-inf", "1e309", "99999999999999999999
 
 def fixture(name: str) -> str:
     """A real output as its tool wrote it (warp's zstd-compressed JSON decompressed)."""
-    data = (TOOLS / name).read_bytes()
-    if name.endswith(".zst"):
-        data = zstandard.ZstdDecompressor().stream_reader(data).read()
-    return data.decode()
+    return tools.unpacked((TOOLS / name).read_bytes(), TOOLS / name, "a tool").decode()
 
 
 def check(tool: str, text: str) -> None:
