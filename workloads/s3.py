@@ -277,7 +277,7 @@ class S3(Workload):
     parser = staticmethod(warp.parse)
     parser_leaves = warp.LEFT_OUT
     tables = (
-        TableSpec("S3: operations per second by operation (closed loop)",
+        TableSpec("S3: operations per second by operation",
                   (Column("iops", "op/s"), Column("throughput", "rate"), Column("errors", "errors"),
                    Column("client_cpu_per_op", "client CPU/op")), "iops",
                   ("operation", "object size × workers"), _row, _order, chart="iops"),
