@@ -200,11 +200,15 @@ def test_the_s3_mix_through_a_kill_reads_back_what_it_left(tmp_path, node, done)
         if node == "gateway":
             assert fault[0]["stores_data"] is False and fault[0]["noticed_after_s"] is None
             assert "gateway" in fault[0]["notice"] and "the gateway s3 answers at 127.0.0.1:" in fault[0]["health"]
-            # (the gateway down moves nothing: a stall, where the clients moved again before the phase
-            # ended; where they did not — a busy machine started the gateway late — the seconds after
-            # their last byte are the phase's closing seconds by definition, and no stall of the window)
+            # (the gateway down moves nothing: where the clients moved again before the phase ended,
+            # the window's lowest second is far below the level. Not a stall of a whole second: the
+            # figures bin the clients' progress into whole seconds of the records' clock, and an
+            # outage of two or three seconds off that clock's grid may leave none of them empty —
+            # stall_s then reads 0, as a loaded make test found. Where the clients did not move again
+            # — a busy machine started the gateway late — the seconds after their last byte are the
+            # phase's closing seconds by definition, and no stall of the window)
             if fault[0]["closing_s"] == 0:
-                assert fault[0]["stall_s"] >= 1 and fault[0]["lowest_rate"] == 0, fault
+                assert fault[0]["lowest_rate"] < 0.75 * fault[0]["level"], fault
             else:
                 assert fault[0]["closing_s"] >= 1 and fault[0]["stall_s"] == 0, fault
             kinds = [json.loads(p).get("error_kinds") or {} for (p,) in db.execute(
