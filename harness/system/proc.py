@@ -340,11 +340,36 @@ def _kill_group(child: subprocess.Popen[bytes], grace: float) -> None:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on at ``host`` right now."""
+    """A TCP port nobody listens on at ``host`` right now, drawn below the kernel's range of
+    ephemeral ports (``ip_local_port_range``, where ``bind`` to port 0 draws from): a port of
+    that range, free now, may become any outgoing connection's source port before the daemon
+    it was chosen for binds it (a loaded make test saw a SeaweedFS volume server fail so,
+    'address already in use'). Drawn at random, so that labs brought up side by side seldom
+    draw the same; port 0's draw where none below the range is free."""
+    import random
     import socket
+
+    low = ephemeral_low()
+    for _ in range(64):
+        port = random.randint(max(1024, low - 16384), low - 1)
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def ephemeral_low() -> int:
+    """The lowest port the kernel gives an outgoing connection (32768 where it does not say)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+    return low if 2048 <= low <= 65535 else 32768
 
 
 def tcp_listening(host: str, port: int, table: str | None = None) -> bool:
