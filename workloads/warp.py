@@ -213,7 +213,7 @@ def _operation(test: str, aggregate: dict[str, Any], object_size: int | None,
         params["sizes"] = "several"  # (warp's --obj.randsize, or sizes it does not say)
     if hosts > 1:
         params["clients"] = hosts
-    if limited is not None:  # (an open loop of warp's own: not the closed loop the table's title says)
+    if limited is not None:  # (an open loop of warp's own, its rate warp's, not a closed loop)
         params["warp_rps_limit"] = limited
 
     def m(metric: str, value: float | None, unit: str, more: dict[str, Any] | None = None,

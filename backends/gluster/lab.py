@@ -10,7 +10,6 @@ itself as a brick host.
 from __future__ import annotations
 
 import random
-import socket
 import time
 from pathlib import Path
 
@@ -27,12 +26,8 @@ def pick_loopback_address(rng: random.Random | None = None) -> str:
     rng = rng or random.Random()
     for _ in range(50):
         addr = f"127.{rng.randint(1, 254)}.{rng.randint(0, 254)}.{rng.randint(2, 254)}"
-        with socket.socket() as s:
-            try:
-                s.bind((addr, GLUSTERD_PORT))
-            except OSError:
-                continue
-        return addr
+        if proc.bindable(addr, GLUSTERD_PORT):
+            return addr
     raise DfsbenchError("no free loopback address for glusterd was found in 50 tries")
 
 

@@ -352,15 +352,23 @@ def free_port(host: str = "127.0.0.1") -> int:
     low = ephemeral_low()
     for _ in range(64):
         port = random.randint(max(1024, low - 16384), low - 1)
-        with socket.socket() as s:
-            try:
-                s.bind((host, port))
-            except OSError:
-                continue
+        if bindable(host, port):
             return port
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def bindable(host: str, port: int) -> bool:
+    """Whether a TCP socket can bind ``host``:``port`` right now (nothing holds it)."""
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def ephemeral_low() -> int:
